@@ -1,0 +1,277 @@
+package runnermanager
+
+import (
+	"fmt"
+	"time"
+)
+
+// AttemptState is where an attempt is in its life:
+//
+//	pending → registering → starting → idle → busy → finished | failed
+//
+// An attempt is "live" until finished or failed.
+type AttemptState string
+
+// The attempt states.
+const (
+	// StatePending: the journal row exists; nothing was asked of GitHub yet.
+	StatePending AttemptState = "pending"
+	// StateRegistering: a JIT config is being requested.
+	StateRegistering AttemptState = "registering"
+	// StateStarting: the runner process was launched and has not yet been
+	// seen online at GitHub.
+	StateStarting AttemptState = "starting"
+	// StateIdle: GitHub lists the runner online, without a job.
+	StateIdle AttemptState = "idle"
+	// StateBusy: the runner took a job.
+	StateBusy AttemptState = "busy"
+	// StateFinished: ended normally (Outcome CompletedJob or ExitedIdleWithoutWork).
+	StateFinished AttemptState = "finished"
+	// StateFailed: ended with Outcome Failed.
+	StateFailed AttemptState = "failed"
+)
+
+// AttemptStates lists every state in life order.
+var AttemptStates = []AttemptState{StatePending, StateRegistering, StateStarting, StateIdle, StateBusy, StateFinished, StateFailed}
+
+// transitions is the one table of allowed moves. A runner can take a job and
+// even finish it between two passes, so starting may skip idle and busy.
+var transitions = map[AttemptState][]AttemptState{
+	StatePending:     {StateRegistering, StateFailed},
+	StateRegistering: {StateStarting, StateFailed},
+	StateStarting:    {StateIdle, StateBusy, StateFinished, StateFailed},
+	StateIdle:        {StateBusy, StateFinished, StateFailed},
+	StateBusy:        {StateFinished, StateFailed},
+}
+
+// ParseAttemptState parses a state name.
+func ParseAttemptState(s string) (AttemptState, error) {
+	for _, st := range AttemptStates {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", invalidf("state %q is not one of pending, registering, starting, idle, busy, finished, failed", s)
+}
+
+// CanMoveTo reports whether the table allows from → to. Staying in a state
+// is always allowed (a row updated with other fields).
+func (s AttemptState) CanMoveTo(to AttemptState) bool {
+	if s == to {
+		return true
+	}
+	for _, next := range transitions[s] {
+		if next == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Ended reports whether the state is terminal.
+func (s AttemptState) Ended() bool { return s == StateFinished || s == StateFailed }
+
+// Live reports whether the attempt still holds (or may hold) a slot.
+func (s AttemptState) Live() bool { return s != "" && !s.Ended() }
+
+// OutcomeKind classifies how an attempt ended.
+type OutcomeKind string
+
+// The outcome kinds. The zero value is "not ended".
+const (
+	// CompletedJob: the runner finished a job, whatever the job's own result.
+	CompletedJob OutcomeKind = "completed_job"
+	// ExitedIdleWithoutWork: the runner never got a job (scaled down, timed
+	// out idle, dropped by GitHub while idle).
+	ExitedIdleWithoutWork OutcomeKind = "exited_idle"
+	// Failed: the runner failed; Outcome.Reason says how.
+	Failed OutcomeKind = "failed"
+)
+
+// FailureReason says why an attempt failed.
+type FailureReason string
+
+// The failure reasons.
+const (
+	RegistrationFailed        FailureReason = "registration_failed"
+	LaunchFailed              FailureReason = "launch_failed"
+	StartTimeout              FailureReason = "start_timeout"
+	ProcessExitedUnexpectedly FailureReason = "process_exited_unexpectedly"
+	// Lost: gone while the manager was down, and GitHub has no trace.
+	Lost FailureReason = "lost"
+	// Zombie: alive, but GitHub no longer lists its registration.
+	Zombie FailureReason = "zombie"
+	// Stopped: stopped by a user while it ran a job.
+	Stopped FailureReason = "stopped"
+)
+
+// Outcome is how an attempt ended. The zero value means it has not.
+type Outcome struct {
+	Kind   OutcomeKind
+	Reason FailureReason // set only when Kind is Failed
+	// Detail is a human explanation ("exit code 1", "runner dir missing").
+	Detail string
+}
+
+// FailedWith returns a Failed outcome.
+func FailedWith(reason FailureReason, detail string) Outcome {
+	return Outcome{Kind: Failed, Reason: reason, Detail: detail}
+}
+
+// IsZero reports whether there is no outcome yet.
+func (o Outcome) IsZero() bool { return o.Kind == "" }
+
+func (o Outcome) String() string {
+	s := string(o.Kind)
+	if o.Kind == Failed && o.Reason != "" {
+		s += "(" + string(o.Reason) + ")"
+	}
+	if o.Detail != "" {
+		s += ": " + o.Detail
+	}
+	return s
+}
+
+// AttemptUsage is what an attempt's process tree used, from the meters.
+type AttemptUsage struct {
+	PeakRSSBytes      uint64
+	CPUAvgMillicores  uint32
+	CPUPeakMillicores uint32
+	Samples           uint32
+}
+
+// Job is the GitHub job an attempt ran, once known.
+type Job struct {
+	ID       int64
+	RunID    int64
+	Workflow string // workflow ref or name
+	Name     string // display name
+}
+
+// Attempt is one ephemeral runner's life, from the journal row written before
+// any side effect to its conclusion.
+type Attempt struct {
+	ID     AttemptID
+	Policy PolicyID
+	State  AttemptState
+	// RunnerName is unique per scope; it carries the manager's name prefix.
+	RunnerName     string
+	GitHubRunnerID int64
+	// PID and ProcessStart identify the runner process; a PID alone may be
+	// reused. ProcessStart is the platform's opaque start stamp.
+	PID          int
+	ProcessStart uint64
+	Job          Job
+	// ExitCode of the runner process, once it exited; nil before.
+	ExitCode *int
+	Usage    AttemptUsage
+	Outcome  Outcome
+
+	CreatedAt   time.Time // pending
+	RegisterAt  time.Time // registering
+	StartedAt   time.Time // starting: the process was launched
+	IdleAt      time.Time
+	BusyAt      time.Time
+	EndedAt     time.Time
+	UpdatedAt   time.Time
+	LastMessage string // the last thing the manager noted (a refusal, an error)
+}
+
+// Validate checks an attempt's fields agree with its state.
+func (a Attempt) Validate() error {
+	if a.ID.IsZero() {
+		return invalidf("attempt has no id")
+	}
+	if a.Policy.IsZero() {
+		return invalidf("attempt %s has no policy", a.ID)
+	}
+	if _, err := ParseAttemptState(string(a.State)); err != nil {
+		return fmt.Errorf("attempt %s: %w", a.ID, err)
+	}
+	switch a.State {
+	case StateFinished:
+		if a.Outcome.Kind != CompletedJob && a.Outcome.Kind != ExitedIdleWithoutWork {
+			return invalidf("attempt %s is finished with outcome %q (want completed_job or exited_idle)", a.ID, a.Outcome.Kind)
+		}
+	case StateFailed:
+		if a.Outcome.Kind != Failed || a.Outcome.Reason == "" {
+			return invalidf("attempt %s failed without a failure reason", a.ID)
+		}
+	default:
+		if !a.Outcome.IsZero() {
+			return invalidf("attempt %s is %s but has outcome %s", a.ID, a.State, a.Outcome)
+		}
+	}
+	return nil
+}
+
+// Live reports whether the attempt has not ended.
+func (a Attempt) Live() bool { return a.State.Live() }
+
+// StateAt returns when the attempt entered state s (zero if it has not).
+func (a Attempt) StateAt(s AttemptState) time.Time {
+	switch s {
+	case StatePending:
+		return a.CreatedAt
+	case StateRegistering:
+		return a.RegisterAt
+	case StateStarting:
+		return a.StartedAt
+	case StateIdle:
+		return a.IdleAt
+	case StateBusy:
+		return a.BusyAt
+	case StateFinished, StateFailed:
+		return a.EndedAt
+	}
+	return time.Time{}
+}
+
+// MoveTo returns the attempt moved to state s at now, stamping the time of
+// the state; it refuses a move the transition table forbids.
+func (a Attempt) MoveTo(s AttemptState, now time.Time) (Attempt, error) {
+	if !a.State.CanMoveTo(s) {
+		return a, invalidf("attempt %s cannot move from %s to %s", a.ID, a.State, s)
+	}
+	if a.State == s {
+		return a, nil
+	}
+	a.State = s
+	switch s {
+	case StateRegistering:
+		a.RegisterAt = now
+	case StateStarting:
+		a.StartedAt = now
+	case StateIdle:
+		a.IdleAt = now
+	case StateBusy:
+		a.BusyAt = now
+	case StateFinished, StateFailed:
+		a.EndedAt = now
+	}
+	a.UpdatedAt = now
+	return a, nil
+}
+
+// Conclude ends the attempt with outcome o at now: finished for a completed
+// job or an idle exit, failed for a failure.
+func (a Attempt) Conclude(o Outcome, now time.Time) (Attempt, error) {
+	to := StateFinished
+	if o.Kind == Failed {
+		to = StateFailed
+	}
+	b, err := a.MoveTo(to, now)
+	if err != nil {
+		return a, err
+	}
+	b.Outcome = o
+	return b, b.Validate()
+}
+
+// RunnerNamePrefix is the prefix of every runner name this host registers,
+// "rm-" and the first 8 characters of its ID: registrations and processes
+// carrying it are this host's, whatever the journal says.
+func RunnerNamePrefix(host HostID) string { return "rm-" + host.String()[:8] + "-" }
+
+// RunnerName is the runner name of attempt a on host: at most 37 characters.
+func RunnerName(host HostID, a AttemptID) string { return RunnerNamePrefix(host) + a.String() }

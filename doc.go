@@ -1,0 +1,24 @@
+// Package runnermanager holds the vocabulary of runner-manager, a local-first
+// autoscaler for ephemeral GitHub Actions self-hosted runners: hosts, scale
+// targets, policies, attempts and their life cycle. It imports nothing heavy;
+// every dependency lives in a subpackage of its own.
+//
+// The module's packages, from the bottom up:
+//
+//   - runnermanager (this package): the vocabulary, nothing else.
+//   - store: the journal of hosts, policies and attempts (SQLite), with a
+//     conformance suite any implementation must pass (store/storetest).
+//   - platform: process tables and trees, host memory and disk, the native
+//     launcher, the memory peaks file.
+//   - meter: AttemptMeters, per-attempt metering, exit detection and the
+//     banking of memory peaks per policy.
+//   - github: what the manager needs from GitHub, as small interfaces, with
+//     a scale-set and a classic REST implementation, the webhook receiver,
+//     and github/githubtest, a fake GitHub for tests and the demo.
+//   - reconcile: the level-based Loop (one per scale target), the supervisor
+//     that runs a host's loops, and memory/disk admission.
+//   - frontends/cli and frontends/tui: the programs.
+//
+// Dependencies point down: frontends → reconcile → (meter, github, platform,
+// store) → runnermanager.
+package runnermanager

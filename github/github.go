@@ -1,0 +1,154 @@
+// Package github owns everything the manager asks of GitHub, behind small
+// interfaces: a target's demand (how many runners it wants, with job events),
+// JIT runner configurations, runner removal and listing, and runner
+// downloads. It has two implementations, scale-set mode over
+// github.com/actions/scaleset and classic mode over go-github, sharing one
+// transport (authentication, rate limits, retries, conditional requests).
+// github/githubtest is a fake GitHub for tests and the demo.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// The errors of this package, wrapped with detail; test with errors.Is.
+var (
+	// ErrRunnerBusy: GitHub refused to remove a runner that is running a
+	// job (REST 422). Leave it running.
+	ErrRunnerBusy = errors.New("runner is still running a job")
+	// ErrNotFound: the repository, organization, enterprise, runner group
+	// or scale set does not exist, or the credentials cannot see it.
+	ErrNotFound = errors.New("not found on GitHub")
+	// ErrUnauthorized: the credentials were refused (revoked or expired
+	// token, wrong app key) or lack a permission.
+	ErrUnauthorized = errors.New("GitHub refused the credentials")
+	// ErrSessionConflict: another manager holds the scale set's message
+	// session.
+	ErrSessionConflict = errors.New("another manager owns this scale set's message session")
+)
+
+// RateLimitError is returned instead of sending a request while the budget
+// is exhausted, or when GitHub answered with a rate limit.
+type RateLimitError struct {
+	// Reset is when requests may be sent again.
+	Reset time.Time
+	// Secondary is true for a secondary (abuse) limit with retry-after.
+	Secondary bool
+}
+
+func (e *RateLimitError) Error() string {
+	kind := "primary"
+	if e.Secondary {
+		kind = "secondary"
+	}
+	return fmt.Sprintf("GitHub %s rate limit: no requests until %s", kind, e.Reset.Format(time.RFC3339))
+}
+
+// Budget is the core REST rate-limit budget as last seen.
+type Budget struct {
+	Limit, Remaining, Used int
+	Reset                  time.Time
+	// SeenAt is when the headers were read; zero if never.
+	SeenAt time.Time
+}
+
+// Runner is a runner registration as GitHub lists it.
+type Runner struct {
+	ID     int64
+	Name   string
+	Online bool
+	Busy   bool
+	Labels []string
+}
+
+// JITConfig is a just-in-time runner configuration.
+type JITConfig struct {
+	RunnerID   int64
+	RunnerName string
+	// Encoded is what the runner reads from ACTIONS_RUNNER_INPUT_JITCONFIG.
+	// It is a credential: it never reaches a log, argv or an error.
+	Encoded string
+}
+
+// String hides the encoded configuration.
+func (j JITConfig) String() string {
+	return fmt.Sprintf("JITConfig{runner %d %q, config redacted}", j.RunnerID, j.RunnerName)
+}
+
+// LogValue hides the encoded configuration from slog.
+func (j JITConfig) LogValue() slog.Value { return slog.StringValue(j.String()) }
+
+// JobEventKind is what happened to a job.
+type JobEventKind string
+
+// The job events passed on from GitHub.
+const (
+	JobAssigned  JobEventKind = "assigned"
+	JobStarted   JobEventKind = "started"
+	JobCompleted JobEventKind = "completed"
+)
+
+// JobEvent tells which runner started or completed which job.
+type JobEvent struct {
+	Kind       JobEventKind
+	JobID      int64
+	RunID      int64
+	RunnerID   int64
+	RunnerName string
+	// Result of a completed job ("succeeded", "failed", "canceled", ...).
+	Result      string
+	Workflow    string
+	DisplayName string
+	Labels      []string
+	At          time.Time
+}
+
+// Demand is how many runners a target wants now.
+type Demand struct {
+	// Wanted is the number of jobs assigned to the target, waiting or
+	// running (scale-set mode: statistics.TotalAssignedJobs; classic mode:
+	// matching queued and in-progress jobs).
+	Wanted int
+	Events []JobEvent
+	At     time.Time
+}
+
+// Registrar registers and removes the runners of one target.
+type Registrar interface {
+	// JITConfig registers a runner named runnerName and returns its
+	// configuration. A name that exists and is ours (same prefix) is
+	// removed and retried once.
+	JITConfig(ctx context.Context, runnerName string) (JITConfig, error)
+	// RemoveRunner deletes a registration: ErrRunnerBusy while it runs a
+	// job; nil if it does not exist (already removed).
+	RemoveRunner(ctx context.Context, id int64) error
+	// Runners lists the target's registrations whose name starts with
+	// namePrefix, every page.
+	Runners(ctx context.Context, namePrefix string) ([]Runner, error)
+}
+
+// DemandSource reports a target's demand.
+type DemandSource interface {
+	// Watch calls report with each demand figure and its job events until
+	// ctx is done (returning nil) or a fatal error (ErrUnauthorized,
+	// ErrNotFound, ErrSessionConflict). maxCapacity is read before every
+	// poll: it is the admitted capacity, and changes live.
+	Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error
+}
+
+// Target is one scale target's GitHub side.
+type Target interface {
+	Registrar
+	DemandSource
+	// Close releases what the target holds (a scale-set message session).
+	Close(ctx context.Context) error
+}
+
+// Download is one runner package GitHub offers.
+type Download struct {
+	OS, Arch, URL, Filename, SHA256 string
+}

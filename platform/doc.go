@@ -1,0 +1,5 @@
+// Package platform owns what the manager asks of the operating system:
+// process tables and trees (a direct /proc reader on Linux, gopsutil
+// elsewhere), process identity (pid + start time), host memory and disk, the
+// native runner launcher, runner installation, and the memory peaks file.
+package platform

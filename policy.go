@@ -1,0 +1,83 @@
+package runnermanager
+
+import (
+	"regexp"
+	"time"
+)
+
+// Backend says how a policy's runners are isolated.
+type Backend string
+
+// Native runs the runner as a process of the host. Container, VM and WSL
+// backends come later (DESIGN.md §11).
+const BackendNative Backend = "native"
+
+// Host is one machine running the manager.
+type Host struct {
+	ID          HostID
+	Name        string
+	MemoryBytes uint64
+	CPUs        int
+	OS          string // runtime.GOOS
+	Arch        string // runtime.GOARCH
+	SeenAt      time.Time
+}
+
+// Policy (a profile) is a target plus how one host serves it.
+type Policy struct {
+	ID PolicyID
+	// Name is unique among policies; users refer to policies by it.
+	Name   string
+	Host   HostID
+	Target ScaleTarget
+	// Backend defaults to native.
+	Backend Backend
+	// RunnerDir is the installed runner (a directory with bin/Runner.Listener);
+	// "" means the newest runner installed in the data directory.
+	RunnerDir string
+	MinIdle   int
+	Max       int
+	// MemoryEstimate is what a first job is expected to peak at, in bytes,
+	// until measured peaks replace it; 0 means the manager's default.
+	MemoryEstimate uint64
+	Paused         bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+var policyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// IsOwnedBy reports whether host serves this policy.
+func (p Policy) IsOwnedBy(host HostID) bool { return !host.IsZero() && p.Host == host }
+
+// Active reports whether the policy is not paused.
+func (p Policy) Active() bool { return !p.Paused }
+
+// Validate checks the policy as a user would have it checked before anything
+// is written.
+func (p Policy) Validate() error {
+	if !policyName.MatchString(p.Name) {
+		return invalidf("policy name %q must be 1-63 letters, digits, '.', '-' or '_', starting with a letter or digit", p.Name)
+	}
+	if p.Host.IsZero() {
+		return invalidf("policy %q has no host", p.Name)
+	}
+	if err := p.Target.Validate(); err != nil {
+		return invalidf("policy %q: %w", p.Name, err)
+	}
+	switch p.Backend {
+	case "", BackendNative:
+	default:
+		return invalidf("policy %q: backend %q is not supported (only %q)", p.Name, p.Backend, BackendNative)
+	}
+	if p.Max < 1 {
+		return invalidf("policy %q: max %d must be at least 1", p.Name, p.Max)
+	}
+	if p.MinIdle < 0 {
+		return invalidf("policy %q: min idle %d must not be negative", p.Name, p.MinIdle)
+	}
+	if p.Max < p.MinIdle {
+		return invalidf("policy %q: max %d is below min idle %d", p.Name, p.Max, p.MinIdle)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+// Package store owns the journal: hosts, policies and every runner attempt,
+// behind the Store interface, with a SQLite implementation. The journal is
+// written before every side effect, so a crash at any point leaves a record
+// the next reconcile pass can repair from.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// The errors a Store returns, wrapped with detail; test with errors.Is.
+var (
+	// ErrNotFound: no host, policy or attempt with that id (or name).
+	ErrNotFound = errors.New("not found")
+	// ErrIllegalTransition: an attempt update the state table forbids
+	// (runnermanager.AttemptState.CanMoveTo).
+	ErrIllegalTransition = errors.New("illegal attempt state transition")
+	// ErrConflict: a policy id or name already exists, a policy still has
+	// live attempts and cannot be deleted, or an attempt names a policy
+	// that does not exist.
+	ErrConflict = errors.New("conflict")
+)
+
+// AttemptFilter selects attempts; zero fields do not filter.
+type AttemptFilter struct {
+	Policy rm.PolicyID
+	States []rm.AttemptState
+	// Since and Until bound CreatedAt: Since ≤ CreatedAt < Until.
+	Since, Until time.Time
+	// Limit caps the result (newest first); 0 means no limit.
+	Limit int
+}
+
+// Store is the journal. Implementations are safe for concurrent use.
+type Store interface {
+	// PutHost inserts or replaces a host.
+	PutHost(ctx context.Context, h rm.Host) error
+	// Host returns ErrNotFound if no host has that id.
+	Host(ctx context.Context, id rm.HostID) (rm.Host, error)
+	Hosts(ctx context.Context) ([]rm.Host, error)
+
+	// InsertPolicy returns ErrConflict if the id or the name exists, and the
+	// policy's Validate error if it is invalid.
+	InsertPolicy(ctx context.Context, p rm.Policy) error
+	// UpdatePolicy replaces a policy; ErrNotFound if it does not exist,
+	// ErrConflict if the new name is taken.
+	UpdatePolicy(ctx context.Context, p rm.Policy) error
+	// Policy returns ErrNotFound if no policy has that id.
+	Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error)
+	// PolicyByName returns ErrNotFound if no policy has that name.
+	PolicyByName(ctx context.Context, name string) (rm.Policy, error)
+	// Policies lists every policy, by name.
+	Policies(ctx context.Context) ([]rm.Policy, error)
+	// DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
+	// while it has live attempts. Its ended attempts go with it.
+	DeletePolicy(ctx context.Context, id rm.PolicyID) error
+
+	// RecordAttempt inserts a new attempt (in any state) or updates an
+	// existing one, refusing with ErrIllegalTransition a state change the
+	// table forbids, and with ErrConflict an attempt whose policy does not
+	// exist. The attempt's Validate error is returned as is.
+	RecordAttempt(ctx context.Context, a rm.Attempt) error
+	// Attempt returns ErrNotFound if no attempt has that id.
+	Attempt(ctx context.Context, id rm.AttemptID) (rm.Attempt, error)
+	// ActiveAttempts returns the live attempts of a policy, oldest first,
+	// without reading its history.
+	ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.Attempt, error)
+	// Attempts lists attempts matching f, newest first.
+	Attempts(ctx context.Context, f AttemptFilter) ([]rm.Attempt, error)
+	// ForceAttempt writes a, whatever its current state: recovery code alone
+	// uses it (an attempt found dead after a restart). ErrNotFound if it
+	// does not exist.
+	ForceAttempt(ctx context.Context, a rm.Attempt) error
+
+	Close() error
+}
