@@ -1,0 +1,567 @@
+// Package config owns the runner-manager program's configuration: the TOML
+// file (with file:line errors and unknown keys refused), the environment
+// variables that override it (RUNNER_MANAGER_…), the flags that override
+// both, the XDG default paths, sizes such as "2GiB", and reading secrets
+// from the environment or from a file only its owner can read.
+//
+// Precedence, highest first: flag, environment, file, default.
+package config
+
+import (
+	"bytes"
+	"encoding"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the resolved configuration. Each field's toml tag is its key in
+// the file and its env tag the variable that overrides it.
+type Config struct {
+	// DataDir holds the journal, the installed runners and the attempts'
+	// directories. Default: $XDG_STATE_HOME/runner-manager.
+	DataDir   string    `toml:"data_dir" env:"RUNNER_MANAGER_DATA_DIR"`
+	Log       Log       `toml:"log"`
+	GitHub    GitHub    `toml:"github"`
+	Admission Admission `toml:"admission"`
+	Webhook   Webhook   `toml:"webhook"`
+	Daemon    Daemon    `toml:"daemon"`
+
+	// Path is the file that was read; "" when there was none.
+	Path string `toml:"-"`
+	// Origins says where each key's value came from, by key ("github.url").
+	Origins map[string]Origin `toml:"-"`
+}
+
+// Log says how the program logs (to standard error).
+type Log struct {
+	// Format is "text" or "json".
+	Format string `toml:"format" env:"RUNNER_MANAGER_LOG_FORMAT"`
+	// Level is "debug", "info", "warn" or "error".
+	Level string `toml:"level" env:"RUNNER_MANAGER_LOG_LEVEL"`
+}
+
+// GitHub says which GitHub to talk to and how to authenticate. Secrets are
+// never in this file: the token comes from the variable TokenEnv names or
+// from TokenFile; an App's key from PrivateKeyFile.
+type GitHub struct {
+	// URL is the web URL: https://github.com or a GitHub Enterprise Server.
+	URL string `toml:"url" env:"RUNNER_MANAGER_GITHUB_URL"`
+	// APIURL is the REST base; "" derives it from URL
+	// (https://api.github.com, or https://HOST/api/v3 for a server).
+	APIURL string `toml:"api_url" env:"RUNNER_MANAGER_GITHUB_API_URL"`
+	// TokenEnv names the environment variable holding a token.
+	TokenEnv string `toml:"token_env" env:"RUNNER_MANAGER_GITHUB_TOKEN_ENV"`
+	// TokenFile is a file holding a token, readable by its owner only.
+	TokenFile string `toml:"token_file" env:"RUNNER_MANAGER_GITHUB_TOKEN_FILE"`
+	// AppID or ClientID, InstallationID and PrivateKeyFile select GitHub
+	// App authentication instead of a token.
+	AppID          int64  `toml:"app_id" env:"RUNNER_MANAGER_GITHUB_APP_ID"`
+	ClientID       string `toml:"client_id" env:"RUNNER_MANAGER_GITHUB_CLIENT_ID"`
+	InstallationID int64  `toml:"installation_id" env:"RUNNER_MANAGER_GITHUB_INSTALLATION_ID"`
+	PrivateKeyFile string `toml:"private_key_file" env:"RUNNER_MANAGER_GITHUB_PRIVATE_KEY_FILE"`
+}
+
+// UsesApp reports whether GitHub App authentication is configured.
+func (g GitHub) UsesApp() bool {
+	return g.AppID != 0 || g.ClientID != "" || g.InstallationID != 0 || g.PrivateKeyFile != ""
+}
+
+// Admission bounds what the host gives to runners.
+type Admission struct {
+	// MemoryReserve is kept free for the host itself.
+	MemoryReserve Size `toml:"memory_reserve" env:"RUNNER_MANAGER_MEMORY_RESERVE"`
+	// DiskFloor: no runner is started while the data directory's
+	// filesystem has less free space.
+	DiskFloor Size `toml:"disk_floor" env:"RUNNER_MANAGER_DISK_FLOOR"`
+}
+
+// Webhook configures the optional workflow_job receiver (classic mode with
+// a public URL).
+type Webhook struct {
+	// Listen is the address to serve webhooks on; "" turns them off.
+	Listen string `toml:"listen" env:"RUNNER_MANAGER_WEBHOOK_LISTEN"`
+	// SecretEnv names the environment variable holding the webhook secret.
+	SecretEnv string `toml:"secret_env" env:"RUNNER_MANAGER_WEBHOOK_SECRET_ENV"`
+}
+
+// Daemon configures `run`.
+type Daemon struct {
+	// MetricsAddr serves Prometheus metrics; "" turns them off. A port
+	// alone (":9464") listens on loopback only.
+	MetricsAddr string `toml:"metrics_addr" env:"RUNNER_MANAGER_METRICS_ADDR"`
+}
+
+// Default values of the keys that have one.
+const (
+	DefaultGitHubURL     = "https://github.com"
+	DefaultTokenEnv      = "GITHUB_TOKEN"
+	DefaultSecretEnv     = "RUNNER_MANAGER_WEBHOOK_SECRET"
+	DefaultMemoryReserve = Size(2 << 30)
+	DefaultDiskFloor     = Size(10 << 30)
+	DefaultLogFormat     = "text"
+	DefaultLogLevel      = "info"
+	// DefaultMetricsPort is the port documented for --metrics-addr.
+	DefaultMetricsPort = "9464"
+)
+
+// OriginKind says which layer a value came from.
+type OriginKind string
+
+// The layers, lowest precedence first.
+const (
+	FromDefault OriginKind = "default"
+	FromFile    OriginKind = "file"
+	FromEnv     OriginKind = "env"
+	FromFlag    OriginKind = "flag"
+)
+
+// Origin is where one value came from.
+type Origin struct {
+	Kind OriginKind
+	// Where: "config.toml:12", "$RUNNER_MANAGER_DATA_DIR", "--data-dir".
+	Where string
+}
+
+func (o Origin) String() string {
+	if o.Where == "" {
+		return string(o.Kind)
+	}
+	return string(o.Kind) + " " + o.Where
+}
+
+// Error is a configuration error: it names the file and line, or the
+// variable or flag, and the key. The program exits with status 2 on it.
+type Error struct {
+	// Where is "path:line", "path", "$VAR" or "--flag".
+	Where string
+	// Key is the dotted key ("github.url"); "" for a syntax error.
+	Key string
+	Msg string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Where)
+	if e.Key != "" {
+		b.WriteString(": " + e.Key)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+// Sources are the layers Load reads besides defaults.
+type Sources struct {
+	// Path is the file to read. When Explicit is false a missing file is
+	// not an error (the default path need not exist).
+	Path     string
+	Explicit bool
+	// LookupEnv reads the environment; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Flags are values given on the command line, by key ("data_dir",
+	// "log.format", "daemon.metrics_addr"), each with its flag name for
+	// messages. Only flags the user set (or whose env kong read) belong here.
+	Flags map[string]FlagValue
+}
+
+// FlagValue is one flag's value and name.
+type FlagValue struct {
+	Value string
+	Name  string // "--data-dir"
+}
+
+// field is one configuration key found by reflection over Config.
+type field struct {
+	key   string // "github.url"
+	env   string
+	value reflect.Value
+}
+
+func fields(c *Config) []field {
+	var out []field
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := f.Tag.Get("toml")
+			if name == "" || name == "-" {
+				continue
+			}
+			key := prefix + name
+			if f.Type.Kind() == reflect.Struct {
+				walk(key+".", v.Field(i))
+				continue
+			}
+			out = append(out, field{key: key, env: f.Tag.Get("env"), value: v.Field(i)})
+		}
+	}
+	walk("", reflect.ValueOf(c).Elem())
+	return out
+}
+
+// Keys lists every key of the file with its environment variable, in the
+// order of the Config struct; the docs and tests use it.
+func Keys() [][2]string {
+	var c Config
+	var out [][2]string
+	for _, f := range fields(&c) {
+		out = append(out, [2]string{f.key, f.env})
+	}
+	return out
+}
+
+// Defaults returns the configuration with every default applied and nothing
+// read. DataDir is left empty: Load derives it from the environment.
+func Defaults() Config {
+	return Config{
+		Log:       Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
+		GitHub:    GitHub{URL: DefaultGitHubURL, TokenEnv: DefaultTokenEnv},
+		Admission: Admission{MemoryReserve: DefaultMemoryReserve, DiskFloor: DefaultDiskFloor},
+		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
+	}
+}
+
+// Load resolves the configuration: defaults, then the file, then the
+// environment, then the flags; then validates it. Errors are *Error.
+func Load(src Sources) (*Config, error) {
+	lookup := src.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	c := Defaults()
+	c.Origins = map[string]Origin{}
+	fs := fields(&c)
+	for _, f := range fs {
+		c.Origins[f.key] = Origin{Kind: FromDefault}
+	}
+
+	if src.Path != "" {
+		data, err := os.ReadFile(src.Path)
+		switch {
+		case err == nil:
+			if err := decodeFile(&c, src.Path, data); err != nil {
+				return nil, err
+			}
+			c.Path = src.Path
+		case errors.Is(err, os.ErrNotExist) && !src.Explicit:
+		case errors.Is(err, os.ErrNotExist):
+			return nil, &Error{Where: src.Path, Msg: "no such file; create one with `runner-manager init`, or give another --config"}
+		default:
+			return nil, &Error{Where: src.Path, Msg: err.Error()}
+		}
+	}
+
+	for _, f := range fs {
+		if f.env == "" {
+			continue
+		}
+		s, ok := lookup(f.env)
+		if !ok || s == "" {
+			continue
+		}
+		if err := setString(f.value, s); err != nil {
+			return nil, &Error{Where: "$" + f.env, Key: f.key, Msg: err.Error()}
+		}
+		c.Origins[f.key] = Origin{Kind: FromEnv, Where: "$" + f.env}
+	}
+
+	byKey := map[string]field{}
+	for _, f := range fs {
+		byKey[f.key] = f
+	}
+	flagKeys := make([]string, 0, len(src.Flags))
+	for k := range src.Flags {
+		flagKeys = append(flagKeys, k)
+	}
+	slices.Sort(flagKeys)
+	for _, k := range flagKeys {
+		fv := src.Flags[k]
+		f, ok := byKey[k]
+		if !ok {
+			return nil, &Error{Where: fv.Name, Key: k, Msg: "not a configuration key (a bug: report it)"}
+		}
+		if fv.Value == "" {
+			continue
+		}
+		if err := setString(f.value, fv.Value); err != nil {
+			return nil, &Error{Where: fv.Name, Key: k, Msg: err.Error()}
+		}
+		c.Origins[k] = Origin{Kind: FromFlag, Where: fv.Name}
+	}
+
+	if c.DataDir == "" {
+		dir, err := DefaultDataDir(lookup)
+		if err != nil {
+			return nil, &Error{Where: "--data-dir", Key: "data_dir", Msg: err.Error()}
+		}
+		c.DataDir = dir
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// decodeFile decodes TOML data into c, refusing unknown keys, and records
+// the line of every key set.
+func decodeFile(c *Config, path string, data []byte) error {
+	var fileCfg Config
+	// Decode into a copy holding the defaults so keys absent from the file
+	// keep them.
+	fileCfg = *c
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&fileCfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			where := path
+			if pe.Position.Line > 0 {
+				where = fmt.Sprintf("%s:%d", path, pe.Position.Line)
+			}
+			return &Error{Where: where, Key: pe.LastKey, Msg: pe.Message}
+		}
+		// Type mismatches come as "toml: line N (last key "k"): message".
+		if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return &Error{Where: where(path, line), Key: m[2], Msg: m[3]}
+		}
+		return &Error{Where: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	lines := keyLines(data)
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return &Error{Where: where(path, lines[k.String()]), Key: k.String(), Msg: unknownKeyHelp(k, md.Type(k...) == "Hash")}
+	}
+	origins := c.Origins
+	*c = fileCfg
+	c.Origins = origins
+	for _, f := range fields(c) {
+		if md.IsDefined(strings.Split(f.key, ".")...) {
+			c.Origins[f.key] = Origin{Kind: FromFile, Where: where(path, lines[f.key])}
+		}
+	}
+	return nil
+}
+
+var decodeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+func where(path string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", path, line)
+	}
+	return path
+}
+
+// unknownKeyHelp names the keys that are known where an unknown one was found.
+func unknownKeyHelp(k toml.Key, isTable bool) string {
+	var c Config
+	known := map[string][]string{}
+	var tables []string
+	for _, f := range fields(&c) {
+		table, name := "", f.key
+		if i := strings.LastIndex(f.key, "."); i >= 0 {
+			table, name = f.key[:i], f.key[i+1:]
+		}
+		if _, ok := known[table]; !ok && table != "" {
+			tables = append(tables, "["+table+"]")
+		}
+		known[table] = append(known[table], name)
+	}
+	table := strings.Join(k[:len(k)-1], ".")
+	if isTable {
+		table = k.String()
+	}
+	if names, ok := known[table]; ok && !isTable {
+		in := "at the top level"
+		if table != "" {
+			in = "in [" + table + "]"
+		}
+		return fmt.Sprintf("unknown key; the keys %s are %s (see docs/configuration.md)", in, strings.Join(names, ", "))
+	}
+	if len(k) == 1 && !isTable {
+		return fmt.Sprintf("unknown key; the top-level keys are %s and the tables %s (see docs/configuration.md)",
+			strings.Join(known[""], ", "), strings.Join(tables, ", "))
+	}
+	return fmt.Sprintf("unknown table [%s]; the tables are %s (see docs/configuration.md)", table, strings.Join(tables, ", "))
+}
+
+// keyLines finds the line of each key and table in a TOML document: a light
+// scan that knows table headers, bare and quoted keys, and dotted keys. It
+// only serves error messages; the decoder has already accepted the document.
+func keyLines(data []byte) map[string]int {
+	out := map[string]int{}
+	table := ""
+	inMulti := ""
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if inMulti != "" {
+			if strings.Count(line, inMulti)%2 == 1 {
+				inMulti = ""
+			}
+			continue
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			h := strings.Trim(line, "[]")
+			if j := strings.Index(h, "]"); j >= 0 {
+				h = h[:j]
+			}
+			table = normalizeKey(h)
+			if _, ok := out[table]; !ok {
+				out[table] = i + 1
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key := normalizeKey(k)
+		if table != "" {
+			key = table + "." + key
+		}
+		if _, ok := out[key]; !ok {
+			out[key] = i + 1
+		}
+		v = strings.TrimSpace(v)
+		for _, q := range []string{`"""`, `'''`} {
+			if strings.HasPrefix(v, q) && strings.Count(v, q) == 1 {
+				inMulti = q
+			}
+		}
+	}
+	return out
+}
+
+func normalizeKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}
+
+// setString parses s into v by v's type.
+func setString(v reflect.Value, s string) error {
+	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		return u.UnmarshalText([]byte(s))
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		v.SetInt(n)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		v.SetBool(b)
+	default:
+		return fmt.Errorf("cannot set a %s from text", v.Type())
+	}
+	return nil
+}
+
+// errAt returns an *Error about key, located where its value came from.
+func (c *Config) errAt(key, format string, args ...any) error {
+	o := c.Origins[key]
+	w := o.Where
+	if w == "" {
+		w = string(o.Kind)
+	}
+	return &Error{Where: w, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (c *Config) validate() error {
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return c.errAt("log.format", "%q is not text or json", c.Log.Format)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return c.errAt("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	if err := checkHTTPURL(c.GitHub.URL); err != nil {
+		return c.errAt("github.url", "%v (for example https://github.com or https://ghes.example.com)", err)
+	}
+	if c.GitHub.APIURL != "" {
+		if err := checkHTTPURL(c.GitHub.APIURL); err != nil {
+			return c.errAt("github.api_url", "%v (for example https://ghes.example.com/api/v3), or leave it out to derive it from url", err)
+		}
+	}
+	if c.GitHub.TokenEnv == "" {
+		return c.errAt("github.token_env", "must name an environment variable (default %s)", DefaultTokenEnv)
+	}
+	if c.GitHub.UsesApp() {
+		var missing []string
+		if c.GitHub.AppID == 0 && c.GitHub.ClientID == "" {
+			missing = append(missing, "app_id (or client_id)")
+		}
+		if c.GitHub.InstallationID == 0 {
+			missing = append(missing, "installation_id")
+		}
+		if c.GitHub.PrivateKeyFile == "" {
+			missing = append(missing, "private_key_file")
+		}
+		if len(missing) > 0 {
+			key := "github.app_id"
+			for _, k := range []string{"github.app_id", "github.client_id", "github.installation_id", "github.private_key_file"} {
+				if c.Origins[k].Kind != FromDefault {
+					key = k
+					break
+				}
+			}
+			return c.errAt(key, "GitHub App authentication also needs %s in [github]", strings.Join(missing, " and "))
+		}
+	}
+	for _, k := range []struct {
+		key, addr string
+	}{{"webhook.listen", c.Webhook.Listen}, {"daemon.metrics_addr", c.Daemon.MetricsAddr}} {
+		if k.addr == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(k.addr); err != nil {
+			return c.errAt(k.key, "%q is not HOST:PORT or :PORT (for example 127.0.0.1:%s)", k.addr, DefaultMetricsPort)
+		}
+	}
+	if c.Webhook.Listen != "" && c.Webhook.SecretEnv == "" {
+		return c.errAt("webhook.secret_env", "webhooks need a secret: name the environment variable holding it")
+	}
+	return nil
+}
+
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return nil
+}
+
+// MetricsListenAddr is the address to listen on for metrics: a port alone
+// means loopback (127.0.0.1:PORT), never every interface.
+func (d Daemon) MetricsListenAddr() string {
+	host, port, err := net.SplitHostPort(d.MetricsAddr)
+	if err != nil || host != "" {
+		return d.MetricsAddr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"bytes"
+	"text/template"
+)
+
+// TemplateData fills the file `init` writes.
+type TemplateData struct {
+	// GitHubURL is written uncommented when it is not the default.
+	GitHubURL string
+	// TokenEnv, TokenFile: the token source the user chose (TokenFile wins).
+	TokenEnv  string
+	TokenFile string
+	// DataDir is written uncommented when given.
+	DataDir string
+}
+
+var fileTemplate = template.Must(template.New("config").Parse(`# runner-manager configuration.
+# Reference: docs/configuration.md. Every key can be overridden by the
+# environment variable named beside it, and some by a flag; precedence is
+# flag > environment > this file > default.
+# Secrets never go in this file: the token comes from an environment
+# variable or from a file only its owner can read (chmod 600).
+
+# Where the journal, installed runners and per-attempt directories live.
+# ($RUNNER_MANAGER_DATA_DIR, --data-dir)
+{{if .DataDir}}data_dir = {{printf "%q" .DataDir}}{{else}}# data_dir = "~/.local/state/runner-manager"{{end}}
+
+[log]
+# text or json ($RUNNER_MANAGER_LOG_FORMAT, --log-format)
+format = "text"
+# debug, info, warn or error ($RUNNER_MANAGER_LOG_LEVEL, --log-level)
+level = "info"
+
+[github]
+# The web URL: https://github.com, or your GitHub Enterprise Server.
+{{if .GitHubURL}}url = {{printf "%q" .GitHubURL}}{{else}}url = "https://github.com"{{end}}
+# The REST base; derived from url when left out (https://api.github.com, or
+# https://HOST/api/v3 for a server).
+# api_url = "https://ghes.example.com/api/v3"
+
+# A token: from this environment variable...
+token_env = {{printf "%q" .TokenEnv}}
+# ...or from a file readable by its owner only (chmod 600).
+{{if .TokenFile}}token_file = {{printf "%q" .TokenFile}}{{else}}# token_file = "/etc/runner-manager/token"{{end}}
+# The token needs: on a repository, "Administration: read and write"
+# (fine-grained) or the repo scope (classic); on an organization,
+# "Self-hosted runners: read and write" or admin:org.
+
+# Or a GitHub App (with the same permissions), instead of a token:
+# app_id = 123456            # or client_id = "Iv23..."
+# installation_id = 7890123
+# private_key_file = "/etc/runner-manager/app.pem"   # chmod 600
+
+[admission]
+# Memory kept free for the host itself; runners are admitted within the rest.
+memory_reserve = "2GiB"
+# No runner starts while the data directory's disk has less free space.
+disk_floor = "10GiB"
+
+[webhook]
+# Classic mode only, when GitHub can reach this host: receive workflow_job
+# webhooks here (their secret comes from the variable secret_env names).
+# listen = "0.0.0.0:8080"
+secret_env = "RUNNER_MANAGER_WEBHOOK_SECRET"
+
+[daemon]
+# Serve Prometheus metrics (off when empty). A port alone listens on
+# loopback only. ($RUNNER_MANAGER_METRICS_ADDR, --metrics-addr)
+# metrics_addr = ":9464"
+`))
+
+// Template returns the commented configuration file `init` writes. It loads
+// without error.
+func Template(d TemplateData) string {
+	if d.TokenEnv == "" {
+		d.TokenEnv = DefaultTokenEnv
+	}
+	var b bytes.Buffer
+	if err := fileTemplate.Execute(&b, d); err != nil {
+		panic(err) // the template is fixed and tested
+	}
+	return b.String()
+}
