@@ -1,0 +1,111 @@
+package service_test
+
+import (
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/service"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "run go test -update to create it")
+	assert.Equal(t, string(want), got)
+}
+
+func TestGolden(t *testing.T) {
+	system := service.Spec{
+		Executable: "/usr/local/bin/runner-manager",
+		ConfigPath: "/etc/runner-manager/config.toml",
+		DataDir:    "/var/lib/runner-manager",
+		EnvFile:    "/etc/runner-manager/env",
+		RunAs:      "runner",
+	}
+	user := service.Spec{
+		Executable: "/home/ada/go/bin/runner-manager",
+		ConfigPath: "/home/ada/.config/runner-manager/config.toml",
+		DataDir:    "/home/ada/.local/state/runner-manager",
+		EnvFile:    "/home/ada/.config/runner-manager/env",
+		User:       true,
+	}
+	tests := []struct {
+		name     string
+		goos     string
+		spec     service.Spec
+		wantPath string
+	}{
+		{"systemd-system", "linux", system, "/etc/systemd/system/runner-manager.service"},
+		{"systemd-user", "linux", user, "/home/ada/.config/systemd/user/runner-manager.service"},
+		{"launchd-system", "darwin", system, "/Library/LaunchDaemons/io.github.runner-manager.plist"},
+		{"launchd-user", "darwin", user, "/home/ada/Library/LaunchAgents/io.github.runner-manager.plist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := service.For(tt.goos, tt.spec, "/home/ada", "")
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantPath, in.Path)
+			assert.NotEmpty(t, in.Start)
+			assert.NotEmpty(t, in.Stop)
+			golden(t, tt.name, in.Content)
+			if tt.goos == "darwin" {
+				// A well-formed property list.
+				d := xml.NewDecoder(strings.NewReader(in.Content))
+				for {
+					_, err := d.Token()
+					if err != nil {
+						require.ErrorContains(t, err, "EOF")
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestNoSecrets(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_supersecret")
+	spec := service.Spec{Executable: "/bin/rm-x", ConfigPath: "/c.toml", DataDir: "/d", EnvFile: "/e"}
+	for _, goos := range []string{"linux", "darwin"} {
+		in, err := service.For(goos, spec, "/h", "")
+		require.NoError(t, err)
+		assert.NotContains(t, in.Content, "ghp_supersecret")
+		assert.NotContains(t, in.Content, "GITHUB_TOKEN=")
+	}
+}
+
+func TestRefused(t *testing.T) {
+	ok := service.Spec{Executable: "/bin/x", ConfigPath: "/c.toml", DataDir: "/d"}
+	tests := []struct {
+		name string
+		goos string
+		mod  func(*service.Spec)
+	}{
+		{"windows", "windows", func(*service.Spec) {}},
+		{"relative", "linux", func(s *service.Spec) { s.DataDir = "state" }},
+		{"newline", "linux", func(s *service.Spec) { s.ConfigPath = "/c\nExecStart=/bin/evil" }},
+		{"run-as user", "linux", func(s *service.Spec) { s.User = true; s.RunAs = "bob" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := ok
+			tt.mod(&s)
+			_, err := service.For(tt.goos, s, "/h", "")
+			require.ErrorIs(t, err, rm.ErrInvalid)
+		})
+	}
+}
