@@ -1,0 +1,133 @@
+package github
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v88/github"
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// statusOf returns the HTTP status, headers and GitHub's message of a
+// go-github error, or 0 when err is not an answer from GitHub.
+func statusOf(err error) (int, http.Header, string) {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode, er.Response.Header, er.Message
+	}
+	var ae *gh.AcceptedError
+	if errors.As(err, &ae) {
+		return http.StatusAccepted, nil, ""
+	}
+	return 0, nil, ""
+}
+
+// restError maps an error of a REST call doing action on scope to this
+// package's errors: *RateLimitError, ErrUnauthorized (naming the missing
+// permission), ErrNotFound (naming the scope), or err with context.
+func restError(err error, action string, scope rm.Scope) error {
+	if err == nil {
+		return nil
+	}
+	if rle, ok := asRateLimit(err); ok {
+		return fmt.Errorf("%s: %w", action, rle)
+	}
+	var ghr *gh.RateLimitError
+	if errors.As(err, &ghr) {
+		return fmt.Errorf("%s: %w", action, &RateLimitError{Reset: ghr.Rate.Reset.Time})
+	}
+	var gha *gh.AbuseRateLimitError
+	if errors.As(err, &gha) {
+		return fmt.Errorf("%s: %w", action, &RateLimitError{Reset: time.Now().Add(gha.GetRetryAfter()), Secondary: true})
+	}
+	status, header, msg := statusOf(err)
+	if mapped := statusError(status, header, msg, action, scope); mapped != nil {
+		return mapped
+	}
+	return fmt.Errorf("%s: %w", action, err)
+}
+
+// statusError maps an HTTP status from GitHub to this package's errors, or
+// nil when the status has no special meaning.
+func statusError(status int, header http.Header, msg, action string, scope rm.Scope) error {
+	detail := ""
+	if msg != "" {
+		detail = " (GitHub said: " + msg + ")"
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("%s: %w: the token or app key is invalid, revoked or expired; create a new one%s", action, ErrUnauthorized, detail)
+	case http.StatusForbidden:
+		return fmt.Errorf("%s: %w: the credentials lack %s%s", action, ErrUnauthorized, neededPermission(header, scope), detail)
+	case http.StatusNotFound:
+		return fmt.Errorf("%s: %w: %s does not exist or the credentials cannot see it%s", action, ErrNotFound, describeScope(scope), detail)
+	}
+	return nil
+}
+
+// neededPermission names what a 403 asked for: GitHub's
+// X-Accepted-GitHub-Permissions (fine-grained tokens and apps) or
+// X-Accepted-OAuth-Scopes (classic tokens), else what runners need.
+func neededPermission(h http.Header, scope rm.Scope) string {
+	where := "on " + describeScope(scope)
+	if p := h.Get("X-Accepted-GitHub-Permissions"); p != "" {
+		var alts []string
+		for _, alt := range strings.Split(p, ";") {
+			var perms []string
+			for _, one := range strings.Split(alt, ",") {
+				if one = strings.TrimSpace(one); one != "" {
+					perms = append(perms, strings.Replace(one, "=", ":", 1))
+				}
+			}
+			if len(perms) > 0 {
+				alts = append(alts, strings.Join(perms, " and "))
+			}
+		}
+		if len(alts) > 0 {
+			return strings.Join(alts, " or ") + " " + where
+		}
+	}
+	if s := h.Get("X-Accepted-OAuth-Scopes"); s != "" {
+		return "the token scope " + strings.Join(strings.Fields(strings.ReplaceAll(s, ",", " ")), " or ") + " " + where
+	}
+	switch scope.Kind {
+	case rm.ScopeOrganization:
+		return "organization_self_hosted_runners:write (classic token: admin:org) " + where
+	case rm.ScopeEnterprise:
+		return "the manage_runners:enterprise scope " + where
+	}
+	return "administration:write (classic token: repo) " + where
+}
+
+func describeScope(s rm.Scope) string {
+	switch s.Kind {
+	case rm.ScopeRepository:
+		return "the repository " + s.Name
+	case rm.ScopeOrganization:
+		return "the organization " + s.Name
+	case rm.ScopeEnterprise:
+		return "the enterprise " + s.Name
+	}
+	return "the scope " + s.String()
+}
+
+// actionsMessage is the message of an Actions service error body
+// ({"typeName": ..., "message": ...}), or the body's start.
+func actionsMessage(body []byte) (typeName, msg string) {
+	var e struct {
+		TypeName string `json:"typeName"`
+		Message  string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil && (e.TypeName != "" || e.Message != "") {
+		return e.TypeName, e.Message
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return "", s
+}

@@ -1,0 +1,77 @@
+package github
+
+import (
+	"slices"
+	"strings"
+)
+
+// MatchLabels reports whether a job with runs-on labels jobLabels can run
+// on a runner with labels runnerLabels, by GitHub's rule: "self-hosted" is
+// ignored, every other job label must be one of the runner's (without
+// case), and a job without labels matches nothing.
+func MatchLabels(jobLabels, runnerLabels []string) bool {
+	if len(jobLabels) == 0 {
+		return false
+	}
+	for _, l := range jobLabels {
+		if strings.EqualFold(l, "self-hosted") {
+			continue
+		}
+		if !slices.ContainsFunc(runnerLabels, func(r string) bool { return strings.EqualFold(r, l) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// OSLabel is the label GitHub gives runners of goos: Linux, macOS, Windows.
+func OSLabel(goos string) string {
+	switch goos {
+	case "linux":
+		return "Linux"
+	case "darwin":
+		return "macOS"
+	case "windows":
+		return "Windows"
+	}
+	return ""
+}
+
+// ArchLabel is the label GitHub gives runners of goarch: X64, ARM64, ARM, X86.
+func ArchLabel(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "X64"
+	case "arm64":
+		return "ARM64"
+	case "arm":
+		return "ARM"
+	case "386":
+		return "X86"
+	}
+	return ""
+}
+
+// runnerLabels is the label set of a classic runner: the target's and
+// extra labels, plus self-hosted and the OS/arch labels unless
+// noDefaults, without duplicates (case-insensitive), in order.
+func runnerLabels(target, extra []string, goos, goarch string, noDefaults bool) []string {
+	var all []string
+	add := func(l string) {
+		if l != "" && !slices.ContainsFunc(all, func(x string) bool { return strings.EqualFold(x, l) }) {
+			all = append(all, l)
+		}
+	}
+	if !noDefaults {
+		add("self-hosted")
+		add(OSLabel(goos))
+		add(ArchLabel(goarch))
+	}
+	for _, l := range target {
+		add(l)
+	}
+	for _, l := range extra {
+		add(l)
+	}
+	return all
+}
