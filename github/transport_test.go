@@ -47,7 +47,11 @@ func (s *sleeps) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func (s *sleeps) all() []time.Duration { s.mu.Lock(); defer s.mu.Unlock(); return append([]time.Duration(nil), s.d...) }
+func (s *sleeps) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.d...)
+}
 
 // api is a small REST server for transport tests: it counts requests and
 // answers with fn.
@@ -452,4 +456,3 @@ func TestAPIURLDerived(t *testing.T) {
 		})
 	}
 }
-
