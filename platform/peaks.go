@@ -1,0 +1,178 @@
+package platform
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Peaks is the memory peaks file: for each policy, the peak RSS in bytes of
+// its newest attempts that completed a job, oldest first. Admission reads a
+// high percentile of these as a policy's expected weight, and they must
+// outlive a restart of the manager.
+//
+// On disk it is TOML:
+//
+//	[policies]
+//	<policy id> = [734003200, 812646400]
+//
+// TOML integers are signed 64-bit, so a value must not exceed
+// math.MaxInt64 (8 EiB, far beyond any memory); SavePeaks refuses one that
+// does, and LoadPeaks takes a negative value for corruption.
+type Peaks struct {
+	// Policies maps a policy ID (its printable form) to its peaks.
+	Policies map[string][]uint64
+}
+
+// peaksFile is the TOML shape: signed, as TOML integers are.
+type peaksFile struct {
+	Policies map[string][]int64 `toml:"policies"`
+}
+
+const peaksHeader = "# runner-manager: peak memory (bytes) of the newest completed jobs per\n# policy, oldest first. Written by the manager; safe to delete.\n"
+
+// LoadPeaks reads the peaks file at path. A missing file means no peaks yet:
+// empty Peaks and a nil error. A corrupt file (not TOML, or not the shape
+// above) is logged as a warning with the TOML error and its line, moved
+// aside to "<path>.corrupt-<unix seconds>" for inspection, and also read as
+// empty Peaks with a nil error, so a damaged file never stops the manager;
+// the error is non-nil only when the file cannot be read or moved aside.
+// The returned Policies map is never nil.
+func LoadPeaks(path string) (Peaks, error) {
+	empty := Peaks{Policies: map[string][]uint64{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return empty, nil
+	}
+	if err != nil {
+		return empty, fmt.Errorf("read memory peaks: %w", err)
+	}
+	p, err := decodePeaks(b)
+	if err == nil {
+		return p, nil
+	}
+	aside, mvErr := moveAside(path)
+	if mvErr != nil {
+		slog.Warn("memory peaks file is corrupt; ignoring it", "path", path, "err", err)
+		return empty, fmt.Errorf("memory peaks file %s is corrupt (%v) and could not be moved aside: %w; delete or fix it", path, err, mvErr)
+	}
+	slog.Warn("memory peaks file is corrupt; moved aside, starting with no peaks",
+		"path", path, "moved_to", aside, "err", err)
+	return empty, nil
+}
+
+func decodePeaks(b []byte) (Peaks, error) {
+	var f peaksFile
+	if _, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&f); err != nil {
+		return Peaks{}, err
+	}
+	p := Peaks{Policies: make(map[string][]uint64, len(f.Policies))}
+	for id, vs := range f.Policies {
+		out := make([]uint64, len(vs))
+		for i, v := range vs {
+			if v < 0 {
+				return Peaks{}, fmt.Errorf("policy %q: peak %d is negative", id, v)
+			}
+			out[i] = uint64(v)
+		}
+		p.Policies[id] = out
+	}
+	return p, nil
+}
+
+// moveAside renames a corrupt file to a free "<path>.corrupt-<unix>[.n]".
+func moveAside(path string) (string, error) {
+	base := path + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
+	for n := 0; n < 100; n++ {
+		aside := base
+		if n > 0 {
+			aside += "." + strconv.Itoa(n)
+		}
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			return aside, os.Rename(path, aside)
+		}
+	}
+	return "", fmt.Errorf("no free name beside %s", base)
+}
+
+// SavePeaks writes p to path atomically: a reader (or a crash) sees the old
+// file or the new one, never a mix. It writes a 0600 temporary file in the
+// same directory, syncs it, renames it over path and syncs the directory,
+// creating the directory (0700) if missing.
+func SavePeaks(path string, p Peaks) error {
+	f := peaksFile{Policies: make(map[string][]int64, len(p.Policies))}
+	for id, vs := range p.Policies {
+		out := make([]int64, len(vs))
+		for i, v := range vs {
+			if v > math.MaxInt64 {
+				return fmt.Errorf("save memory peaks: policy %q: peak %d exceeds the TOML integer range", id, v)
+			}
+			out[i] = int64(v)
+		}
+		f.Policies[id] = out
+	}
+	var buf bytes.Buffer
+	buf.WriteString(peaksHeader)
+	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
+		return fmt.Errorf("save memory peaks: encode: %w", err)
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("save memory peaks: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with data through a synced temporary file.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable. Windows cannot sync a directory
+// (and needs not: its rename is durable with the file).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
