@@ -44,10 +44,13 @@ type Store interface {
 	Hosts(ctx context.Context) ([]rm.Host, error)
 
 	// InsertPolicy returns ErrConflict if the id or the name exists, and the
-	// policy's Validate error if it is invalid.
+	// policy's Validate error if it is invalid. A zero CreatedAt is stamped
+	// with the current time, a zero UpdatedAt with CreatedAt.
 	InsertPolicy(ctx context.Context, p rm.Policy) error
 	// UpdatePolicy replaces a policy; ErrNotFound if it does not exist,
-	// ErrConflict if the new name is taken.
+	// ErrConflict if the new name is taken, and the Validate error if it is
+	// invalid. The stored CreatedAt is kept; UpdatedAt is stamped with the
+	// current time.
 	UpdatePolicy(ctx context.Context, p rm.Policy) error
 	// Policy returns ErrNotFound if no policy has that id.
 	Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error)
@@ -62,7 +65,9 @@ type Store interface {
 	// RecordAttempt inserts a new attempt (in any state) or updates an
 	// existing one, refusing with ErrIllegalTransition a state change the
 	// table forbids, and with ErrConflict an attempt whose policy does not
-	// exist. The attempt's Validate error is returned as is.
+	// exist. The attempt's Validate error is returned as is. CreatedAt is
+	// set by the first record (the current time if zero) and never changes
+	// after; a zero UpdatedAt is stamped with the current time.
 	RecordAttempt(ctx context.Context, a rm.Attempt) error
 	// Attempt returns ErrNotFound if no attempt has that id.
 	Attempt(ctx context.Context, id rm.AttemptID) (rm.Attempt, error)
@@ -73,7 +78,8 @@ type Store interface {
 	Attempts(ctx context.Context, f AttemptFilter) ([]rm.Attempt, error)
 	// ForceAttempt writes a, whatever its current state: recovery code alone
 	// uses it (an attempt found dead after a restart). ErrNotFound if it
-	// does not exist.
+	// does not exist; otherwise as RecordAttempt (validation, ErrConflict
+	// for an unknown policy, CreatedAt kept).
 	ForceAttempt(ctx context.Context, a rm.Attempt) error
 
 	Close() error

@@ -1,0 +1,339 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	// The SQLite driver (cgo). Without cgo it registers a stub whose Open
+	// fails; OpenSQLite turns that into an error that says how to fix it.
+	_ "github.com/mattn/go-sqlite3"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// SQLite is the journal in one SQLite file, in WAL mode: a single writer
+// connection (so writes queue in the process instead of failing busy) and a
+// separate pool of query-only readers that never wait for the writer.
+//
+// Times are stored as unix nanoseconds and come back in UTC; compare them
+// with time.Equal. The journal is safe against a process crash at any point
+// (a killed process loses nothing it committed); with synchronous=NORMAL a
+// power loss may lose the last transactions, never consistency.
+type SQLite struct {
+	// Now is the clock for the stamps the store writes itself (a policy's
+	// UpdatedAt, a zero CreatedAt). Set it before first use; nil means
+	// time.Now.
+	Now func() time.Time
+
+	path    string
+	tempDir string // removed on Close (OpenSQLiteInMemory)
+	w       *sql.DB
+	r       *sql.DB
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*SQLite)(nil)
+
+// OpenSQLite opens (creating if needed) the journal at path and brings its
+// schema up to date. A new file is created readable by its owner only (0600;
+// SQLite gives the -wal and -shm files the same mode). The parent directory
+// must exist.
+func OpenSQLite(path string) (*SQLite, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	if err := createPrivate(abs); err != nil {
+		return nil, fmt.Errorf("open journal: %w (does its directory exist and is it writable?)", err)
+	}
+	s := &SQLite{path: abs}
+	if err := s.open(context.Background()); err != nil {
+		_ = s.closeDBs()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenSQLiteInMemory opens a journal that does not outlive Close: for tests,
+// demos and dry runs. It is an ordinary journal file in a fresh private
+// temporary directory that Close removes (an in-memory SQLite database can
+// neither use WAL nor be shared by a writer and a pool of readers).
+func OpenSQLiteInMemory() (*SQLite, error) {
+	dir, err := os.MkdirTemp("", "runner-manager-journal-")
+	if err != nil {
+		return nil, fmt.Errorf("open in-memory journal: %w", err)
+	}
+	s, err := OpenSQLite(filepath.Join(dir, "journal.db"))
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s.tempDir = dir
+	return s, nil
+}
+
+// Path is the journal file's absolute path.
+func (s *SQLite) Path() string { return s.path }
+
+// createPrivate creates path with mode 0600 unless it exists.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// fileURI is path as an SQLite URI with query q.
+func fileURI(path string, q string) string {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path: file:///C:/...
+	}
+	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + q
+}
+
+// Pragmas go in the DSN: an Exec after Open would reach one pooled
+// connection only.
+const (
+	writerParams = "mode=rwc&_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	readerParams = "mode=ro&_query_only=true&_busy_timeout=5000"
+)
+
+func (s *SQLite) open(ctx context.Context) error {
+	var err error
+	s.w, err = sql.Open("sqlite3", fileURI(s.path, writerParams))
+	if err != nil {
+		return s.openErr(err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return s.openErr(err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("open journal %s: journal_mode is %q, not wal: the file system may not support WAL (shared memory); keep the journal on a local disk", s.path, mode)
+	}
+	if err := s.migrate(ctx); err != nil {
+		return fmt.Errorf("open journal %s: %w", s.path, err)
+	}
+
+	s.r, err = sql.Open("sqlite3", fileURI(s.path, readerParams))
+	if err != nil {
+		return s.openErr(err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	s.r.SetMaxOpenConns(n)
+	s.r.SetMaxIdleConns(n)
+	s.r.SetConnMaxLifetime(0)
+	s.r.SetConnMaxIdleTime(0)
+	if err := s.r.PingContext(ctx); err != nil {
+		return s.openErr(err)
+	}
+	return nil
+}
+
+func (s *SQLite) openErr(err error) error {
+	if strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		return fmt.Errorf("open journal %s: this program was built without cgo, and the SQLite journal needs it: rebuild with CGO_ENABLED=1 and a C compiler", s.path)
+	}
+	return fmt.Errorf("open journal %s: %w", s.path, err)
+}
+
+// migration is one embedded schema step, numbered from 1.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in order, checking that they
+// are numbered 1, 2, 3... without gaps.
+func migrations() ([]migration, error) {
+	entries, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s is not named NNNN_what.sql", e.Name())
+		}
+		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: want number %d (no gaps or duplicates)", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the schema version this program writes: the number of
+// its newest migration.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// migrate applies the migrations the file lacks in one immediate
+// transaction, reading and stamping user_version inside it so two processes
+// opening one journal at once cannot both apply a step.
+func (s *SQLite) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var have int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if have > len(ms) {
+			return fmt.Errorf("the journal has schema version %d, newer than this program's %d: upgrade runner-manager", have, len(ms))
+		}
+		if have == len(ms) {
+			return nil
+		}
+		for _, m := range ms[have:] {
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+		}
+		// PRAGMA takes no parameters; the value is our own integer.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+			return fmt.Errorf("stamp schema version: %w", err)
+		}
+		return nil
+	})
+}
+
+// write runs fn in an immediate transaction on the writer connection.
+func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *SQLite) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// IntegrityCheck runs SQLite's integrity check over the whole file and
+// returns an error listing what it found wrong.
+func (s *SQLite) IntegrityCheck(ctx context.Context) error {
+	rows, err := s.r.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("integrity check of %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("integrity check of %s: %w", s.path, err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("integrity check of %s: %w", s.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("journal %s is damaged: %s", s.path, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Close closes the readers, then the writer (the last connection
+// checkpoints the WAL into the file), and removes an in-memory journal.
+// Closing twice is harmless.
+func (s *SQLite) Close() error {
+	s.closeOnce.Do(func() {
+		if s.w != nil {
+			// Keep the planner's statistics fresh; cheap, and harmless if
+			// it fails.
+			_, _ = s.w.Exec("PRAGMA optimize")
+		}
+		s.closeErr = s.closeDBs()
+		if s.tempDir != "" {
+			if err := os.RemoveAll(s.tempDir); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+	})
+	return s.closeErr
+}
+
+func (s *SQLite) closeDBs() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close journal %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// nanos is t as unix nanoseconds, or NULL for the zero time.
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of nanos, in UTC.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}

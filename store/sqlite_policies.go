@@ -1,0 +1,285 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// PutHost inserts or replaces a host.
+func (s *SQLite) PutHost(ctx context.Context, h rm.Host) error {
+	if h.ID.IsZero() {
+		return fmt.Errorf("%w: host %q has no id", rm.ErrInvalid, h.Name)
+	}
+	_, err := s.w.ExecContext(ctx, `
+		INSERT INTO hosts (id, name, memory_bytes, cpus, os, arch, seen_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET
+			name = excluded.name, memory_bytes = excluded.memory_bytes,
+			cpus = excluded.cpus, os = excluded.os, arch = excluded.arch,
+			seen_at = excluded.seen_at`,
+		h.ID, h.Name, int64(h.MemoryBytes), h.CPUs, h.OS, h.Arch, nanos(h.SeenAt))
+	if err != nil {
+		return fmt.Errorf("put host %s: %w", h.ID, err)
+	}
+	return nil
+}
+
+const hostColumns = `id, name, memory_bytes, cpus, os, arch, seen_at`
+
+func scanHost(sc interface{ Scan(...any) error }) (rm.Host, error) {
+	var (
+		h    rm.Host
+		mem  int64
+		seen sql.NullInt64
+	)
+	if err := sc.Scan(&h.ID, &h.Name, &mem, &h.CPUs, &h.OS, &h.Arch, &seen); err != nil {
+		return rm.Host{}, err
+	}
+	h.MemoryBytes = uint64(mem)
+	h.SeenAt = fromNanos(seen)
+	return h, nil
+}
+
+// Host returns ErrNotFound if no host has that id.
+func (s *SQLite) Host(ctx context.Context, id rm.HostID) (rm.Host, error) {
+	h, err := scanHost(s.r.QueryRowContext(ctx, `SELECT `+hostColumns+` FROM hosts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return rm.Host{}, fmt.Errorf("host %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return rm.Host{}, fmt.Errorf("read host %s: %w", id, err)
+	}
+	return h, nil
+}
+
+// Hosts lists every host, by name.
+func (s *SQLite) Hosts(ctx context.Context) ([]rm.Host, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+hostColumns+` FROM hosts ORDER BY name, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	defer rows.Close()
+	var hs []rm.Host
+	for rows.Next() {
+		h, err := scanHost(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list hosts: %w", err)
+		}
+		hs = append(hs, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	return hs, nil
+}
+
+const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
+	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at`
+
+func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
+	var (
+		p                rm.Policy
+		kind, labels     string
+		mem              int64
+		created, updated sql.NullInt64
+	)
+	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
+		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
+		&created, &updated)
+	if err != nil {
+		return rm.Policy{}, err
+	}
+	switch kind {
+	case "repo":
+		p.Target.Scope.Kind = rm.ScopeRepository
+	case "org":
+		p.Target.Scope.Kind = rm.ScopeOrganization
+	case "enterprise":
+		p.Target.Scope.Kind = rm.ScopeEnterprise
+	default:
+		return rm.Policy{}, fmt.Errorf("policy %s has unknown scope kind %q", p.ID, kind)
+	}
+	if labels != "" {
+		p.Target.Labels = strings.Split(labels, ",")
+	}
+	p.MemoryEstimate = uint64(mem)
+	p.CreatedAt = fromNanos(created)
+	p.UpdatedAt = fromNanos(updated)
+	return p, nil
+}
+
+// policyArgs are the values of every policy column but id and created_at,
+// in the order of the UPDATE below.
+func policyArgs(p rm.Policy) []any {
+	return []any{p.Name, p.Host, p.Target.Scope.Kind.String(), p.Target.Scope.Name,
+		p.Target.RunnerGroup, p.Target.ScaleSet, strings.Join(p.Target.Labels, ","),
+		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
+		nanos(p.UpdatedAt)}
+}
+
+// checkNameFree returns ErrConflict if another policy than id has name.
+func checkNameFree(ctx context.Context, tx *sql.Tx, name string, id rm.PolicyID) error {
+	var other rm.PolicyID
+	err := tx.QueryRowContext(ctx, `SELECT id FROM policies WHERE name = ? AND id != ?`, name, id).Scan(&other)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("policy name %q is taken by policy %s: choose another name: %w", name, other, ErrConflict)
+}
+
+func policyExists(ctx context.Context, tx *sql.Tx, id rm.PolicyID) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM policies WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// InsertPolicy returns ErrConflict if the id or the name exists, and the
+// policy's Validate error if it is invalid. A zero CreatedAt is stamped
+// with the store's clock, a zero UpdatedAt with CreatedAt.
+func (s *SQLite) InsertPolicy(ctx context.Context, p rm.Policy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = s.now()
+	}
+	if p.UpdatedAt.IsZero() {
+		p.UpdatedAt = p.CreatedAt
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		switch ok, err := policyExists(ctx, tx, p.ID); {
+		case err != nil:
+			return err
+		case ok:
+			return fmt.Errorf("policy id %s exists: %w", p.ID, ErrConflict)
+		}
+		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
+				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
+				updated_at, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append(policyArgs(p), p.ID, nanos(p.CreatedAt))...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("insert policy %q: %w", p.Name, err)
+	}
+	return nil
+}
+
+// UpdatePolicy replaces a policy but its CreatedAt, and stamps UpdatedAt
+// with the store's clock.
+func (s *SQLite) UpdatePolicy(ctx context.Context, p rm.Policy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	p.UpdatedAt = s.now()
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		switch ok, err := policyExists(ctx, tx, p.ID); {
+		case err != nil:
+			return err
+		case !ok:
+			return fmt.Errorf("policy %s: %w", p.ID, ErrNotFound)
+		}
+		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+			UPDATE policies SET name = ?, host_id = ?, scope_kind = ?, scope_name = ?,
+				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
+				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?
+			WHERE id = ?`,
+			append(policyArgs(p), p.ID)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update policy %q: %w", p.Name, err)
+	}
+	return nil
+}
+
+// Policy returns ErrNotFound if no policy has that id.
+func (s *SQLite) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) {
+	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return rm.Policy{}, fmt.Errorf("policy %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return rm.Policy{}, fmt.Errorf("read policy %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// PolicyByName returns ErrNotFound if no policy has that name.
+func (s *SQLite) PolicyByName(ctx context.Context, name string) (rm.Policy, error) {
+	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return rm.Policy{}, fmt.Errorf("policy %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return rm.Policy{}, fmt.Errorf("read policy %q: %w", name, err)
+	}
+	return p, nil
+}
+
+// Policies lists every policy, by name.
+func (s *SQLite) Policies(ctx context.Context) ([]rm.Policy, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+policyColumns+` FROM policies ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list policies: %w", err)
+	}
+	defer rows.Close()
+	var ps []rm.Policy
+	for rows.Next() {
+		p, err := scanPolicy(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list policies: %w", err)
+		}
+		ps = append(ps, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list policies: %w", err)
+	}
+	return ps, nil
+}
+
+// DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
+// while it has live attempts; its ended attempts go with it.
+func (s *SQLite) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		switch ok, err := policyExists(ctx, tx, id); {
+		case err != nil:
+			return err
+		case !ok:
+			return fmt.Errorf("policy %s: %w", id, ErrNotFound)
+		}
+		var live int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM attempts INDEXED BY attempts_live
+			WHERE policy_id = ? AND `+liveCondition, id).Scan(&live); err != nil {
+			return err
+		}
+		if live > 0 {
+			return fmt.Errorf("policy %s has %d live attempts: pause it and wait for them to end, or stop them first: %w", id, live, ErrConflict)
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete policy: %w", err)
+	}
+	return nil
+}
