@@ -1,0 +1,418 @@
+package platform
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// maxExtracted caps what one runner archive may unpack to. A runner with its
+// externals is well under 1 GiB; anything far larger is not a runner.
+const maxExtracted = 4 << 30
+
+// InstallRunner downloads the runner archive at url with client (the default
+// client when nil), verifies its SHA-256 against sha256hex, unpacks it (a
+// .tar.gz, or a .zip for Windows runners) and renames the result to destDir
+// in one step: destDir either does not exist or holds a whole, verified
+// runner. Nothing is left behind on failure. destDir must not exist yet
+// (fs.ErrExist). An archive entry leading outside destDir (an absolute path,
+// "..", a link out) refuses the whole archive. File modes are kept.
+func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, destDir string) error {
+	want, err := hex.DecodeString(strings.TrimSpace(sha256hex))
+	if err != nil || len(want) != sha256.Size {
+		return fmt.Errorf("install runner: checksum %q is not a SHA-256 (64 hex digits)", sha256hex)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	if _, err := os.Lstat(destDir); err == nil {
+		return fmt.Errorf("install runner: %s: %w (remove it to reinstall)", destDir, fs.ErrExist)
+	}
+	parent := filepath.Dir(destDir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("install runner: %w", err)
+	}
+
+	archive, err := download(ctx, client, url, parent, want)
+	if err != nil {
+		return fmt.Errorf("install runner from %s: %w", url, err)
+	}
+	defer func() {
+		_ = archive.Close()
+		_ = os.Remove(archive.Name())
+	}()
+
+	tmp, err := os.MkdirTemp(parent, ".install-*")
+	if err != nil {
+		return fmt.Errorf("install runner: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = removeAll(tmp)
+		}
+	}()
+	if err := extract(ctx, archive, tmp); err != nil {
+		return fmt.Errorf("install runner from %s: %w", url, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("install runner: %w", err)
+	}
+	if err := os.Rename(tmp, destDir); err != nil {
+		return fmt.Errorf("install runner: move into place: %w", err)
+	}
+	done = true
+	return nil
+}
+
+// download writes url's body to a temp file in dir and checks its SHA-256.
+// The returned file is open and rewound; the caller removes it.
+func download(ctx context.Context, client *http.Client, url, dir string, want []byte) (*os.File, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("server answered %s", resp.Status)
+	}
+	f, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(f, h), resp.Body); err != nil {
+		return nil, fmt.Errorf("download: %w", err)
+	}
+	if got := h.Sum(nil); !bytes.Equal(got, want) {
+		return nil, fmt.Errorf("checksum mismatch: got sha256 %x, want %x: the download is corrupt or not the published runner; nothing was installed", got, want)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	ok = true
+	return f, nil
+}
+
+// extract unpacks a gzip'd tar or a zip archive (told apart by their magic
+// bytes) into dir.
+func extract(ctx context.Context, f *os.File, dir string) error {
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	x := &extractor{ctx: ctx, root: dir}
+	switch {
+	case magic[0] == 0x1f && magic[1] == 0x8b:
+		return x.tarGz(f)
+	case bytes.Equal(magic, []byte("PK\x03\x04")):
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		return x.zip(f, info.Size())
+	}
+	return errors.New("archive is neither a .tar.gz nor a .zip")
+}
+
+type extractor struct {
+	ctx     context.Context
+	root    string
+	written int64
+}
+
+func (x *extractor) tarGz(r io.Reader) error {
+	gz, err := gzip.NewReader(bufio.NewReader(r))
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	defer gz.Close()
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		mode := h.FileInfo().Mode()
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = x.dir(h.Name, mode)
+		case tar.TypeReg:
+			err = x.file(h.Name, mode, tr)
+		case tar.TypeSymlink:
+			err = x.symlink(h.Name, h.Linkname)
+		case tar.TypeLink:
+			err = x.hardlink(h.Name, h.Linkname)
+		default:
+			// Devices, FIFOs, extended headers: a runner has none to install.
+			_, err = x.path(h.Name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (x *extractor) zip(r io.ReaderAt, size int64) error {
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	for _, zf := range zr.File {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		mode := zf.Mode()
+		switch {
+		case mode.IsDir():
+			err = x.dir(zf.Name, mode)
+		case mode&fs.ModeSymlink != 0:
+			err = x.zipSymlink(zf)
+		case mode.IsRegular():
+			err = x.zipFile(zf, mode)
+		default:
+			_, err = x.path(zf.Name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *extractor) zipFile(zf *zip.File, mode fs.FileMode) error {
+	rc, err := zf.Open()
+	if err != nil {
+		return fmt.Errorf("archive: %s: %w", zf.Name, err)
+	}
+	defer rc.Close()
+	return x.file(zf.Name, mode, rc)
+}
+
+func (x *extractor) zipSymlink(zf *zip.File) error {
+	rc, err := zf.Open()
+	if err != nil {
+		return fmt.Errorf("archive: %s: %w", zf.Name, err)
+	}
+	defer rc.Close()
+	target, err := io.ReadAll(io.LimitReader(rc, 4096))
+	if err != nil {
+		return fmt.Errorf("archive: %s: %w", zf.Name, err)
+	}
+	return x.symlink(zf.Name, string(target))
+}
+
+// path is where an entry goes, refusing one that leads outside the root: an
+// absolute name, a ".." that climbs out, or a parent that is a link out.
+func (x *extractor) path(name string) (string, error) {
+	clean := filepath.FromSlash(strings.TrimPrefix(name, "./"))
+	if clean == "" || clean == "." {
+		return x.root, nil
+	}
+	if !filepath.IsLocal(clean) {
+		return "", fmt.Errorf("archive entry %q leads outside the install directory: refused", name)
+	}
+	to := filepath.Join(x.root, clean)
+	if err := x.inside(filepath.Dir(to)); err != nil {
+		return "", fmt.Errorf("archive entry %q: %w", name, err)
+	}
+	return to, nil
+}
+
+// inside checks that dir, with its links resolved, is within the root. A
+// directory not made yet is checked through its nearest existing parent.
+func (x *extractor) inside(dir string) error {
+	root, err := filepath.EvalSymlinks(x.root)
+	if err != nil {
+		return err
+	}
+	for {
+		real, err := filepath.EvalSymlinks(dir)
+		if errors.Is(err, fs.ErrNotExist) && dir != x.root {
+			dir = filepath.Dir(dir)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return errors.New("leads outside the install directory through a link: refused")
+		}
+		return nil
+	}
+}
+
+func (x *extractor) dir(name string, mode fs.FileMode) error {
+	to, err := x.path(name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	return os.Chmod(to, mode.Perm()|0o700)
+}
+
+func (x *extractor) file(name string, mode fs.FileMode, r io.Reader) error {
+	to, err := x.path(name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if info, err := os.Lstat(to); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("archive entry %q would write through a link: refused", name)
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(out, io.LimitReader(r, maxExtracted-x.written+1))
+	x.written += n
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("archive: %s: %w", name, err)
+	}
+	if x.written > maxExtracted {
+		return fmt.Errorf("archive unpacks to more than %d bytes: not a runner, refused", int64(maxExtracted))
+	}
+	return os.Chmod(to, mode.Perm())
+}
+
+// symlink makes a link whose target stays inside the root. The target may
+// climb ("../lib") only before it descends: a ".." after a name could climb
+// out through a link made by an earlier entry.
+func (x *extractor) symlink(name, target string) error {
+	refused := fmt.Errorf("archive link %q → %q leads outside the install directory: refused", name, target)
+	to, err := x.path(name)
+	if err != nil {
+		return err
+	}
+	t := filepath.FromSlash(target)
+	if t == "" || filepath.IsAbs(t) || filepath.VolumeName(t) != "" || strings.HasPrefix(t, string(filepath.Separator)) {
+		return refused
+	}
+	descended := false
+	for _, part := range strings.Split(t, string(filepath.Separator)) {
+		switch {
+		case part == "..":
+			if descended {
+				return refused
+			}
+		case part != "." && part != "":
+			descended = true
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	realRoot, err := filepath.EvalSymlinks(x.root)
+	if err != nil {
+		return err
+	}
+	realParent, err := filepath.EvalSymlinks(filepath.Dir(to))
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(realRoot, filepath.Join(realParent, t))
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return refused
+	}
+	return os.Symlink(t, to)
+}
+
+func (x *extractor) hardlink(name, target string) error {
+	to, err := x.path(name)
+	if err != nil {
+		return err
+	}
+	from, err := x.path(target)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.Link(from, to)
+}
+
+// NewestRunner returns the installed runner of the highest version under
+// runnersDir (each in a directory named by its version, like 2.328.0, with
+// bin/Runner.Listener). An error says how to install one when there is none.
+func NewestRunner(runnersDir string) (string, error) {
+	entries, err := os.ReadDir(runnersDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("installed runners: %w", err)
+	}
+	var best []int
+	var bestDir string
+	for _, e := range entries {
+		v, ok := parseVersion(e.Name())
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(runnersDir, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "bin", listenerName)); err != nil {
+			continue
+		}
+		if best == nil || slices.Compare(v, best) > 0 {
+			best, bestDir = v, dir
+		}
+	}
+	if bestDir == "" {
+		return "", fmt.Errorf("no runner installed in %s: install one with `runner-manager runner install`", runnersDir)
+	}
+	return bestDir, nil
+}
+
+// parseVersion reads "2.328.0" (a leading "v" allowed) as numbers.
+func parseVersion(s string) ([]int, bool) {
+	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
+	v := make([]int, 0, len(parts))
+	for _, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return nil, false
+		}
+		v = append(v, n)
+	}
+	return v, len(v) > 0
+}

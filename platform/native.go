@@ -1,0 +1,591 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// DefaultKeepFailed is how long a failed attempt's root directory is kept for
+// debugging before a later Cleanup prunes it.
+const DefaultKeepFailed = 24 * time.Hour
+
+// adoptedPollEvery is how often an adopted process is looked at where the OS
+// gives no exit notification for a process that is not our child.
+const adoptedPollEvery = 2 * time.Second
+
+// smallFile is the size up to which a top-level file of the installed runner
+// (run.sh, config.sh, env.sh, .env, .path) is copied into an attempt root;
+// larger ones are hard-linked like bin/.
+const smallFile = 1 << 20
+
+// Directory names under the data directory.
+const (
+	attemptsDir = "attempts"
+	failedDir   = ".failed"
+	runnersDir  = "runners"
+	// RunnerLogName is the file in an attempt root that receives the runner's
+	// stdout and stderr.
+	RunnerLogName = "runner.log"
+)
+
+// skippedTopLevel are entries of an installed runner never carried into an
+// attempt root: bin/ is rebuilt, _work/ and _diag/ are the attempt's own, and
+// a configured runner's files would make every attempt the same runner.
+var skippedTopLevel = map[string]bool{
+	"bin": true, "_work": true, "_diag": true,
+	".runner": true, ".credentials": true, ".credentials_rsaparams": true,
+	".service": true, RunnerLogName: true,
+}
+
+// NativeLauncher starts runners as processes of this host, each in a root
+// directory of its own, <data>/attempts/<id>/:
+//
+//   - bin/ is a real directory whose files are hard links to the installed
+//     runner's (copies when the data directory is on another filesystem), so
+//     the runner, which takes the parent of its executable's real path as its
+//     root, writes its JIT configuration into the attempt root and not into
+//     the shared install;
+//   - directories of the install (externals/) are symlinks to it; small
+//     top-level files (run.sh, .env, .path) are copies;
+//   - _work/ and _diag/ are the attempt's own; runner.log (0600) holds the
+//     runner's stdout and stderr.
+//
+// The listener (bin/Runner.Listener run) gets the JIT configuration in
+// ACTIONS_RUNNER_INPUT_JITCONFIG, never in argv, and runs in a process group
+// of its own on Unix, so Stop reaches the whole tree. On Windows there is no
+// process group: Stop kills the listener only, and what the job left running
+// outlives it (a gap to close with a job object).
+//
+// Cleanup removes an attempt's root; a failed attempt's root is moved to
+// <data>/attempts/.failed/<id>/ and kept for KeepFailed (DefaultKeepFailed),
+// then pruned by a later Cleanup.
+type NativeLauncher struct {
+	dataDir    string
+	keepFailed time.Duration
+	now        func() time.Time
+	log        *slog.Logger
+	dropEnv    []string
+	pollEvery  time.Duration
+}
+
+// NativeOption configures a NativeLauncher.
+type NativeOption func(*NativeLauncher)
+
+// WithKeepFailed sets how long a failed attempt's root is kept for debugging;
+// 0 removes it at once, like a successful one's.
+func WithKeepFailed(d time.Duration) NativeOption {
+	return func(l *NativeLauncher) { l.keepFailed = max(d, 0) }
+}
+
+// WithLauncherClock sets the clock that ages kept failed roots (tests).
+func WithLauncherClock(now func() time.Time) NativeOption {
+	return func(l *NativeLauncher) { l.now = now }
+}
+
+// WithLauncherLogger sets where the launcher notes what it could not do
+// perfectly (a copy instead of hard links, a start time not read).
+func WithLauncherLogger(log *slog.Logger) NativeOption {
+	return func(l *NativeLauncher) { l.log = log }
+}
+
+// WithDroppedEnv names more variables of the manager's environment that
+// runners must not inherit (a NAME, or a NAME_ prefix ending in "_*"). The
+// manager's own RUNNER_MANAGER_* variables, GITHUB_TOKEN, GH_TOKEN and any
+// ACTIONS_RUNNER_INPUT_* are always dropped: a job's code runs in the
+// runner's environment and must not see the manager's credentials.
+func WithDroppedEnv(names ...string) NativeOption {
+	return func(l *NativeLauncher) { l.dropEnv = append(l.dropEnv, names...) }
+}
+
+// defaultDroppedEnv never reaches a runner.
+var defaultDroppedEnv = []string{
+	"RUNNER_MANAGER_*", "ACTIONS_RUNNER_INPUT_*",
+	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+}
+
+// NewNativeLauncher returns a launcher keeping attempt roots under
+// dataDir/attempts and finding installed runners under dataDir/runners.
+func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	l := &NativeLauncher{
+		dataDir:    dataDir,
+		keepFailed: DefaultKeepFailed,
+		now:        time.Now,
+		log:        slog.Default(),
+		dropEnv:    append([]string(nil), defaultDroppedEnv...),
+		pollEvery:  adoptedPollEvery,
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// Root is the attempt's root directory (it may not exist).
+func (l *NativeLauncher) Root(a rm.AttemptID) string {
+	return filepath.Join(l.dataDir, attemptsDir, a.String())
+}
+
+// RunnerLog is the path of the attempt's runner.log: in its root, or in the
+// kept root of a failed attempt once Cleanup moved it there.
+func (l *NativeLauncher) RunnerLog(a rm.AttemptID) string {
+	live := filepath.Join(l.Root(a), RunnerLogName)
+	if _, err := os.Stat(live); err == nil {
+		return live
+	}
+	kept := filepath.Join(l.dataDir, attemptsDir, failedDir, a.String(), RunnerLogName)
+	if _, err := os.Stat(kept); err == nil {
+		return kept
+	}
+	return live
+}
+
+// Launch prepares the attempt's root from spec.RunnerDir (the newest runner
+// under <data>/runners when empty) and starts its listener. ctx bounds the
+// preparation only: the runner outlives it and is stopped with Stop. On error
+// the root may exist; Cleanup removes it.
+func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, error) {
+	if spec.Attempt.IsZero() {
+		return nil, errors.New("launch: the spec names no attempt")
+	}
+	if spec.JITConfig == "" {
+		return nil, fmt.Errorf("launch attempt %s: no JIT configuration to start the runner with", spec.Attempt)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	runnerDir := spec.RunnerDir
+	if runnerDir == "" {
+		newest, err := NewestRunner(filepath.Join(l.dataDir, runnersDir))
+		if err != nil {
+			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+		}
+		runnerDir = newest
+	}
+	if err := os.MkdirAll(filepath.Join(l.dataDir, attemptsDir), 0o700); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	root := l.Root(spec.Attempt)
+	copied, err := prepareRoot(runnerDir, root)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	if copied > 0 {
+		l.log.Warn("runner files copied, not hard-linked: put the data directory on the runner's filesystem to save the copy",
+			"attempt", spec.Attempt.String(), "files", copied, "runner", runnerDir)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(root, RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: runner log: %w", spec.Attempt, err)
+	}
+	exe := filepath.Join(root, "bin", listenerName)
+	cmd := &exec.Cmd{
+		Path:        exe,
+		Args:        []string{exe, "run"},
+		Dir:         root,
+		Env:         l.environ(spec),
+		Stdout:      logFile,
+		Stderr:      logFile,
+		SysProcAttr: newProcessGroup(),
+	}
+	err = cmd.Start()
+	_ = logFile.Close() // the child holds its own descriptor
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: start %s: %w", spec.Attempt, exe, err)
+	}
+	p := &childProcess{pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{}), code: -1}
+	// Read before anything reaps it: an exited child stays in the process
+	// table until Wait, so its start time can still be read.
+	if p.start, err = StartTime(p.pid); err != nil {
+		l.log.Warn("runner start time not read: it cannot be adopted after a restart",
+			"attempt", spec.Attempt.String(), "pid", p.pid, "err", err)
+	}
+	go p.wait()
+	return p, nil
+}
+
+// environ is the manager's environment without what runners must not see,
+// then spec.Env, then what the runner needs; later entries win.
+func (l *NativeLauncher) environ(spec LaunchSpec) []string {
+	env := make([]string, 0, len(os.Environ())+len(spec.Env)+4)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !l.dropped(name) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, spec.Env...)
+	env = append(env,
+		"ACTIONS_RUNNER_INPUT_JITCONFIG="+spec.JITConfig,
+		"ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1",
+		"RUNNER_MANAGER_ATTEMPT="+spec.Attempt.String(),
+	)
+	if runningAsRoot() {
+		env = append(env, "RUNNER_ALLOW_RUNASROOT=1")
+	}
+	return env
+}
+
+func (l *NativeLauncher) dropped(name string) bool {
+	for _, d := range l.dropEnv {
+		if prefix, ok := strings.CutSuffix(d, "*"); ok {
+			if envHasPrefix(name, prefix) {
+				return true
+			}
+		} else if envEqual(name, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Adopt watches a runner started before a restart, if (pid, start) is still
+// that process: on Linux through a pidfd, so its exit is seen at once;
+// elsewhere by looking every 2 s. Its ExitCode is -1: the manager is not its
+// parent. platform.ErrProcessGone when it is gone or another process now.
+func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (Process, error) {
+	if pid <= 0 || start == 0 {
+		return nil, fmt.Errorf("adopt attempt %s: pid %d, start %d: %w", a, pid, start, ErrProcessGone)
+	}
+	done, err := watchExit(pid, start, l.pollEvery)
+	if err != nil {
+		return nil, fmt.Errorf("adopt attempt %s (pid %d): %w", a, pid, err)
+	}
+	return &adoptedProcess{pid: pid, start: start, done: done}, nil
+}
+
+// Cleanup removes the attempt's root. A failed attempt's root is moved to
+// <data>/attempts/.failed/<id>/ and kept for KeepFailed. Every call also
+// prunes kept roots older than that. A missing root is not an error.
+func (l *NativeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
+	if a.IsZero() {
+		return errors.New("cleanup: no attempt named")
+	}
+	var errs []error
+	root := l.Root(a)
+	if _, err := os.Lstat(root); err == nil {
+		if failed && l.keepFailed > 0 {
+			errs = append(errs, l.keep(a, root))
+		} else if err := removeAll(root); err != nil {
+			errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, err))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, err))
+	}
+	errs = append(errs, l.pruneFailed())
+	return errors.Join(errs...)
+}
+
+func (l *NativeLauncher) keep(a rm.AttemptID, root string) error {
+	kept := filepath.Join(l.dataDir, attemptsDir, failedDir, a.String())
+	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+		return fmt.Errorf("cleanup attempt %s: %w", a, err)
+	}
+	if err := removeAll(kept); err != nil {
+		return fmt.Errorf("cleanup attempt %s: %w", a, err)
+	}
+	if err := os.Rename(root, kept); err != nil {
+		return fmt.Errorf("cleanup attempt %s: keep its root: %w", a, err)
+	}
+	now := l.now()
+	if err := os.Chtimes(kept, now, now); err != nil {
+		return fmt.Errorf("cleanup attempt %s: %w", a, err)
+	}
+	return nil
+}
+
+// pruneFailed removes kept roots older than keepFailed.
+func (l *NativeLauncher) pruneFailed() error {
+	dir := filepath.Join(l.dataDir, attemptsDir, failedDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("prune failed attempts: %w", err)
+	}
+	now := l.now()
+	var errs []error
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if now.Sub(info.ModTime()) >= l.keepFailed {
+			if err := removeAll(filepath.Join(dir, e.Name())); err != nil {
+				errs = append(errs, fmt.Errorf("prune failed attempt %s: %w", e.Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeAll is os.RemoveAll that also removes what a job left read-only (a
+// Go module cache makes its directories 0555).
+func removeAll(path string) error {
+	err := os.RemoveAll(path)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}
+
+// prepareRoot builds root from the installed runner in runnerDir and returns
+// how many files were copied because hard links failed.
+func prepareRoot(runnerDir, root string) (copied int, err error) {
+	src, err := filepath.EvalSymlinks(runnerDir)
+	if err == nil {
+		src, err = filepath.Abs(src)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("runner directory %s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "bin", listenerName)); err != nil {
+		return 0, fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, listenerName, err)
+	}
+	if err := os.Mkdir(root, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return 0, fmt.Errorf("attempt root %s exists already: each attempt is launched once", root)
+		}
+		return 0, err
+	}
+	n, err := linkTree(filepath.Join(src, "bin"), filepath.Join(root, "bin"))
+	copied += n
+	if err != nil {
+		return copied, err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return copied, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if skippedTopLevel[name] {
+			continue
+		}
+		from, to := filepath.Join(src, name), filepath.Join(root, name)
+		info, err := os.Stat(from)
+		if err != nil {
+			continue // a dangling link in the install: nothing to carry
+		}
+		switch {
+		case info.IsDir():
+			err = os.Symlink(from, to)
+		case !info.Mode().IsRegular():
+			continue
+		case info.Size() <= smallFile:
+			err = copyFile(from, to, info.Mode().Perm())
+		default:
+			var c bool
+			c, err = linkOrCopy(from, to, info.Mode().Perm())
+			if c {
+				copied++
+			}
+		}
+		if err != nil {
+			return copied, fmt.Errorf("attempt root: %s: %w", name, err)
+		}
+	}
+	for _, dir := range []string{"_work", "_diag"} {
+		if err := os.Mkdir(filepath.Join(root, dir), 0o700); err != nil {
+			return copied, err
+		}
+	}
+	return copied, nil
+}
+
+// linkTree recreates the directory tree src at dst: directories made anew,
+// files hard-linked (copied when that fails), symlinks recreated as they are.
+func linkTree(src, dst string) (copied int, err error) {
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(to, info.Mode().Perm()|0o700)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case d.Type().IsRegular():
+			c, err := linkOrCopy(path, to, info.Mode().Perm())
+			if c {
+				copied++
+			}
+			return err
+		}
+		return nil // sockets, devices: nothing a runner needs
+	})
+	if err != nil {
+		return copied, fmt.Errorf("attempt bin/: %w", err)
+	}
+	return copied, nil
+}
+
+// linkOrCopy hard-links src to dst, or copies it when linking fails (another
+// filesystem: EXDEV; a filesystem without hard links). copied says which.
+func linkOrCopy(src, dst string, perm fs.FileMode) (copied bool, err error) {
+	linkErr := os.Link(src, dst)
+	if linkErr == nil {
+		return false, nil
+	}
+	if err := copyFile(src, dst, perm); err != nil {
+		return true, errors.Join(linkErr, err)
+	}
+	return true, nil
+}
+
+func copyFile(src, dst string, perm fs.FileMode) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Chmod(perm) // not cut by the umask
+}
+
+// childProcess is a runner this launcher started: Wait tells of its exit.
+type childProcess struct {
+	pid   int
+	start uint64
+	cmd   *exec.Cmd
+	done  chan struct{}
+	code  int // written before done is closed
+}
+
+var _ Process = (*childProcess)(nil)
+
+func (p *childProcess) wait() {
+	_ = p.cmd.Wait()
+	p.code = exitCode(p.cmd.ProcessState)
+	close(p.done)
+}
+
+func (p *childProcess) PID() int              { return p.pid }
+func (p *childProcess) Start() uint64         { return p.start }
+func (p *childProcess) Done() <-chan struct{} { return p.done }
+
+// ExitCode is the listener's exit code; on Unix a death by signal N gives
+// 128+N, as a shell reports it. -1 before it exited.
+func (p *childProcess) ExitCode() int {
+	select {
+	case <-p.done:
+		return p.code
+	default:
+		return -1
+	}
+}
+
+// Stop sends SIGTERM to the process group, SIGKILL after grace, and returns
+// once the listener exited or ctx ended. Whatever is left of the group when
+// the listener exits is killed. A process that already exited is left alone.
+func (p *childProcess) Stop(ctx context.Context, grace time.Duration) error {
+	return stopGroup(ctx, p.pid, p.done, grace, func() bool { return true })
+}
+
+// adoptedProcess is a runner started before a restart, watched by a pidfd or
+// by polling.
+type adoptedProcess struct {
+	pid   int
+	start uint64
+	done  <-chan struct{}
+}
+
+var _ Process = (*adoptedProcess)(nil)
+
+func (p *adoptedProcess) PID() int              { return p.pid }
+func (p *adoptedProcess) Start() uint64         { return p.start }
+func (p *adoptedProcess) Done() <-chan struct{} { return p.done }
+
+// ExitCode is always -1: the manager is not the parent of an adopted runner
+// and the OS does not tell it the status.
+func (p *adoptedProcess) ExitCode() int { return -1 }
+
+// Stop signals the process group as for a child, each signal only while
+// (pid, start) is still the adopted process.
+func (p *adoptedProcess) Stop(ctx context.Context, grace time.Duration) error {
+	return stopGroup(ctx, p.pid, p.done, grace, func() bool { return Alive(p.pid, p.start) })
+}
+
+// stopGroup is the shared Stop: terminate, wait grace, kill, wait. still
+// says whether pid still names the process (checked before each signal).
+func stopGroup(ctx context.Context, pid int, done <-chan struct{}, grace time.Duration, still func() bool) error {
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	if !still() {
+		return nil
+	}
+	if err := terminateGroup(pid); err != nil {
+		return fmt.Errorf("stop runner pid %d: %w", pid, err)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		_ = killGroup(pid) // what the listener left behind
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+		return fmt.Errorf("stop runner pid %d: %w", pid, ctx.Err())
+	}
+	if still() {
+		if err := killGroup(pid); err != nil {
+			return fmt.Errorf("stop runner pid %d: %w", pid, err)
+		}
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop runner pid %d: %w", pid, ctx.Err())
+	}
+}

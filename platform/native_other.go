@@ -1,0 +1,12 @@
+//go:build !linux
+
+package platform
+
+import "time"
+
+// watchExit returns a channel closed when the process (pid, start) exits,
+// looking every pollEvery: the OS gives no exit notification for a process
+// that is not our child.
+func watchExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{}, error) {
+	return pollExit(pid, start, pollEvery)
+}

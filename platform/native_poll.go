@@ -1,0 +1,23 @@
+package platform
+
+import "time"
+
+// pollExit watches (pid, start) by looking every pollEvery; ErrProcessGone
+// if it is not alive now.
+func pollExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{}, error) {
+	if !Alive(pid, start) {
+		return nil, ErrProcessGone
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		for range t.C {
+			if !Alive(pid, start) {
+				return
+			}
+		}
+	}()
+	return done, nil
+}

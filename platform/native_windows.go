@@ -1,0 +1,50 @@
+//go:build windows
+
+package platform
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// listenerName is the runner's listener in bin\.
+const listenerName = "Runner.Listener.exe"
+
+// newProcessGroup gives nothing on Windows: there is no process group to
+// signal. The gap: Stop kills the listener only; processes a job started
+// outlive it until a job object holds the tree.
+func newProcessGroup() *syscall.SysProcAttr { return nil }
+
+// terminateGroup kills the process: Windows has no SIGTERM for a console
+// program without a console of ours to send CTRL_BREAK to.
+func terminateGroup(pid int) error { return killGroup(pid) }
+
+// killGroup kills the process (not its descendants: see newProcessGroup).
+func killGroup(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return nil // gone
+	}
+	defer p.Release()
+	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	return ps.ExitCode()
+}
+
+func runningAsRoot() bool { return false }
+
+func envEqual(a, b string) bool { return strings.EqualFold(a, b) }
+
+func envHasPrefix(name, prefix string) bool {
+	return len(name) >= len(prefix) && strings.EqualFold(name[:len(prefix)], prefix)
+}
