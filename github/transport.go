@@ -196,6 +196,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	for try := 0; ; try++ {
+		record(ctx, nil, nil)
 		if err := t.lim.check(req, rest); err != nil {
 			closeBody(req)
 			return nil, err
@@ -234,8 +235,8 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var peek []byte
 		if resp.StatusCode >= 400 {
 			peek = peekBody(resp, peekLimit)
-			record(ctx, resp, peek)
 		}
+		record(ctx, resp, peek)
 		if rle := t.lim.limited(req, resp, peek); rle != nil {
 			drain(resp)
 			t.lim.log.Warn("GitHub rate limit", "method", req.Method, "path", req.URL.Path, "status", resp.StatusCode, "secondary", rle.Secondary, "until", rle.Reset)
@@ -318,7 +319,7 @@ func closeBody(req *http.Request) {
 }
 
 // The call recorder lets a caller learn the status, headers and start of
-// the body of the last failed answer of a call made through a library
+// the body (of an error) of the last answer of a call made through a library
 // (actions/scaleset) whose errors keep only text.
 type callRecordKey struct{}
 
@@ -341,6 +342,10 @@ func record(ctx context.Context, resp *http.Response, body []byte) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	if resp == nil {
+		rec.status, rec.header, rec.body = 0, nil, nil
+		return
+	}
 	rec.status, rec.header, rec.body = resp.StatusCode, resp.Header.Clone(), bytes.Clone(body)
 }
 
