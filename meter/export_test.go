@@ -1,0 +1,45 @@
+package meter
+
+import (
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// The private figures the tests check against.
+const (
+	AnnounceAgain       = announceAgain
+	KeepAfterLastSample = keepAfterLastSample
+)
+
+// SetSampler replaces the look at the process table, and takes every
+// sampled pid for alive (a synctest bubble has no real processes).
+func (ms *AttemptMeters) SetSampler(sample func(pids []int) map[int]platform.TreeUsage) {
+	ms.sample = sample
+	ms.alive = func(int, uint64) bool { return true }
+}
+
+// AgeExited moves every "last announced" time d into the past.
+func (ms *AttemptMeters) AgeExited(d time.Duration) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	for a, at := range ms.exited {
+		ms.exited[a] = at.Add(-d)
+	}
+}
+
+// BankEnded runs the banking step alone, with live as the live set.
+func (ms *AttemptMeters) BankEnded(st store.Store, live map[rm.AttemptID]bool) {
+	ms.pass.Lock()
+	defer ms.pass.Unlock()
+	ms.bankEnded(st, live)
+}
+
+// SetPeaks sets a policy's measured peaks.
+func (ms *AttemptMeters) SetPeaks(p rm.PolicyID, peaks []uint64) {
+	ms.peaksMu.Lock()
+	defer ms.peaksMu.Unlock()
+	ms.peaks.Policies[p.String()] = peaks
+}

@@ -1,0 +1,530 @@
+// Package meter owns AttemptMeters: what each live runner attempt of this
+// host uses (peak memory of its process tree, average and busiest CPU),
+// the prompt notice of a runner process that exited, and the memory peaks
+// of ended attempts, kept per policy across restarts for memory admission.
+//
+// Every SampleEvery, Run looks at the process tree of each live native
+// attempt of the host's own policies, in one look at the process table
+// (platform.SampleTrees), on a goroutine of its own, so a slow /proc never
+// holds a reconcile loop. When an attempt ends, its report takes what the
+// samples saw (Take). Once an attempt that ran a job ends, its peak is kept
+// for its policy (PeaksOf, ExpectedPeak), in the peaks file.
+//
+// The same look notices a live attempt whose runner process is gone and
+// hands its target to the caller, who nudges that target's loop: the next
+// pass concludes the attempt and frees its slot within seconds instead of
+// at the next scheduled poll. The pass decides; a nudge only means "look
+// now".
+package meter
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// SampleEvery is how often each live attempt's process tree is sampled.
+const SampleEvery = 2 * time.Second
+
+// PeaksKept is how many of a policy's newest peaks are kept: enough for a
+// stable high percentile, few enough to follow a job that grew.
+const PeaksKept = 20
+
+// announceAgain is how soon an exited runner whose attempt is still live is
+// announced again: the 30-second floor of a target's own active polling.
+const announceAgain = 30 * time.Second
+
+// keepAfterLastSample is how long a meter outlives its attempt's last
+// sample, waiting for the attempt report that takes it.
+const keepAfterLastSample = 10 * time.Minute
+
+// meter is one attempt's figures.
+type meter struct {
+	firstAt, lastAt time.Time
+	// lastCPU is the tree's CPU total at the last look.
+	lastCPU time.Duration
+	// usedCPU adds up the increases of that total: a descendant that exits
+	// takes its time out of the total, and new work after that must still
+	// count.
+	usedCPU time.Duration
+	peakRSS uint64
+	// lastRSS is the tree's memory at the last look.
+	lastRSS        uint64
+	peakMillicores uint32
+	samples        uint32
+	// goneAt is when its runner process was first seen gone (zero: not
+	// gone), for the log line that says how long its slot took to free.
+	goneAt time.Time
+	// policy it ran for, when a pass sampled it (zero for a bare Record).
+	policy rm.PolicyID
+	// reported: its usage went into an attempt report.
+	reported bool
+	// banked: it ended, and its peak was kept for its policy (or judged not
+	// worth keeping: an idle exit).
+	banked bool
+}
+
+// millicores is CPU time over wall time, in thousandths of a CPU; false when
+// there is no wall time or the figure does not fit.
+func millicores(cpu, wall time.Duration) (uint32, bool) {
+	if wall <= 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(max(cpu, 0).Microseconds()), 1000)
+	if hi != 0 {
+		return 0, false
+	}
+	v := lo / uint64(max(wall.Microseconds(), 1))
+	if v > math.MaxUint32 {
+		return 0, false
+	}
+	return uint32(v), true
+}
+
+// since is now - t, never negative.
+func since(now, t time.Time) time.Duration { return max(now.Sub(t), 0) }
+
+func addDuration(a, b time.Duration) time.Duration {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}
+
+func (m *meter) usage() rm.AttemptUsage {
+	avg, _ := millicores(m.usedCPU, since(m.lastAt, m.firstAt))
+	return rm.AttemptUsage{
+		PeakRSSBytes:      m.peakRSS,
+		CPUAvgMillicores:  avg,
+		CPUPeakMillicores: m.peakMillicores,
+		Samples:           m.samples,
+	}
+}
+
+// AttemptMeters holds the meters of this host's live attempts, keyed by
+// attempt, and each policy's newest measured peaks. It is safe for
+// concurrent use.
+type AttemptMeters struct {
+	mu     sync.Mutex
+	meters map[rm.AttemptID]*meter
+	// exited: live attempts whose runner process was seen gone, and when
+	// that was last announced: again only after announceAgain, so an attempt
+	// a pass cannot conclude yet (GitHub unreachable) does not pull every
+	// poll forward, and one misread process table does not silence it for
+	// good.
+	exited map[rm.AttemptID]time.Time
+
+	peaksMu   sync.Mutex
+	peaks     platform.Peaks
+	peaksFile string
+
+	// pass serialises SampleOnce, so two passes never bank one peak twice.
+	pass sync.Mutex
+
+	// What a pass looks at; tests replace them.
+	sample func(pids []int) map[int]platform.TreeUsage
+	alive  func(pid int, start uint64) bool
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// New returns meters whose ended attempts' peaks are kept in peaksFile, with
+// those kept there before; "" keeps peaks in memory only. A peaks file that
+// cannot be read is logged and the meters start with no peaks.
+func New(peaksFile string) *AttemptMeters {
+	ms := &AttemptMeters{
+		meters:    map[rm.AttemptID]*meter{},
+		exited:    map[rm.AttemptID]time.Time{},
+		peaks:     platform.Peaks{Policies: map[string][]uint64{}},
+		peaksFile: peaksFile,
+		sample:    platform.SampleTrees,
+		alive:     platform.Alive,
+		now:       time.Now,
+		log:       slog.Default(),
+	}
+	if peaksFile != "" {
+		peaks, err := platform.LoadPeaks(peaksFile)
+		if err != nil {
+			ms.log.Warn("the measured memory peaks could not be read: starting without them", "err", err)
+		}
+		if peaks.Policies != nil {
+			ms.peaks = peaks
+		}
+	}
+	return ms
+}
+
+// PeaksOf returns the policy's newest measured peaks in bytes, oldest first.
+func (ms *AttemptMeters) PeaksOf(p rm.PolicyID) []uint64 {
+	ms.peaksMu.Lock()
+	defer ms.peaksMu.Unlock()
+	return slices.Clone(ms.peaks.Policies[p.String()])
+}
+
+// ExpectedPeak is what admission expects a new attempt of policy p to peak
+// at: the 90th percentile (nearest rank) of its banked peaks plus 10 %
+// headroom, or estimate while none is banked. The percentile follows most
+// jobs of a policy without letting one outlier hold a slot forever; the
+// headroom covers a job slightly heavier than any seen.
+func (ms *AttemptMeters) ExpectedPeak(p rm.PolicyID, estimate uint64) uint64 {
+	peaks := ms.PeaksOf(p)
+	if len(peaks) == 0 {
+		return estimate
+	}
+	slices.Sort(peaks)
+	rank := (9*len(peaks) + 9) / 10 // ⌈0.9 n⌉
+	v := peaks[rank-1]
+	if s := v + v/10; s >= v {
+		return s
+	}
+	return math.MaxUint64
+}
+
+// CurrentRSS returns what the attempt's tree used at the last look, when it
+// was sampled.
+func (ms *AttemptMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	m, ok := ms.meters[a]
+	if !ok {
+		return 0, false
+	}
+	return m.lastRSS, true
+}
+
+// Peek returns what the attempt used so far without taking it, for live
+// views (status, TUI, metrics).
+func (ms *AttemptMeters) Peek(a rm.AttemptID) (rm.AttemptUsage, bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	m, ok := ms.meters[a]
+	if !ok {
+		return rm.AttemptUsage{}, false
+	}
+	return m.usage(), true
+}
+
+// Record adds one sample of the attempt's tree, taken at at. p is the
+// policy it runs for; the zero PolicyID means none (its peak is never
+// banked). A meter's policy is the one of its first sample.
+func (ms *AttemptMeters) Record(a rm.AttemptID, p rm.PolicyID, at time.Time, u platform.TreeUsage) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.recordLocked(a, p, at, u)
+}
+
+func (ms *AttemptMeters) recordLocked(a rm.AttemptID, p rm.PolicyID, at time.Time, u platform.TreeUsage) {
+	m, ok := ms.meters[a]
+	if !ok {
+		m = &meter{firstAt: at, lastAt: at, lastCPU: u.CPUTime, policy: p}
+		ms.meters[a] = m
+	}
+	// A descendant that exited took its CPU time out of the total: only
+	// increases count, from wherever the total now stands.
+	increase := max(u.CPUTime-m.lastCPU, 0)
+	if busy, ok := millicores(increase, since(at, m.lastAt)); ok {
+		m.peakMillicores = max(m.peakMillicores, busy)
+	}
+	m.usedCPU = addDuration(m.usedCPU, increase)
+	m.lastAt = at
+	m.lastCPU = u.CPUTime
+	m.peakRSS = max(m.peakRSS, u.RSSBytes)
+	m.lastRSS = u.RSSBytes
+	if m.samples < math.MaxUint32 {
+		m.samples++
+	}
+	m.goneAt = time.Time{}
+}
+
+// SinceSeenGone returns how long ago the attempt's runner was first seen
+// gone: up to SampleEvery less than since it exited. False when it was not.
+func (ms *AttemptMeters) SinceSeenGone(a rm.AttemptID, now time.Time) (time.Duration, bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	m, ok := ms.meters[a]
+	if !ok || m.goneAt.IsZero() {
+		return 0, false
+	}
+	return since(now, m.goneAt), true
+}
+
+// Take returns what the attempt used, once. The meter stays until its peak
+// is kept for its policy.
+func (ms *AttemptMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	m, ok := ms.meters[a]
+	if !ok || m.reported {
+		return rm.AttemptUsage{}, false
+	}
+	m.reported = true
+	u := m.usage()
+	if m.banked || m.policy.IsZero() {
+		delete(ms.meters, a)
+	}
+	return u, true
+}
+
+// ForgetStale forgets meters not sampled for 10 minutes and not in live: an
+// attempt whose report never took its usage.
+func (ms *AttemptMeters) ForgetStale(live map[rm.AttemptID]bool, now time.Time) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.forgetStaleLocked(live, now)
+}
+
+func (ms *AttemptMeters) forgetStaleLocked(live map[rm.AttemptID]bool, now time.Time) {
+	for a, m := range ms.meters {
+		if !live[a] && since(now, m.lastAt) >= keepAfterLastSample {
+			delete(ms.meters, a)
+		}
+	}
+}
+
+// bankEnded keeps, for its policy, the peak of every metered attempt that
+// ended (is not in live, and is concluded in the journal) after running a
+// job: an idle exit says nothing of the jobs. live must be complete.
+func (ms *AttemptMeters) bankEnded(st store.Store, live map[rm.AttemptID]bool) {
+	type ended struct {
+		a    rm.AttemptID
+		p    rm.PolicyID
+		peak uint64
+	}
+	var todo []ended
+	func() {
+		ms.mu.Lock()
+		defer ms.mu.Unlock()
+		for a, m := range ms.meters {
+			if !m.banked && !live[a] && !m.policy.IsZero() {
+				todo = append(todo, ended{a, m.policy, m.peakRSS})
+			}
+		}
+	}()
+	if len(todo) == 0 {
+		return
+	}
+	ctx := context.Background()
+	kept := false
+	for _, e := range todo {
+		var ranJob bool
+		found, err := st.Attempt(ctx, e.a)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// Gone from the journal (cleaned): nothing says how it ended.
+			ranJob = false
+		case err != nil:
+			continue // asked again at the next look
+		case found.Outcome.IsZero():
+			continue // not concluded yet: asked again at the next look
+		default:
+			// CompletedJob is the runner finishing its job, whatever the
+			// job's own result (an out-of-memory build included). Failed is
+			// the runner failing, mostly before any job: its peak would drag
+			// the estimate down.
+			ranJob = found.Outcome.Kind == rm.CompletedJob
+		}
+		if ranJob && e.peak > 0 {
+			ms.bankPeak(e.p, e.peak)
+			kept = true
+		}
+		func() {
+			ms.mu.Lock()
+			defer ms.mu.Unlock()
+			if m, ok := ms.meters[e.a]; ok {
+				m.banked = true
+				if m.reported {
+					delete(ms.meters, e.a)
+				}
+			}
+		}()
+	}
+	if kept && ms.peaksFile != "" {
+		if err := platform.SavePeaks(ms.peaksFile, ms.peaksCopy()); err != nil {
+			ms.log.Warn("the measured memory peaks could not be kept", "err", err)
+		}
+	}
+}
+
+func (ms *AttemptMeters) bankPeak(p rm.PolicyID, peak uint64) {
+	ms.peaksMu.Lock()
+	defer ms.peaksMu.Unlock()
+	key := p.String()
+	kept := append(ms.peaks.Policies[key], peak)
+	if len(kept) > PeaksKept {
+		kept = slices.Clone(kept[len(kept)-PeaksKept:])
+	}
+	ms.peaks.Policies[key] = kept
+}
+
+func (ms *AttemptMeters) peaksCopy() platform.Peaks {
+	ms.peaksMu.Lock()
+	defer ms.peaksMu.Unlock()
+	c := platform.Peaks{Policies: make(map[string][]uint64, len(ms.peaks.Policies))}
+	for k, v := range ms.peaks.Policies {
+		c.Policies[k] = slices.Clone(v)
+	}
+	return c
+}
+
+// root is one live attempt's runner process, as the journal has it.
+type root struct {
+	attempt rm.AttemptID
+	pid     int
+	start   uint64
+	target  rm.ScaleTarget
+	policy  rm.PolicyID
+}
+
+// SampleOnce is one pass: it samples every live attempt with a process of
+// host's own policies, and returns the targets of the attempts whose runner
+// process is newly seen gone (or gone and last announced 30 s ago). A
+// process is gone when it is not in the process table, or, when the journal
+// has its start stamp, when (pid, start) is no longer a running process (a
+// reused pid, an exited child not yet reaped). Blocking: the journal and the
+// process table.
+func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTarget {
+	ms.pass.Lock()
+	defer ms.pass.Unlock()
+	ctx := context.Background()
+
+	// A read that failed leaves live short: nothing is concluded from it.
+	complete := true
+	policies, err := st.Policies(ctx)
+	if err != nil {
+		complete = false
+		ms.log.Warn("metering: the journal's policies could not be read", "err", err)
+	}
+	live := map[rm.AttemptID]bool{}
+	var roots []root
+	for _, p := range policies {
+		if !p.IsOwnedBy(host) {
+			continue
+		}
+		attempts, err := st.ActiveAttempts(ctx, p.ID)
+		if err != nil {
+			complete = false
+			ms.log.Warn("metering: a policy's attempts could not be read", "policy", p.Name, "err", err)
+			continue
+		}
+		for _, a := range attempts {
+			live[a.ID] = true
+			if a.PID > 0 {
+				roots = append(roots, root{a.ID, a.PID, a.ProcessStart, p.Target, p.ID})
+			}
+		}
+	}
+
+	// One look at the process table for every attempt.
+	pids := make([]int, len(roots))
+	for i, r := range roots {
+		pids[i] = r.pid
+	}
+	trees := map[int]platform.TreeUsage{}
+	if len(roots) > 0 { // an idle host costs no look at the table
+		trees = ms.sample(pids)
+	}
+	if trees == nil {
+		// The table could not be listed: nothing is known, no runner is gone.
+		ms.log.Warn("metering: the process table could not be read")
+	}
+	present := make([]bool, len(roots))
+	for i, r := range roots {
+		_, ok := trees[r.pid]
+		present[i] = ok && (r.start == 0 || ms.alive(r.pid, r.start))
+	}
+	now := ms.now()
+
+	var exited []rm.ScaleTarget
+	func() {
+		ms.mu.Lock()
+		defer ms.mu.Unlock()
+		for a := range ms.exited {
+			if !live[a] {
+				delete(ms.exited, a)
+			}
+		}
+		if trees == nil {
+			return
+		}
+		for i, r := range roots {
+			if !present[i] {
+				if m, ok := ms.meters[r.attempt]; ok && m.goneAt.IsZero() {
+					m.goneAt = now
+				}
+				at, seen := ms.exited[r.attempt]
+				if !seen || since(now, at) >= announceAgain {
+					ms.exited[r.attempt] = now
+					// A repeated target is harmless: a nudge is one permit.
+					exited = append(exited, r.target)
+				}
+				continue
+			}
+			delete(ms.exited, r.attempt)
+			ms.recordLocked(r.attempt, r.policy, now, trees[r.pid])
+		}
+	}()
+	if complete {
+		ms.bankEnded(st, live)
+	}
+	ms.ForgetStale(live, now)
+	return exited
+}
+
+// Run samples host's attempts every SampleEvery, from now, while wanted
+// says so (nil: always), and hands exited the targets whose runner process
+// just went away. Each pass runs on a goroutine of its own; a pass that
+// panics loses one sample, nothing more. Passes never overlap: a slow one
+// delays the next. Run returns when ctx ends, without waiting for a pass in
+// progress.
+func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget)) {
+	ticks := time.NewTicker(SampleEvery)
+	defer ticks.Stop()
+	for {
+		if wanted == nil || wanted() {
+			gone, ok := ms.runPass(ctx, st, host)
+			if !ok {
+				return
+			}
+			if exited != nil {
+				for _, t := range gone {
+					exited(t)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks.C:
+		}
+	}
+}
+
+// runPass runs SampleOnce on a goroutine; false when ctx ended first.
+func (ms *AttemptMeters) runPass(ctx context.Context, st store.Store, host rm.HostID) ([]rm.ScaleTarget, bool) {
+	result := make(chan []rm.ScaleTarget, 1)
+	go func() {
+		var gone []rm.ScaleTarget
+		defer func() {
+			if r := recover(); r != nil {
+				ms.log.Error("metering: a pass panicked; one sample is lost", "panic", r)
+			}
+			result <- gone
+		}()
+		gone = ms.SampleOnce(st, host)
+	}()
+	select {
+	case gone := <-result:
+		return gone, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}

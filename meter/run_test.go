@@ -1,0 +1,212 @@
+package meter_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/storetest"
+)
+
+// memJournal is the little of a journal a metering pass reads, in memory,
+// so a synctest bubble holds no database goroutines.
+type memJournal struct {
+	store.Store
+	policy   rm.Policy
+	attempts []rm.Attempt
+}
+
+func (j *memJournal) Policies(context.Context) ([]rm.Policy, error) {
+	return []rm.Policy{j.policy}, nil
+}
+
+func (j *memJournal) ActiveAttempts(_ context.Context, p rm.PolicyID) ([]rm.Attempt, error) {
+	if p != j.policy.ID {
+		return nil, nil
+	}
+	return j.attempts, nil
+}
+
+func (j *memJournal) Attempt(_ context.Context, id rm.AttemptID) (rm.Attempt, error) {
+	for _, a := range j.attempts {
+		if a.ID == id {
+			return a, nil
+		}
+	}
+	return rm.Attempt{}, store.ErrNotFound
+}
+
+// runner is one live attempt, pid 7, of one policy of host.
+func runner() (*memJournal, rm.HostID) {
+	host := rm.NewHostID()
+	p := storetest.NewPolicy().Repository("acme/repo").Host(host).Autoscale("home", 2).Active().Build()
+	a := storetest.NewAttempt().Policy(p.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(7).Build()
+	return &memJournal{policy: p, attempts: []rm.Attempt{a}}, host
+}
+
+// running starts ms.Run in the bubble; stop cancels it and waits for Run to
+// return.
+func running(t *testing.T, ms *meter.AttemptMeters, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget)) (stop func(), returned <-chan struct{}) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ms.Run(ctx, st, host, wanted, exited)
+	}()
+	return func() { cancel(); <-done }, done
+}
+
+func alive(pids []int) map[int]platform.TreeUsage {
+	out := map[int]platform.TreeUsage{}
+	for _, pid := range pids {
+		out[pid] = tree(1<<20, 0)
+	}
+	return out
+}
+
+func TestRunTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, host := runner()
+		var calls atomic.Int32
+		ms := meter.New("")
+		ms.SetSampler(func(pids []int) map[int]platform.TreeUsage {
+			calls.Add(1)
+			assert.Equal(t, []int{7}, pids, "one look for every attempt")
+			return alive(pids)
+		})
+		stop, returned := running(t, ms, st, host, nil, nil)
+		synctest.Wait()
+		assert.Equal(t, int32(1), calls.Load(), "the first pass at once")
+		time.Sleep(meter.SampleEvery - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, int32(1), calls.Load())
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, int32(2), calls.Load(), "then every 2 s")
+		time.Sleep(10 * meter.SampleEvery)
+		synctest.Wait()
+		assert.Equal(t, int32(12), calls.Load())
+		u, ok := ms.Peek(st.attempts[0].ID)
+		require.True(t, ok)
+		assert.Equal(t, uint32(12), u.Samples)
+
+		stop()
+		select {
+		case <-returned:
+		default:
+			t.Fatal("Run did not return when its context ended")
+		}
+		time.Sleep(10 * meter.SampleEvery)
+		synctest.Wait()
+		assert.Equal(t, int32(12), calls.Load(), "no pass after Run returned")
+	})
+}
+
+func TestRunWanted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, host := runner()
+		var calls atomic.Int32
+		var wanted atomic.Bool
+		ms := meter.New("")
+		ms.SetSampler(func(pids []int) map[int]platform.TreeUsage { calls.Add(1); return alive(pids) })
+		stop, _ := running(t, ms, st, host, wanted.Load, nil)
+		defer stop()
+		time.Sleep(5 * meter.SampleEvery)
+		synctest.Wait()
+		assert.Zero(t, calls.Load(), "no sampling while not wanted")
+		wanted.Store(true)
+		time.Sleep(meter.SampleEvery)
+		synctest.Wait()
+		assert.Equal(t, int32(1), calls.Load(), "sampling from the next tick")
+	})
+}
+
+func TestRunAnnouncesExited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, host := runner()
+		ms := meter.New("")
+		ms.SetSampler(func([]int) map[int]platform.TreeUsage { return map[int]platform.TreeUsage{} })
+		var mu sync.Mutex
+		var at []time.Duration
+		begin := time.Now()
+		stop, _ := running(t, ms, st, host, nil, func(target rm.ScaleTarget) {
+			assert.Equal(t, st.policy.Target, target)
+			mu.Lock()
+			defer mu.Unlock()
+			at = append(at, time.Since(begin))
+		})
+		defer stop()
+		time.Sleep(61 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []time.Duration{0, 30 * time.Second, 60 * time.Second}, at,
+			"announced at once, then every 30 s while it stays live")
+	})
+}
+
+func TestRunSurvivesPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, host := runner()
+		var calls atomic.Int32
+		ms := meter.New("")
+		ms.SetSampler(func(pids []int) map[int]platform.TreeUsage {
+			if calls.Add(1) == 2 {
+				panic("a /proc that makes no sense")
+			}
+			return alive(pids)
+		})
+		stop, returned := running(t, ms, st, host, nil, nil)
+		defer stop()
+		time.Sleep(3 * meter.SampleEvery)
+		synctest.Wait()
+		assert.Equal(t, int32(4), calls.Load(), "a pass that panics loses one sample")
+		u, ok := ms.Peek(st.attempts[0].ID)
+		require.True(t, ok)
+		assert.Equal(t, uint32(3), u.Samples)
+		select {
+		case <-returned:
+			t.Fatal("Run returned after a panic")
+		default:
+		}
+	})
+}
+
+func TestRunSlowProc(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, host := runner()
+		var calls atomic.Int32
+		release := make(chan struct{})
+		ms := meter.New("")
+		ms.SetSampler(func(pids []int) map[int]platform.TreeUsage {
+			if calls.Add(1) == 2 {
+				<-release // a /proc read that hangs
+			}
+			return alive(pids)
+		})
+		stop, returned := running(t, ms, st, host, nil, nil)
+		time.Sleep(10 * meter.SampleEvery)
+		synctest.Wait()
+		assert.Equal(t, int32(2), calls.Load(), "passes never overlap")
+
+		stop() // returns although the pass still hangs
+		select {
+		case <-returned:
+		default:
+			t.Fatal("Run waited for a hung pass")
+		}
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, int32(2), calls.Load())
+	})
+}
