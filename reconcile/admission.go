@@ -1,0 +1,298 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// MemorySource tells the host's memory. HostMemory is the real one; tests
+// fake a small machine.
+type MemorySource interface {
+	Memory() (total, available uint64, err error)
+}
+
+// HostMemory is the host's real memory, as platform.HostMemory reads it.
+type HostMemory struct{}
+
+var _ MemorySource = HostMemory{}
+
+// Memory implements MemorySource.
+func (HostMemory) Memory() (total, available uint64, err error) { return platform.HostMemory() }
+
+// The reasons admission refuses a launch.
+const (
+	RefusedMemory = "memory"
+	RefusedDisk   = "disk"
+	RefusedMax    = "max"
+)
+
+// Refusal says why admission refused a launch: a Reason (RefusedMemory,
+// RefusedDisk, RefusedMax) and a Detail with the figures.
+type Refusal struct {
+	Reason string
+	Detail string
+}
+
+func (r Refusal) String() string { return r.Reason + ": " + r.Detail }
+
+// Admission decides whether the host can hold one more runner (DESIGN.md
+// §6). A candidate of policy P is admitted while
+//
+//	Σ over the host's live attempts of max(current RSS, expected peak of its policy)
+//	  + expected(P) ≤ total memory − Reserve,
+//
+// the data directory's filesystem has at least DiskFloor free, and P has
+// fewer than Max live attempts. expected(P) is the meters' ExpectedPeak of
+// P's banked peaks, else P's MemoryEstimate, else DefaultEstimate.
+//
+// One Admission serves every loop of a host: it serializes their decisions,
+// and the loop writes the admitted attempts' journal rows before the next
+// decision reads the journal, so two loops never spend the same memory.
+type Admission struct {
+	// Memory is the host's memory; nil skips the memory check.
+	Memory MemorySource
+	// Reserve is kept for the system and everything else.
+	Reserve uint64
+	// DiskFree reports the free bytes of the filesystem holding DiskPath;
+	// nil skips the disk check.
+	DiskFree  func(path string) (uint64, error)
+	DiskPath  string
+	DiskFloor uint64
+	// DefaultEstimate is the expected peak of a policy with no estimate and
+	// no measured peak; 0 means DefaultMemoryEstimate.
+	DefaultEstimate uint64
+
+	mu sync.Mutex // held by a session: one decision at a time, host-wide
+
+	statMu sync.Mutex
+	last   MemoryStatus
+}
+
+// Ask is one admission question with its figures.
+type Ask struct {
+	// TotalMemory is 0 when the memory is not checked.
+	TotalMemory uint64
+	// Committed is Σ over live attempts of max(current RSS, expected peak).
+	Committed uint64
+	// Expected is the candidate's expected peak.
+	Expected uint64
+	// DiskFree is checked when DiskKnown.
+	DiskFree  uint64
+	DiskKnown bool
+	// Live and Max are the candidate policy's.
+	Live, Max int
+}
+
+// Decide answers one question: admitted, or the refusal and its figures.
+func (a *Admission) Decide(q Ask) (Refusal, bool) {
+	if q.Live >= q.Max {
+		return Refusal{RefusedMax, fmt.Sprintf("%d live of max %d", q.Live, q.Max)}, false
+	}
+	if q.DiskKnown && q.DiskFree < a.DiskFloor {
+		return Refusal{RefusedDisk, fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
+			formatBytes(q.DiskFree), a.DiskPath, formatBytes(a.DiskFloor))}, false
+	}
+	if q.TotalMemory > 0 {
+		limit := sub(q.TotalMemory, a.Reserve)
+		if q.Committed+q.Expected > limit {
+			return Refusal{RefusedMemory, fmt.Sprintf("%s committed + %s expected > %s (%s total − %s reserve)",
+				formatBytes(q.Committed), formatBytes(q.Expected), formatBytes(limit),
+				formatBytes(q.TotalMemory), formatBytes(a.Reserve))}, false
+		}
+	}
+	return Refusal{}, true
+}
+
+// Capacity is how many runners the policy may have now: its live ones plus
+// as many more of the expected size as Decide would admit one after the
+// other, at most Max. It is what scale-set mode reports as maxCapacity.
+func (a *Admission) Capacity(q Ask) int {
+	n := q.Live
+	for n < q.Max {
+		if _, ok := a.Decide(q); !ok {
+			break
+		}
+		q.Committed += q.Expected
+		q.Live++
+		n++
+	}
+	return n
+}
+
+// Status is the host's memory and disk as the last decision saw them.
+func (a *Admission) Status() MemoryStatus {
+	a.statMu.Lock()
+	defer a.statMu.Unlock()
+	return a.last
+}
+
+func (a *Admission) defaultEstimate() uint64 {
+	if a.DefaultEstimate > 0 {
+		return a.DefaultEstimate
+	}
+	return DefaultMemoryEstimate
+}
+
+// expectedPeak is what a new attempt of p is expected to peak at.
+func (a *Admission) expectedPeak(m Meters, p rm.Policy) uint64 {
+	est := p.MemoryEstimate
+	if est == 0 {
+		est = a.defaultEstimate()
+	}
+	if m == nil {
+		return est
+	}
+	return m.ExpectedPeak(p.ID, est)
+}
+
+// admitDeps is what a session reads to sum the host's commitments.
+type admitDeps struct {
+	st     store.Store
+	host   rm.HostID
+	meters Meters
+	tab    *table
+}
+
+// session is one loop's turn at admission: the host's figures read once,
+// then candidates decided one after the other, each admitted one committed
+// before the next. The loop records the admitted attempts' rows before end.
+type session struct {
+	a         *Admission
+	total     uint64
+	memErr    error
+	diskFree  uint64
+	diskKnown bool
+	diskErr   error
+	committed uint64
+}
+
+// begin locks admission host-wide and reads the figures: host memory, disk
+// free, and the commitments of every live attempt of the host's policies
+// whose process has not exited.
+func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
+	a.mu.Lock()
+	s := &session{a: a}
+	if a.Memory != nil {
+		total, _, err := a.Memory.Memory()
+		if err != nil {
+			s.memErr = err
+		}
+		s.total = total
+	}
+	if a.DiskFree != nil {
+		free, err := a.DiskFree(a.DiskPath)
+		if err != nil {
+			s.diskErr = err
+		} else {
+			s.diskFree, s.diskKnown = free, true
+		}
+	}
+	policies, err := d.st.Policies(ctx)
+	if err != nil {
+		a.mu.Unlock()
+		return nil, fmt.Errorf("admission: read policies: %w", err)
+	}
+	for _, p := range policies {
+		if !p.IsOwnedBy(d.host) {
+			continue
+		}
+		live, err := d.st.ActiveAttempts(ctx, p.ID)
+		if err != nil {
+			a.mu.Unlock()
+			return nil, fmt.Errorf("admission: read live attempts of policy %s: %w", p.Name, err)
+		}
+		if len(live) == 0 {
+			continue
+		}
+		exp := a.expectedPeak(d.meters, p)
+		for _, at := range live {
+			if d.tab.exited(at.ID) {
+				continue // its memory is free; it only waits to be concluded
+			}
+			c := exp
+			if d.meters != nil {
+				if rss, ok := d.meters.CurrentRSS(at.ID); ok && rss > c {
+					c = rss
+				}
+			}
+			s.committed += c
+		}
+	}
+	a.statMu.Lock()
+	avail := uint64(0)
+	if a.Memory != nil && s.memErr == nil {
+		_, avail, _ = a.Memory.Memory()
+	}
+	a.last = MemoryStatus{
+		TotalBytes: s.total, AvailableBytes: avail, ReserveBytes: a.Reserve,
+		CommittedBytes: s.committed, DiskFreeBytes: s.diskFree, DiskFloorBytes: a.DiskFloor,
+	}
+	a.statMu.Unlock()
+	return s, nil
+}
+
+func (s *session) ask(expected uint64, live, max int) Ask {
+	return Ask{TotalMemory: s.total, Committed: s.committed, Expected: expected,
+		DiskFree: s.diskFree, DiskKnown: s.diskKnown, Live: live, Max: max}
+}
+
+// admit decides one candidate and, when admitted, commits its expected peak.
+func (s *session) admit(expected uint64, live, max int) (Refusal, bool) {
+	if s.memErr != nil {
+		return Refusal{RefusedMemory, "cannot read the host's memory: " + s.memErr.Error()}, false
+	}
+	if s.diskErr != nil {
+		return Refusal{RefusedDisk, fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
+	}
+	r, ok := s.a.Decide(s.ask(expected, live, max))
+	if ok {
+		s.committed += expected
+	}
+	return r, ok
+}
+
+// capacity is the admitted capacity of a policy with live attempts.
+func (s *session) capacity(expected uint64, live, max int) int {
+	if s.memErr != nil || s.diskErr != nil {
+		return min(live, max)
+	}
+	return s.a.Capacity(s.ask(expected, live, max))
+}
+
+func (s *session) end() {
+	s.a.statMu.Lock()
+	s.a.last.CommittedBytes = s.committed
+	s.a.statMu.Unlock()
+	s.a.mu.Unlock()
+}
+
+func sub(a, b uint64) uint64 {
+	if b > a {
+		return 0
+	}
+	return a - b
+}
+
+// formatBytes prints a size in binary units: "1.5 GiB", "512 MiB".
+func formatBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit && exp < 5; n /= unit {
+		div *= unit
+		exp++
+	}
+	v := float64(b) / float64(div)
+	s := fmt.Sprintf("%.1f", v)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		s = s[:len(s)-2]
+	}
+	return s + " " + string("KMGTPE"[exp]) + "iB"
+}

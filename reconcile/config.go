@@ -1,0 +1,170 @@
+package reconcile
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// The defaults of Config. They are the manager's production figures; tests
+// shorten them.
+const (
+	// DefaultRegisterTimeout bounds one JIT configuration request.
+	DefaultRegisterTimeout = 2 * time.Minute
+	// DefaultStartTimeout is how long a launched runner may take to be seen
+	// online (or to take a job) before it is stopped: Failed(StartTimeout).
+	DefaultStartTimeout = 5 * time.Minute
+	// DefaultZombieGrace is how long a live runner may miss from GitHub's
+	// runner list before it is stopped as a zombie.
+	DefaultZombieGrace = 2 * time.Minute
+	// DefaultStopGrace is the time between SIGTERM and SIGKILL.
+	DefaultStopGrace = 30 * time.Second
+	// DefaultJobWordGrace is how long an attempt whose runner exited 0 with
+	// no job known waits for GitHub's word of a job (a JobStarted or
+	// JobCompleted event that lags the exit) before it is concluded
+	// ExitedIdleWithoutWork. Its slot is free meanwhile.
+	DefaultJobWordGrace = 30 * time.Second
+	// DefaultScaleDownAfter is how long a runner must have been idle before
+	// a scale-down may remove it, so a demand figure that lags a new job
+	// does not churn runners.
+	DefaultScaleDownAfter = 10 * time.Second
+	// DefaultActiveRequeue is the next pass while anything is live or wanted.
+	DefaultActiveRequeue = 3 * time.Second
+	// DefaultIdleRequeue is the next pass when nothing is live or wanted.
+	DefaultIdleRequeue = 60 * time.Second
+	// DefaultRunnerListEvery is how old GitHub's runner list may grow while
+	// runners are live; each list costs a request.
+	DefaultRunnerListEvery = 30 * time.Second
+	// DefaultOrphanListEvery is how often an idle loop lists GitHub's
+	// runners to reap leftover registrations.
+	DefaultOrphanListEvery = 10 * time.Minute
+	// DefaultMaxLaunchesPerPass caps the launches of one pass.
+	DefaultMaxLaunchesPerPass = 4
+	// DefaultMaxFailedLaunchesPerMinute caps, per policy, the launches that
+	// failed in the last minute before launching pauses: no spawn storms.
+	DefaultMaxFailedLaunchesPerMinute = 5
+	// DefaultBackoffBase and DefaultBackoffMax bound the driver's backoff
+	// while passes fail.
+	DefaultBackoffBase = time.Second
+	DefaultBackoffMax  = 2 * time.Minute
+	// DefaultMemoryEstimate is what a policy's first job is expected to
+	// peak at when the policy says nothing and no peak was measured.
+	DefaultMemoryEstimate uint64 = 2 << 30
+)
+
+// Meters is what the loop asks of the attempt meters (meter.AttemptMeters
+// implements it): an attempt's memory now and its usage once it ended, and
+// what a new attempt of a policy is expected to peak at.
+type Meters interface {
+	// CurrentRSS is the attempt's tree memory at the last sample.
+	CurrentRSS(a rm.AttemptID) (uint64, bool)
+	// Take returns the attempt's usage, once.
+	Take(a rm.AttemptID) (rm.AttemptUsage, bool)
+	// ExpectedPeak is what a new attempt of p is expected to peak at: from
+	// its banked peaks, else estimate.
+	ExpectedPeak(p rm.PolicyID, estimate uint64) uint64
+}
+
+// Config is what a Loop needs. Store, Target, Launcher and Host are
+// required; zero durations and caps take the Default figures above.
+type Config struct {
+	Store    store.Store
+	Target   github.Target
+	Launcher Launcher
+	// Meters may be nil: no usage on attempts, and expected peaks are the
+	// policies' estimates.
+	Meters Meters
+	Host   rm.Host
+	// Policies are the policies the loop serves; they share one target
+	// (Target.Key()). The pass re-reads them from the journal, so edits of
+	// max, min idle or paused take effect at the next pass.
+	Policies []rm.Policy
+	// Admission decides every launch; nil admits up to each policy's max.
+	// Loops of one host must share one Admission.
+	Admission *Admission
+	// Now is the clock of every timestamp and deadline (default time.Now).
+	// The driver sleeps on real timers.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// DataDir holds runners/<version>/, the runners a policy with no
+	// RunnerDir uses (the newest installed).
+	DataDir string
+	// RunnerEnv is added to every runner's environment ("KEY=value").
+	RunnerEnv []string
+
+	RegisterTimeout time.Duration
+	StartTimeout    time.Duration
+	// IdleTimeout, when set, stops a runner idle that long.
+	IdleTimeout     time.Duration
+	ZombieGrace     time.Duration
+	StopGrace       time.Duration
+	JobWordGrace    time.Duration
+	// ScaleDownAfter: a negative value lets a scale-down remove a runner
+	// the moment it is seen idle.
+	ScaleDownAfter  time.Duration
+	ActiveRequeue   time.Duration
+	IdleRequeue     time.Duration
+	RunnerListEvery time.Duration
+	OrphanListEvery time.Duration
+	BackoffBase     time.Duration
+	BackoffMax      time.Duration
+
+	MaxLaunchesPerPass         int
+	MaxFailedLaunchesPerMinute int
+
+	// Drain: when Run's context ends, remove idle runners and wait for busy
+	// ones to finish (bounded by DrainTimeout, if set) instead of leaving
+	// them running to be re-adopted at the next start.
+	Drain        bool
+	DrainTimeout time.Duration
+
+	// OnRefusal is told of every admission refusal (the supervisor counts
+	// them by reason).
+	OnRefusal func(policy rm.PolicyID, r Refusal)
+
+	// tab is shared by the loops of a supervisor; nil makes a private one.
+	tab *table
+}
+
+func (c *Config) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	dur := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	dur(&c.RegisterTimeout, DefaultRegisterTimeout)
+	dur(&c.StartTimeout, DefaultStartTimeout)
+	dur(&c.ZombieGrace, DefaultZombieGrace)
+	dur(&c.StopGrace, DefaultStopGrace)
+	dur(&c.JobWordGrace, DefaultJobWordGrace)
+	if c.ScaleDownAfter < 0 {
+		c.ScaleDownAfter = 0
+	} else if c.ScaleDownAfter == 0 {
+		c.ScaleDownAfter = DefaultScaleDownAfter
+	}
+	dur(&c.ActiveRequeue, DefaultActiveRequeue)
+	dur(&c.IdleRequeue, DefaultIdleRequeue)
+	dur(&c.RunnerListEvery, DefaultRunnerListEvery)
+	dur(&c.OrphanListEvery, DefaultOrphanListEvery)
+	dur(&c.BackoffBase, DefaultBackoffBase)
+	dur(&c.BackoffMax, DefaultBackoffMax)
+	if c.MaxLaunchesPerPass <= 0 {
+		c.MaxLaunchesPerPass = DefaultMaxLaunchesPerPass
+	}
+	if c.MaxFailedLaunchesPerMinute <= 0 {
+		c.MaxFailedLaunchesPerMinute = DefaultMaxFailedLaunchesPerMinute
+	}
+	if c.tab == nil {
+		c.tab = newTable()
+	}
+}

@@ -1,0 +1,377 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
+)
+
+// maxQueuedEvents bounds the job events kept between two passes.
+const maxQueuedEvents = 10_000
+
+// minRequeue is the shortest RequeueAfter a pass asks for.
+const minRequeue = 10 * time.Millisecond
+
+// Loop is the autoscaler of one scale target on one host: a level-based
+// reconcile pass (Reconcile) and its driver (Run). Events (a runner
+// exited, GitHub's demand changed, a user edit) only nudge it; every pass
+// decides from the world as it is: the journal, GitHub's runner list, the
+// runner processes and the latest demand (docs/architecture.md).
+type Loop struct {
+	cfg    Config
+	key    string
+	log    *slog.Logger
+	tab    *table
+	nudge  chan struct{}
+	closed chan struct{}
+	once   sync.Once
+	wg     sync.WaitGroup
+
+	capacity atomic.Int64
+	draining atomic.Bool
+	running  atomic.Bool
+
+	mu          sync.Mutex // guards the fields below; never held across I/O
+	policyIDs   []rm.PolicyID
+	demand      github.Demand
+	demandKnown bool
+	events      []github.JobEvent
+	quietUntil  time.Time
+	ghFailures  int
+	watchErr    string
+	status      loopStatus
+	refusals    map[rm.PolicyID]Refusal
+
+	passMu    sync.Mutex // one pass at a time; guards the fields below
+	watched   map[rm.AttemptID]bool
+	runners   []github.Runner
+	listAt    time.Time
+	listed    bool
+}
+
+// loopStatus is the loop's part of the supervisor's Status.
+type loopStatus struct {
+	policies []PolicyStatus
+	attempts []AttemptStatus
+	live     int
+}
+
+// NewLoop checks cfg and returns a loop for its policies, which must share
+// one target.
+func NewLoop(cfg Config) (*Loop, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("reconcile: a loop needs a Store")
+	case cfg.Target == nil:
+		return nil, errors.New("reconcile: a loop needs a GitHub Target")
+	case cfg.Launcher == nil:
+		return nil, errors.New("reconcile: a loop needs a Launcher")
+	case cfg.Host.ID.IsZero():
+		return nil, errors.New("reconcile: a loop needs its Host (with an ID)")
+	case len(cfg.Policies) == 0:
+		return nil, errors.New("reconcile: a loop needs at least one policy")
+	}
+	key := cfg.Policies[0].Target.Key()
+	for _, p := range cfg.Policies {
+		if p.Target.Key() != key {
+			return nil, fmt.Errorf("reconcile: policies %s and %s have different targets (%s, %s); give each target its own loop",
+				cfg.Policies[0].Name, p.Name, cfg.Policies[0].Target, p.Target)
+		}
+		if !p.IsOwnedBy(cfg.Host.ID) {
+			return nil, fmt.Errorf("reconcile: policy %s is not owned by host %s", p.Name, cfg.Host.Name)
+		}
+	}
+	cfg.setDefaults()
+	if cfg.Admission == nil {
+		cfg.Admission = &Admission{}
+	}
+	l := &Loop{
+		cfg:       cfg,
+		key:       key,
+		log:       cfg.Logger.With("target", cfg.Policies[0].Target.String()),
+		tab:       cfg.tab,
+		nudge:     make(chan struct{}, 1),
+		closed:    make(chan struct{}),
+		watched:   make(map[rm.AttemptID]bool),
+		refusals:  make(map[rm.PolicyID]Refusal),
+	}
+	for _, p := range cfg.Policies {
+		l.policyIDs = append(l.policyIDs, p.ID)
+	}
+	return l, nil
+}
+
+// Key is the target key the loop serves.
+func (l *Loop) Key() string { return l.key }
+
+// Nudge asks for a pass now. Nudges coalesce: many before a pass cause one.
+func (l *Loop) Nudge() {
+	select {
+	case l.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// SetPolicies replaces the set of policies the loop serves (same target).
+func (l *Loop) SetPolicies(ids []rm.PolicyID) {
+	l.mu.Lock()
+	l.policyIDs = slices.Clone(ids)
+	l.mu.Unlock()
+	l.Nudge()
+}
+
+// ReportDemand takes a demand figure and its job events (the target's
+// Watch calls it; a webhook receiver may too) and nudges the loop.
+func (l *Loop) ReportDemand(d github.Demand) {
+	l.mu.Lock()
+	l.demand.Wanted, l.demand.At = d.Wanted, d.At
+	l.demandKnown = true
+	l.watchErr = ""
+	l.events = append(l.events, d.Events...)
+	if over := len(l.events) - maxQueuedEvents; over > 0 {
+		l.log.Warn("too many job events queued; dropping the oldest", "dropped", over)
+		l.events = slices.Delete(l.events, 0, over)
+	}
+	l.mu.Unlock()
+	l.Nudge()
+}
+
+// Capacity is the admitted capacity of the target as the last pass saw it:
+// the live runners plus those admission would admit now, at most the
+// policies' max. Scale-set mode sends it as maxCapacity.
+func (l *Loop) Capacity() int { return int(l.capacity.Load()) }
+
+// StopAttempt asks the loop to stop a live attempt's runner (removing its
+// registration first, busy or not) and returns a channel closed once the
+// attempt is concluded.
+func (l *Loop) StopAttempt(id rm.AttemptID) <-chan struct{} {
+	c := make(chan struct{})
+	l.tab.with(id, func(r *runtime) {
+		if r.stop == stopNone {
+			r.stop = stopUser
+		}
+		r.stopped = append(r.stopped, c)
+	})
+	l.Nudge()
+	return c
+}
+
+// Close stops the loop's watchers and waits for the stops it started.
+// Run calls it; call it after using Reconcile directly.
+func (l *Loop) Close() {
+	l.once.Do(func() { close(l.closed) })
+	l.wg.Wait()
+}
+
+// Run drives passes until ctx ends: at once on Nudge, after the pass's
+// RequeueAfter otherwise, backing off while passes fail, waiting out rate
+// limits. It watches the target's demand meanwhile. When ctx ends, live
+// runners keep running (the next start re-adopts them), unless the Drain
+// option is set. Run returns nil when ctx ends, after the drain.
+func (l *Loop) Run(ctx context.Context) error {
+	if !l.running.CompareAndSwap(false, true) {
+		return errors.New("reconcile: loop is already running")
+	}
+	defer l.Close()
+	// The demand watch outlives ctx while draining: job events tell which
+	// runners completed their jobs.
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	var watchDone sync.WaitGroup
+	defer func() {
+		stopWatch()
+		watchDone.Wait()
+	}()
+
+	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log}
+	first := true
+	d.run(ctx, func(ctx context.Context) (Result, error) {
+		res, err := l.Reconcile(ctx)
+		if first {
+			// The first pass set the admitted capacity the watch reports.
+			first = false
+			watchDone.Add(1)
+			go func() {
+				defer watchDone.Done()
+				l.watch(watchCtx)
+			}()
+		}
+		return res, err
+	})
+	if !l.cfg.Drain {
+		return nil
+	}
+	return l.drain(context.WithoutCancel(ctx))
+}
+
+// Drain stops launching, removes idle runners and waits until every live
+// attempt of the loop is concluded (busy ones finish their jobs) or ctx
+// ends. Run calls it when its context ends if the Drain option is set.
+func (l *Loop) drain(ctx context.Context) error {
+	l.draining.Store(true)
+	if l.cfg.DrainTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.cfg.DrainTimeout)
+		defer cancel()
+	}
+	l.log.Info("draining: removing idle runners, waiting for busy ones")
+	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log,
+		until: func() bool { return l.Live() == 0 }}
+	d.run(ctx, l.Reconcile)
+	if n := l.Live(); n > 0 {
+		return fmt.Errorf("drain of %s ended with %d runners live: %w", l.key, n, ctx.Err())
+	}
+	l.log.Info("drained")
+	return nil
+}
+
+// SetDraining makes passes launch nothing and scale idle runners down.
+func (l *Loop) SetDraining(on bool) {
+	l.draining.Store(on)
+	l.Nudge()
+}
+
+// Live is the number of attempts holding a slot after the last pass.
+func (l *Loop) Live() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status.live
+}
+
+// watch runs the target's demand watch until ctx ends, restarting it after
+// failures: at a rate limit's reset, or with a backoff.
+func (l *Loop) watch(ctx context.Context) {
+	failures := 0
+	for ctx.Err() == nil {
+		err := l.cfg.Target.Watch(ctx, l.Capacity, l.ReportDemand)
+		if ctx.Err() != nil {
+			return
+		}
+		var wait time.Duration
+		var rl *github.RateLimitError
+		switch {
+		case err == nil:
+			failures = 0
+			wait = l.cfg.BackoffBase
+		case errors.As(err, &rl):
+			wait = max(rl.Reset.Sub(l.cfg.Now()), 0)
+			l.noteWatchError(err)
+		default:
+			failures++
+			wait = backoff(failures, l.cfg.BackoffBase, l.cfg.BackoffMax, rand.Float64())
+			if errors.Is(err, github.ErrUnauthorized) || errors.Is(err, github.ErrNotFound) || errors.Is(err, github.ErrSessionConflict) {
+				// A stale figure would keep runners for jobs nobody can
+				// see: keep min idle only until the watch is back.
+				l.mu.Lock()
+				l.demand.Wanted, l.demandKnown = 0, false
+				l.mu.Unlock()
+			}
+			l.noteWatchError(err)
+		}
+		l.log.Warn("demand watch stopped; restarting", "err", err, "retry_in", wait.Round(time.Millisecond))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (l *Loop) noteWatchError(err error) {
+	l.mu.Lock()
+	l.watchErr = "demand: " + err.Error()
+	l.mu.Unlock()
+}
+
+// githubFailed starts (or extends) a quiet period without GitHub calls: at
+// a rate limit until its reset, else a jittered backoff growing with each
+// failure in a row.
+func (l *Loop) githubFailed(err error, now time.Time) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, github.ErrRunnerBusy) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) {
+		if rl.Reset.After(l.quietUntil) {
+			l.quietUntil = rl.Reset
+		}
+		return
+	}
+	l.ghFailures++
+	until := now.Add(backoff(l.ghFailures, l.cfg.BackoffBase, l.cfg.BackoffMax, rand.Float64()))
+	if until.After(l.quietUntil) {
+		l.quietUntil = until
+	}
+}
+
+func (l *Loop) githubOK() {
+	l.mu.Lock()
+	l.ghFailures = 0
+	l.mu.Unlock()
+}
+
+// quiet reports whether GitHub calls are held back at now, and until when.
+func (l *Loop) quiet(now time.Time) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.quietUntil, now.Before(l.quietUntil)
+}
+
+// watchProcess nudges the loop the moment p exits: what frees a slot
+// within milliseconds.
+func (l *Loop) watchProcess(id rm.AttemptID, p platform.Process) {
+	if l.watched[id] {
+		return
+	}
+	l.watched[id] = true
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		select {
+		case <-p.Done():
+			l.Nudge()
+		case <-l.closed:
+		}
+	}()
+}
+
+// stopProcess stops an attempt's runner in the background; its exit
+// nudges the loop, whose next pass concludes it.
+func (l *Loop) stopProcess(log *slog.Logger, id rm.AttemptID, p platform.Process, why stopReason) {
+	started := false
+	l.tab.with(id, func(r *runtime) {
+		if r.stop == stopNone {
+			r.stop = why
+		}
+		if !r.stopping {
+			r.stopping, started = true, true
+		}
+	})
+	if !started || p == nil {
+		return
+	}
+	log.Info("stopping runner", "why", string(why))
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.StopGrace+10*time.Second)
+		defer cancel()
+		if err := p.Stop(ctx, l.cfg.StopGrace); err != nil {
+			log.Warn("stopping the runner failed", "err", err)
+		}
+		l.Nudge()
+	}()
+}

@@ -1,0 +1,120 @@
+package reconcile
+
+import (
+	"fmt"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// exitFacts is what the pass knows of an attempt whose runner process is
+// gone: the journal, GitHub's word, the exit code and the manager's own
+// doings. outcomeFor concludes from them alone.
+type exitFacts struct {
+	// job: a job was started on it (a JobStarted event named it, the runner
+	// list showed it busy, or the journal has it busy).
+	job          bool
+	jobCompleted bool
+	// exitCode is -1 when unknown (an adopted process, or one found gone).
+	exitCode int
+	// goneAtAdopt: the process was gone when this manager first looked for
+	// it: it ended while the manager was down.
+	goneAtAdopt bool
+	// listed: GitHub's runner list still holds its registration.
+	listed       bool
+	stop         stopReason
+	deregistered bool
+	// waited: the job-word grace has passed since the exit was seen.
+	waited bool
+}
+
+// outcomeFor concludes an attempt from facts, or says to wait: an exit that
+// looks idle might still have run a job whose word has not arrived yet.
+//
+//	stop: start timeout                  → Failed(StartTimeout)
+//	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
+//	stop: user                           → Failed(Stopped) during a job, else ExitedIdleWithoutWork
+//	gone while the manager was down      → CompletedJob with a job; after the grace
+//	                                       Failed(ProcessExitedUnexpectedly) if GitHub still
+//	                                       lists it, else Failed(Lost)
+//	exit 0 or unknown, with a job        → CompletedJob
+//	exit ≠ 0, job completed              → CompletedJob (the code is recorded)
+//	exit ≠ 0, during a job               → Failed(ProcessExitedUnexpectedly)
+//	exit 0 or unknown, deregistered by us → ExitedIdleWithoutWork
+//	exit 0 or unknown, nothing known      → wait; ExitedIdleWithoutWork after the grace
+//	exit ≠ 0                             → Failed(ProcessExitedUnexpectedly) with the code's meaning
+func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
+	switch f.stop {
+	case stopStartTimeout:
+		if !f.job {
+			return rm.FailedWith(rm.StartTimeout, "not seen online in time; stopped"), false
+		}
+	case stopZombie:
+		if f.jobCompleted {
+			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
+		}
+		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
+	case stopUser:
+		if f.job && !f.jobCompleted {
+			return rm.FailedWith(rm.Stopped, "stopped by a user during its job"), false
+		}
+		if !f.job {
+			return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "stopped by a user"}, false
+		}
+	}
+	if f.goneAtAdopt {
+		switch {
+		case f.job:
+			return rm.Outcome{Kind: rm.CompletedJob, Detail: "ended while the manager was down"}, false
+		case !f.waited:
+			return rm.Outcome{}, true
+		case f.listed:
+			return rm.FailedWith(rm.ProcessExitedUnexpectedly, "exited while the manager was down (exit code unknown)"), false
+		default:
+			return rm.FailedWith(rm.Lost, "gone while the manager was down; GitHub has no trace of it"), false
+		}
+	}
+	clean := f.exitCode == 0 || f.exitCode < 0
+	switch {
+	case f.job && (clean || f.jobCompleted):
+		o := rm.Outcome{Kind: rm.CompletedJob}
+		if !clean {
+			o.Detail = exitMeaning(f.exitCode)
+		}
+		return o, false
+	case f.job:
+		return rm.FailedWith(rm.ProcessExitedUnexpectedly, exitMeaning(f.exitCode)+" during its job"), false
+	case !clean:
+		return rm.FailedWith(rm.ProcessExitedUnexpectedly, exitMeaning(f.exitCode)), false
+	case f.stop != stopNone || f.deregistered:
+		reason := f.stop
+		if reason == stopNone {
+			reason = stopScaleDown
+		}
+		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: string(reason)}, false
+	case !f.waited:
+		return rm.Outcome{}, true
+	case f.exitCode < 0:
+		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "exited without a job (exit code unknown)"}, false
+	default:
+		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "exited 0 without a job"}, false
+	}
+}
+
+// exitMeaning explains a Runner.Listener exit code (DESIGN.md §7).
+func exitMeaning(code int) string {
+	switch code {
+	case 0:
+		return "exit code 0"
+	case 1:
+		return "exit code 1: the runner refused its configuration (unknown runner, bad config or credentials)"
+	case 2:
+		return "exit code 2: retryable runner error"
+	case 3, 4:
+		return fmt.Sprintf("exit code %d: the runner tried to update itself; updates are the manager's (install a newer runner)", code)
+	case 5:
+		return "exit code 5: session conflict (another listener uses this runner)"
+	case 7:
+		return "exit code 7: this runner version is deprecated; install a newer runner (runner-manager runner install)"
+	}
+	return fmt.Sprintf("exit code %d", code)
+}

@@ -1,0 +1,394 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// failingReasons are the failures that count against
+// MaxFailedLaunchesPerMinute: a runner that could not be registered,
+// started or kept alive. Lost and Stopped say nothing of the next launch.
+var failingReasons = map[rm.FailureReason]bool{
+	rm.RegistrationFailed:        true,
+	rm.LaunchFailed:              true,
+	rm.StartTimeout:              true,
+	rm.ProcessExitedUnexpectedly: true,
+	rm.Zombie:                    true,
+}
+
+// wanted is clamp(demand + Σ min idle, 0, Σ max) over the active policies;
+// 0 while draining.
+func (p *pass) wanted() (wanted, demand int) {
+	l := p.l
+	l.mu.Lock()
+	demand = l.demand.Wanted
+	l.mu.Unlock()
+	if l.draining.Load() {
+		return 0, demand
+	}
+	minIdle, maxSum := 0, 0
+	for _, pol := range p.policies {
+		if pol.Active() {
+			minIdle += pol.MinIdle
+			maxSum += pol.Max
+		}
+	}
+	return max(0, min(demand+minIdle, maxSum)), demand
+}
+
+// scale launches what is wanted and not live (through admission), or
+// scales idle runners down, then runs the cleanups the conclusions left.
+// It returns the live and wanted counts after it.
+func (p *pass) scale(ctx context.Context) (live, wanted int) {
+	livePer := make(map[rm.PolicyID]int)
+	for _, it := range p.items {
+		if it.holdsSlot() {
+			live++
+			livePer[it.pol.ID]++
+		}
+	}
+	wanted, _ = p.wanted()
+	if live > wanted {
+		p.scaleDown(ctx, live-wanted)
+	}
+	live += p.scaleUp(ctx, wanted-live, livePer)
+	for _, f := range p.cleanups {
+		f(ctx)
+	}
+	return live, wanted
+}
+
+// scaleDown removes up to surplus runners GitHub confirms idle: the
+// registration first (GitHub refuses while a job was just assigned: the
+// runner is left running), then the process. While draining, or for a
+// paused policy, runners not yet online go too.
+func (p *pass) scaleDown(ctx context.Context, surplus int) {
+	l := p.l
+	draining := l.draining.Load()
+	var cands []*item
+	for _, it := range p.items {
+		if !it.holdsSlot() || it.proc == nil {
+			continue
+		}
+		rt, _ := l.tab.get(it.a.ID)
+		if rt.stop != stopNone || rt.stopping {
+			continue
+		}
+		if r, found := p.findRunner(it.a); found && r.Busy {
+			continue
+		}
+		switch it.a.State {
+		case rm.StateIdle:
+			if !draining && !it.pol.Paused && p.now.Before(it.a.IdleAt.Add(l.cfg.ScaleDownAfter)) {
+				p.deadline(it.a.IdleAt.Add(l.cfg.ScaleDownAfter))
+				continue
+			}
+		case rm.StateStarting:
+			if !draining && !it.pol.Paused {
+				continue
+			}
+		default:
+			continue
+		}
+		cands = append(cands, it)
+	}
+	// Paused policies' runners first, then the longest idle.
+	slices.SortStableFunc(cands, func(a, b *item) int {
+		if a.pol.Paused != b.pol.Paused {
+			if a.pol.Paused {
+				return -1
+			}
+			return 1
+		}
+		return a.a.IdleAt.Compare(b.a.IdleAt)
+	})
+	why := stopScaleDown
+	if draining {
+		why = stopDrain
+	}
+	for _, it := range cands {
+		if surplus == 0 || p.isQuiet() {
+			return
+		}
+		if p.deregister(ctx, it, false) {
+			it.log.Info("scaling down", "why", string(why))
+			l.stopProcess(it.log, it.a.ID, it.proc, why)
+			surplus--
+		}
+	}
+}
+
+// scaleUp launches up to need runners (at most MaxLaunchesPerPass), each
+// admitted first: its journal row is written inside the admission session,
+// so the next decision, of any loop, counts it. It also sets the admitted
+// capacity. It returns how many launches succeeded.
+func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]int) int {
+	l := p.l
+	adm := l.cfg.Admission
+	sess, err := adm.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab})
+	if err != nil {
+		p.addErr(err)
+		return 0
+	}
+	var todo []*item
+	func() {
+		defer sess.end()
+		draining := l.draining.Load()
+		if need > 0 && !draining {
+			if p.quiet {
+				for _, pol := range p.policies {
+					p.note(pol.ID, fmt.Sprintf("GitHub calls held back until %s", p.quietUntil.Format(time.TimeOnly)))
+				}
+				p.deadline(p.quietUntil)
+			} else {
+				todo = p.admit(ctx, sess, min(need, l.cfg.MaxLaunchesPerPass), livePer)
+			}
+		}
+		p.setCapacity(sess, livePer, draining)
+	}()
+	if len(todo) == 0 {
+		return 0
+	}
+	var wg sync.WaitGroup
+	ok := make([]bool, len(todo))
+	for i, it := range todo {
+		wg.Go(func() { ok[i] = p.launch(ctx, it) })
+	}
+	wg.Wait()
+	n := 0
+	for i, it := range todo {
+		if ok[i] {
+			n++
+			l.watchProcess(it.a.ID, it.proc)
+			p.items = append(p.items, it)
+		}
+	}
+	return n
+}
+
+// admit picks the policy of each new attempt (the active one with room and
+// the fewest live), asks admission, and writes the admitted attempts'
+// pending rows: journal first.
+func (p *pass) admit(ctx context.Context, sess *session, n int, livePer map[rm.PolicyID]int) []*item {
+	l := p.l
+	blocked := p.failedLaunchBlocks(ctx)
+	refused := make(map[rm.PolicyID]bool)
+	var todo []*item
+	for len(todo) < n {
+		pol := p.pick(livePer, blocked, refused)
+		if pol == nil {
+			break
+		}
+		exp := l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol)
+		if r, ok := sess.admit(exp, livePer[pol.ID], pol.Max); !ok {
+			p.refuse(pol, r)
+			refused[pol.ID] = true
+			continue
+		}
+		id := rm.NewAttemptID()
+		a := rm.Attempt{ID: id, Policy: pol.ID, State: rm.StatePending, RunnerName: rm.RunnerName(l.cfg.Host.ID, id),
+			CreatedAt: p.now, UpdatedAt: p.now}
+		l.tab.with(id, func(r *runtime) { r.inflight = true })
+		if err := l.cfg.Store.RecordAttempt(ctx, a); err != nil {
+			l.tab.forget(id)
+			p.addErr(fmt.Errorf("record new attempt of policy %s: %w", pol.Name, err))
+			break
+		}
+		it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", id.String(), "runner", a.RunnerName)}
+		p.byName[a.RunnerName] = it
+		livePer[pol.ID]++
+		todo = append(todo, it)
+	}
+	return todo
+}
+
+// pick returns the active policy with room and the fewest live attempts.
+func (p *pass) pick(livePer map[rm.PolicyID]int, blocked map[rm.PolicyID]bool, refused map[rm.PolicyID]bool) *rm.Policy {
+	var best *rm.Policy
+	for i := range p.policies {
+		pol := &p.policies[i]
+		if !pol.Active() || blocked[pol.ID] || refused[pol.ID] || livePer[pol.ID] >= pol.Max {
+			continue
+		}
+		if best == nil || livePer[pol.ID] < livePer[best.ID] {
+			best = pol
+		}
+	}
+	return best
+}
+
+// refuse records an admission refusal: counted, logged when its reason
+// changes, kept as the policy's last refusal.
+func (p *pass) refuse(pol *rm.Policy, r Refusal) {
+	l := p.l
+	l.mu.Lock()
+	prev := l.refusals[pol.ID]
+	l.refusals[pol.ID] = r
+	l.mu.Unlock()
+	if prev.Reason != r.Reason {
+		l.log.Info("launch refused by admission", "policy", pol.Name, "reason", r.Reason, "detail", r.Detail)
+	} else {
+		l.log.Debug("launch refused by admission", "policy", pol.Name, "reason", r.Reason, "detail", r.Detail)
+	}
+	if l.cfg.OnRefusal != nil {
+		l.cfg.OnRefusal(pol.ID, r)
+	}
+}
+
+// failedLaunchBlocks returns the policies whose failed launches in the last
+// minute reached MaxFailedLaunchesPerMinute, read from the journal (so a
+// restart does not reset the count).
+func (p *pass) failedLaunchBlocks(ctx context.Context) map[rm.PolicyID]bool {
+	l := p.l
+	blocked := make(map[rm.PolicyID]bool)
+	window := p.now.Add(-time.Minute)
+	for _, pol := range p.policies {
+		if !pol.Active() {
+			continue
+		}
+		atts, err := l.cfg.Store.Attempts(ctx, store.AttemptFilter{
+			Policy: pol.ID, States: []rm.AttemptState{rm.StateFailed},
+			Since: window.Add(-l.cfg.StartTimeout - l.cfg.RegisterTimeout), Limit: 500,
+		})
+		if err != nil {
+			p.addErr(fmt.Errorf("read failed attempts of policy %s: %w", pol.Name, err))
+			blocked[pol.ID] = true
+			continue
+		}
+		var ends []time.Time
+		for _, a := range atts {
+			if failingReasons[a.Outcome.Reason] && !a.EndedAt.Before(window) {
+				ends = append(ends, a.EndedAt)
+			}
+		}
+		capN := l.cfg.MaxFailedLaunchesPerMinute
+		if len(ends) < capN {
+			continue
+		}
+		slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
+		until := ends[len(ends)-capN].Add(time.Minute)
+		blocked[pol.ID] = true
+		p.deadline(until)
+		msg := fmt.Sprintf("%d launches failed in the last minute; launching again at %s", len(ends), until.Format(time.TimeOnly))
+		p.note(pol.ID, msg)
+		l.log.Warn("launches paused: too many failures", "policy", pol.Name, "failed", len(ends), "until", until.Format(time.RFC3339))
+	}
+	return blocked
+}
+
+// setCapacity computes the admitted capacity: the live attempts plus as
+// many more as admission would take now, one after the other (busy ones
+// only while draining or paused).
+func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining bool) {
+	l := p.l
+	sim := *sess
+	per := make(map[rm.PolicyID]int, len(livePer))
+	total := 0
+	for id, n := range livePer {
+		per[id] = n
+		total += n
+	}
+	if draining {
+		busy := 0
+		for _, it := range p.items {
+			if it.holdsSlot() && it.a.State == rm.StateBusy {
+				busy++
+			}
+		}
+		total = busy
+	} else {
+		refused := make(map[rm.PolicyID]bool)
+		for {
+			pol := p.pick(per, nil, refused)
+			if pol == nil {
+				break
+			}
+			if _, ok := sim.admit(l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol), per[pol.ID], pol.Max); !ok {
+				refused[pol.ID] = true
+				continue
+			}
+			per[pol.ID]++
+			total++
+		}
+	}
+	p.admitted = per
+	l.capacity.Store(int64(total))
+}
+
+// launch runs one admitted attempt's launch: registering recorded, the JIT
+// config asked for, its runner id recorded, the process started, starting
+// with pid and start stamp recorded. A failure concludes the attempt
+// (RegistrationFailed, LaunchFailed) and removes what was made.
+func (p *pass) launch(ctx context.Context, it *item) bool {
+	l := p.l
+	defer l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
+	a, _ := it.a.MoveTo(rm.StateRegistering, l.cfg.Now())
+	if !p.record(ctx, it, a) {
+		return false // the next pass concludes the pending row
+	}
+	jctx, cancel := context.WithTimeout(ctx, l.cfg.RegisterTimeout)
+	jit, err := l.cfg.Target.JITConfig(jctx, a.RunnerName)
+	cancel()
+	if err != nil {
+		p.githubErr(err, "register runner")
+		p.failLaunch(ctx, it, rm.RegistrationFailed, "registering the runner: "+err.Error(), 0)
+		return false
+	}
+	l.githubOK()
+	a = it.a
+	a.GitHubRunnerID = jit.RunnerID
+	p.record(ctx, it, a)
+	dir, err := l.runnerDir(*it.pol)
+	if err != nil {
+		p.failLaunch(ctx, it, rm.LaunchFailed, err.Error(), jit.RunnerID)
+		return false
+	}
+	proc, err := l.cfg.Launcher.Launch(ctx, platform.LaunchSpec{
+		Attempt: a.ID, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
+	})
+	if err != nil {
+		p.failLaunch(ctx, it, rm.LaunchFailed, "launching the runner: "+err.Error(), jit.RunnerID)
+		return false
+	}
+	l.tab.with(a.ID, func(r *runtime) { r.proc = proc })
+	it.proc = proc
+	a = it.a
+	a.PID, a.ProcessStart = proc.PID(), proc.Start()
+	a, _ = a.MoveTo(rm.StateStarting, l.cfg.Now())
+	if p.record(ctx, it, a) {
+		it.log.Info("runner launched", "pid", a.PID, "runner_id", a.GitHubRunnerID)
+	}
+	return true // a failed write is repaired by the next pass (the table has the process)
+}
+
+// failLaunch concludes an attempt whose launch failed, removing its
+// registration and keeping its directory for debugging.
+func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason, detail string, runnerID int64) {
+	l := p.l
+	if runnerID != 0 && !p.isQuiet() {
+		if err := l.cfg.Target.RemoveRunner(ctx, runnerID); err != nil {
+			it.log.Warn("could not remove the registration of a failed launch; it will be reaped later", "err", err)
+			p.githubErr(err, "remove runner")
+		}
+	}
+	b, err := it.a.Conclude(rm.FailedWith(reason, detail), l.cfg.Now())
+	if err == nil {
+		p.record(ctx, it, b)
+	}
+	it.concluded = true
+	l.tab.forget(it.a.ID)
+	if reason == rm.LaunchFailed {
+		if err := l.cfg.Launcher.Cleanup(it.a.ID, true); err != nil {
+			it.log.Warn("could not clean the attempt's directory", "err", err)
+		}
+	}
+	it.log.Warn("launch failed", "reason", string(reason), "detail", detail)
+	p.note(it.pol.ID, "launch failed: "+detail)
+}

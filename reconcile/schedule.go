@@ -1,0 +1,115 @@
+package reconcile
+
+import (
+	"errors"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// schedule is the pass's last step: the next pass soon (ActiveRequeue)
+// while anything is live, wanted or waiting to be concluded, rarely
+// (IdleRequeue) otherwise, and never later than the earliest deadline the
+// pass saw (a start timeout, the end of a job-word grace, a zombie grace,
+// the end of a GitHub backoff while launches wait).
+func (p *pass) schedule(live, wanted int) Result {
+	l := p.l
+	next := l.cfg.IdleRequeue
+	active := live > 0 || wanted > 0
+	for _, it := range p.items {
+		if !it.concluded {
+			active = true
+		}
+	}
+	if active {
+		next = l.cfg.ActiveRequeue
+	}
+	if !p.next.IsZero() {
+		if d := p.next.Sub(p.now); d < next {
+			next = d
+		}
+	}
+	return Result{RequeueAfter: max(next, minRequeue)}
+}
+
+// err is the pass's error: the journal's errors make the driver back off;
+// GitHub's alone are marked, for the loop already holds calls back.
+func (p *pass) err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.errs) > 0 {
+		return errors.Join(append(p.errs, p.ghErrs...)...)
+	}
+	if len(p.ghErrs) > 0 {
+		return &githubError{errors.Join(p.ghErrs...)}
+	}
+	return nil
+}
+
+// publish stores the loop's figures for Status.
+func (p *pass) publish(live int) {
+	l := p.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var passErr string
+	if len(p.errs) > 0 {
+		passErr = p.errs[0].Error()
+	} else if len(p.ghErrs) > 0 {
+		passErr = p.ghErrs[0].Error()
+	}
+	st := loopStatus{live: live}
+	for _, pol := range p.policies {
+		ps := PolicyStatus{
+			ID: pol.ID, Name: pol.Name, Target: pol.Target.String(), Mode: pol.Target.Mode().String(),
+			Paused: pol.Paused, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted,
+			Admitted:          p.admitted[pol.ID],
+			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
+		}
+		if r, ok := l.refusals[pol.ID]; ok {
+			ps.LastRefusal = r.String()
+		}
+		switch {
+		case p.notes[pol.ID] != "":
+			ps.LastError = p.notes[pol.ID]
+		case passErr != "":
+			ps.LastError = passErr
+		default:
+			ps.LastError = l.watchErr
+		}
+		for _, it := range p.items {
+			if it.pol.ID != pol.ID || !it.holdsSlot() {
+				continue
+			}
+			ps.Live++
+			switch it.a.State {
+			case rm.StateIdle:
+				ps.Idle++
+			case rm.StateBusy:
+				ps.Busy++
+			}
+		}
+		st.policies = append(st.policies, ps)
+	}
+	for _, it := range p.items {
+		if it.concluded {
+			continue
+		}
+		as := AttemptStatus{ID: it.a.ID, Policy: it.a.Policy, RunnerName: it.a.RunnerName, State: it.a.State,
+			Job: it.a.Job.Name, CreatedAt: it.a.CreatedAt}
+		if l.cfg.Meters != nil && !it.exited {
+			as.RSSBytes, _ = l.cfg.Meters.CurrentRSS(it.a.ID)
+		}
+		l.tab.update(it.a.ID, func(r *runtime) {
+			r.peakRSS = max(r.peakRSS, as.RSSBytes)
+			as.PeakRSSBytes = r.peakRSS
+		})
+		st.attempts = append(st.attempts, as)
+	}
+	l.status = st
+}
+
+// snapshot returns the loop's figures as the last pass left them.
+func (l *Loop) snapshot() loopStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status
+}
