@@ -99,10 +99,10 @@ type Config struct {
 	RegisterTimeout time.Duration
 	StartTimeout    time.Duration
 	// IdleTimeout, when set, stops a runner idle that long.
-	IdleTimeout     time.Duration
-	ZombieGrace     time.Duration
-	StopGrace       time.Duration
-	JobWordGrace    time.Duration
+	IdleTimeout  time.Duration
+	ZombieGrace  time.Duration
+	StopGrace    time.Duration
+	JobWordGrace time.Duration
 	// ScaleDownAfter: a negative value lets a scale-down remove a runner
 	// the moment it is seen idle.
 	ScaleDownAfter  time.Duration

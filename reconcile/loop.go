@@ -52,11 +52,11 @@ type Loop struct {
 	status      loopStatus
 	refusals    map[rm.PolicyID]Refusal
 
-	passMu    sync.Mutex // one pass at a time; guards the fields below
-	watched   map[rm.AttemptID]bool
-	runners   []github.Runner
-	listAt    time.Time
-	listed    bool
+	passMu  sync.Mutex // one pass at a time; guards the fields below
+	watched map[rm.AttemptID]bool
+	runners []github.Runner
+	listAt  time.Time
+	listed  bool
 }
 
 // loopStatus is the loop's part of the supervisor's Status.
@@ -96,14 +96,14 @@ func NewLoop(cfg Config) (*Loop, error) {
 		cfg.Admission = &Admission{}
 	}
 	l := &Loop{
-		cfg:       cfg,
-		key:       key,
-		log:       cfg.Logger.With("target", cfg.Policies[0].Target.String()),
-		tab:       cfg.tab,
-		nudge:     make(chan struct{}, 1),
-		closed:    make(chan struct{}),
-		watched:   make(map[rm.AttemptID]bool),
-		refusals:  make(map[rm.PolicyID]Refusal),
+		cfg:      cfg,
+		key:      key,
+		log:      cfg.Logger.With("target", cfg.Policies[0].Target.String()),
+		tab:      cfg.tab,
+		nudge:    make(chan struct{}, 1),
+		closed:   make(chan struct{}),
+		watched:  make(map[rm.AttemptID]bool),
+		refusals: make(map[rm.PolicyID]Refusal),
 	}
 	for _, p := range cfg.Policies {
 		l.policyIDs = append(l.policyIDs, p.ID)
