@@ -1,9 +1,6 @@
 package runnermanager
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // AttemptState is where an attempt is in its life:
 //
@@ -186,7 +183,7 @@ func (a Attempt) Validate() error {
 		return invalidf("attempt %s has no policy", a.ID)
 	}
 	if _, err := ParseAttemptState(string(a.State)); err != nil {
-		return fmt.Errorf("attempt %s: %w", a.ID, err)
+		return invalidIn(err, "attempt %s", a.ID)
 	}
 	switch a.State {
 	case StateFinished:
@@ -273,5 +270,5 @@ func (a Attempt) Conclude(o Outcome, now time.Time) (Attempt, error) {
 // carrying it are this host's, whatever the journal says.
 func RunnerNamePrefix(host HostID) string { return "rm-" + host.String()[:8] + "-" }
 
-// RunnerName is the runner name of attempt a on host: at most 37 characters.
+// RunnerName is the runner name of attempt a on host: 38 characters.
 func RunnerName(host HostID, a AttemptID) string { return RunnerNamePrefix(host) + a.String() }

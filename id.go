@@ -26,11 +26,17 @@ func parseRawID(kind, s string) (rawID, error) {
 	if s == "" {
 		return r, nil
 	}
-	b, err := idEncoding.DecodeString(strings.ToLower(s))
+	lower := strings.ToLower(s)
+	b, err := idEncoding.DecodeString(lower)
 	if err != nil || len(b) != len(r) {
 		return r, invalidf("%q is not a %s id (26 letters and digits)", s, kind)
 	}
 	copy(r[:], b)
+	// The last character carries 3 bits; refuse the spellings that differ
+	// only in the unused ones, so that one ID has exactly one string form.
+	if r.String() != lower {
+		return rawID{}, invalidf("%q is not a %s id (did you mean %s?)", s, kind, r)
+	}
 	return r, nil
 }
 

@@ -63,7 +63,7 @@ func (p Policy) Validate() error {
 		return invalidf("policy %q has no host", p.Name)
 	}
 	if err := p.Target.Validate(); err != nil {
-		return invalidf("policy %q: %w", p.Name, err)
+		return invalidIn(err, "policy %q", p.Name)
 	}
 	switch p.Backend {
 	case "", BackendNative:

@@ -1,0 +1,73 @@
+package runnermanager_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+func validPolicy(t *testing.T) rm.Policy {
+	t.Helper()
+	tg, err := rm.NewScaleSetTarget(mustRepo(t, "acme/repo"), "", "home")
+	require.NoError(t, err)
+	return rm.Policy{ID: rm.NewPolicyID(), Name: "home", Host: rm.NewHostID(), Target: tg, Max: 2}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	require.NoError(t, validPolicy(t).Validate())
+
+	tests := map[string]struct {
+		edit func(p *rm.Policy)
+		want string
+	}{
+		"NoName":       {func(p *rm.Policy) { p.Name = "" }, `policy name "" must be 1-63 letters`},
+		"NameSpace":    {func(p *rm.Policy) { p.Name = "my policy" }, `policy name "my policy"`},
+		"NameHyphen":   {func(p *rm.Policy) { p.Name = "-home" }, "starting with a letter or digit"},
+		"NameLong":     {func(p *rm.Policy) { p.Name = strings.Repeat("p", 64) }, "1-63"},
+		"NoHost":       {func(p *rm.Policy) { p.Host = rm.HostID{} }, `policy "home" has no host`},
+		"BadTarget":    {func(p *rm.Policy) { p.Target.Scope.Name = "acme" }, `invalid: policy "home": repository "acme" is not owner/repo`},
+		"NoTarget":     {func(p *rm.Policy) { p.Target = rm.ScaleTarget{} }, `invalid: policy "home": scope "none:"`},
+		"Backend":      {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (only "native")`},
+		"MaxZero":      {func(p *rm.Policy) { p.Max = 0 }, "max 0 must be at least 1"},
+		"MaxNegative":  {func(p *rm.Policy) { p.Max = -1 }, "max -1 must be at least 1"},
+		"MinIdleBelow": {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
+		"MaxBelowIdle": {func(p *rm.Policy) { p.Max, p.MinIdle = 2, 3 }, "max 2 is below min idle 3"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := validPolicy(t)
+			tt.edit(&p)
+			requireInvalid(t, p.Validate(), tt.want)
+		})
+	}
+
+	ok := map[string]func(p *rm.Policy){
+		"Native":       func(p *rm.Policy) { p.Backend = rm.BackendNative },
+		"MaxEqualIdle": func(p *rm.Policy) { p.Max, p.MinIdle = 3, 3 },
+		"Paused":       func(p *rm.Policy) { p.Paused = true },
+		"Dots":         func(p *rm.Policy) { p.Name = "home.linux_x64-2" },
+	}
+	for name, edit := range ok {
+		t.Run(name, func(t *testing.T) {
+			p := validPolicy(t)
+			edit(&p)
+			require.NoError(t, p.Validate())
+		})
+	}
+}
+
+func TestPolicyOwnerAndActive(t *testing.T) {
+	p := validPolicy(t)
+	assert.True(t, p.IsOwnedBy(p.Host))
+	assert.False(t, p.IsOwnedBy(rm.NewHostID()))
+	assert.True(t, p.Active())
+	p.Paused = true
+	assert.False(t, p.Active())
+
+	var none rm.Policy
+	assert.False(t, none.IsOwnedBy(rm.HostID{}), "the zero host owns nothing, even a policy without host")
+}
