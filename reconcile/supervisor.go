@@ -1,0 +1,529 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// DefaultRefreshEvery is how often the supervisor re-reads the policies.
+const DefaultRefreshEvery = 5 * time.Second
+
+// SupervisorConfig is what a Supervisor needs. Store, Host (with an ID),
+// Launcher and Targets are required.
+type SupervisorConfig struct {
+	Store    store.Store
+	Host     rm.Host
+	Launcher Launcher
+	// Meters may be nil. When it also has SampleOnce (meter.AttemptMeters
+	// does), the supervisor runs its sampling, nudging the loop of each
+	// target whose runner exited.
+	Meters Meters
+	// Targets makes the GitHub side of a policy's target; the supervisor
+	// closes it when the target's loop ends.
+	Targets func(ctx context.Context, p rm.Policy) (github.Target, error)
+	// Admission is shared by every loop; nil admits up to each max.
+	Admission *Admission
+	Now       func() time.Time
+	Logger    *slog.Logger
+	// DataDir is the data directory: runners/, attempts/ (the orphan sweep
+	// looks for runner processes whose working directory is under it).
+	DataDir string
+	// Drain: when Run's context ends, remove idle runners and wait for busy
+	// ones (bounded by DrainTimeout when set), instead of leaving runners
+	// running to be re-adopted at the next start.
+	Drain        bool
+	DrainTimeout time.Duration
+	// RefreshEvery is how often policies are re-read (DefaultRefreshEvery);
+	// Refresh asks at once.
+	RefreshEvery time.Duration
+	// SampleEvery, when set, samples the meters at that interval instead of
+	// their own (meter.SampleEvery, 2 s): tests with short jobs use it.
+	SampleEvery time.Duration
+	// Budget reports GitHub's REST budget for Status; may be nil.
+	Budget func() github.Budget
+	// Loop holds the loops' timeouts and caps (see Config); its Store,
+	// Target, Launcher, Meters, Host, Policies, Admission, Now, Logger,
+	// DataDir and Drain fields are ignored.
+	Loop Config
+	// FindRunners lists runner processes of this data directory, for the
+	// orphan sweep at start; nil uses the platform's (Linux: /proc; none
+	// elsewhere).
+	FindRunners func(dataDir string) ([]RunnerProcess, error)
+}
+
+// sampler is what the supervisor runs of the meters.
+type sampler interface {
+	SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTarget
+	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget))
+}
+
+// peeker gives a live attempt's usage so far, for Status.
+type peeker interface {
+	Peek(a rm.AttemptID) (rm.AttemptUsage, bool)
+}
+
+// Supervisor runs the loops of a host: one per target of its policies that
+// is active (or still has live attempts), started, updated and stopped as
+// policies are added, paused, edited or removed in the journal. At start it
+// stops runner processes no live attempt owns; each loop's first pass
+// re-adopts the live ones. It also runs the meters' sampling, which nudges
+// a target's loop when one of its runners exits.
+type Supervisor struct {
+	cfg     SupervisorConfig
+	log     *slog.Logger
+	tab     *table
+	refresh chan struct{}
+	running atomic.Bool
+
+	mu        sync.Mutex
+	loops     map[string]*loopRun
+	policies  []rm.Policy // owned by the host, at the last refresh
+	targetErr map[string]string
+	refusals  map[string]int
+	started   time.Time
+}
+
+// loopRun is a running loop and what to stop it with.
+type loopRun struct {
+	loop   *Loop
+	target github.Target
+	cancel context.CancelFunc
+	done   chan struct{}
+	ids    []rm.PolicyID
+}
+
+// NewSupervisor checks cfg and returns a supervisor.
+func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("reconcile: a supervisor needs a Store")
+	case cfg.Host.ID.IsZero():
+		return nil, errors.New("reconcile: a supervisor needs its Host (with an ID)")
+	case cfg.Launcher == nil:
+		return nil, errors.New("reconcile: a supervisor needs a Launcher")
+	case cfg.Targets == nil:
+		return nil, errors.New("reconcile: a supervisor needs Targets, to reach GitHub")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.RefreshEvery <= 0 {
+		cfg.RefreshEvery = DefaultRefreshEvery
+	}
+	if cfg.Admission == nil {
+		cfg.Admission = &Admission{}
+	}
+	if cfg.FindRunners == nil {
+		cfg.FindRunners = findRunnerProcesses
+	}
+	return &Supervisor{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		tab:       newTable(),
+		refresh:   make(chan struct{}, 1),
+		loops:     make(map[string]*loopRun),
+		targetErr: make(map[string]string),
+		refusals:  make(map[string]int),
+	}, nil
+}
+
+// Refresh asks the supervisor to re-read the policies now (after an edit).
+func (s *Supervisor) Refresh() {
+	select {
+	case s.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// Nudge asks the loop of a target (by ScaleTarget.Key) for a pass now.
+func (s *Supervisor) Nudge(targetKey string) {
+	s.mu.Lock()
+	lr := s.loops[targetKey]
+	s.mu.Unlock()
+	if lr != nil {
+		lr.loop.Nudge()
+	}
+}
+
+// Run runs the host's loops until ctx ends, then stops them: by default
+// live runners keep running (the next start re-adopts them); with Drain,
+// idle runners are removed and busy ones awaited first. It returns nil when
+// ctx ends, or an error when the journal cannot be written at start.
+func (s *Supervisor) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("reconcile: supervisor is already running")
+	}
+	defer s.running.Store(false)
+	host := s.cfg.Host
+	host.SeenAt = s.cfg.Now()
+	if err := s.cfg.Store.PutHost(ctx, host); err != nil {
+		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
+	}
+	s.mu.Lock()
+	s.started = s.cfg.Now()
+	s.mu.Unlock()
+	s.sweep(ctx)
+
+	// Loops and sampling outlive ctx while they drain.
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBG()
+	var sampling sync.WaitGroup
+	sampling.Go(func() { s.sample(bg) })
+
+	t := time.NewTicker(s.cfg.RefreshEvery)
+	defer t.Stop()
+	for {
+		if err := s.reconcileLoops(ctx, bg); err != nil && ctx.Err() == nil {
+			s.log.Warn("policies not re-read; retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			s.stopAll()
+			stopBG()
+			sampling.Wait()
+			return nil
+		case <-s.refresh:
+		case <-t.C:
+		}
+	}
+}
+
+// stopAll ends every loop (each drains first with Drain) and closes their
+// targets.
+func (s *Supervisor) stopAll() {
+	s.mu.Lock()
+	loops := slices.Collect(maps.Values(s.loops))
+	s.mu.Unlock()
+	if s.cfg.Drain {
+		s.log.Info("draining the host's runners", "loops", len(loops))
+	}
+	for _, lr := range loops {
+		lr.cancel()
+	}
+	for _, lr := range loops {
+		<-lr.done
+	}
+}
+
+// sample runs the meters: their own loop, or every SampleEvery.
+func (s *Supervisor) sample(ctx context.Context) {
+	m, ok := s.cfg.Meters.(sampler)
+	if !ok {
+		return
+	}
+	exited := func(t rm.ScaleTarget) { s.Nudge(t.Key()) }
+	if s.cfg.SampleEvery <= 0 {
+		m.Run(ctx, s.cfg.Store, s.cfg.Host.ID, nil, exited)
+		return
+	}
+	t := time.NewTicker(s.cfg.SampleEvery)
+	defer t.Stop()
+	for {
+		for _, target := range m.SampleOnce(s.cfg.Store, s.cfg.Host.ID) {
+			exited(target)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// group is the host's policies of one target.
+type group struct {
+	key      string
+	policies []rm.Policy
+}
+
+// groups reads the host's policies and groups them by target key; a target
+// is wanted while one of its policies is active or has live attempts.
+func (s *Supervisor) groups(ctx context.Context) ([]group, map[string]bool, error) {
+	all, err := s.cfg.Store.Policies(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read policies: %w", err)
+	}
+	byKey := make(map[string]*group)
+	var owned []rm.Policy
+	var keys []string
+	for _, p := range all {
+		if !p.IsOwnedBy(s.cfg.Host.ID) {
+			continue
+		}
+		owned = append(owned, p)
+		k := p.Target.Key()
+		g := byKey[k]
+		if g == nil {
+			g = &group{key: k}
+			byKey[k] = g
+			keys = append(keys, k)
+		}
+		g.policies = append(g.policies, p)
+	}
+	s.mu.Lock()
+	s.policies = owned
+	s.mu.Unlock()
+	wanted := make(map[string]bool)
+	var gs []group
+	for _, k := range keys {
+		g := byKey[k]
+		gs = append(gs, *g)
+		for _, p := range g.policies {
+			if p.Active() {
+				wanted[k] = true
+				break
+			}
+			live, err := s.cfg.Store.ActiveAttempts(ctx, p.ID)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read live attempts of policy %s: %w", p.Name, err)
+			}
+			if len(live) > 0 {
+				wanted[k] = true
+				break
+			}
+		}
+	}
+	return gs, wanted, nil
+}
+
+// reconcileLoops starts, updates and stops loops to match the policies.
+func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
+	gs, wanted, err := s.groups(ctx)
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool)
+	for _, g := range gs {
+		seen[g.key] = true
+		s.mu.Lock()
+		lr := s.loops[g.key]
+		s.mu.Unlock()
+		ids := make([]rm.PolicyID, 0, len(g.policies))
+		for _, p := range g.policies {
+			ids = append(ids, p.ID)
+		}
+		switch {
+		case wanted[g.key] && lr == nil:
+			if err := s.startLoop(ctx, bg, g, ids); err != nil {
+				s.log.Warn("cannot start the loop of a target; retrying at the next refresh", "target", g.policies[0].Target.String(), "err", err)
+				s.mu.Lock()
+				s.targetErr[g.key] = err.Error()
+				s.mu.Unlock()
+			}
+		case wanted[g.key]:
+			if !slices.Equal(ids, lr.ids) {
+				lr.ids = ids
+				lr.loop.SetPolicies(ids)
+			} else {
+				lr.loop.Nudge() // an edit of max or min idle shows at once
+			}
+		case lr != nil:
+			s.stopLoop(g.key, lr, "its policies are paused and nothing is live")
+		}
+	}
+	s.mu.Lock()
+	var gone []string
+	for k := range s.loops {
+		if !seen[k] {
+			gone = append(gone, k)
+		}
+	}
+	s.mu.Unlock()
+	for _, k := range gone {
+		s.mu.Lock()
+		lr := s.loops[k]
+		s.mu.Unlock()
+		if lr.loop.Live() == 0 {
+			s.stopLoop(k, lr, "its policies were removed or moved")
+		}
+	}
+	return nil
+}
+
+// loopConfig is the configuration of the loop of one group.
+func (s *Supervisor) loopConfig(target github.Target, policies []rm.Policy) Config {
+	c := s.cfg.Loop
+	c.Store, c.Target, c.Launcher, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Meters
+	c.Host, c.Policies, c.Admission, c.Now, c.Logger = s.cfg.Host, policies, s.cfg.Admission, s.cfg.Now, s.cfg.Logger
+	c.DataDir, c.Drain, c.DrainTimeout = s.cfg.DataDir, s.cfg.Drain, s.cfg.DrainTimeout
+	c.OnRefusal = func(_ rm.PolicyID, r Refusal) {
+		s.mu.Lock()
+		s.refusals[r.Reason]++
+		s.mu.Unlock()
+	}
+	c.tab = s.tab
+	return c
+}
+
+func (s *Supervisor) startLoop(ctx, bg context.Context, g group, ids []rm.PolicyID) error {
+	target, err := s.cfg.Targets(ctx, g.policies[0])
+	if err != nil {
+		return fmt.Errorf("connect to GitHub for %s: %w", g.policies[0].Target, err)
+	}
+	loop, err := NewLoop(s.loopConfig(target, g.policies))
+	if err != nil {
+		_ = target.Close(ctx)
+		return err
+	}
+	lctx, cancel := context.WithCancel(bg)
+	lr := &loopRun{loop: loop, target: target, cancel: cancel, done: make(chan struct{}), ids: ids}
+	s.mu.Lock()
+	s.loops[g.key] = lr
+	delete(s.targetErr, g.key)
+	s.mu.Unlock()
+	s.log.Info("loop started", "target", g.policies[0].Target.String(), "policies", len(ids))
+	go func() {
+		defer close(lr.done)
+		if err := loop.Run(lctx); err != nil {
+			s.log.Warn("loop ended with an error", "target", g.policies[0].Target.String(), "err", err)
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		if err := target.Close(cctx); err != nil {
+			s.log.Warn("closing the target failed", "target", g.policies[0].Target.String(), "err", err)
+		}
+	}()
+	return nil
+}
+
+func (s *Supervisor) stopLoop(key string, lr *loopRun, why string) {
+	s.mu.Lock()
+	delete(s.loops, key)
+	s.mu.Unlock()
+	s.log.Info("loop stopped", "target_key", key, "why", why)
+	lr.cancel()
+	<-lr.done
+}
+
+// Status is a snapshot of the host's figures: memory and disk as admission
+// last saw them, each policy's counts, demand and last refusal, the live
+// attempts, GitHub's budget and the refusals counted since start.
+func (s *Supervisor) Status() Status {
+	st := Status{At: s.cfg.Now(), Host: s.cfg.Host, Memory: s.cfg.Admission.Status(), Refusals: map[string]int{}}
+	if s.cfg.Budget != nil {
+		st.Budget = s.cfg.Budget()
+	}
+	s.mu.Lock()
+	maps.Copy(st.Refusals, s.refusals)
+	keys := slices.Sorted(maps.Keys(s.loops))
+	loops := make([]*loopRun, 0, len(keys))
+	for _, k := range keys {
+		loops = append(loops, s.loops[k])
+	}
+	policies := slices.Clone(s.policies)
+	targetErr := maps.Clone(s.targetErr)
+	s.mu.Unlock()
+	shown := make(map[rm.PolicyID]bool)
+	for _, lr := range loops {
+		snap := lr.loop.snapshot()
+		for _, ps := range snap.policies {
+			shown[ps.ID] = true
+			st.Policies = append(st.Policies, ps)
+		}
+		st.Attempts = append(st.Attempts, snap.attempts...)
+	}
+	for _, p := range policies {
+		if shown[p.ID] {
+			continue
+		}
+		st.Policies = append(st.Policies, PolicyStatus{
+			ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
+			Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max, LastError: targetErr[p.Target.Key()],
+		})
+	}
+	slices.SortFunc(st.Policies, func(a, b PolicyStatus) int { return cmp.Compare(a.Name, b.Name) })
+	if pk, ok := s.cfg.Meters.(peeker); ok {
+		for i := range st.Attempts {
+			if u, ok := pk.Peek(st.Attempts[i].ID); ok {
+				st.Attempts[i].PeakRSSBytes = max(st.Attempts[i].PeakRSSBytes, u.PeakRSSBytes)
+				st.Attempts[i].CPUMillicores = u.CPUAvgMillicores
+			}
+		}
+	}
+	return st
+}
+
+// StopAttempt stops a live attempt's runner (its registration removed
+// first, even while it runs a job) and returns once the attempt is
+// concluded, or ctx ends. An attempt that already ended is left as is.
+func (s *Supervisor) StopAttempt(ctx context.Context, id rm.AttemptID) error {
+	a, err := s.cfg.Store.Attempt(ctx, id)
+	if err != nil {
+		return fmt.Errorf("stop attempt %s: %w", id, err)
+	}
+	if !a.Live() {
+		return nil
+	}
+	p, err := s.cfg.Store.Policy(ctx, a.Policy)
+	if err != nil {
+		return fmt.Errorf("stop attempt %s: its policy: %w", id, err)
+	}
+	s.mu.Lock()
+	lr := s.loops[p.Target.Key()]
+	s.mu.Unlock()
+	if lr == nil {
+		return fmt.Errorf("stop attempt %s: no loop serves policy %s on this host; is the manager running its policies?", id, p.Name)
+	}
+	select {
+	case <-lr.loop.StopAttempt(id):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop attempt %s: %w", id, ctx.Err())
+	}
+}
+
+// RunOnce runs one pass of the loop of every wanted target (for `run
+// --once`): it concludes, reaps and keeps min idle; demand is not watched,
+// so it launches for min idle only. Runners it launches keep running after
+// it returns. It must not run beside a running supervisor of the same host.
+func (s *Supervisor) RunOnce(ctx context.Context) error {
+	host := s.cfg.Host
+	host.SeenAt = s.cfg.Now()
+	if err := s.cfg.Store.PutHost(ctx, host); err != nil {
+		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
+	}
+	s.sweep(ctx)
+	gs, wanted, err := s.groups(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, g := range gs {
+		if !wanted[g.key] {
+			continue
+		}
+		target, err := s.cfg.Targets(ctx, g.policies[0])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("connect to GitHub for %s: %w", g.policies[0].Target, err))
+			continue
+		}
+		loop, err := NewLoop(s.loopConfig(target, g.policies))
+		if err == nil {
+			_, err = loop.Reconcile(ctx)
+			loop.Close()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", g.policies[0].Target, err))
+		}
+		if err := target.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", g.policies[0].Target, err))
+		}
+	}
+	return errors.Join(errs...)
+}
