@@ -456,3 +456,7 @@ func TestAPIURLDerived(t *testing.T) {
 		})
 	}
 }
+
+func newTextLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
