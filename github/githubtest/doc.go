@@ -1,0 +1,37 @@
+// Package githubtest is a fake GitHub for tests and the demo: an HTTP server
+// on loopback that speaks the wire format of the real one for everything
+// runner-manager calls, holding state like the real one.
+//
+// It serves, under URL():
+//
+//   - the REST API (also under /api/v3, GHES style: APIURL()): runners of
+//     repositories, organizations and enterprises (list with Link
+//     pagination and ETags, get, delete with 422 while busy), registration
+//     and remove tokens, generate-jitconfig (201, 409 name exists, 404
+//     unknown scope or group, 422 bad labels), runner groups, runner
+//     downloads, workflow runs and their jobs, /rate_limit, GitHub App
+//     installation tokens, and the runner-registration exchange; every REST
+//     answer carries the x-ratelimit-* headers;
+//   - the Actions service (ActionsURL()): scale sets, runner groups, JIT
+//     configs, agents, message sessions, acquirejobs and the long-polled
+//     message queue, as github.com/actions/scaleset speaks them;
+//   - a small job protocol for the fake runner (package fakerunner), which
+//     runs jobs as real processes that use the memory and CPU the job asks;
+//   - runner packages (a real tar.gz and zip with their sha256).
+//
+// Jobs are queued with EnqueueJob. A job with one runs-on label goes to the
+// scale set of that name whose scope holds the repository: the scale set is
+// offered it (JobAvailable), acquires it (acquirejobs, as the scaleset
+// listener does), and it is assigned (JobAssigned) only while the scale
+// set's assigned jobs stay below the latest X-ScaleSetMaxCapacity its
+// session sent; statistics.totalAssignedJobs counts assigned jobs, waiting
+// or running. A runner of the scale set then takes it (JobStarted,
+// JobCompleted). A classic runner takes a queued job by GitHub's label rule.
+// Each job is also a workflow run for the REST demand path and, with
+// DeliverWebhooks, a series of signed workflow_job webhooks.
+//
+// Controls for tests: Fault per route (status, latency, dropped
+// connections), SetRateLimit and SecondaryLimit, call counters (Calls,
+// CallsREST, CallsScaleSet, CallLog), job histories (Jobs), runners,
+// deprecation of the runner version, zombie runners, and WaitFor.
+package githubtest

@@ -1,0 +1,194 @@
+// Package runnerproto holds the wire shapes shared by the fake GitHub and the
+// fake runner: the files of a JIT configuration, as the real runner writes
+// them into its root, and the small job protocol the fake runner speaks with
+// the fake's actions service (the real runner speaks a richer one; the fake
+// keeps only what the manager can observe: online, busy, started, done).
+package runnerproto
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The files a JIT configuration holds, by their name in the runner root.
+const (
+	FileRunner      = ".runner"
+	FileCredentials = ".credentials"
+	FileRSAParams   = ".credentials_rsaparams"
+)
+
+// RunnerVersion is the version the fake runner reports; marking it deprecated
+// on the fake makes the fake runner exit 7.
+const RunnerVersion = "2.330.0"
+
+// EnvJITConfig is where the runner reads its JIT configuration.
+const EnvJITConfig = "ACTIONS_RUNNER_INPUT_JITCONFIG"
+
+// EnvReturnDeprecated asks the runner to exit 7 (not 1) when its version is
+// deprecated.
+const EnvReturnDeprecated = "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE"
+
+// RunnerFile is the ".runner" file: who the runner is and where its server is.
+type RunnerFile struct {
+	AgentID     int64  `json:"agentId"`
+	AgentName   string `json:"agentName"`
+	PoolID      int64  `json:"poolId"`
+	PoolName    string `json:"poolName"`
+	Ephemeral   bool   `json:"ephemeral"`
+	DisableUpd  bool   `json:"disableUpdate"`
+	ServerURL   string `json:"serverUrl"`
+	GitHubURL   string `json:"gitHubUrl"`
+	WorkFolder  string `json:"workFolder"`
+	UseV2Flow   bool   `json:"useV2Flow"`
+	ServerURLV2 string `json:"serverUrlV2,omitempty"`
+}
+
+// Credentials is the ".credentials" file: an OAuth client whose assertions
+// are signed with the key in ".credentials_rsaparams".
+type Credentials struct {
+	Scheme string          `json:"scheme"`
+	Data   CredentialsData `json:"data"`
+}
+
+// CredentialsData is the data of Credentials.
+type CredentialsData struct {
+	ClientID                string `json:"clientId"`
+	AuthorizationURL        string `json:"authorizationUrl"`
+	RequireFipsCryptography string `json:"requireFipsCryptography"`
+}
+
+// RSAParams is the ".credentials_rsaparams" file: an RSA private key as .NET
+// RSAParameters, each field base64 of a big-endian integer.
+type RSAParams struct {
+	D        string `json:"d"`
+	DP       string `json:"dp"`
+	DQ       string `json:"dq"`
+	Exponent string `json:"exponent"`
+	InverseQ string `json:"inverseQ"`
+	Modulus  string `json:"modulus"`
+	P        string `json:"p"`
+	Q        string `json:"q"`
+}
+
+// EncodeJITConfig returns the encoded form of a JIT configuration: base64 of
+// a JSON object mapping each file name to base64 of its content.
+func EncodeJITConfig(files map[string][]byte) string {
+	m := make(map[string]string, len(files))
+	for name, b := range files {
+		m[name] = base64.StdEncoding.EncodeToString(b)
+	}
+	b, _ := json.Marshal(m) // a map of strings always marshals
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// ErrBadJITConfig: the configuration cannot be decoded. Its text never
+// holds the configuration.
+var ErrBadJITConfig = errors.New("the JIT configuration is not valid")
+
+// DecodeJITConfig decodes an encoded JIT configuration into its files; it
+// requires the three files a runner needs.
+func DecodeJITConfig(encoded string) (map[string][]byte, error) {
+	raw, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not base64", ErrBadJITConfig)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: not a JSON map of files", ErrBadJITConfig)
+	}
+	files := make(map[string][]byte, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		b, err := base64.StdEncoding.DecodeString(m[name])
+		if err != nil {
+			return nil, fmt.Errorf("%w: file %s is not base64", ErrBadJITConfig, name)
+		}
+		files[name] = b
+	}
+	for _, need := range []string{FileRunner, FileCredentials, FileRSAParams} {
+		if _, ok := files[need]; !ok {
+			return nil, fmt.Errorf("%w: file %s is missing", ErrBadJITConfig, need)
+		}
+	}
+	return files, nil
+}
+
+// TokenResponse answers the OAuth client-assertion exchange.
+type TokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int    `json:"expires_in"`
+}
+
+// Agent describes the runner when it opens a session.
+type Agent struct {
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Version       string `json:"version"`
+	OSDescription string `json:"osDescription"`
+}
+
+// SessionRequest opens a runner session (the runner goes online).
+type SessionRequest struct {
+	OwnerName string `json:"ownerName"`
+	Agent     Agent  `json:"agent"`
+}
+
+// Session is an open runner session.
+type Session struct {
+	SessionID string `json:"sessionId"`
+	OwnerName string `json:"ownerName"`
+	Agent     Agent  `json:"agent"`
+}
+
+// Message is what a runner's long poll returns: a job request.
+type Message struct {
+	MessageID   int64  `json:"messageId"`
+	MessageType string `json:"messageType"`
+	// Body is JSON of a JobRequest, as a string (like the real service).
+	Body string `json:"body"`
+}
+
+// MessageTypeJobRequest is the type of a Message carrying a JobRequest.
+const MessageTypeJobRequest = "PipelineAgentJobRequest"
+
+// JobRequest tells a runner which job to run and what it costs.
+type JobRequest struct {
+	RequestID     int64  `json:"requestId"`
+	JobID         int64  `json:"jobId"`
+	RunID         int64  `json:"runId"`
+	Repository    string `json:"repository"`
+	Workflow      string `json:"workflow"`
+	DisplayName   string `json:"displayName"`
+	DurationMS    int64  `json:"durationMs"`
+	MemoryBytes   uint64 `json:"memoryBytes"`
+	CPUMillicores int    `json:"cpuMillicores"`
+	// Result is what the job concludes with ("succeeded", "failed").
+	Result string `json:"result"`
+	// RenewMS is how often the runner renews its lock on the job.
+	RenewMS int64 `json:"renewMs"`
+}
+
+// Finish reports a job's end.
+type Finish struct {
+	Result string `json:"result"`
+}
+
+// Exception is an error body of the actions service (the real service's
+// shape); TypeName says what went wrong.
+type Exception struct {
+	TypeName string `json:"typeName"`
+	Message  string `json:"message"`
+}
+
+// The exception type names the fake runner acts on.
+const (
+	ExAgentNotFound      = "GitHub.DistributedTask.WebApi.AgentNotFoundException"
+	ExSessionConflict    = "GitHub.DistributedTask.WebApi.TaskAgentSessionConflictException"
+	ExVersionDeprecated  = "GitHub.DistributedTask.WebApi.RunnerVersionDeprecatedException"
+	ExJobNotFound        = "GitHub.DistributedTask.WebApi.TaskOrchestrationJobNotFoundException"
+	ExInvalidCredentials = "GitHub.Services.OAuth.InvalidClientException"
+)
