@@ -115,7 +115,9 @@ func WithToken(token string) Option { return func(c *config) { c.tokens = append
 
 // WithRepo adds the repository "owner/repo" (and its owner as an
 // organization).
-func WithRepo(ownerRepo string) Option { return func(c *config) { c.repos = append(c.repos, ownerRepo) } }
+func WithRepo(ownerRepo string) Option {
+	return func(c *config) { c.repos = append(c.repos, ownerRepo) }
+}
 
 // WithDownloadsVersion sets the runner version the downloads list offers
 // (default the fake runner's version).
