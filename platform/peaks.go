@@ -39,7 +39,7 @@ type peaksFile struct {
 	Policies map[string][]int64 `toml:"policies"`
 }
 
-const peaksHeader = "# runner-manager: peak memory (bytes) of the newest completed jobs per\n# policy, oldest first. Written by the manager; safe to delete.\n"
+const peaksHeader = "# runner-manager: peak memory (bytes) of the newest completed jobs per\n# policy, oldest first. Written by the manager; safe to delete.\n\n"
 
 // LoadPeaks reads the peaks file at path. A missing file means no peaks yet:
 // empty Peaks and a nil error. A corrupt file (not TOML, or not the shape
@@ -73,8 +73,13 @@ func LoadPeaks(path string) (Peaks, error) {
 
 func decodePeaks(b []byte) (Peaks, error) {
 	var f peaksFile
-	if _, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&f); err != nil {
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&f)
+	if err != nil {
 		return Peaks{}, err
+	}
+	// The decoder skips a "policies" of the wrong kind silently.
+	if md.IsDefined("policies") && md.Type("policies") != "Hash" {
+		return Peaks{}, fmt.Errorf("policies is a %s, not a table", md.Type("policies"))
 	}
 	p := Peaks{Policies: make(map[string][]uint64, len(f.Policies))}
 	for id, vs := range f.Policies {
@@ -123,7 +128,9 @@ func SavePeaks(path string, p Peaks) error {
 	}
 	var buf bytes.Buffer
 	buf.WriteString(peaksHeader)
-	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
+	enc := toml.NewEncoder(&buf)
+	enc.Indent = ""
+	if err := enc.Encode(f); err != nil {
 		return fmt.Errorf("save memory peaks: encode: %w", err)
 	}
 	if err := writeFileAtomic(path, buf.Bytes()); err != nil {

@@ -120,6 +120,8 @@ func (s *ProcScanner) read(dir, pid int, name []byte) {
 	if err != nil {
 		return
 	}
+	// procfs hands over the whole stat line in one read when the buffer
+	// holds it; read on only if it filled the buffer.
 	n := 0
 	for n < len(s.stat) {
 		m, err := unix.Read(fd, s.stat[n:])
@@ -130,6 +132,9 @@ func (s *ProcScanner) read(dir, pid int, name []byte) {
 			break
 		}
 		n += m
+		if n < len(s.stat) {
+			break
+		}
 	}
 	unix.Close(fd)
 	st, ok := parseStat(s.stat[:n])
