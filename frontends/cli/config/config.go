@@ -315,31 +315,12 @@ func Load(src Sources) (*Config, error) {
 // decodeFile decodes TOML data into c, refusing unknown keys, and records
 // the line of every key set.
 func decodeFile(c *Config, path string, data []byte) error {
-	var fileCfg Config
 	// Decode into a copy holding the defaults so keys absent from the file
 	// keep them.
-	fileCfg = *c
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&fileCfg)
+	fileCfg := *c
+	md, lines, err := DecodeStrict(path, data, &fileCfg)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			where := path
-			if pe.Position.Line > 0 {
-				where = fmt.Sprintf("%s:%d", path, pe.Position.Line)
-			}
-			return &Error{Where: where, Key: pe.LastKey, Msg: pe.Message}
-		}
-		// Type mismatches come as "toml: line N (last key "k"): message".
-		if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			return &Error{Where: where(path, line), Key: m[2], Msg: m[3]}
-		}
-		return &Error{Where: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
-	}
-	lines := keyLines(data)
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		return &Error{Where: where(path, lines[k.String()]), Key: k.String(), Msg: unknownKeyHelp(k, md.Type(k...) == "Hash")}
+		return err
 	}
 	origins := c.Origins
 	*c = fileCfg
@@ -352,6 +333,62 @@ func decodeFile(c *Config, path string, data []byte) error {
 	return nil
 }
 
+// DecodeStrict decodes TOML data, read from path, into v (a pointer to a
+// struct with toml tags), refusing keys v has no field for. Errors are
+// *Error with the file, line and key, and for an unknown key the keys known
+// there. It returns the decoder's metadata and the first line of each key.
+func DecodeStrict(path string, data []byte, v any) (toml.MetaData, map[string]int, error) {
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			where := path
+			if pe.Position.Line > 0 {
+				where = fmt.Sprintf("%s:%d", path, pe.Position.Line)
+			}
+			return md, nil, &Error{Where: where, Key: pe.LastKey, Msg: pe.Message}
+		}
+		// Type mismatches come as "toml: line N (last key "k"): message".
+		if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return md, nil, &Error{Where: where(path, line), Key: m[2], Msg: m[3]}
+		}
+		return md, nil, &Error{Where: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	lines := keyLines(data)
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		msg := unknownKeyHelp(knownKeys(reflect.TypeOf(v).Elem(), ""), k, md.Type(k...) == "Hash")
+		return md, lines, &Error{Where: where(path, lines[k.String()]), Key: k.String(), Msg: msg}
+	}
+	return md, lines, nil
+}
+
+// knownKeys lists the dotted keys of a struct type's toml fields; a slice
+// of structs is an array of tables whose keys are listed under its name.
+func knownKeys(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := f.Tag.Get("toml")
+		if name == "" || name == "-" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && !ft.Implements(textUnmarshaler) && !reflect.PointerTo(ft).Implements(textUnmarshaler) {
+			out = append(out, knownKeys(ft, prefix+name+".")...)
+			continue
+		}
+		out = append(out, prefix+name)
+	}
+	return out
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
 var decodeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
 func where(path string, line int) string {
@@ -361,15 +398,15 @@ func where(path string, line int) string {
 	return path
 }
 
-// unknownKeyHelp names the keys that are known where an unknown one was found.
-func unknownKeyHelp(k toml.Key, isTable bool) string {
-	var c Config
+// unknownKeyHelp names the keys that are known where an unknown one was
+// found.
+func unknownKeyHelp(keys []string, k toml.Key, isTable bool) string {
 	known := map[string][]string{}
 	var tables []string
-	for _, f := range fields(&c) {
-		table, name := "", f.key
-		if i := strings.LastIndex(f.key, "."); i >= 0 {
-			table, name = f.key[:i], f.key[i+1:]
+	for _, key := range keys {
+		table, name := "", key
+		if i := strings.LastIndex(key, "."); i >= 0 {
+			table, name = key[:i], key[i+1:]
 		}
 		if _, ok := known[table]; !ok && table != "" {
 			tables = append(tables, "["+table+"]")
@@ -385,13 +422,13 @@ func unknownKeyHelp(k toml.Key, isTable bool) string {
 		if table != "" {
 			in = "in [" + table + "]"
 		}
-		return fmt.Sprintf("unknown key; the keys %s are %s (see docs/configuration.md)", in, strings.Join(names, ", "))
+		return fmt.Sprintf("unknown key; the keys %s are %s", in, strings.Join(names, ", "))
 	}
 	if len(k) == 1 && !isTable {
-		return fmt.Sprintf("unknown key; the top-level keys are %s and the tables %s (see docs/configuration.md)",
+		return fmt.Sprintf("unknown key; the top-level keys are %s and the tables %s",
 			strings.Join(known[""], ", "), strings.Join(tables, ", "))
 	}
-	return fmt.Sprintf("unknown table [%s]; the tables are %s (see docs/configuration.md)", table, strings.Join(tables, ", "))
+	return fmt.Sprintf("unknown table [%s]; the tables are %s", table, strings.Join(tables, ", "))
 }
 
 // keyLines finds the line of each key and table in a TOML document: a light

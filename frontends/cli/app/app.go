@@ -1,0 +1,315 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// Files and directories under the data directory.
+const (
+	JournalName = "journal.db"
+	stateDir    = "state"
+	hostIDName  = "host-id"
+	peaksName   = "memory-peaks.toml"
+	runnersDir  = "runners"
+)
+
+// App is what every command is given: the parsed global flags, the
+// streams, and the configuration, journal and host, opened on first use and
+// closed when the command returns.
+type App struct {
+	Streams
+	cli  *CLI
+	args []string
+	// flags are command flags that override configuration keys
+	// (run --metrics-addr), set by the command before Config is called.
+	flags map[string]config.FlagValue
+
+	cfg     *config.Config
+	st      *store.SQLite
+	host    *rm.Host
+	logger  *slog.Logger
+	closers []func() error
+}
+
+// flagGiven reports whether the command line holds the flag name.
+func (a *App) flagGiven(name string) bool {
+	for _, arg := range a.args {
+		if arg == "--" {
+			return false
+		}
+		if arg == name || strings.HasPrefix(arg, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes what the command opened.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		_ = a.closers[i]()
+	}
+	a.closers = nil
+}
+
+func (a *App) onClose(f func() error) { a.closers = append(a.closers, f) }
+
+// setFlag makes a command flag override a configuration key.
+func (a *App) setFlag(key, name, value string) {
+	if value == "" {
+		return
+	}
+	if a.flags == nil {
+		a.flags = map[string]config.FlagValue{}
+	}
+	a.flags[key] = config.FlagValue{Value: value, Name: name}
+}
+
+// Config loads the configuration once: flag > environment > file > default.
+func (a *App) Config() (*config.Config, error) {
+	if a.cfg != nil {
+		return a.cfg, nil
+	}
+	src := config.Sources{Path: a.cli.Config, Explicit: a.cli.Config != ""}
+	if src.Path == "" {
+		p, err := config.DefaultConfigPath(nil)
+		if err != nil {
+			return nil, err
+		}
+		src.Path = p
+	}
+	src.Flags = map[string]config.FlagValue{}
+	for k, v := range a.flags {
+		src.Flags[k] = v
+	}
+	// Kong fills these from the flag or, failing that, the environment;
+	// only a flag given on the command line is passed as a flag, so that
+	// config.Load names the variable in its errors.
+	for _, f := range []struct{ key, name, value string }{
+		{"data_dir", "--data-dir", a.cli.DataDir},
+		{"log.format", "--log-format", a.cli.LogFormat},
+		{"log.level", "--log-level", a.cli.LogLevel},
+	} {
+		if f.value != "" && a.flagGiven(f.name) {
+			src.Flags[f.key] = config.FlagValue{Value: f.value, Name: f.name}
+		}
+	}
+	c, err := config.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs
+	}
+	a.cfg = c
+	return c, nil
+}
+
+// ConfigPath is the configuration file in use or, when there is none, where
+// `init` writes one.
+func (a *App) ConfigPath() (string, error) {
+	if a.cli.Config != "" {
+		return filepath.Abs(a.cli.Config)
+	}
+	return config.DefaultConfigPath(nil)
+}
+
+// Logger logs to standard error as the configuration says.
+func (a *App) Logger() *slog.Logger {
+	if a.logger != nil {
+		return a.logger
+	}
+	format, level := "text", "info"
+	if c, err := a.Config(); err == nil {
+		format, level = c.Log.Format, c.Log.Level
+	}
+	a.logger = NewLogger(a.Stderr, format, level)
+	return a.logger
+}
+
+// NewLogger returns an slog logger writing text or json at level.
+func NewLogger(w io.Writer, format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// DataDir returns the data directory, created (0700) if missing.
+func (a *App) DataDir() (string, error) {
+	c, err := a.Config()
+	if err != nil {
+		return "", err
+	}
+	if err := ensurePrivateDir(c.DataDir); err != nil {
+		return "", err
+	}
+	return c.DataDir, nil
+}
+
+// ensurePrivateDir creates dir and its state/ subdirectory with mode 0700.
+func ensurePrivateDir(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, stateDir), 0o700); err != nil {
+		return fmt.Errorf("create the data directory: %w (give another with --data-dir)", err)
+	}
+	// MkdirAll leaves an existing directory's mode alone; a new one may be
+	// widened by nothing but our umask, which cannot add bits.
+	return nil
+}
+
+// Store opens the journal, <data>/journal.db.
+func (a *App) Store(ctx context.Context) (store.Store, error) {
+	if a.st != nil {
+		return a.st, nil
+	}
+	dir, err := a.DataDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenSQLite(filepath.Join(dir, JournalName))
+	if err != nil {
+		return nil, fmt.Errorf("open the journal: %w", err)
+	}
+	a.st = st
+	a.onClose(st.Close)
+	return st, nil
+}
+
+// ExistingStore opens the journal only if it exists: commands that only
+// read say so instead of creating an empty data directory.
+func (a *App) ExistingStore(ctx context.Context) (store.Store, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(c.DataDir, JournalName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir)", c.DataDir)
+	}
+	return a.Store(ctx)
+}
+
+// Host returns this host, from <data>/state/host-id (created on first
+// use) and the machine's facts, recorded in the journal.
+func (a *App) Host(ctx context.Context) (rm.Host, error) {
+	if a.host != nil {
+		return *a.host, nil
+	}
+	dir, err := a.DataDir()
+	if err != nil {
+		return rm.Host{}, err
+	}
+	id, err := LoadOrCreateHostID(dir)
+	if err != nil {
+		return rm.Host{}, err
+	}
+	st, err := a.Store(ctx)
+	if err != nil {
+		return rm.Host{}, err
+	}
+	h, err := platform.HostInfo()
+	if err != nil {
+		return rm.Host{}, err
+	}
+	h.ID = id
+	h.SeenAt = time.Now().UTC()
+	if err := st.PutHost(ctx, h); err != nil {
+		return rm.Host{}, fmt.Errorf("record this host in the journal: %w", err)
+	}
+	a.host = &h
+	return h, nil
+}
+
+// LoadOrCreateHostID reads <dataDir>/state/host-id, writing a new ID there
+// (0600) the first time, so restarts keep the host's identity.
+func LoadOrCreateHostID(dataDir string) (rm.HostID, error) {
+	path := filepath.Join(dataDir, stateDir, hostIDName)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		id, err := rm.ParseHostID(strings.TrimSpace(string(b)))
+		if err != nil || id.IsZero() {
+			return rm.HostID{}, fmt.Errorf("%s does not hold a host id (%v): remove it only if no runner of this host is registered", path, err)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return rm.HostID{}, fmt.Errorf("read the host id: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return rm.HostID{}, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	id := rm.NewHostID()
+	if err := writeFileAtomic(path, []byte(id.String()+"\n"), 0o600); err != nil {
+		return rm.HostID{}, fmt.Errorf("write the host id: %w", err)
+	}
+	return id, nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Daemon is a client of the daemon serving the data directory.
+func (a *App) Daemon() (*daemonapi.Client, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	return daemonapi.NewClient(c.DataDir), nil
+}
+
+// pokeDaemon tells a running daemon that policies changed; it is quiet
+// when none runs (the daemon re-reads policies on start).
+func (a *App) pokeDaemon(ctx context.Context) {
+	d, err := a.Daemon()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := d.Refresh(ctx); err != nil && !errors.Is(err, daemonapi.ErrNotRunning) {
+		a.Logger().Warn("the daemon did not take the change now; it re-reads policies within seconds", "err", err)
+	}
+}
+
+func (a *App) printf(format string, args ...any) { fmt.Fprintf(a.Stdout, format, args...) }

@@ -1,0 +1,449 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// AttemptsCmd lists attempts.
+type AttemptsCmd struct {
+	Policy string   `help:"Only this policy's attempts." placeholder:"NAME"`
+	State  []string `help:"Only attempts in these states: pending, registering, starting, idle, busy, finished, failed; or live (the first five)." placeholder:"STATE,..." sep:","`
+	Since  string   `help:"Only attempts created since a duration ago (90m, 24h, 7d) or a time (2025-03-01, RFC 3339)." placeholder:"WHEN"`
+	Limit  int      `help:"At most this many, newest first (default ${default}; 0: all)." default:"50" placeholder:"N"`
+	JSON   bool     `help:"Print JSON."`
+}
+
+// Run lists the attempts.
+func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
+	f := store.AttemptFilter{Limit: c.Limit}
+	if c.Limit < 0 {
+		return invalid("--limit %d must not be negative", c.Limit)
+	}
+	for _, s := range c.State {
+		if s == "live" {
+			f.States = append(f.States, rm.StatePending, rm.StateRegistering, rm.StateStarting, rm.StateIdle, rm.StateBusy)
+			continue
+		}
+		st, err := rm.ParseAttemptState(strings.TrimSpace(s))
+		if err != nil {
+			return err
+		}
+		f.States = append(f.States, st)
+	}
+	if c.Since != "" {
+		t, err := parseSince(c.Since, time.Now())
+		if err != nil {
+			return err
+		}
+		f.Since = t
+	}
+	st, err := a.ExistingStore(ctx)
+	if err != nil {
+		return err
+	}
+	names, err := policyNames(ctx, st)
+	if err != nil {
+		return err
+	}
+	if c.Policy != "" {
+		p, err := policyByName(ctx, st, c.Policy)
+		if err != nil {
+			return err
+		}
+		f.Policy = p.ID
+	}
+	list, err := st.Attempts(ctx, f)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		out := make([]attemptJSON, 0, len(list))
+		for _, at := range list {
+			out = append(out, toAttemptJSON(at, names[at.Policy]))
+		}
+		return writeJSON(a.Stdout, out)
+	}
+	if len(list) == 0 {
+		a.printf("no attempts match\n")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPOLICY\tSTATE\tCREATED\tDURATION\tJOB\tPEAK RSS\tOUTCOME")
+	now := time.Now()
+	for _, at := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, names[at.Policy], at.State,
+			at.CreatedAt.Local().Format("01-02 15:04:05"), duration(at, now), jobName(at.Job),
+			peak(at.Usage), outcomeShort(at.Outcome))
+	}
+	return tw.Flush()
+}
+
+// parseSince reads "90m", "24h", "7d", a date or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		var days int
+		if _, err := fmt.Sscanf(n, "%d", &days); err == nil && fmt.Sprint(days) == n && days >= 0 {
+			return now.Add(-time.Duration(days) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, invalid("--since %q is not a duration (90m, 24h, 7d) or a time (2025-03-01, 2025-03-01T15:04:05Z)", s)
+}
+
+func policyNames(ctx context.Context, st store.Store) (map[rm.PolicyID]string, error) {
+	ps, err := st.Policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[rm.PolicyID]string, len(ps))
+	for _, p := range ps {
+		names[p.ID] = p.Name
+	}
+	return names, nil
+}
+
+func duration(at rm.Attempt, now time.Time) string {
+	end := at.EndedAt
+	if end.IsZero() {
+		end = now
+	}
+	if at.CreatedAt.IsZero() {
+		return ""
+	}
+	return end.Sub(at.CreatedAt).Round(100 * time.Millisecond).String()
+}
+
+func jobName(j rm.Job) string {
+	switch {
+	case j.Name != "":
+		return j.Name
+	case j.ID != 0:
+		return fmt.Sprint(j.ID)
+	}
+	return "-"
+}
+
+func peak(u rm.AttemptUsage) string {
+	if u.Samples == 0 {
+		return "-"
+	}
+	return config.FormatBytes(u.PeakRSSBytes)
+}
+
+func outcomeShort(o rm.Outcome) string {
+	if o.IsZero() {
+		return "-"
+	}
+	if o.Kind == rm.Failed {
+		return "failed(" + string(o.Reason) + ")"
+	}
+	return string(o.Kind)
+}
+
+// attemptJSON is the stable JSON form of an attempt.
+type attemptJSON struct {
+	ID             string            `json:"id"`
+	Policy         string            `json:"policy"`
+	PolicyName     string            `json:"policy_name,omitempty"`
+	State          string            `json:"state"`
+	RunnerName     string            `json:"runner_name,omitempty"`
+	GitHubRunnerID int64             `json:"github_runner_id,omitempty"`
+	PID            int               `json:"pid,omitempty"`
+	Job            *jobJSON          `json:"job,omitempty"`
+	ExitCode       *int              `json:"exit_code,omitempty"`
+	Usage          usageJSON         `json:"usage"`
+	Outcome        *outcomeJSON      `json:"outcome,omitempty"`
+	Times          map[string]string `json:"times"`
+	LastMessage    string            `json:"last_message,omitempty"`
+}
+
+type jobJSON struct {
+	ID       int64  `json:"id"`
+	RunID    int64  `json:"run_id,omitempty"`
+	Workflow string `json:"workflow,omitempty"`
+	Name     string `json:"name,omitempty"`
+}
+
+type usageJSON struct {
+	PeakRSSBytes      uint64 `json:"peak_rss_bytes"`
+	CPUAvgMillicores  uint32 `json:"cpu_avg_millicores"`
+	CPUPeakMillicores uint32 `json:"cpu_peak_millicores"`
+	Samples           uint32 `json:"samples"`
+}
+
+type outcomeJSON struct {
+	Kind   string `json:"kind"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func toAttemptJSON(at rm.Attempt, policyName string) attemptJSON {
+	out := attemptJSON{
+		ID: at.ID.String(), Policy: at.Policy.String(), PolicyName: policyName, State: string(at.State),
+		RunnerName: at.RunnerName, GitHubRunnerID: at.GitHubRunnerID, PID: at.PID, ExitCode: at.ExitCode,
+		Usage:       usageJSON{at.Usage.PeakRSSBytes, at.Usage.CPUAvgMillicores, at.Usage.CPUPeakMillicores, at.Usage.Samples},
+		Times:       map[string]string{},
+		LastMessage: at.LastMessage,
+	}
+	if at.Job != (rm.Job{}) {
+		out.Job = &jobJSON{at.Job.ID, at.Job.RunID, at.Job.Workflow, at.Job.Name}
+	}
+	if !at.Outcome.IsZero() {
+		out.Outcome = &outcomeJSON{string(at.Outcome.Kind), string(at.Outcome.Reason), at.Outcome.Detail}
+	}
+	for _, s := range rm.AttemptStates {
+		if t := at.StateAt(s); !t.IsZero() {
+			out.Times[string(s)] = t.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return out
+}
+
+// AttemptCmd groups the commands on one attempt.
+type AttemptCmd struct {
+	Show AttemptShowCmd `cmd:"" help:"Show one attempt: states with times, runner, job, usage, outcome."`
+}
+
+// AttemptShowCmd shows one attempt.
+type AttemptShowCmd struct {
+	ID   string `arg:"" help:"Attempt id (from runner-manager attempts)."`
+	JSON bool   `help:"Print JSON."`
+}
+
+func attemptByID(ctx context.Context, st store.Store, s string) (rm.Attempt, error) {
+	id, err := rm.ParseAttemptID(s)
+	if err != nil {
+		return rm.Attempt{}, err
+	}
+	if id.IsZero() {
+		return rm.Attempt{}, invalid("give an attempt id (`runner-manager attempts` lists them)")
+	}
+	at, err := st.Attempt(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return at, invalid("no attempt %s in the journal: `runner-manager attempts` lists them", id)
+	}
+	return at, err
+}
+
+// Run shows the attempt.
+func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
+	st, err := a.ExistingStore(ctx)
+	if err != nil {
+		return err
+	}
+	at, err := attemptByID(ctx, st, c.ID)
+	if err != nil {
+		return err
+	}
+	names, err := policyNames(ctx, st)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(a.Stdout, toAttemptJSON(at, names[at.Policy]))
+	}
+	cfg, _ := a.Config()
+	exit := ""
+	if at.ExitCode != nil {
+		exit = fmt.Sprint(*at.ExitCode)
+	}
+	job := ""
+	if at.Job.ID != 0 {
+		job = fmt.Sprintf("%d %s (workflow %s, run %d)", at.Job.ID, at.Job.Name, at.Job.Workflow, at.Job.RunID)
+	}
+	usage := ""
+	if at.Usage.Samples > 0 {
+		usage = fmt.Sprintf("peak RSS %s, CPU average %dm, busiest %dm, %d samples",
+			config.FormatBytes(at.Usage.PeakRSSBytes), at.Usage.CPUAvgMillicores, at.Usage.CPUPeakMillicores, at.Usage.Samples)
+	}
+	process := ""
+	if at.PID != 0 {
+		process = fmt.Sprintf("pid %d (start %d)", at.PID, at.ProcessStart)
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	rows := [][2]string{
+		{"id", at.ID.String()},
+		{"policy", names[at.Policy] + " (" + at.Policy.String() + ")"},
+		{"state", string(at.State)},
+		{"runner", at.RunnerName},
+		{"github runner id", nonZero(at.GitHubRunnerID)},
+		{"process", process},
+		{"job", job},
+		{"exit code", exit},
+		{"outcome", outcomeText(at.Outcome)},
+		{"usage", usage},
+		{"last message", at.LastMessage},
+	}
+	for _, s := range rm.AttemptStates {
+		if t := at.StateAt(s); !t.IsZero() {
+			rows = append(rows, [2]string{"  " + string(s), t.Local().Format("2006-01-02 15:04:05.000")})
+		}
+	}
+	if cfg != nil {
+		rows = append(rows, [2]string{"log", platform.NewNativeLauncher(cfg.DataDir).RunnerLog(at.ID)})
+	}
+	for _, r := range rows {
+		if r[1] != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
+		}
+	}
+	return tw.Flush()
+}
+
+func nonZero(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
+func outcomeText(o rm.Outcome) string {
+	if o.IsZero() {
+		return ""
+	}
+	return o.String()
+}
+
+// LogsCmd prints an attempt's runner log.
+type LogsCmd struct {
+	Attempt string `arg:"" help:"Attempt id."`
+	Follow  bool   `short:"f" help:"Keep printing what the runner writes, until the attempt ends (or Ctrl-C)."`
+	Lines   int    `short:"n" help:"Print only the last N lines first (0: all)." default:"0" placeholder:"N"`
+}
+
+// followEvery is how often logs -f looks for more.
+var followEvery = 200 * time.Millisecond
+
+// Run prints the log.
+func (c *LogsCmd) Run(ctx context.Context, a *App) error {
+	st, err := a.ExistingStore(ctx)
+	if err != nil {
+		return err
+	}
+	at, err := attemptByID(ctx, st, c.Attempt)
+	if err != nil {
+		return err
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return err
+	}
+	path := platform.NewNativeLauncher(cfg.DataDir).RunnerLog(at.ID)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if at.Live() && !c.Follow {
+				return fmt.Errorf("attempt %s (%s) has no log yet: try again with -f", at.ID, at.State)
+			}
+			if !at.Live() {
+				return fmt.Errorf("attempt %s ended and its log is gone (%s): a finished attempt's directory is removed, a failed one's kept for a day", at.ID, path)
+			}
+		} else {
+			return fmt.Errorf("read the log: %w", err)
+		}
+	}
+	if f != nil {
+		defer f.Close()
+		if c.Lines > 0 {
+			if err := seekLastLines(f, c.Lines); err != nil {
+				return err
+			}
+		}
+		if _, err := io.Copy(a.Stdout, f); err != nil {
+			return err
+		}
+	}
+	if !c.Follow {
+		return nil
+	}
+	t := time.NewTicker(followEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if f == nil {
+			if f, err = os.Open(path); err != nil {
+				f = nil
+			} else {
+				defer f.Close()
+			}
+		}
+		if f != nil {
+			if _, err := io.Copy(a.Stdout, f); err != nil {
+				return err
+			}
+		}
+		cur, err := st.Attempt(ctx, at.ID)
+		if err != nil {
+			return err
+		}
+		if !cur.Live() {
+			if f != nil {
+				_, _ = io.Copy(a.Stdout, f)
+			}
+			return nil
+		}
+	}
+}
+
+// seekLastLines positions f at the start of its last n lines, reading
+// backwards from the end in blocks.
+func seekLastLines(f *os.File, n int) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	const block = 16 << 10
+	buf := make([]byte, block)
+	lines := 0
+	pos := size
+	for pos > 0 {
+		readSize := int64(block)
+		if pos < readSize {
+			readSize = pos
+		}
+		pos -= readSize
+		if _, err := f.ReadAt(buf[:readSize], pos); err != nil && err != io.EOF {
+			return err
+		}
+		for i := readSize - 1; i >= 0; i-- {
+			if buf[i] != '\n' {
+				continue
+			}
+			if pos+i == size-1 { // the final newline ends the last line
+				continue
+			}
+			lines++
+			if lines == n {
+				_, err := f.Seek(pos+i+1, io.SeekStart)
+				return err
+			}
+		}
+	}
+	_, err = f.Seek(0, io.SeekStart)
+	return err
+}
+

@@ -1,0 +1,35 @@
+package app
+
+import (
+	"github.com/alecthomas/kong"
+)
+
+// CLI is the grammar of runner-manager: global flags and the commands.
+type CLI struct {
+	Config    string           `help:"Configuration file (TOML). Default: $$XDG_CONFIG_HOME/runner-manager/config.toml." env:"RUNNER_MANAGER_CONFIG" placeholder:"FILE" type:"path"`
+	DataDir   string           `help:"Data directory: journal, runners, attempts. Default: $$XDG_STATE_HOME/runner-manager." env:"RUNNER_MANAGER_DATA_DIR" placeholder:"DIR" type:"path"`
+	LogFormat string           `help:"Log format: text or json (default text)." env:"RUNNER_MANAGER_LOG_FORMAT" placeholder:"FORMAT"`
+	LogLevel  string           `help:"Log level: debug, info, warn or error (default info)." env:"RUNNER_MANAGER_LOG_LEVEL" placeholder:"LEVEL"`
+	Version   kong.VersionFlag `help:"Print the version and exit."`
+
+	Init    InitCmd    `cmd:"" group:"setup" help:"Write a commented configuration file, create the data directory, check the GitHub credentials."`
+	Policy  PolicyCmd  `cmd:"" group:"setup" help:"Add, list, change, pause and remove policies: what this host serves, and how many runners."`
+	Runner  RunnerCmd  `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
+	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
+	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
+
+	Run  RunCmd  `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
+	TUI  TUICmd  `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
+	Demo DemoCmd `cmd:"" group:"run" help:"Run the whole system against a built-in fake GitHub with fake runners: no token needed."`
+
+	Status   StatusCmd   `cmd:"" group:"look" help:"Show host memory, admission, each policy's runners and demand, the GitHub budget."`
+	Attempts AttemptsCmd `cmd:"" group:"look" help:"List runner attempts from the journal."`
+	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
+	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
+}
+
+var commandGroups = []kong.Group{
+	{Key: "setup", Title: "Set up:"},
+	{Key: "run", Title: "Run:"},
+	{Key: "look", Title: "Look:"},
+}

@@ -1,0 +1,58 @@
+package app_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHelpGolden(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{},
+		{"init"},
+		{"policy"},
+		{"policy", "add"},
+		{"policy", "apply"},
+		{"policy", "edit"},
+		{"run"},
+		{"status"},
+		{"attempts"},
+		{"logs"},
+		{"runner", "install"},
+		{"doctor"},
+		{"service", "install"},
+		{"demo"},
+	} {
+		name := "help-" + strings.Join(append([]string{"root"}, args...), "-")
+		t.Run(name, func(t *testing.T) {
+			r := e.runRaw(append(args, "--help")...)
+			require.Equal(t, 0, r.code, r.stderr)
+			golden(t, name, r.stdout)
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	e := newEnv(t)
+	r := e.runRaw("--version")
+	require.Equal(t, 0, r.code)
+	assert.True(t, strings.HasPrefix(r.stdout, "runner-manager "), r.stdout)
+}
+
+func TestUsageErrors(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"policy", "add"},
+		{"attempts", "--limit", "many"},
+		{"policy", "add", "x", "--repo", "a/b", "--org", "c"},
+	} {
+		r := e.runRaw(args...)
+		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, "runner-manager:", args)
+	}
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+)
+
+// InitCmd sets a host up.
+type InitCmd struct {
+	GitHubURL string `name:"github-url" help:"GitHub's web URL (default https://github.com; your server's for GitHub Enterprise Server)." placeholder:"URL"`
+	TokenEnv  string `help:"The environment variable holding the token (default GITHUB_TOKEN)." placeholder:"NAME"`
+	TokenFile string `help:"A file holding the token instead (it must be chmod 600)." placeholder:"FILE" type:"path"`
+	scopeFlags
+	Force   bool `help:"Overwrite an existing configuration file."`
+	NoCheck bool `help:"Do not contact GitHub."`
+}
+
+// Help is the long help of init.
+func (c *InitCmd) Help() string {
+	return `init writes a commented configuration file (see --config; the default is
+$XDG_CONFIG_HOME/runner-manager/config.toml), creates the data directory
+(mode 0700) with this host's identity and journal, and checks the GitHub
+credentials: that GitHub accepts them and, with --repo, --org or
+--enterprise, that they can manage that scope's runners. It says which
+permission is missing.
+
+The token itself never goes in the file: export it (GITHUB_TOKEN by
+default) or keep it in a file only you can read (--token-file).`
+}
+
+// Run sets the host up.
+func (c *InitCmd) Run(ctx context.Context, a *App) error {
+	scope, hasScope, err := c.scope()
+	if err != nil {
+		return err
+	}
+	path, err := a.ConfigPath()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil && !c.Force {
+		return invalid("%s exists: edit it, or overwrite it with --force", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	content := config.Template(config.TemplateData{GitHubURL: c.GitHubURL, TokenEnv: c.TokenEnv, TokenFile: c.TokenFile, DataDir: a.cli.DataDir})
+	// Check the file loads before writing it.
+	tmpCheck, err := os.CreateTemp("", "runner-manager-init-*.toml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmpCheck.Name())
+	if _, err := tmpCheck.WriteString(content); err != nil {
+		tmpCheck.Close()
+		return err
+	}
+	tmpCheck.Close()
+	if _, err := config.Load(config.Sources{Path: tmpCheck.Name(), Explicit: true}); err != nil {
+		return fmt.Errorf("%w: %v", rm.ErrInvalid, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := writeFileAtomic(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	a.cli.Config = path
+	a.cfg = nil
+	a.printf("wrote %s\n", path)
+	cfg, err := a.Config()
+	if err != nil {
+		return err
+	}
+	host, err := a.Host(ctx)
+	if err != nil {
+		return err
+	}
+	a.printf("data directory %s (host %s, %s)\n", cfg.DataDir, host.Name, host.ID)
+
+	if c.NoCheck {
+		a.printNext(false)
+		return nil
+	}
+	client, err := a.GitHub()
+	if errors.Is(err, config.ErrNoCredentials) {
+		a.printf("GitHub credentials: none yet (%v)\n", err)
+		a.printNext(true)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var scopes []rm.Scope
+	if hasScope {
+		scopes = append(scopes, scope)
+	}
+	failed := false
+	for _, ch := range checkGitHub(ctx, client, scopes) {
+		a.printf("%s\n", ch)
+		failed = failed || !ch.OK
+	}
+	if failed {
+		return fmt.Errorf("the configuration was written, but GitHub refused the credentials: fix them, then run `runner-manager doctor`")
+	}
+	a.printNext(false)
+	return nil
+}
+
+func (a *App) printNext(needToken bool) {
+	a.printf("\nNext:\n")
+	if needToken {
+		a.printf("  export GITHUB_TOKEN=...                  # a token that can manage runners\n")
+	}
+	a.printf("  runner-manager runner install --repo OWNER/REPO\n")
+	a.printf("  runner-manager policy add home --repo OWNER/REPO --scale-set home --max 2\n")
+	a.printf("  runner-manager run                       # then jobs with runs-on: home run here\n")
+}

@@ -1,0 +1,122 @@
+package app_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
+)
+
+func TestInit(t *testing.T) {
+	e := newEnv(t)
+	out := e.ok("init", "--no-check")
+	cfgPath := filepath.Join(e.home, "config", "runner-manager", "config.toml")
+	assert.Contains(t, out, "wrote "+cfgPath)
+
+	fi, err := os.Stat(cfgPath)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	content, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(content), "# runner-manager configuration")
+	assert.Contains(t, string(content), "memory_reserve")
+
+	fi, err = os.Stat(e.dataDir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the data dir is private")
+	for _, f := range []string{app.JournalName, "state/host-id"} {
+		_, err := os.Stat(filepath.Join(e.dataDir, f))
+		assert.NoError(t, err, f)
+	}
+	hosts, err := e.journal().Hosts(t.Context())
+	require.NoError(t, err)
+	require.Len(t, hosts, 1)
+	id, err := os.ReadFile(filepath.Join(e.dataDir, "state", "host-id"))
+	require.NoError(t, err)
+	assert.Equal(t, hosts[0].ID.String()+"\n", string(id))
+
+	t.Run("exists", func(t *testing.T) {
+		stderr := e.fails(2, "init", "--no-check")
+		assert.Contains(t, stderr, "--force")
+		e.ok("init", "--no-check", "--force")
+		// The host keeps its identity.
+		id2, err := os.ReadFile(filepath.Join(e.dataDir, "state", "host-id"))
+		require.NoError(t, err)
+		assert.Equal(t, string(id), string(id2))
+	})
+}
+
+func TestInitWithoutToken(t *testing.T) {
+	e := newEnv(t)
+	out := e.ok("init")
+	assert.Contains(t, out, "none yet")
+	assert.Contains(t, out, "GITHUB_TOKEN")
+}
+
+func TestInitTokenFile(t *testing.T) {
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "rm.toml")
+	e.ok("--config", cfg, "init", "--no-check", "--token-file", "/etc/rm/token", "--github-url", "https://ghes.example.com")
+	b, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `token_file = "/etc/rm/token"`)
+	assert.Contains(t, string(b), `url = "https://ghes.example.com"`)
+}
+
+func TestConfigErrors(t *testing.T) {
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "bad.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[github]\nurl = \"https://github.com\"\ntoken_evn = \"X\"\n"), 0o600))
+	stderr := e.fails(2, "--config", cfg, "policy", "list")
+	assert.Contains(t, stderr, "bad.toml:3")
+	assert.Contains(t, stderr, "github.token_evn")
+
+	stderr = e.fails(2, "--config", filepath.Join(e.home, "missing.toml"), "policy", "list")
+	assert.Contains(t, stderr, "runner-manager init")
+
+	t.Setenv("RUNNER_MANAGER_LOG_FORMAT", "yaml")
+	stderr = e.fails(2, "policy", "list")
+	assert.Contains(t, stderr, "RUNNER_MANAGER_LOG_FORMAT")
+}
+
+// The data directory comes from the flag over the environment over the file.
+func TestDataDirPrecedence(t *testing.T) {
+	e := newEnv(t)
+	fileDir := filepath.Join(e.home, "from-file")
+	envDir := filepath.Join(e.home, "from-env")
+	flagDir := filepath.Join(e.home, "from-flag")
+	cfg := filepath.Join(e.home, "config", "runner-manager", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	require.NoError(t, os.WriteFile(cfg, []byte("data_dir = \""+fileDir+"\"\n"), 0o600))
+	add := []string{"policy", "add", "p", "--repo", "o/r", "--scale-set", "s"}
+
+	tests := []struct {
+		name string
+		env  string
+		flag string
+		want string
+	}{
+		{"file", "", "", fileDir},
+		{"env", envDir, "", envDir},
+		{"flag", envDir, flagDir, flagDir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("RUNNER_MANAGER_DATA_DIR", tt.env)
+			}
+			args := add
+			if tt.flag != "" {
+				args = append([]string{"--data-dir", tt.flag}, add...)
+			}
+			r := e.runRaw(args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			_, err := os.Stat(filepath.Join(tt.want, app.JournalName))
+			require.NoError(t, err)
+		})
+	}
+}

@@ -1,0 +1,153 @@
+// Package app is the runner-manager program: the kong grammar of its
+// commands, one struct per leaf command with a Run method, and Main. The
+// commands stay thin: they parse, call the library (store, reconcile,
+// github, platform), and print. frontends/cli's main.go only calls Main.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+)
+
+// Exit statuses.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // a runtime failure
+	ExitUsage   = 2 // a usage or configuration error
+)
+
+// Version is the program's version, set at link time with
+// -ldflags "-X github.com/runner-manager/runner-manager/frontends/cli/app.Version=v1.2.3";
+// when empty it comes from the module's build information.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// Streams are the program's standard streams.
+type Streams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Main runs the program with the process's arguments and streams, stopping
+// on SIGINT or SIGTERM, and returns its exit status. Started under the name
+// Runner.Listener (the demo's runners are hard links to this executable),
+// it is the fake runner instead.
+func Main() int {
+	if code, ok := RunFakeRunnerIfNamed(os.Args); ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], Streams{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
+
+// exitPanic carries kong's exit status out of a parse (help, --version).
+type exitPanic int
+
+// Run parses args and runs the command, writing to s; it returns the exit
+// status: 0 success, 1 runtime failure, 2 usage or configuration error.
+func Run(ctx context.Context, args []string, s Streams) (code int) {
+	if s.Stdin == nil {
+		s.Stdin = strings.NewReader("")
+	}
+	var cli CLI
+	a := &App{cli: &cli, args: args, Streams: s}
+	defer a.Close()
+	parser, err := kong.New(&cli,
+		kong.Name("runner-manager"),
+		kong.Description("A local-first autoscaler for ephemeral GitHub Actions self-hosted runners: one fresh just-in-time runner per job, as many at once as this machine can hold, and a journal of every runner attempt."),
+		kong.Writers(s.Stdout, s.Stderr),
+		kong.Exit(func(c int) { panic(exitPanic(c)) }),
+		kong.Vars{"version": "runner-manager " + version()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
+		kong.ExplicitGroups(commandGroups),
+		kong.Bind(a),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+	)
+	if err != nil {
+		panic(err) // the grammar is fixed and tested
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			code = int(c)
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)
+		var pe *kong.ParseError
+		if errors.As(err, &pe) && pe.Context != nil {
+			fmt.Fprintf(s.Stderr, "Run `%s --help` for usage.\n", commandPath(pe.Context))
+		}
+		return ExitUsage
+	}
+	if err := kctx.Run(); err != nil {
+		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)
+		return exitStatus(err)
+	}
+	return ExitOK
+}
+
+func commandPath(k *kong.Context) string {
+	if n := k.Selected(); n != nil {
+		return "runner-manager " + n.Path()
+	}
+	return "runner-manager"
+}
+
+// exitStatus is 2 for errors of usage or configuration, 1 for others.
+func exitStatus(err error) int {
+	var ce *config.Error
+	var pe *kong.ParseError
+	switch {
+	case errors.Is(err, rm.ErrInvalid), errors.As(err, &ce), errors.As(err, &pe), errors.Is(err, errUsage):
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// errUsage marks errors of usage found by a command (a flag combination).
+var errUsage = errors.New("usage")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), silentErr{errUsage})
+}
+
+// silentErr wraps an error without printing it.
+type silentErr struct{ error }
+
+func (silentErr) Error() string     { return "" }
+func (e silentErr) Unwrap() error   { return e.error }
+func (e silentErr) Is(t error) bool { return t == e.error }
+
+// isFakeRunnerName reports whether argv0 names the runner listener.
+func isFakeRunnerName(argv0 string) bool {
+	base := filepath.Base(argv0)
+	return base == "Runner.Listener" || base == "Runner.Listener.exe"
+}

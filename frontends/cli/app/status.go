@@ -1,0 +1,189 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// StatusCmd shows the live figures.
+type StatusCmd struct {
+	JSON bool `help:"Print JSON (the daemon's reconcile.Status)."`
+}
+
+// Run prints the status: the daemon's when it runs, else what the journal
+// and this host tell.
+func (c *StatusCmd) Run(ctx context.Context, a *App) error {
+	d, err := a.Daemon()
+	if err != nil {
+		return err
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	st, err := d.Status(qctx)
+	cancel()
+	live := true
+	if errors.Is(err, daemonapi.ErrNotRunning) {
+		live = false
+		st, err = a.journalStatus(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(a.Stdout, st)
+	}
+	if !live {
+		a.printf("daemon: not running (start it with `runner-manager run`); figures from the journal\n")
+	}
+	return renderStatus(a.Stdout, st, time.Now())
+}
+
+// journalStatus builds a Status from the journal and the host's memory,
+// for when no daemon runs.
+func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return reconcile.Status{}, err
+	}
+	st := reconcile.Status{At: time.Now().UTC()}
+	if total, avail, err := platform.HostMemory(); err == nil {
+		st.Memory.TotalBytes, st.Memory.AvailableBytes = total, avail
+	}
+	st.Memory.ReserveBytes = cfg.Admission.MemoryReserve.Bytes()
+	st.Memory.DiskFloorBytes = cfg.Admission.DiskFloor.Bytes()
+	if free, err := platform.DiskFree(cfg.DataDir); err == nil {
+		st.Memory.DiskFreeBytes = free
+	}
+	s, err := a.ExistingStore(ctx)
+	if err != nil {
+		return st, err
+	}
+	if id, err := LoadOrCreateHostID(cfg.DataDir); err == nil {
+		if h, err := s.Host(ctx, id); err == nil {
+			st.Host = h
+		}
+	}
+	ps, err := s.Policies(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, p := range ps {
+		ps := reconcile.PolicyStatus{
+			ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
+			Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max,
+		}
+		live, err := s.ActiveAttempts(ctx, p.ID)
+		if err != nil {
+			return st, err
+		}
+		for _, at := range live {
+			ps.Live++
+			switch at.State {
+			case rm.StateIdle:
+				ps.Idle++
+			case rm.StateBusy:
+				ps.Busy++
+			}
+			st.Attempts = append(st.Attempts, reconcile.AttemptStatus{
+				ID: at.ID, Policy: at.Policy, RunnerName: at.RunnerName, State: at.State,
+				Job: jobName(at.Job), CreatedAt: at.CreatedAt, PeakRSSBytes: at.Usage.PeakRSSBytes,
+			})
+		}
+		st.Policies = append(st.Policies, ps)
+	}
+	return st, nil
+}
+
+// renderStatus prints a Status for people.
+func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
+	m := st.Memory
+	if st.Host.Name != "" {
+		fmt.Fprintf(w, "host:     %s (%s/%s, %d CPUs)\n", st.Host.Name, st.Host.OS, st.Host.Arch, st.Host.CPUs)
+	}
+	if m.TotalBytes > 0 {
+		fmt.Fprintf(w, "memory:   %s total, %s available, %s reserved, %s committed to runners\n",
+			config.FormatBytes(m.TotalBytes), config.FormatBytes(m.AvailableBytes), config.FormatBytes(m.ReserveBytes), config.FormatBytes(m.CommittedBytes))
+	}
+	if m.DiskFreeBytes > 0 {
+		fmt.Fprintf(w, "disk:     %s free (floor %s)\n", config.FormatBytes(m.DiskFreeBytes), config.FormatBytes(m.DiskFloorBytes))
+	}
+	if b := st.Budget; !b.SeenAt.IsZero() || b.Limit > 0 {
+		fmt.Fprintf(w, "github:   %d of %d REST calls left, resets %s\n", b.Remaining, b.Limit, b.Reset.Local().Format("15:04:05"))
+	}
+	if len(st.Refusals) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(mapsKeys(st.Refusals)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, st.Refusals[k]))
+		}
+		fmt.Fprintf(w, "refused:  %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(st.Policies) == 0 {
+		fmt.Fprintln(w, "no policies: add one with `runner-manager policy add`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POLICY\tMODE\tLIVE\tIDLE\tBUSY\tMAX\tADMITTED\tDEMAND\tEXPECTED PEAK\tNOTE")
+	names := map[rm.PolicyID]string{}
+	for _, p := range st.Policies {
+		names[p.ID] = p.Name
+		note := p.LastError
+		if note == "" && p.LastRefusal != "" {
+			note = "refused: " + p.LastRefusal
+		}
+		if p.Paused {
+			note = strings.TrimSpace("paused " + note)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", p.Name, p.Mode, p.Live, p.Idle, p.Busy, p.Max,
+			p.Admitted, p.Demand, bytesOrDash(p.ExpectedPeakBytes), note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(st.Attempts) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ATTEMPT\tPOLICY\tSTATE\tRUNNER\tJOB\tAGE\tRSS\tPEAK\tCPU")
+	for _, at := range st.Attempts {
+		age := ""
+		if !at.CreatedAt.IsZero() {
+			age = now.Sub(at.CreatedAt).Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dm\n", at.ID, names[at.Policy], at.State, at.RunnerName,
+			cmpOr(at.Job, "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), at.CPUMillicores)
+	}
+	return tw.Flush()
+}
+
+func bytesOrDash(b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return config.FormatBytes(b)
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+var _ = store.ErrNotFound

@@ -1,0 +1,148 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
+	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/reconcile"
+)
+
+// fixedDaemon serves a fixed status and records refreshes.
+type fixedDaemon struct {
+	st        reconcile.Status
+	refreshed chan struct{}
+	stopped   chan rm.AttemptID
+}
+
+func (d *fixedDaemon) Status() reconcile.Status { return d.st }
+func (d *fixedDaemon) StopAttempt(_ context.Context, id rm.AttemptID) error {
+	d.stopped <- id
+	return nil
+}
+func (d *fixedDaemon) Refresh() {
+	select {
+	case d.refreshed <- struct{}{}:
+	default:
+	}
+}
+
+func serveDaemon(t *testing.T, dataDir string, d daemonapi.Daemon) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dataDir, 0o700))
+	l, err := daemonapi.Listen(dataDir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- daemonapi.ServeListener(ctx, l, d, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func TestStatusFromDaemon(t *testing.T) {
+	e := newEnv(t)
+	pid := rm.NewPolicyID()
+	d := &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
+		At:     time.Now().UTC(),
+		Host:   rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
+		Memory: reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30},
+		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Live: 2, Idle: 1, Busy: 1, Max: 4,
+			Admitted: 3, Demand: 5, ExpectedPeakBytes: 1536 << 20, LastRefusal: "memory: 1.5GiB more would pass the reserve"}},
+		Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-x-1", State: rm.StateBusy,
+			Job: "build", CreatedAt: time.Now().Add(-time.Minute), RSSBytes: 700 << 20, PeakRSSBytes: 900 << 20, CPUMillicores: 1200}},
+		Budget:   github.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
+		Refusals: map[string]int{"memory": 3},
+	}}
+	serveDaemon(t, e.dataDir, d)
+
+	out := e.ok("status")
+	for _, want := range []string{"box", "16GiB total", "3GiB committed", "4321 of 5000", "memory 3", "home", "refused: memory", "rm-x-1", "700MiB", "1200m", "1.5GiB"} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "not running")
+
+	var got reconcile.Status
+	require.NoError(t, json.Unmarshal([]byte(e.ok("status", "--json")), &got))
+	assert.Equal(t, d.st.Policies, got.Policies)
+
+	t.Run("policy edits poke the daemon", func(t *testing.T) {
+		e.ok("policy", "add", "p", "--repo", "o/r", "--scale-set", "s")
+		select {
+		case <-d.refreshed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the daemon was not told")
+		}
+	})
+}
+
+func TestStatusWithoutDaemon(t *testing.T) {
+	e := newEnv(t)
+	_, _, list := seed(t, e)
+	out := e.ok("status")
+	assert.Contains(t, out, "not running")
+	assert.Contains(t, out, "home")
+	assert.Contains(t, out, list[2].ID.String(), "live attempts from the journal")
+	assert.NotContains(t, out, list[0].ID.String(), "ended attempts are not status")
+
+	var got reconcile.Status
+	require.NoError(t, json.Unmarshal([]byte(e.ok("status", "--json")), &got))
+	require.Len(t, got.Policies, 2)
+	byName := map[string]reconcile.PolicyStatus{}
+	for _, p := range got.Policies {
+		byName[p.Name] = p
+	}
+	assert.Equal(t, 1, byName["home"].Live)
+	assert.Equal(t, 1, byName["home"].Busy)
+	assert.Equal(t, 1, byName["gpu"].Idle)
+	assert.NotZero(t, got.Memory.TotalBytes)
+	assert.NotEmpty(t, got.Host.Name)
+}
+
+func TestServiceInstall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the service file tested here is systemd's")
+	}
+	e := newEnv(t)
+	defer app.SetExecutable("/usr/local/bin/runner-manager")()
+
+	t.Run("print system", func(t *testing.T) {
+		out := e.runRaw("service", "install", "--print", "--run-as", "runner")
+		require.Equal(t, 0, out.code, out.stderr)
+		assert.Contains(t, out.stdout, "ExecStart=/usr/local/bin/runner-manager run")
+		assert.Contains(t, out.stdout, "RUNNER_MANAGER_CONFIG=/etc/runner-manager/config.toml")
+		assert.Contains(t, out.stdout, "RUNNER_MANAGER_DATA_DIR=/var/lib/runner-manager")
+		assert.Contains(t, out.stdout, "User=runner")
+	})
+	t.Run("user", func(t *testing.T) {
+		t.Setenv("GITHUB_TOKEN", "ghp_never_in_the_unit")
+		out := e.ok("service", "install", "--user")
+		unit := filepath.Join(e.home, "config", "systemd", "user", "runner-manager.service")
+		assert.Contains(t, out, unit)
+		assert.Contains(t, out, "systemctl --user enable --now runner-manager")
+		b, err := os.ReadFile(unit)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "RUNNER_MANAGER_DATA_DIR="+e.dataDir)
+		assert.Contains(t, string(b), "EnvironmentFile=-"+filepath.Join(e.home, "config", "runner-manager", "env"))
+		assert.NotContains(t, string(b), "ghp_never_in_the_unit")
+
+		out = e.ok("service", "uninstall", "--user")
+		assert.Contains(t, out, "systemctl --user disable --now runner-manager")
+		_, err = os.Stat(unit)
+		assert.ErrorIs(t, err, os.ErrNotExist)
+		e.fails(1, "service", "uninstall", "--user")
+	})
+	t.Run("go run refused", func(t *testing.T) {
+		defer app.SetExecutable("/tmp/go-build123/b001/exe/cli")()
+		assert.Contains(t, e.fails(2, "service", "install", "--user"), "go install")
+	})
+}
