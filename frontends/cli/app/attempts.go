@@ -446,4 +446,3 @@ func seekLastLines(f *os.File, n int) error {
 	_, err = f.Seek(0, io.SeekStart)
 	return err
 }
-
