@@ -1,0 +1,33 @@
+package tui
+
+import (
+	"context"
+
+	"github.com/gdamore/tcell/v2"
+)
+
+// Translate is translate, for the black-box tests.
+var Translate = translate
+
+// Loop is the loop, stepped by the smoke test.
+type Loop = loop
+
+// NewLoop starts a loop on screen without running it: the test steps it.
+func NewLoop(ctx context.Context, screen tcell.Screen, src Source, opt Options) *Loop {
+	return newLoop(ctx, screen, src, opt)
+}
+
+// Step runs one step of the loop.
+func (l *loop) Step(ctx context.Context) bool { return l.step(ctx) }
+
+// Stop ends the loop's goroutines.
+func (l *loop) Stop() { l.stop() }
+
+// Model returns the loop's model.
+func (l *loop) Model() Model { return l.model }
+
+// WithDraw replaces the view the loop draws with.
+func WithDraw(o Options, draw func(Canvas, Model)) Options {
+	o.draw = draw
+	return o
+}

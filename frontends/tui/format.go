@@ -1,0 +1,193 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/text/width"
+)
+
+func itoa[T ~int | ~int64 | ~uint32 | ~uint64](v T) string { return strconv.FormatInt(int64(v), 10) }
+
+// fmtBytes prints a size in binary units, at most 5 cells: "512M", "1.5G".
+func fmtBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return itoa(b) + "B"
+	}
+	v := float64(b)
+	for _, u := range []string{"K", "M", "G", "T", "P"} {
+		v /= unit
+		if v < unit || u == "P" {
+			if v < 10 {
+				return strconv.FormatFloat(v, 'f', 1, 64) + u
+			}
+			return strconv.FormatFloat(v, 'f', 0, 64) + u
+		}
+	}
+	return itoa(b) + "B"
+}
+
+// fmtCPU prints millicores as cores: "0.4", "2.0", "12".
+func fmtCPU(m uint32) string {
+	if m >= 10_000 {
+		return itoa(m / 1000)
+	}
+	return strconv.FormatFloat(float64(m)/1000, 'f', 1, 64)
+}
+
+// fmtDuration prints an elapsed time in at most 6 cells: "45s", "3m12s",
+// "1h02m", "2d03h".
+func fmtDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+}
+
+// fmtDelta prints a time offset with a sign and one decimal under a minute.
+func fmtDelta(d time.Duration) string {
+	if d < time.Minute {
+		return "+" + strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return "+" + fmtDuration(d)
+}
+
+// cells returns how many terminal cells r takes: 0 for a combining mark or
+// a control character (which the painter replaces), 2 for a wide one.
+func cells(r rune) int {
+	switch {
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		return 1 // shown as a replacement
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// textWidth is how many cells s takes.
+func textWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += cells(r)
+	}
+	return n
+}
+
+// fit cuts s to w cells with an ellipsis, keeping its tail instead of its
+// head when tail is true (for names whose end tells them apart).
+func fit(s string, w int, tail bool) string {
+	if w <= 0 {
+		return ""
+	}
+	if textWidth(s) <= w {
+		return s
+	}
+	if w == 1 {
+		return "…"
+	}
+	rs := []rune(s)
+	n := 1 // the ellipsis
+	if tail {
+		i := len(rs)
+		for i > 0 && n+cells(rs[i-1]) <= w {
+			i--
+			n += cells(rs[i])
+		}
+		return "…" + string(rs[i:])
+	}
+	i := 0
+	for i < len(rs) && n+cells(rs[i]) <= w {
+		n += cells(rs[i])
+		i++
+	}
+	return string(rs[:i]) + "…"
+}
+
+// pad fits s to exactly w cells, aligned left or right.
+func pad(s string, w int, right bool, tail bool) string {
+	s = fit(s, w, tail)
+	gap := strings.Repeat(" ", max(0, w-textWidth(s)))
+	if right {
+		return gap + s
+	}
+	return s + gap
+}
+
+// shortTarget shortens a ScaleTarget's String form for a narrow column:
+// "repo:octo/app group=Default scale-set=home" becomes "octo/app home";
+// labels print in brackets, a group other than Default after an '@'.
+func shortTarget(s string) string {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return s
+	}
+	var out []string
+	scope := fields[0]
+	if rest, ok := strings.CutPrefix(scope, "repo:"); ok {
+		scope = rest
+	}
+	out = append(out, scope)
+	for _, f := range fields[1:] {
+		k, v, ok := strings.Cut(f, "=")
+		switch {
+		case !ok:
+			out = append(out, f)
+		case k == "group" && v == "Default":
+		case k == "group":
+			out = append(out, "@"+v)
+		case k == "scale-set":
+			out = append(out, v)
+		case k == "labels":
+			out = append(out, "["+v+"]")
+		default:
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// sparkline draws values as w cells of block characters, newest on the
+// right, scaled to the largest value shown (or to top when larger).
+func sparkline[T ~uint32 | ~uint64](values []T, w int, top T) string {
+	const bars = "▁▂▃▄▅▆▇█"
+	levels := []rune(bars)
+	if w <= 0 {
+		return ""
+	}
+	if len(values) > w {
+		values = values[len(values)-w:]
+	}
+	hi := top
+	for _, v := range values {
+		hi = max(hi, v)
+	}
+	var b strings.Builder
+	for range w - len(values) {
+		b.WriteRune(' ')
+	}
+	for _, v := range values {
+		i := 0
+		if hi > 0 {
+			i = int(float64(v)/float64(hi)*float64(len(levels)-1) + 0.5)
+		}
+		b.WriteRune(levels[clamp(i, 0, len(levels)-1)])
+	}
+	return b.String()
+}

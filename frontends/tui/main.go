@@ -1,0 +1,98 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// mainFlags are runner-manager-tui's flags: just enough to find the data
+// directory, the way runner-manager finds it.
+type mainFlags struct {
+	DataDir string `name:"data-dir" placeholder:"DIR" help:"Data directory holding the journal and the daemon's socket (default: $$RUNNER_MANAGER_DATA_DIR, else data_dir of the configuration file, else $$XDG_STATE_HOME/runner-manager)."`
+	Config  string `name:"config" env:"RUNNER_MANAGER_CONFIG" placeholder:"FILE" help:"Configuration file (TOML) that may name the data directory (default: $$XDG_CONFIG_HOME/runner-manager/config.toml, if it exists)."`
+}
+
+// exitCode carries kong's exit out of a parse (for --help).
+type exitCode int
+
+// Main is the runner-manager-tui program: it finds the data directory
+// (flags, environment, configuration file), opens the journal there, and
+// shows it with the live figures of the daemon serving it, until the user
+// quits or ctx ends. It returns the exit status: 0, 1 on a failure, 2 on a
+// usage or configuration error.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status int) {
+	var flags mainFlags
+	parser, err := kong.New(&flags,
+		kong.Name("runner-manager-tui"),
+		kong.Description("A live terminal view of runner-manager: host memory and admission, policies, runner attempts and their logs. Run it beside `runner-manager run`; without the daemon it shows what the journal holds."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitCode(code)) }),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			code, ok := r.(exitCode)
+			if !ok {
+				panic(r)
+			}
+			status = int(code)
+		}
+	}()
+	if _, err := parser.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "runner-manager-tui: %v (see --help)\n", err)
+		return 2
+	}
+
+	cfgPath, explicit := flags.Config, flags.Config != ""
+	if !explicit {
+		cfgPath, _ = config.DefaultConfigPath(nil) // no home: no default file
+	}
+	cfg, err := config.Load(config.Sources{
+		Path:     cfgPath,
+		Explicit: explicit,
+		Flags:    map[string]config.FlagValue{"data_dir": {Value: flags.DataDir, Name: "--data-dir"}},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
+		return 2
+	}
+	journal := filepath.Join(cfg.DataDir, "journal.db")
+	if _, err := os.Stat(journal); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "runner-manager-tui: no journal in %s: run `runner-manager init` there first, or give the right --data-dir\n", cfg.DataDir)
+		return 2
+	}
+	st, err := store.OpenSQLite(journal)
+	if err != nil {
+		fmt.Fprintf(stderr, "runner-manager-tui: open the journal: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+
+	daemon := daemonapi.NewClient(cfg.DataDir)
+	src := &StoreSource{
+		Store:   st,
+		DataDir: cfg.DataDir,
+		Live:    daemon.Status,
+		Stop:    daemon.StopAttempt,
+		Changed: daemon.Refresh,
+	}
+	if err := Run(ctx, src, Options{}); err != nil {
+		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,152 @@
+package tui_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/frontends/tui"
+	"github.com/runner-manager/runner-manager/reconcile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
+
+// golden compares got with testdata/name.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "no golden file: run go test ./frontends/tui -run %s -update", t.Name())
+	assert.Equal(t, string(want), got, "the drawn screen differs from %s (run with -update to accept it)", path)
+}
+
+// withSamples feeds n successive snapshots in which attempt 1's usage
+// rises and falls.
+func withSamples(m tui.Model, n int) tui.Model {
+	for i := range n {
+		st := fixtureStatus()
+		st.At = t0.Add(time.Duration(i+1) * 2 * time.Second)
+		st.Attempts[0].RSSBytes = uint64(200+60*(i%12)) * mib
+		st.Attempts[0].CPUMillicores = uint32(100 * (i % 9) * 2)
+		m, _ = tui.Update(m, tui.StatusLoaded{Status: st})
+	}
+	return m
+}
+
+func draw(m tui.Model, w, h int) string {
+	c := tui.NewTextCanvas(w, h)
+	tui.Draw(c, m)
+	return c.String()
+}
+
+func TestDrawGolden(t *testing.T) {
+	logLines := []string{
+		"[2025-06-01 11:57:14Z INFO RunnerListener] Listening for Jobs",
+		"[2025-06-01 11:57:20Z INFO JobDispatcher] Job build (linux) received",
+		"[2025-06-01 11:57:21Z INFO Worker] Downloading action actions/checkout@v4",
+		"[2025-06-01 11:57:25Z INFO Worker] Running: go build ./...",
+		"\x1b[31mcolour codes\x1b[0m and a\ttab are made harmless",
+	}
+	tests := []struct {
+		name string
+		w, h int
+		m    func() tui.Model
+	}{
+		{"main", 80, 24, loaded},
+		{"main-wide", 120, 30, loaded},
+		{"policies-filter", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), key(tui.KeyTab))
+			m, _ = send(m, runes("/home")...)
+			m, _ = send(m, key(tui.KeyEnter), tui.Key{Code: tui.KeyRune, Rune: '+'})
+			return m
+		}},
+		{"filter-editing", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), runes("/busy ci")...)
+			return m
+		}},
+		{"confirm-stop", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), key(tui.KeyDown), tui.Key{Code: tui.KeyRune, Rune: 'x'})
+			return m
+		}},
+		{"detail", 80, 24, func() tui.Model {
+			m := withSamples(loaded(), 40)
+			m, _ = send(m, key(tui.KeyDown), key(tui.KeyDown), key(tui.KeyDown), key(tui.KeyEnter))
+			m, _ = send(m, tui.LogLoaded{ID: m.SelAttempt, Lines: logLines})
+			return m
+		}},
+		{"detail-failed", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), key(tui.KeyEnd), key(tui.KeyEnter))
+			m, _ = send(m, tui.LogLoaded{ID: m.SelAttempt})
+			return m
+		}},
+		{"help", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), tui.Key{Code: tui.KeyRune, Rune: '?'})
+			return m
+		}},
+		{"no-daemon", 80, 24, func() tui.Model {
+			st := fixtureStatus()
+			st.Memory, st.Refusals = reconcile.MemoryStatus{}, nil
+			st.Budget.SeenAt = time.Time{}
+			m := tui.NewModel(80, 24, t0)
+			m, _ = send(m, tui.StatusLoaded{Status: st, Err: fmt.Errorf("%w, showing the journal only: the daemon is not running", tui.ErrPartial)})
+			return m
+		}},
+		{"waiting", 80, 24, func() tui.Model {
+			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Err: errors.New("read the policies from the journal: disk I/O error")})
+			return m
+		}},
+		{"too-small", 40, 10, loaded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, fmt.Sprintf("%s-%dx%d", tt.name, tt.w, tt.h), draw(tt.m(), tt.w, tt.h))
+		})
+	}
+}
+
+func TestDrawFitsAnySize(t *testing.T) {
+	m := withSamples(loaded(), 10)
+	detail, _ := send(m, key(tui.KeyEnter))
+	for _, mm := range []tui.Model{m, detail} {
+		for w := 1; w <= 130; w += 7 {
+			for h := 1; h <= 40; h += 3 {
+				c := tui.NewTextCanvas(w, h)
+				require.NotPanics(t, func() { tui.Draw(c, mm) }, "%d×%d", w, h)
+			}
+		}
+	}
+}
+
+func TestDrawSelectionIsReversed(t *testing.T) {
+	m := loaded()
+	c := tui.NewTextCanvas(80, 24)
+	tui.Draw(c, m)
+	// The attempts pane has the focus: its selected row is reversed, the
+	// policies pane's selected row is bold.
+	row := -1
+	for y := range 24 {
+		if r, _ := c.Cell(0, y); r == '▸' {
+			_, st := c.Cell(4, y)
+			if st.Reverse {
+				row = y
+			} else {
+				assert.True(t, st.Bold, "row %d: the unfocused selection is bold", y)
+			}
+		}
+	}
+	require.NotEqual(t, -1, row, "a reversed selected row")
+	assert.Contains(t, c.Line(row), "idle", "the newest live attempt comes first")
+}
+
+var _ = rm.StateBusy
