@@ -69,6 +69,8 @@ func fmtDelta(d time.Duration) string {
 // a control character (which the painter replaces), 2 for a wide one.
 func cells(r rune) int {
 	switch {
+	case r >= 0x20 && r < 0x7f:
+		return 1
 	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 		return 1 // shown as a replacement
 	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):

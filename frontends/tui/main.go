@@ -23,6 +23,20 @@ type mainFlags struct {
 	Config  string `name:"config" env:"RUNNER_MANAGER_CONFIG" placeholder:"FILE" help:"Configuration file (TOML) that may name the data directory (default: $$XDG_CONFIG_HOME/runner-manager/config.toml, if it exists)."`
 }
 
+// DaemonSource is the Source of a TUI beside a daemon: the journal st of
+// dataDir, with the live figures, stops and policy refreshes of the daemon
+// serving dataDir (reached over its socket; without it, the journal's view).
+func DaemonSource(st store.Store, dataDir string) *StoreSource {
+	daemon := daemonapi.NewClient(dataDir)
+	return &StoreSource{
+		Store:   st,
+		DataDir: dataDir,
+		Live:    daemon.Status,
+		Stop:    daemon.StopAttempt,
+		Changed: daemon.Refresh,
+	}
+}
+
 // exitCode carries kong's exit out of a parse (for --help).
 type exitCode int
 
@@ -82,15 +96,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 	}
 	defer st.Close()
 
-	daemon := daemonapi.NewClient(cfg.DataDir)
-	src := &StoreSource{
-		Store:   st,
-		DataDir: cfg.DataDir,
-		Live:    daemon.Status,
-		Stop:    daemon.StopAttempt,
-		Changed: daemon.Refresh,
-	}
-	if err := Run(ctx, src, Options{}); err != nil {
+	if err := Run(ctx, DaemonSource(st, cfg.DataDir), Options{}); err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 1
 	}
