@@ -146,6 +146,12 @@ func (l *Loop) ReportDemand(d github.Demand) {
 	l.Nudge()
 }
 
+func (l *Loop) demandIsKnown() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.demandKnown
+}
+
 // Capacity is the admitted capacity of the target as the last pass saw it:
 // the live runners plus those admission would admit now, at most the
 // policies' max. Scale-set mode sends it as maxCapacity.

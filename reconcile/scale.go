@@ -56,7 +56,7 @@ func (p *pass) scale(ctx context.Context) (live, wanted int) {
 	}
 	wanted, _ = p.wanted()
 	if live > wanted {
-		p.scaleDown(ctx, live-wanted)
+		p.scaleDown(ctx, live-wanted, p.l.demandIsKnown())
 	}
 	live += p.scaleUp(ctx, wanted-live, livePer)
 	for _, f := range p.cleanups {
@@ -68,8 +68,10 @@ func (p *pass) scale(ctx context.Context) (live, wanted int) {
 // scaleDown removes up to surplus runners GitHub confirms idle: the
 // registration first (GitHub refuses while a job was just assigned: the
 // runner is left running), then the process. While draining, or for a
-// paused policy, runners not yet online go too.
-func (p *pass) scaleDown(ctx context.Context, surplus int) {
+// paused policy, runners not yet online go too. Until the demand is known
+// (a restart, before the watch's first figure), only a paused policy's
+// runners and a drain's are scaled down.
+func (p *pass) scaleDown(ctx context.Context, surplus int, demandKnown bool) {
 	l := p.l
 	draining := l.draining.Load()
 	var cands []*item
@@ -82,6 +84,9 @@ func (p *pass) scaleDown(ctx context.Context, surplus int) {
 			continue
 		}
 		if r, found := p.findRunner(it.a); found && r.Busy {
+			continue
+		}
+		if !draining && !it.pol.Paused && !demandKnown {
 			continue
 		}
 		switch it.a.State {
@@ -168,6 +173,7 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 			n++
 			l.watchProcess(it.a.ID, it.proc)
 			p.items = append(p.items, it)
+			p.deadline(it.a.StartedAt.Add(l.cfg.StartTimeout))
 		}
 	}
 	return n
@@ -178,11 +184,11 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 // pending rows: journal first.
 func (p *pass) admit(ctx context.Context, sess *session, n int, livePer map[rm.PolicyID]int) []*item {
 	l := p.l
-	blocked := p.failedLaunchBlocks(ctx)
+	budgets := p.launchBudgets(ctx)
 	refused := make(map[rm.PolicyID]bool)
 	var todo []*item
 	for len(todo) < n {
-		pol := p.pick(livePer, blocked, refused)
+		pol := p.pick(livePer, budgets, refused)
 		if pol == nil {
 			break
 		}
@@ -204,17 +210,19 @@ func (p *pass) admit(ctx context.Context, sess *session, n int, livePer map[rm.P
 		it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", id.String(), "runner", a.RunnerName)}
 		p.byName[a.RunnerName] = it
 		livePer[pol.ID]++
+		budgets[pol.ID]--
 		todo = append(todo, it)
 	}
 	return todo
 }
 
-// pick returns the active policy with room and the fewest live attempts.
-func (p *pass) pick(livePer map[rm.PolicyID]int, blocked map[rm.PolicyID]bool, refused map[rm.PolicyID]bool) *rm.Policy {
+// pick returns the active policy with room and the fewest live attempts;
+// with budgets, only a policy with launch budget left.
+func (p *pass) pick(livePer map[rm.PolicyID]int, budgets map[rm.PolicyID]int, refused map[rm.PolicyID]bool) *rm.Policy {
 	var best *rm.Policy
 	for i := range p.policies {
 		pol := &p.policies[i]
-		if !pol.Active() || blocked[pol.ID] || refused[pol.ID] || livePer[pol.ID] >= pol.Max {
+		if !pol.Active() || refused[pol.ID] || livePer[pol.ID] >= pol.Max || (budgets != nil && budgets[pol.ID] <= 0) {
 			continue
 		}
 		if best == nil || livePer[pol.ID] < livePer[best.ID] {
@@ -242,13 +250,15 @@ func (p *pass) refuse(pol *rm.Policy, r Refusal) {
 	}
 }
 
-// failedLaunchBlocks returns the policies whose failed launches in the last
-// minute reached MaxFailedLaunchesPerMinute, read from the journal (so a
-// restart does not reset the count).
-func (p *pass) failedLaunchBlocks(ctx context.Context) map[rm.PolicyID]bool {
+// launchBudgets returns, per active policy, how many launches may still
+// fail within the last minute: MaxFailedLaunchesPerMinute minus the
+// failures the journal shows (so a restart does not reset the count). A
+// policy at 0 launches nothing until its oldest failure leaves the window.
+func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 	l := p.l
-	blocked := make(map[rm.PolicyID]bool)
+	budgets := make(map[rm.PolicyID]int)
 	window := p.now.Add(-time.Minute)
+	capN := l.cfg.MaxFailedLaunchesPerMinute
 	for _, pol := range p.policies {
 		if !pol.Active() {
 			continue
@@ -259,7 +269,6 @@ func (p *pass) failedLaunchBlocks(ctx context.Context) map[rm.PolicyID]bool {
 		})
 		if err != nil {
 			p.addErr(fmt.Errorf("read failed attempts of policy %s: %w", pol.Name, err))
-			blocked[pol.ID] = true
 			continue
 		}
 		var ends []time.Time
@@ -268,19 +277,17 @@ func (p *pass) failedLaunchBlocks(ctx context.Context) map[rm.PolicyID]bool {
 				ends = append(ends, a.EndedAt)
 			}
 		}
-		capN := l.cfg.MaxFailedLaunchesPerMinute
+		budgets[pol.ID] = max(capN-len(ends), 0)
 		if len(ends) < capN {
 			continue
 		}
 		slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
 		until := ends[len(ends)-capN].Add(time.Minute)
-		blocked[pol.ID] = true
 		p.deadline(until)
-		msg := fmt.Sprintf("%d launches failed in the last minute; launching again at %s", len(ends), until.Format(time.TimeOnly))
-		p.note(pol.ID, msg)
+		p.note(pol.ID, fmt.Sprintf("%d launches failed in the last minute; launching again at %s", len(ends), until.Format(time.TimeOnly)))
 		l.log.Warn("launches paused: too many failures", "policy", pol.Name, "failed", len(ends), "until", until.Format(time.RFC3339))
 	}
-	return blocked
+	return budgets
 }
 
 // setCapacity computes the admitted capacity: the live attempts plus as
@@ -304,6 +311,12 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 		}
 		total = busy
 	} else {
+		// A paused policy's runners count only while they run a job.
+		for _, it := range p.items {
+			if it.holdsSlot() && it.pol.Paused && it.a.State != rm.StateBusy {
+				total--
+			}
+		}
 		refused := make(map[rm.PolicyID]bool)
 		for {
 			pol := p.pick(per, nil, refused)

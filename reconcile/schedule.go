@@ -8,9 +8,10 @@ import (
 
 // schedule is the pass's last step: the next pass soon (ActiveRequeue)
 // while anything is live, wanted or waiting to be concluded, rarely
-// (IdleRequeue) otherwise, and never later than the earliest deadline the
-// pass saw (a start timeout, the end of a job-word grace, a zombie grace,
-// the end of a GitHub backoff while launches wait).
+// (IdleRequeue) otherwise, at the end of a GitHub backoff or rate limit
+// while calls are held back, and never later than the earliest deadline
+// the pass saw (a start timeout, the end of a job-word grace, a zombie
+// grace, a scale-down delay, the launch budget's refill).
 func (p *pass) schedule(live, wanted int) Result {
 	l := p.l
 	next := l.cfg.IdleRequeue
@@ -20,7 +21,11 @@ func (p *pass) schedule(live, wanted int) Result {
 			active = true
 		}
 	}
-	if active {
+	if until, quiet := l.quiet(p.now); quiet {
+		// Nothing to learn from GitHub before then: wake for local
+		// deadlines (and nudges) only.
+		next = until.Sub(p.now)
+	} else if active {
 		next = l.cfg.ActiveRequeue
 	}
 	if !p.next.IsZero() {
@@ -112,4 +117,13 @@ func (l *Loop) snapshot() loopStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.status
+}
+
+// Status is the loop's part of a supervisor's Status: its policies and
+// live attempts as the last pass saw them, with the host's memory as its
+// admission last saw it.
+func (l *Loop) Status() Status {
+	snap := l.snapshot()
+	return Status{At: l.cfg.Now(), Host: l.cfg.Host, Memory: l.cfg.Admission.Status(),
+		Policies: snap.policies, Attempts: snap.attempts}
 }

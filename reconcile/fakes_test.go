@@ -1,0 +1,455 @@
+package reconcile_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/storetest"
+)
+
+// clock is a manual clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: storetest.Now()} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// fakeTarget is an in-memory GitHub target: registrations, call counts,
+// injectable failures.
+type fakeTarget struct {
+	mu      sync.Mutex
+	nextID  int64
+	runners map[int64]*github.Runner
+	calls   map[string]int
+	// jitErr, removeErr and listErr fail the next calls while set.
+	jitErr    error
+	removeErr error
+	listErr   error
+	// onJIT runs at each JIT call (under no lock), for ordering checks.
+	onJIT func(name string)
+	watch func(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+}
+
+var _ github.Target = (*fakeTarget)(nil)
+
+func newFakeTarget() *fakeTarget {
+	return &fakeTarget{nextID: 100, runners: map[int64]*github.Runner{}, calls: map[string]int{}}
+}
+
+func (f *fakeTarget) JITConfig(ctx context.Context, name string) (github.JITConfig, error) {
+	f.mu.Lock()
+	f.calls["jit"]++
+	err, on := f.jitErr, f.onJIT
+	f.mu.Unlock()
+	if on != nil {
+		on(name)
+	}
+	if err != nil {
+		return github.JITConfig{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	f.runners[f.nextID] = &github.Runner{ID: f.nextID, Name: name}
+	return github.JITConfig{RunnerID: f.nextID, RunnerName: name, Encoded: "SECRET-JIT-" + name}, nil
+}
+
+func (f *fakeTarget) RemoveRunner(ctx context.Context, id int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["remove"]++
+	if f.removeErr != nil {
+		return f.removeErr
+	}
+	r, ok := f.runners[id]
+	if !ok {
+		return nil
+	}
+	if r.Busy {
+		return fmt.Errorf("runner %d: %w", id, github.ErrRunnerBusy)
+	}
+	delete(f.runners, id)
+	return nil
+}
+
+func (f *fakeTarget) Runners(ctx context.Context, prefix string) ([]github.Runner, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["list"]++
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	var out []github.Runner
+	for _, r := range f.runners {
+		if strings.HasPrefix(r.Name, prefix) {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b github.Runner) int { return int(a.ID - b.ID) })
+	return out, nil
+}
+
+func (f *fakeTarget) Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error {
+	if f.watch != nil {
+		return f.watch(ctx, maxCapacity, report)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (f *fakeTarget) Close(ctx context.Context) error { return nil }
+
+func (f *fakeTarget) set(name string, fn func(r *github.Runner)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.runners {
+		if r.Name == name {
+			fn(r)
+		}
+	}
+}
+
+func (f *fakeTarget) drop(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, r := range f.runners {
+		if r.Name == name {
+			delete(f.runners, id)
+		}
+	}
+}
+
+func (f *fakeTarget) add(r github.Runner) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runners[r.ID] = &r
+}
+
+func (f *fakeTarget) has(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.runners {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeTarget) count(call string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[call]
+}
+
+func (f *fakeTarget) setErr(jit, remove, list error) {
+	f.mu.Lock()
+	f.jitErr, f.removeErr, f.listErr = jit, remove, list
+	f.mu.Unlock()
+}
+
+// fakeProc is a runner process made of channels.
+type fakeProc struct {
+	pid     int
+	start   uint64
+	done    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	code    int
+	stopped bool
+}
+
+var _ platform.Process = (*fakeProc)(nil)
+
+func (p *fakeProc) PID() int              { return p.pid }
+func (p *fakeProc) Start() uint64         { return p.start }
+func (p *fakeProc) Done() <-chan struct{} { return p.done }
+func (p *fakeProc) ExitCode() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.code
+}
+
+func (p *fakeProc) exit(code int) {
+	p.once.Do(func() {
+		p.mu.Lock()
+		p.code = code
+		p.mu.Unlock()
+		close(p.done)
+	})
+}
+
+func (p *fakeProc) Stop(ctx context.Context, grace time.Duration) error {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	p.exit(-1)
+	return nil
+}
+
+func (p *fakeProc) wasStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
+}
+
+// fakeLauncher starts fakeProcs; Adopt finds those registered as alive.
+type fakeLauncher struct {
+	mu        sync.Mutex
+	nextPID   int
+	procs     map[rm.AttemptID]*fakeProc
+	specs     []platform.LaunchSpec
+	alive     map[int]*fakeProc
+	cleanups  map[rm.AttemptID]bool
+	launchErr error
+	onLaunch  func(spec platform.LaunchSpec)
+}
+
+var _ reconcile.Launcher = (*fakeLauncher)(nil)
+
+func newFakeLauncher() *fakeLauncher {
+	return &fakeLauncher{nextPID: 1000, procs: map[rm.AttemptID]*fakeProc{}, alive: map[int]*fakeProc{},
+		cleanups: map[rm.AttemptID]bool{}}
+}
+
+func (f *fakeLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+	f.mu.Lock()
+	on, err := f.onLaunch, f.launchErr
+	f.mu.Unlock()
+	if on != nil {
+		on(spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextPID++
+	p := &fakeProc{pid: f.nextPID, start: uint64(f.nextPID) * 7, done: make(chan struct{}), code: -1}
+	f.procs[spec.Attempt] = p
+	f.specs = append(f.specs, spec)
+	return p, nil
+}
+
+func (f *fakeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.alive[pid]
+	if !ok || p.start != start {
+		return nil, fmt.Errorf("adopt %d: %w", pid, platform.ErrProcessGone)
+	}
+	f.procs[a] = p
+	return p, nil
+}
+
+func (f *fakeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cleanups[a] = failed
+	return nil
+}
+
+func (f *fakeLauncher) proc(a rm.AttemptID) *fakeProc {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.procs[a]
+}
+
+func (f *fakeLauncher) launches() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.specs)
+}
+
+func (f *fakeLauncher) cleanup(a rm.AttemptID) (failed, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	failed, ok = f.cleanups[a]
+	return
+}
+
+// fakeMeters has fixed figures.
+type fakeMeters struct {
+	mu       sync.Mutex
+	rss      map[rm.AttemptID]uint64
+	expected map[rm.PolicyID]uint64
+}
+
+var _ reconcile.Meters = (*fakeMeters)(nil)
+
+func newFakeMeters() *fakeMeters {
+	return &fakeMeters{rss: map[rm.AttemptID]uint64{}, expected: map[rm.PolicyID]uint64{}}
+}
+
+func (m *fakeMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.rss[a]
+	return v, ok
+}
+
+func (m *fakeMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.rss[a]
+	if !ok {
+		return rm.AttemptUsage{}, false
+	}
+	delete(m.rss, a)
+	return rm.AttemptUsage{PeakRSSBytes: v, CPUAvgMillicores: 250, CPUPeakMillicores: 900, Samples: 3}, true
+}
+
+func (m *fakeMeters) ExpectedPeak(p rm.PolicyID, estimate uint64) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.expected[p]; ok {
+		return v
+	}
+	return estimate
+}
+
+// fakeMemory is a host of a fixed size.
+type fakeMemory struct{ total uint64 }
+
+func (m fakeMemory) Memory() (uint64, uint64, error) { return m.total, m.total / 2, nil }
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is one loop under test over a real journal and the fakes.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	clock    *clock
+	st       store.Store
+	host     rm.Host
+	policy   rm.Policy
+	target   *fakeTarget
+	launcher *fakeLauncher
+	meters   *fakeMeters
+	logs     *syncBuffer
+	loop     *reconcile.Loop
+	cfg      reconcile.Config
+}
+
+// newEnv makes a journal with a host and a policy (built by pb, host set),
+// and a loop over fakes; edit adjusts the loop's config.
+func newEnv(t *testing.T, pb *storetest.PolicyBuilder, edit func(c *reconcile.Config)) *env {
+	t.Helper()
+	st := storetest.MustOpen(t)
+	ctx := context.Background()
+	host := storetest.NewHost().Build()
+	require.NoError(t, st.PutHost(ctx, host))
+	if pb == nil {
+		pb = storetest.NewPolicy().Repository("acme/repo").Autoscale("home", 2).Active()
+	}
+	pol := pb.Host(host.ID).Build()
+	require.NoError(t, st.InsertPolicy(ctx, pol))
+	e := &env{t: t, ctx: ctx, clock: newClock(), st: st, host: host, policy: pol,
+		target: newFakeTarget(), launcher: newFakeLauncher(), meters: newFakeMeters(), logs: &syncBuffer{}}
+	e.cfg = reconcile.Config{
+		Store: st, Target: e.target, Launcher: e.launcher, Meters: e.meters, Host: host,
+		Policies: []rm.Policy{pol}, Now: e.clock.Now,
+		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		ScaleDownAfter: -1,
+	}
+	if edit != nil {
+		edit(&e.cfg)
+	}
+	loop, err := reconcile.NewLoop(e.cfg)
+	require.NoError(t, err)
+	e.loop = loop
+	t.Cleanup(loop.Close)
+	return e
+}
+
+// pass runs one pass and fails the test on an error.
+func (e *env) pass() reconcile.Result {
+	e.t.Helper()
+	res, err := e.loop.Reconcile(e.ctx)
+	require.NoError(e.t, err)
+	return res
+}
+
+func (e *env) live() []rm.Attempt {
+	e.t.Helper()
+	as, err := e.st.ActiveAttempts(e.ctx, e.policy.ID)
+	require.NoError(e.t, err)
+	return as
+}
+
+func (e *env) attempt(id rm.AttemptID) rm.Attempt {
+	e.t.Helper()
+	a, err := e.st.Attempt(e.ctx, id)
+	require.NoError(e.t, err)
+	return a
+}
+
+func (e *env) ended() []rm.Attempt {
+	e.t.Helper()
+	as, err := e.st.Attempts(e.ctx, store.AttemptFilter{Policy: e.policy.ID, States: []rm.AttemptState{rm.StateFinished, rm.StateFailed}})
+	require.NoError(e.t, err)
+	return as
+}
+
+func (e *env) demand(n int, events ...github.JobEvent) {
+	e.loop.ReportDemand(github.Demand{Wanted: n, Events: events, At: e.clock.Now()})
+}
+
+// record writes an attempt straight into the journal (a leftover of a
+// previous manager).
+func (e *env) record(a rm.Attempt) rm.Attempt {
+	e.t.Helper()
+	require.NoError(e.t, e.st.RecordAttempt(e.ctx, a))
+	return a
+}
+
+func started(name string, job int64) github.JobEvent {
+	return github.JobEvent{Kind: github.JobStarted, RunnerName: name, JobID: job, RunID: job * 10, DisplayName: fmt.Sprintf("build %d", job), Workflow: "ci.yml"}
+}
+
+func completed(name string, job int64) github.JobEvent {
+	return github.JobEvent{Kind: github.JobCompleted, RunnerName: name, JobID: job, Result: "succeeded"}
+}
