@@ -507,11 +507,11 @@ func (t *ClassicTarget) poll(ctx context.Context) (Demand, error) {
 	t.mu.Unlock()
 	var events []JobEvent
 	if primed {
-		// A job we saw running whose run left both lists completed: ask
-		// its run once for the conclusion.
+		// A job we saw queued or running whose run left both lists ended
+		// (or was cancelled): ask its run once how.
 		var gone []int64
 		for id, prev := range known {
-			if _, ok := seen[id]; !ok && prev.status == "in_progress" && !slices.Contains(gone, prev.runID) {
+			if _, ok := seen[id]; !ok && prev.status != "completed" && !slices.Contains(gone, prev.runID) {
 				gone = append(gone, prev.runID)
 			}
 		}

@@ -1,0 +1,251 @@
+package github_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// miniManager is the least a manager does with a Target: on each demand
+// report it looks at GitHub's runners (as a reconcile pass observes them),
+// then starts fake runners with JIT configurations until the live ones
+// cover the demand, up to max.
+type miniManager struct {
+	t       *testing.T
+	target  github.Target
+	install string
+	max     int
+
+	mu      sync.Mutex
+	procs   []*exec.Cmd
+	exited  map[*exec.Cmd]chan struct{}
+	started int
+	events  []github.JobEvent
+	wants   []int
+}
+
+func (m *miniManager) alive() int {
+	n := 0
+	for _, p := range m.procs {
+		select {
+		case <-m.exited[p]:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func (m *miniManager) report(d github.Demand) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, d.Events...)
+	m.wants = append(m.wants, d.Wanted)
+	ctx := context.Background()
+	if _, err := m.target.Runners(ctx, prefix); err != nil {
+		m.t.Errorf("runners: %v", err)
+		return
+	}
+	for alive := m.alive(); alive < min(d.Wanted, m.max); alive++ {
+		name := fmt.Sprintf("%se2e-%03d", prefix, m.started)
+		m.started++
+		jit, err := m.target.JITConfig(ctx, name)
+		if err != nil {
+			m.t.Errorf("JIT config for %s: %v", name, err)
+			return
+		}
+		m.launch(jit)
+	}
+}
+
+// launch starts a fake runner in a root of its own, as the launcher does.
+func (m *miniManager) launch(jit github.JITConfig) {
+	root := m.t.TempDir()
+	bin := filepath.Join(root, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		m.t.Error(err)
+		return
+	}
+	name := githubtest.ListenerName()
+	if err := os.Link(filepath.Join(m.install, "bin", name), filepath.Join(bin, name)); err != nil {
+		m.t.Error(err)
+		return
+	}
+	_ = os.Symlink(filepath.Join(m.install, "externals"), filepath.Join(root, "externals"))
+	cmd := exec.Command(filepath.Join(bin, name), "run")
+	cmd.Env = append(os.Environ(), "ACTIONS_RUNNER_INPUT_JITCONFIG="+jit.Encoded)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		m.t.Error(err)
+		return
+	}
+	done := make(chan struct{})
+	m.procs = append(m.procs, cmd)
+	m.exited[cmd] = done
+	go func() {
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			m.t.Errorf("runner %s exited %d: %s", jit.RunnerName, code, out.String())
+		}
+		close(done)
+		if n, ok := m.target.(interface{ Nudge() }); ok {
+			n.Nudge() // a runner exited: look now
+		}
+	}()
+}
+
+// drain removes the registrations left (spare runners a late demand figure
+// asked for), as scale-down does, and waits for every runner to exit.
+func (m *miniManager) drain(ctx context.Context) {
+	runners, err := m.target.Runners(ctx, prefix)
+	require.NoError(m.t, err)
+	for _, r := range runners {
+		require.NoError(m.t, m.target.RemoveRunner(ctx, r.ID), "an idle runner is removed")
+	}
+	m.mu.Lock()
+	procs := slices.Clone(m.procs)
+	m.mu.Unlock()
+	for _, p := range procs {
+		select {
+		case <-m.exited[p]:
+		case <-ctx.Done():
+			_ = p.Process.Kill()
+			m.t.Errorf("a runner did not exit after its registration was removed")
+			<-m.exited[p]
+		}
+	}
+}
+
+// TestEndToEndCallsPerJob serves jobs with fake runners in each mode and
+// auth kind and counts the calls GitHub sees per served job.
+func TestEndToEndCallsPerJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs fake runners")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	const jobs, max = 8, 4
+	for _, mode := range []string{"classic", "scale-set"} {
+		for _, kind := range []string{"PAT", "App"} {
+			t.Run(mode+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				env := newFakeEnv(t, kind)
+				var target github.Target
+				var labels []string
+				switch mode {
+				case "classic":
+					target = newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: 250 * time.Millisecond})
+					labels = []string{"self-hosted", "linux", "gpu"}
+				default:
+					target = newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
+					labels = []string{setName}
+				}
+				env.fake.ResetCalls()
+				_, startRemaining, _ := env.fake.RateLimit()
+
+				m := &miniManager{t: t, target: target, install: install, max: max, exited: map[*exec.Cmd]chan struct{}{}}
+				for i := range jobs {
+					env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: labels, Name: fmt.Sprintf("build-%d", i), Duration: 100 * time.Millisecond})
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				watchDone := make(chan error, 1)
+				go func() { watchDone <- target.Watch(ctx, func() int { return max }, m.report) }()
+				t.Cleanup(cancel)
+
+				require.NoError(t, env.fake.WaitJobsCompleted(waitCtx(t, 60*time.Second)))
+				// Let the last events arrive, then measure the idle cost.
+				require.Eventually(t, func() bool {
+					m.mu.Lock()
+					defer m.mu.Unlock()
+					return len(eventsOf(m.events, github.JobCompleted)) >= jobs
+				}, 10*time.Second, 20*time.Millisecond, "every job's completion is reported")
+				busyCalls := env.fake.CallLog()
+				_, remaining, _ := env.fake.RateLimit()
+				busyQuota := startRemaining - remaining
+
+				idleFrom := len(env.fake.CallLog())
+				time.Sleep(time.Second) // an idle second: what does waiting cost?
+				idle := env.fake.CallLog()[idleFrom:]
+				_, idleRemaining, _ := env.fake.RateLimit()
+				cancel()
+				require.NoError(t, <-watchDone)
+				m.drain(waitCtx(t, 10*time.Second))
+				require.NoError(t, target.Close(context.Background()))
+				runnersLeft, err := target.Runners(context.Background(), prefix)
+				require.NoError(t, err)
+				assert.Empty(t, runnersLeft, "no registration is left behind")
+
+				recs := env.fake.Jobs()
+				seen := map[int64]bool{}
+				for _, j := range recs {
+					assert.Equal(t, "completed", j.Status)
+					assert.Equal(t, 1, j.Starts, "job %d ran once", j.ID)
+					assert.False(t, seen[j.RunnerID], "job %d on a runner of its own", j.ID)
+					seen[j.RunnerID] = true
+				}
+				m.mu.Lock()
+				started, completed := eventsOf(m.events, github.JobStarted), eventsOf(m.events, github.JobCompleted)
+				assert.Len(t, started, jobs, "one JobStarted per job")
+				assert.Len(t, completed, jobs, "one JobCompleted per job")
+				for _, e := range completed {
+					assert.True(t, strings.HasPrefix(e.RunnerName, prefix), "completed on our runner %q", e.RunnerName)
+				}
+				spare := m.started - jobs
+				assert.GreaterOrEqual(t, spare, 0)
+				assert.LessOrEqual(t, spare, max, "a late figure may start a spare runner, never a storm")
+				m.mu.Unlock()
+
+				restCalls, ssCalls := byKind(busyCalls, githubtest.KindREST), byKind(busyCalls, githubtest.KindScaleSet)
+				t.Logf("%s/%s: %d jobs, %d runners: REST %d requests (%.2f/job), quota charged %d (%.2f/job); scale-set service %d (%.2f/job); idle second: %d requests, %d quota",
+					mode, kind, jobs, m.started, len(restCalls), float64(len(restCalls))/jobs, busyQuota, float64(busyQuota)/jobs,
+					len(ssCalls), float64(len(ssCalls))/jobs, len(idle), remaining-idleRemaining)
+				t.Logf("REST routes: %s", routeCounts(restCalls))
+				t.Logf("scale-set routes: %s", routeCounts(ssCalls))
+				assert.Equal(t, 0, remaining-idleRemaining, "idle costs no quota")
+				if mode == "scale-set" {
+					assert.Empty(t, byKind(idle, githubtest.KindREST), "scale-set mode sends no REST request while idle")
+				}
+			})
+		}
+	}
+}
+
+func byKind(calls []githubtest.Call, kind string) []githubtest.Call {
+	var out []githubtest.Call
+	for _, c := range calls {
+		if c.Kind == kind {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func routeCounts(calls []githubtest.Call) string {
+	n := map[string]int{}
+	for _, c := range calls {
+		n[fmt.Sprintf("%s %d", c.Route, c.Status)]++
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  %4d  %s", n[k], k)
+	}
+	return b.String()
+}
