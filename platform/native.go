@@ -33,6 +33,7 @@ const smallFile = 1 << 20
 const (
 	attemptsDir = "attempts"
 	failedDir   = ".failed"
+	spareDir    = ".spare"
 	runnersDir  = "runners"
 	// RunnerLogName is the file in an attempt root that receives the runner's
 	// stdout and stderr.
@@ -69,7 +70,10 @@ var skippedTopLevel = map[string]bool{
 //
 // Cleanup removes an attempt's root; a failed attempt's root is moved to
 // <data>/attempts/.failed/<id>/ and kept for KeepFailed (DefaultKeepFailed),
-// then pruned by a later Cleanup.
+// then pruned by a later Cleanup. Cleanup also prepares up to two spare
+// roots per installed runner in <data>/attempts/.spare/, so that the next
+// Launch renames one into place instead of building it: from "launch" to a
+// started listener then takes a rename and a fork.
 type NativeLauncher struct {
 	dataDir    string
 	keepFailed time.Duration
@@ -77,6 +81,7 @@ type NativeLauncher struct {
 	log        *slog.Logger
 	dropEnv    []string
 	pollEvery  time.Duration
+	spares     *spareRoots
 }
 
 // NativeOption configures a NativeLauncher.
@@ -131,6 +136,7 @@ func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
 	for _, o := range opts {
 		o(l)
 	}
+	l.spares = newSpareRoots(filepath.Join(dataDir, attemptsDir, spareDir), l.log)
 	return l
 }
 
@@ -178,15 +184,25 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 	if err := os.MkdirAll(filepath.Join(l.dataDir, attemptsDir), 0o700); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	root := l.Root(spec.Attempt)
-	copied, err := prepareRoot(runnerDir, root)
+	src, err := resolveRunner(runnerDir)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	if copied > 0 {
-		l.log.Warn("runner files copied, not hard-linked: put the data directory on the runner's filesystem to save the copy",
-			"attempt", spec.Attempt.String(), "files", copied, "runner", runnerDir)
+	root := l.Root(spec.Attempt)
+	if _, err := os.Lstat(root); err == nil {
+		return nil, fmt.Errorf("launch attempt %s: its root %s exists already: each attempt is launched once", spec.Attempt, root)
 	}
+	if !l.spares.take(src, root) {
+		copied, err := buildRoot(src, root)
+		if err != nil {
+			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+		}
+		if copied > 0 {
+			l.log.Warn("runner files copied, not hard-linked: put the data directory on the runner's filesystem to save the copy",
+				"attempt", spec.Attempt.String(), "files", copied, "runner", src)
+		}
+	}
+	l.spares.launched(spec.Attempt, src)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
@@ -289,6 +305,8 @@ func (l *NativeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
 		errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, err))
 	}
 	errs = append(errs, l.pruneFailed())
+	// Off the launch path: make the next launch from this runner cheap.
+	l.spares.replenish(a)
 	return errors.Join(errs...)
 }
 
@@ -352,19 +370,26 @@ func removeAll(path string) error {
 	return os.RemoveAll(path)
 }
 
-// prepareRoot builds root from the installed runner in runnerDir and returns
-// how many files were copied because hard links failed.
-func prepareRoot(runnerDir, root string) (copied int, err error) {
+// resolveRunner returns the real, absolute path of the installed runner in
+// runnerDir, checking it holds the listener.
+func resolveRunner(runnerDir string) (string, error) {
 	src, err := filepath.EvalSymlinks(runnerDir)
 	if err == nil {
 		src, err = filepath.Abs(src)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("runner directory %s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, err)
+		return "", fmt.Errorf("runner directory %s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, err)
 	}
 	if _, err := os.Stat(filepath.Join(src, "bin", listenerName)); err != nil {
-		return 0, fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, listenerName, err)
+		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, listenerName, err)
 	}
+	return src, nil
+}
+
+// buildRoot builds an attempt root at root (which must not exist) from the
+// installed runner at src (resolved), with an empty runner.log, and returns
+// how many files were copied because hard links failed.
+func buildRoot(src, root string) (copied int, err error) {
 	if err := os.Mkdir(root, 0o700); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return 0, fmt.Errorf("attempt root %s exists already: each attempt is launched once", root)
@@ -399,7 +424,7 @@ func prepareRoot(runnerDir, root string) (copied int, err error) {
 			err = copyFile(from, to, info.Mode().Perm())
 		default:
 			var c bool
-			c, err = linkOrCopy(from, to, info.Mode().Perm())
+			c, err = linkOrCopy(from, to)
 			if c {
 				copied++
 			}
@@ -413,7 +438,11 @@ func prepareRoot(runnerDir, root string) (copied int, err error) {
 			return copied, err
 		}
 	}
-	return copied, nil
+	log, err := os.OpenFile(filepath.Join(root, RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return copied, err
+	}
+	return copied, log.Close()
 }
 
 // linkTree recreates the directory tree src at dst: directories made anew,
@@ -428,12 +457,12 @@ func linkTree(src, dst string) (copied int, err error) {
 			return err
 		}
 		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
 		switch {
 		case d.IsDir():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
 			return os.Mkdir(to, info.Mode().Perm()|0o700)
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(path)
@@ -442,7 +471,7 @@ func linkTree(src, dst string) (copied int, err error) {
 			}
 			return os.Symlink(target, to)
 		case d.Type().IsRegular():
-			c, err := linkOrCopy(path, to, info.Mode().Perm())
+			c, err := linkOrCopy(path, to)
 			if c {
 				copied++
 			}
@@ -457,13 +486,18 @@ func linkTree(src, dst string) (copied int, err error) {
 }
 
 // linkOrCopy hard-links src to dst, or copies it when linking fails (another
-// filesystem: EXDEV; a filesystem without hard links). copied says which.
-func linkOrCopy(src, dst string, perm fs.FileMode) (copied bool, err error) {
+// filesystem: EXDEV; a filesystem without hard links), with src's mode.
+// copied says which.
+func linkOrCopy(src, dst string) (copied bool, err error) {
 	linkErr := os.Link(src, dst)
 	if linkErr == nil {
 		return false, nil
 	}
-	if err := copyFile(src, dst, perm); err != nil {
+	info, err := os.Stat(src)
+	if err != nil {
+		return true, errors.Join(linkErr, err)
+	}
+	if err := copyFile(src, dst, info.Mode().Perm()); err != nil {
 		return true, errors.Join(linkErr, err)
 	}
 	return true, nil

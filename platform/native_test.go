@@ -314,6 +314,13 @@ func TestNativeCrossFilesystem(t *testing.T) {
 		assert.Equal(t, src.Mode(), dst.Mode(), name)
 		assert.Equal(t, src.Size(), dst.Size(), name)
 	}
+	require.NoError(t, l.Cleanup(id, false))
+	_, err = os.Stat(filepath.Join(data, "attempts", ".spare"))
+	if err == nil {
+		entries, err := os.ReadDir(filepath.Join(data, "attempts", ".spare"))
+		require.NoError(t, err)
+		assert.Empty(t, entries, "no spare roots of copies")
+	}
 }
 
 func TestNativeLaunchErrors(t *testing.T) {
@@ -501,4 +508,60 @@ func TestNewestRunner(t *testing.T) {
 
 	_, err = platform.NewestRunner(filepath.Join(dir, "none"))
 	require.ErrorContains(t, err, "runner-manager runner install")
+}
+
+func TestNativeSpareRoots(t *testing.T) {
+	data := t.TempDir()
+	installed := fakeRunner(t, t.TempDir())
+	spares := func() int {
+		entries, err := os.ReadDir(filepath.Join(data, "attempts", ".spare"))
+		if os.IsNotExist(err) {
+			return 0
+		}
+		require.NoError(t, err)
+		return len(entries)
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "attempts", ".spare", "left-by-an-earlier-manager", "bin"), 0o700))
+	l := platform.NewNativeLauncher(data)
+	run := func(mode string) rm.AttemptID {
+		id, p := launch(t, l, installed, mode)
+		waitDone(t, p, 10*time.Second)
+		return id
+	}
+	sameListener := func(id rm.AttemptID) bool {
+		a, err := os.Stat(filepath.Join(installed, "bin", "Runner.Listener"))
+		require.NoError(t, err)
+		b, err := os.Stat(filepath.Join(l.Root(id), "bin", "Runner.Listener"))
+		require.NoError(t, err)
+		return os.SameFile(a, b)
+	}
+
+	first := run("exit0")
+	require.NoError(t, l.Cleanup(first, false))
+	assert.Equal(t, 1, spares(), "the cleanup prepared a spare root and swept the stale one")
+
+	second := run("exit0")
+	assert.Zero(t, spares(), "the launch took the spare")
+	assert.True(t, sameListener(second))
+	assert.Equal(t, "secret-jit-"+second.String(), readFile(t, filepath.Join(l.Root(second), "jit.received")))
+	assert.Equal(t, "listener args: run\nto stderr\n", readFile(t, filepath.Join(l.Root(second), "runner.log")),
+		"a spare's log starts empty")
+
+	var ids []rm.AttemptID
+	for range 4 {
+		ids = append(ids, run("exit0"))
+	}
+	for _, id := range append(ids, second) {
+		require.NoError(t, l.Cleanup(id, false))
+	}
+	assert.Equal(t, 2, spares(), "at most two spares per install")
+
+	// The install changes (removed and installed again at the same path):
+	// spares of the old one are not used.
+	listener := filepath.Join(installed, "bin", "Runner.Listener")
+	require.NoError(t, os.Remove(listener))
+	require.NoError(t, os.WriteFile(listener, []byte(fakeListener), 0o755))
+	changed := run("exit3")
+	assert.True(t, sameListener(changed), "built from the new install")
+	assert.Zero(t, spares(), "stale spares thrown away")
 }
