@@ -109,6 +109,7 @@ func fixtureHistory() []rm.Attempt {
 		Outcome:   rm.Outcome{Kind: rm.CompletedJob},
 		CreatedAt: at(11, 40, 0), RegisterAt: at(11, 40, 0), StartedAt: at(11, 40, 1), BusyAt: at(11, 40, 9), EndedAt: at(11, 44, 0)}
 	a6 := rm.Attempt{ID: aid(6), Policy: polGPU, State: rm.StateFailed, RunnerName: rm.RunnerName(hostID, aid(6)),
+		Job:         rm.Job{ID: 901, RunID: 78, Workflow: "夜間", Name: "テスト"}, // wide runes
 		Outcome:     rm.FailedWith(rm.StartTimeout, "no runner online after 5m"),
 		LastMessage: "killed the process tree after the start timeout",
 		CreatedAt:   at(11, 30, 0), RegisterAt: at(11, 30, 0), StartedAt: at(11, 30, 2), EndedAt: at(11, 35, 2)}

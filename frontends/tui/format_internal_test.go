@@ -1,0 +1,122 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The pure helpers of the view, tested from inside: they are too small to
+// export and too easy to get subtly wrong.
+
+func TestFmtBytes(t *testing.T) {
+	tests := map[uint64]string{
+		0: "0B", 1023: "1023B", 1024: "1.0K", 1536: "1.5K", 10 << 20: "10M",
+		700 << 20: "700M", 1 << 30: "1.0G", 16 << 30: "16G", 1023 << 30: "1023G", 2 << 40: "2.0T",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, fmtBytes(in), "%d", in)
+	}
+}
+
+func TestFmtCPU(t *testing.T) {
+	tests := map[uint32]string{0: "0.0", 50: "0.1", 950: "0.9", 1850: "1.9", 9999: "10.0", 12000: "12"}
+	for in, want := range tests {
+		assert.Equal(t, want, fmtCPU(in), "%d", in)
+	}
+}
+
+func TestFmtDuration(t *testing.T) {
+	tests := map[time.Duration]string{
+		-time.Second: "0s", 0: "0s", 45 * time.Second: "45s", 192 * time.Second: "3m12s",
+		62 * time.Minute: "1h02m", 51 * time.Hour: "2d03h",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, fmtDuration(in), "%s", in)
+	}
+	assert.Equal(t, "+0.2s", fmtDelta(200*time.Millisecond))
+	assert.Equal(t, "+2m32s", fmtDelta(152*time.Second))
+}
+
+func TestFit(t *testing.T) {
+	tests := []struct {
+		in   string
+		w    int
+		tail bool
+		want string
+	}{
+		{"short", 10, false, "short"},
+		{"exactly", 7, false, "exactly"},
+		{"truncated", 6, false, "trunc…"},
+		{"rm-abc-123456", 7, true, "…123456"},
+		{"x", 0, false, ""},
+		{"long", 1, false, "…"},
+		{"日本語です", 5, false, "日本…"},
+		{"日本語です", 6, true, "…です"}, // one more wide rune would take 7 cells
+		{"ab日本", 3, false, "ab…"},
+	}
+	for _, tt := range tests {
+		got := fit(tt.in, tt.w, tt.tail)
+		assert.Equal(t, tt.want, got, "fit(%q, %d, %v)", tt.in, tt.w, tt.tail)
+		assert.LessOrEqual(t, textWidth(got), max(tt.w, 0))
+	}
+}
+
+func TestCells(t *testing.T) {
+	assert.Equal(t, 1, cells('a'))
+	assert.Equal(t, 2, cells('日'))
+	assert.Equal(t, 0, cells('\u0301'), "a combining accent")
+	assert.Equal(t, 1, cells('\x1b'), "a control character shows as one replacement cell")
+	assert.Equal(t, 6, textWidth("ab日本"))
+}
+
+func TestPainterWideAndControl(t *testing.T) {
+	c := NewTextCanvas(10, 1)
+	p := newPainter(c)
+	n := p.text(0, 0, "a日\x1bb\tc", styleNormal, 10)
+	assert.Equal(t, 7, n)
+	assert.Equal(t, "a日·b c", c.Line(0))
+	c = NewTextCanvas(4, 1)
+	n = newPainter(c).text(0, 0, "ab日本", styleNormal, 4)
+	assert.Equal(t, 4, n, "a wide rune that would cross the edge is left out")
+	assert.Equal(t, "ab日", c.Line(0))
+}
+
+func TestShortTarget(t *testing.T) {
+	tests := map[string]string{
+		"repo:octo/app group=Default scale-set=home":  "octo/app home",
+		"org:acme group=Default labels=gpu,linux":     "org:acme [gpu,linux]",
+		"enterprise:big group=Builders scale-set=x64": "enterprise:big @Builders x64",
+		"something unexpected":                        "something unexpected",
+		"":                                            "",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, shortTarget(in), in)
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	assert.Equal(t, "▁▅█", sparkline([]uint64{0, 50, 100}, 3, 0), "eight levels: half rounds up to the fifth")
+	assert.Equal(t, "  ▁█", sparkline([]uint64{0, 100}, 4, 0), "right-aligned, newest last")
+	assert.Equal(t, "▅█", sparkline([]uint64{0, 50, 100}, 2, 0), "only the newest that fit")
+	assert.Equal(t, "▁▁", sparkline([]uint32{10, 10}, 2, 1000), "scaled to top when the values are small")
+	assert.Equal(t, "▁▁", sparkline([]uint64{0, 0}, 2, 0), "all zero")
+	assert.Equal(t, "", sparkline([]uint64{1}, 0, 0))
+}
+
+func TestWidths(t *testing.T) {
+	cols := []column{{w: 4}, {w: 5, flex: 1}, {w: 3, flex: 2, maxw: 5}}
+	tests := []struct {
+		total int
+		want  []int
+	}{
+		{14, []int{4, 5, 3}},  // no room to grow
+		{10, []int{4, 5, 3}},  // too narrow: minimums (the painter clips)
+		{17, []int{4, 6, 5}},  // 3 extra, shared 1:2
+		{30, []int{4, 19, 5}}, // the rest goes to the uncapped
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, widths(cols, tt.total), "total %d", tt.total)
+	}
+}
