@@ -140,6 +140,11 @@ func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
 	return l
 }
 
+// Close removes the spare roots prepared for later launches; the launcher
+// stays usable (a later Cleanup prepares spares again). Call it when the
+// manager stops, or before checking that a data directory holds nothing.
+func (l *NativeLauncher) Close() error { return l.spares.drop() }
+
 // Root is the attempt's root directory (it may not exist).
 func (l *NativeLauncher) Root(a rm.AttemptID) string {
 	return filepath.Join(l.dataDir, attemptsDir, a.String())

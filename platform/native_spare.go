@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -158,4 +159,23 @@ func (s *spareRoots) sweep() {
 			_ = removeAll(path)
 		}
 	}
+}
+
+// drop removes every ready spare.
+func (s *spareRoots) drop() error {
+	s.mu.Lock()
+	var paths []string
+	for src, list := range s.ready {
+		paths = append(paths, list...)
+		delete(s.ready, src)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, removeAll(p))
+		s.mu.Lock()
+		delete(s.known, p)
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
 }

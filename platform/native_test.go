@@ -564,4 +564,14 @@ func TestNativeSpareRoots(t *testing.T) {
 	changed := run("exit3")
 	assert.True(t, sameListener(changed), "built from the new install")
 	assert.Zero(t, spares(), "stale spares thrown away")
+
+	require.NoError(t, l.Cleanup(changed, false))
+	assert.Equal(t, 1, spares())
+	require.NoError(t, l.Close())
+	assert.Zero(t, spares(), "Close removes the spares")
+	entries, err := os.ReadDir(filepath.Join(data, "attempts"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.Equal(t, ".spare", e.Name(), "no attempt root left")
+	}
 }
