@@ -210,7 +210,7 @@ func (s *Server) SetRateLimit(perWindow int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rate.limit, s.rate.remaining = perWindow, perWindow
-	s.rate.reset = s.now().Add(s.rate.window)
+	s.rate.reset = resetAfter(s.now(), s.rate.window)
 }
 
 // SetRateLimitWindow sets the rate-limit window, starting a new one now
@@ -220,7 +220,7 @@ func (s *Server) SetRateLimitWindow(d time.Duration) {
 	defer s.mu.Unlock()
 	s.rate.window = d
 	s.rate.remaining = s.rate.limit
-	s.rate.reset = s.now().Add(d)
+	s.rate.reset = resetAfter(s.now(), d)
 }
 
 // RateLimit returns the REST budget as the fake sees it.
@@ -531,6 +531,8 @@ type ScaleSetRecord struct {
 	Running       int
 	Available     int
 	DisableUpdate bool
+	// Polling is how many message-queue polls are waiting now.
+	Polling int
 }
 
 // ScaleSets returns the scale sets, by id.
@@ -547,7 +549,7 @@ func (s *Server) ScaleSets() []ScaleSetRecord {
 			DisableUpdate: ss.disableUpdate,
 		}
 		if se := s.sessionOf(ss); se != nil {
-			rec.SessionOwner = se.owner
+			rec.SessionOwner, rec.Polling = se.owner, se.polling
 		}
 		out = append(out, rec)
 	}

@@ -254,7 +254,7 @@ func NewServer(opts ...Option) *Server {
 		rate:           rateState{limit: cfg.rateLimit, remaining: cfg.rateLimit, window: cfg.rateWindow},
 		hooks:          hookState{signal: make(chan struct{}, 1)},
 	}
-	s.rate.reset = time.Now().Add(cfg.rateWindow)
+	s.rate.reset = resetAfter(time.Now(), cfg.rateWindow)
 	s.routes()
 	top := http.NewServeMux()
 	top.Handle(ActionsPath, http.StripPrefix(strings.TrimSuffix(ActionsPath, "/"), s.actionsMux))
@@ -420,8 +420,8 @@ func (s *Server) wrap(k kind, route string, h func(*call) reply) http.HandlerFun
 		default:
 			rep = s.serve(k, route, r, h)
 		}
+		s.record(k, route, r, at, rep.status) // before the client can see the answer
 		s.write(w, k, rep)
-		s.record(k, route, r, at, rep.status)
 	}
 }
 
@@ -504,8 +504,18 @@ func (s *Server) secondaryLimited() (reply, bool) {
 func (s *Server) refreshRate() {
 	if now := s.now(); !now.Before(s.rate.reset) {
 		s.rate.remaining = s.rate.limit
-		s.rate.reset = now.Add(s.rate.window)
+		s.rate.reset = resetAfter(now, s.rate.window)
 	}
+}
+
+// resetAfter is when a window starting now ends, on a whole second, as the
+// x-ratelimit-reset header says it (clients wait until that second).
+func resetAfter(now time.Time, window time.Duration) time.Time {
+	t := now.Add(window)
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
 }
 
 func bearer(r *http.Request, schemes ...string) string {
