@@ -416,12 +416,17 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 	}
 }
 
-// dropSession forgets a session GitHub no longer knows.
-func (t *ScaleSetTarget) dropSession(s *scaleset.MessageSessionClient) {
+// dropSession forgets a session GitHub answered 404 for, deleting it
+// first in case it still exists (a reopened session would conflict with
+// it).
+func (t *ScaleSetTarget) dropSession(ctx context.Context, s *scaleset.MessageSessionClient) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.session == s {
 		t.session = nil
+	}
+	if _, err := t.call(ctx, "delete the lost message session", func(ctx context.Context) error { return s.Close(ctx) }); err != nil {
+		t.log.Debug("the lost message session could not be deleted", "error", err.Error())
 	}
 }
 
@@ -474,7 +479,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			}
 			// The session (not the scale set) is gone: open a new one.
 			t.log.Warn("the message session was lost; opening a new one", "error", err.Error())
-			t.dropSession(sess)
+			t.dropSession(ctx, sess)
 			sess = nil
 			continue
 		}

@@ -258,3 +258,22 @@ func TestScaleSetSurvivesFaults(t *testing.T) {
 	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(2), 5*time.Second, 10*time.Millisecond)
 }
+
+func TestScaleSetLostSessionReopened(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
+	log, done := watch(t, st, fixed(2))
+	require.Eventually(t, func() bool { return log.count() > 0 }, 5*time.Second, 10*time.Millisecond)
+	env.fake.Fault(githubtest.RouteMessages, githubtest.Fault{Status: http.StatusNotFound, Times: 1,
+		Body: `{"typeName":"GitHub.Actions.Runtime.MessageSessionNotFoundException","message":"The message session was not found."}`})
+	require.Eventually(t, func() bool { return env.fake.Calls(githubtest.RouteCreateSession) == 2 }, 5*time.Second, 10*time.Millisecond)
+	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "demand flows through the new session")
+	select {
+	case err := <-done:
+		t.Fatalf("Watch ended: %v", err)
+	default:
+	}
+	rec, _ := env.scaleSet(setName)
+	assert.Equal(t, "host-a", rec.SessionOwner)
+}
