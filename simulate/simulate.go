@@ -362,8 +362,9 @@ func (s *Sim) Wait(ctx context.Context, tick time.Duration, progress func(Progre
 	}
 }
 
-// settle waits, up to d, for every attempt in the journal to end.
-func (s *Sim) settle(ctx context.Context, d time.Duration) {
+// Settle waits, up to d, for every attempt in the journal to end: after the
+// last job completed, its runner's attempt is concluded within moments.
+func (s *Sim) Settle(ctx context.Context, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	t := time.NewTicker(100 * time.Millisecond)
@@ -546,7 +547,7 @@ func Run(ctx context.Context, opts Options, progress func(Progress)) (Summary, e
 	}
 	defer s.Close()
 	werr := s.Wait(ctx, 0, progress)
-	s.settle(ctx, 10*time.Second)
+	s.Settle(ctx, 10*time.Second)
 	sum, err := s.Summary(context.WithoutCancel(ctx))
 	if werr != nil {
 		return sum, werr

@@ -38,26 +38,3 @@ type DoctorCmd struct {
 
 // Run checks the setup.
 func (c *DoctorCmd) Run(ctx context.Context, a *App) error { return errNotYet }
-
-// TUICmd runs the terminal UI.
-type TUICmd struct{}
-
-// Run runs the terminal UI.
-func (c *TUICmd) Run(ctx context.Context, a *App) error { return errNotYet }
-
-// DemoCmd runs the demo.
-type DemoCmd struct {
-	Jobs     int  `help:"Jobs to enqueue (default ${default})." default:"20" placeholder:"N"`
-	Policies int  `help:"Policies to serve them, one scale set (or label set) each (default ${default})." default:"2" placeholder:"N"`
-	TUI      bool `name:"tui" help:"Show the terminal UI instead of a progress line."`
-	Classic  bool `help:"Classic mode (labels) instead of scale sets."`
-}
-
-// Run runs the demo.
-func (c *DemoCmd) Run(ctx context.Context, a *App) error { return errNotYet }
-
-// RunFakeRunnerIfNamed runs the fake runner when args[0] names the runner
-// listener, returning its exit status and true.
-func RunFakeRunnerIfNamed(args []string) (int, bool) {
-	return 0, false
-}

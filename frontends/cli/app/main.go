@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/simulate"
 )
 
 // Exit statuses.
@@ -146,8 +146,7 @@ func (silentErr) Error() string     { return "" }
 func (e silentErr) Unwrap() error   { return e.error }
 func (e silentErr) Is(t error) bool { return t == e.error }
 
-// isFakeRunnerName reports whether argv0 names the runner listener.
-func isFakeRunnerName(argv0 string) bool {
-	base := filepath.Base(argv0)
-	return base == "Runner.Listener" || base == "Runner.Listener.exe"
-}
+// RunFakeRunnerIfNamed runs the demo's fake runner when args[0] names the
+// runner's listener (the demo hard-links this program as
+// bin/Runner.Listener), returning its exit status and true.
+func RunFakeRunnerIfNamed(args []string) (int, bool) { return simulate.RunFakeRunnerIfNamed(args) }

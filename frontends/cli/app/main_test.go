@@ -1,0 +1,18 @@
+package app_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
+)
+
+// TestMain lets this test binary be the demo's fake runner, as the real
+// program is: the demo hard-links the running executable as
+// bin/Runner.Listener.
+func TestMain(m *testing.M) {
+	if code, ok := app.RunFakeRunnerIfNamed(os.Args); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,38 @@
+package app
+
+import (
+	"context"
+
+	"github.com/runner-manager/runner-manager/frontends/tui"
+	"github.com/runner-manager/runner-manager/reconcile"
+)
+
+type reconcileStatus = reconcile.Status
+
+// TUICmd runs the terminal UI.
+type TUICmd struct{}
+
+// Help is the long help of tui.
+func (c *TUICmd) Help() string {
+	return `The TUI shows the host's memory and admission, each policy, the runner
+attempts with their memory and CPU, and an attempt's history and log. Run it
+beside "runner-manager run" (it reads the journal and the daemon's live
+figures); without the daemon it shows what the journal holds.
+
+Keys: arrows or j/k move, enter opens an attempt, tab switches pane, p pauses
+or resumes a policy, + and - change its max, x stops an attempt, / filters,
+? helps, q quits.`
+}
+
+// Run shows the TUI until the user quits.
+func (c *TUICmd) Run(ctx context.Context, a *App) error {
+	st, err := a.ExistingStore(ctx)
+	if err != nil {
+		return err
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return err
+	}
+	return tui.Run(ctx, tui.DaemonSource(st, cfg.DataDir), tui.Options{})
+}
