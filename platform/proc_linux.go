@@ -25,7 +25,7 @@ const clockTick = 10 * time.Millisecond
 // which is the floor of what any reader must do. It reuses its buffers
 // between looks, so sampling a steady table allocates only the result map.
 // A zero ProcScanner reads /proc. It is safe for concurrent use (looks are
-// serialised).
+// serialised). It exists on Linux only; SampleTrees is the portable call.
 type ProcScanner struct {
 	// Root is the procfs mount to read; "" means /proc. Tests point it at a
 	// fixture tree.

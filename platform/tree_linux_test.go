@@ -285,38 +285,72 @@ func TestSampleTreesRoots(t *testing.T) {
 }
 
 func TestStartTimeAndAlive(t *testing.T) {
-	self, err := platform.StartTime(os.Getpid())
-	require.NoError(t, err)
-	assert.True(t, platform.Alive(os.Getpid(), self))
-	assert.False(t, platform.Alive(os.Getpid(), self+1))
+	// The /proc reader and the portable one (what other systems run).
+	impls := []struct {
+		name      string
+		startTime func(int) (uint64, error)
+		alive     func(int, uint64) bool
+	}{
+		{"proc", platform.StartTime, platform.Alive},
+		{"gopsutil", platform.GopsutilStartTime, platform.GopsutilAlive},
+	}
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			self, err := impl.startTime(os.Getpid())
+			require.NoError(t, err)
+			assert.True(t, impl.alive(os.Getpid(), self))
+			assert.False(t, impl.alive(os.Getpid(), self+1))
 
-	cmd := exec.Command("sleep", "600")
-	require.NoError(t, cmd.Start())
-	waited := false
-	t.Cleanup(func() {
-		if !waited {
-			_ = cmd.Process.Kill()
+			cmd := exec.Command("sleep", "600")
+			require.NoError(t, cmd.Start())
+			waited := false
+			t.Cleanup(func() {
+				if !waited {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+			})
+			pid := cmd.Process.Pid
+			start, err := impl.startTime(pid)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, start, self, "started after this test binary")
+			assert.True(t, impl.alive(pid, start))
+
+			// Killed but not reaped: a zombie keeps its stamp and is not alive.
+			require.NoError(t, cmd.Process.Kill())
+			require.Eventually(t, func() bool { return procState(t, pid) == 'Z' }, 10*time.Second, 5*time.Millisecond)
+			assert.False(t, impl.alive(pid, start))
+			zstart, err := impl.startTime(pid)
+			require.NoError(t, err)
+			assert.Equal(t, start, zstart)
+
+			// Reaped: gone.
 			_ = cmd.Wait()
-		}
-	})
-	pid := cmd.Process.Pid
-	start, err := platform.StartTime(pid)
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, start, self, "started after this test binary")
-	assert.True(t, platform.Alive(pid, start))
+			waited = true
+			_, err = impl.startTime(pid)
+			require.ErrorIs(t, err, platform.ErrProcessGone)
+			assert.False(t, impl.alive(pid, start))
+			_, err = impl.startTime(0)
+			require.ErrorIs(t, err, platform.ErrProcessGone)
+		})
+	}
+}
 
-	// Killed but not reaped: a zombie keeps its stamp and is not alive.
-	require.NoError(t, cmd.Process.Kill())
-	require.Eventually(t, func() bool { return procState(t, pid) == 'Z' }, 10*time.Second, 5*time.Millisecond)
-	assert.False(t, platform.Alive(pid, start))
-	zstart, err := platform.StartTime(pid)
-	require.NoError(t, err)
-	assert.Equal(t, start, zstart)
-
-	// Reaped: gone.
-	_ = cmd.Wait()
-	waited = true
-	_, err = platform.StartTime(pid)
-	require.ErrorIs(t, err, platform.ErrProcessGone)
-	assert.False(t, platform.Alive(pid, start))
+func TestGopsutilSampleTrees(t *testing.T) {
+	// The portable reader gives the /proc reader's figures for a quiet tree.
+	tr := startTree(t, "alloc:32:200", "idle")
+	roots := append([]int{tr.root, 999999999}, tr.helpers...)
+	fast := platform.SampleTrees(roots)
+	slow := platform.GopsutilSampleTrees(roots)
+	require.Len(t, fast, 3, "all but the missing root")
+	require.Len(t, slow, 3)
+	for root, f := range fast {
+		s, ok := slow[root]
+		require.True(t, ok)
+		assert.Equal(t, f.Processes, s.Processes)
+		assert.InDelta(t, float64(f.RSSBytes), float64(s.RSSBytes), 4*mib)
+		assert.InDelta(t, f.CPUTime.Seconds(), s.CPUTime.Seconds(), 0.1)
+	}
+	assert.Greater(t, slow[tr.root].RSSBytes, uint64(32*mib))
+	assert.GreaterOrEqual(t, slow[tr.root].CPUTime, 180*time.Millisecond)
 }
