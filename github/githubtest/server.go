@@ -448,6 +448,7 @@ func faultReply(f Fault) reply {
 	if f.RetryAfter > 0 {
 		rep.header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds())))}}
 	}
+	rep.free = true
 	return rep
 }
 
