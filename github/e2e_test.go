@@ -172,6 +172,20 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 					defer m.mu.Unlock()
 					return len(eventsOf(m.events, github.JobCompleted)) >= jobs
 				}, 10*time.Second, 20*time.Millisecond, "every job's completion is reported")
+				// Every runner that took a job exits and deregisters; then
+				// two poll intervals let the last changes be seen.
+				require.Eventually(t, func() bool {
+					m.mu.Lock()
+					defer m.mu.Unlock()
+					ours := 0
+					for _, r := range env.fake.Runners() {
+						if r.Busy || r.JobID != 0 {
+							ours++
+						}
+					}
+					return ours == 0 && m.alive() <= m.started-jobs
+				}, 10*time.Second, 20*time.Millisecond)
+				time.Sleep(600 * time.Millisecond)
 				busyCalls := env.fake.CallLog()
 				_, remaining, _ := env.fake.RateLimit()
 				busyQuota := startRemaining - remaining
