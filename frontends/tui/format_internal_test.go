@@ -120,3 +120,16 @@ func TestWidths(t *testing.T) {
 		assert.Equal(t, tt.want, widths(cols, tt.total), "total %d", tt.total)
 	}
 }
+
+func TestShortWorkflow(t *testing.T) {
+	tests := map[string]string{
+		"octo/app/.github/workflows/ci.yml@refs/heads/main": "ci",
+		"octo/app/.github/workflows/release.yaml@v1":        "release",
+		"octo/app/.github/workflows/a.b.yml":                "a.b",
+		"CI":                                                "CI",
+		"":                                                  "",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, shortWorkflow(in), in)
+	}
+}

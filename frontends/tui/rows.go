@@ -164,18 +164,36 @@ func (m Model) SelectedAttempt() (AttemptRow, bool) {
 	return AttemptRow{}, false
 }
 
+// jobName is how a list shows a job: its workflow's short name and the
+// job's display name, "ci / build".
 func jobName(j rm.Job) string {
+	w := shortWorkflow(j.Workflow)
 	switch {
-	case j.Name != "" && j.Workflow != "":
-		return j.Workflow + " / " + j.Name
+	case j.Name != "" && w != "":
+		return w + " / " + j.Name
 	case j.Name != "":
 		return j.Name
-	case j.Workflow != "":
-		return j.Workflow
+	case w != "":
+		return w
 	case j.ID != 0:
 		return "job " + itoa(j.ID)
 	}
 	return ""
+}
+
+// shortWorkflow shortens a workflow ref,
+// "octo/app/.github/workflows/ci.yml@refs/heads/main", to "ci"; a plain
+// name stays as it is.
+func shortWorkflow(w string) string {
+	if !strings.Contains(w, "/.github/workflows/") {
+		return w
+	}
+	w, _, _ = strings.Cut(w, "@")
+	w = w[strings.LastIndexByte(w, '/')+1:]
+	for _, ext := range []string{".yml", ".yaml"} {
+		w = strings.TrimSuffix(w, ext)
+	}
+	return w
 }
 
 func normalizeFilter(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -8,11 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -20,7 +20,7 @@ import (
 // StoreSource is a Source over the journal plus what the caller wires in:
 // the daemon's live figures and its stop. Policy edits are written to the
 // journal (the daemon re-reads it), attempts come from the journal, logs
-// from <DataDir>/attempts/<id>/runner.log.
+// from the attempts' directories under DataDir.
 type StoreSource struct {
 	// Store is the journal; it is read, and written only for policy edits.
 	Store store.Store
@@ -180,13 +180,16 @@ func (s *StoreSource) StopAttempt(ctx context.Context, id rm.AttemptID) error {
 // long lines gives fewer lines rather than a huge read.
 const logTailMaxBytes = 1 << 20
 
-// LogTail reads the last lines of <DataDir>/attempts/<id>/runner.log from
+// LogTail reads the last lines of the attempt's runner.log (in
+// <DataDir>/attempts/<id>/, or where a failed attempt's root is kept) from
 // its end; none if the attempt has no log (yet, or any more).
 func (s *StoreSource) LogTail(ctx context.Context, id rm.AttemptID, lines int) ([]string, error) {
 	if id.IsZero() {
 		return nil, errors.New("no attempt given")
 	}
-	path := filepath.Join(s.DataDir, "attempts", id.String(), "runner.log")
+	// The launcher knows where the log is: in the attempt's root, or in
+	// the kept root of a failed attempt.
+	path := platform.NewNativeLauncher(s.DataDir).RunnerLog(id)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -16,6 +16,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -212,6 +213,15 @@ func TestStoreSourceLogTail(t *testing.T) {
 
 	_, err = src.LogTail(ctx, rm.AttemptID{}, 3)
 	require.Error(t, err)
+
+	// A failed attempt's root is kept elsewhere by the launcher: its log
+	// is still found there.
+	require.NoError(t, platform.NewNativeLauncher(src.DataDir).Cleanup(j.busy.ID, true))
+	_, err = os.Stat(filepath.Join(dir, "runner.log"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the root moved")
+	lines, err = src.LogTail(ctx, j.busy.ID, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"line 4999 of the runner's log"}, lines)
 }
 
 func TestTailLines(t *testing.T) {

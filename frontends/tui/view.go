@@ -440,7 +440,13 @@ func drawDetail(p painter, m Model, y0, y1 int) {
 	x = label("job")
 	job := "-"
 	if rec := r.Record; rec != nil && rec.Job.ID != 0 {
-		job = fmt.Sprintf("%s (run %d, job %d)", jobName(rec.Job), rec.Job.RunID, rec.Job.ID)
+		job = fmt.Sprintf("%s (run %d, job %d)", rec.Job.Name, rec.Job.RunID, rec.Job.ID)
+		if rec.Job.Name == "" {
+			job = fmt.Sprintf("job %d (run %d)", rec.Job.ID, rec.Job.RunID)
+		}
+		if rec.Job.Workflow != "" {
+			job += " · " + rec.Job.Workflow
+		}
 	} else if r.Job != "" {
 		job = r.Job
 	}
@@ -548,6 +554,8 @@ func drawDetail(p painter, m Model, y0, y1 int) {
 		p.text(1, y, "(reading…)", styleDim, p.w-1)
 	case m.Log.Err != "":
 		p.text(1, y, "log: "+m.Log.Err, styleError, p.w-1)
+	case len(m.Log.Lines) == 0 && r.State.Ended():
+		p.text(1, y, "(no log: it went with the attempt's directory)", styleDim, p.w-1)
 	case len(m.Log.Lines) == 0:
 		p.text(1, y, "(no log yet)", styleDim, p.w-1)
 	default:
