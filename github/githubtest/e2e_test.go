@@ -258,6 +258,14 @@ func TestRunnerExitCodes(t *testing.T) {
 		assert.Less(t, time.Since(deleted), 2*time.Second)
 		assert.Contains(t, p.out.String(), "deleted")
 	})
+	t.Run("DroppedWhileIdle", func(t *testing.T) {
+		t.Parallel()
+		s := newServer(t, githubtest.WithDropIdleRunnersAfter(300*time.Millisecond))
+		_, jit := jitFor(t, s, "idle")
+		p := startRunner(t, runnerRoot(t, install), jit)
+		assert.Equal(t, 0, p.exitCode(t, 10*time.Second), p.out.String())
+		assert.Empty(t, s.Runners())
+	})
 	t.Run("Zombie", func(t *testing.T) {
 		t.Parallel()
 		s := newServer(t, githubtest.Zombie())

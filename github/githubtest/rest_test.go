@@ -412,6 +412,18 @@ func TestSecondaryRateLimit(t *testing.T) {
 	assert.Equal(t, 1, s.SecondaryLimitViolations())
 }
 
+func TestSecondaryRateLimit429(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	s.Fault(githubtest.RouteRepoRunners, githubtest.Fault{Status: http.StatusTooManyRequests, RetryAfter: 2 * time.Second, Times: 1})
+	_, resp, err := restClient(t, s, token).Actions.ListRunners(ctxT(t, 10*time.Second), owner, name, nil)
+	var abuse *gh.AbuseRateLimitError
+	require.ErrorAs(t, err, &abuse)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	require.NotNil(t, abuse.RetryAfter)
+	assert.Equal(t, 2*time.Second, *abuse.RetryAfter)
+}
+
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)

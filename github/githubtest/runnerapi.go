@@ -71,7 +71,7 @@ func (s *Server) runnerCreateSession(c *call) reply {
 	}
 	r.sessionID = uuid.NewString()
 	r.version, r.os = in.Agent.Version, in.Agent.OSDescription
-	r.lastSeen = s.now()
+	r.lastSeen, r.onlineAt = s.now(), s.now()
 	s.changed()
 	return jsonReply(http.StatusOK, runnerproto.Session{SessionID: r.sessionID, OwnerName: in.OwnerName, Agent: in.Agent})
 }

@@ -36,6 +36,7 @@ type config struct {
 	assignTimeout             time.Duration
 	runnerLostAfter           time.Duration
 	offlineAfter              time.Duration
+	dropIdleAfter             time.Duration
 	rateLimit                 int
 	rateWindow                time.Duration
 	zombie                    bool
@@ -94,6 +95,14 @@ func WithRunnerLostAfter(d time.Duration) Option {
 // WithOfflineAfter sets after how long without a poll an idle runner shows
 // offline (default 30 s).
 func WithOfflineAfter(d time.Duration) Option { return func(c *config) { c.offlineAfter = d } }
+
+// WithDropIdleRunnersAfter makes the fake drop a JIT runner's registration
+// once it has been online for d without a job, as GitHub has been seen to:
+// the runner exits 0 without having run anything. Zero (the default)
+// disables it.
+func WithDropIdleRunnersAfter(d time.Duration) Option {
+	return func(c *config) { c.dropIdleAfter = d }
+}
 
 // WithRateLimit sets the core REST budget per window (default 5000 an hour).
 func WithRateLimit(perWindow int) Option { return func(c *config) { c.rateLimit = perWindow } }
@@ -442,6 +451,10 @@ func (s *Server) pause(ctx context.Context, d time.Duration) bool {
 
 func faultReply(f Fault) reply {
 	rep := ghError(f.Status, http.StatusText(f.Status))
+	if (f.Status == http.StatusForbidden || f.Status == http.StatusTooManyRequests) && f.RetryAfter > 0 {
+		rep = secondaryLimitReply()
+		rep.status = f.Status
+	}
 	if f.Body != "" {
 		rep = reply{status: f.Status, raw: []byte(f.Body), ctype: "application/octet-stream"}
 	}
@@ -495,11 +508,18 @@ func (s *Server) secondaryLimited() (reply, bool) {
 	default:
 		return reply{}, false
 	}
-	rep := ghError(http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
-	rep.body.(map[string]string)["documentation_url"] = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+	rep := secondaryLimitReply()
 	rep.header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(sec.retryAfter.Seconds())))}}
 	rep.free = true
 	return rep, true
+}
+
+// secondaryLimitReply is GitHub's secondary-limit body (go-github tells it
+// by its documentation_url).
+func secondaryLimitReply() reply {
+	rep := ghError(http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
+	rep.body.(map[string]string)["documentation_url"] = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+	return rep
 }
 
 func (s *Server) refreshRate() {

@@ -126,7 +126,7 @@ type runner struct {
 	polling    int
 	lastSeen   time.Time
 	job        int64 // dispatched or running job, 0 if none
-	everOnline bool
+	onlineAt   time.Time
 	msgSeq     int64
 }
 
@@ -467,6 +467,14 @@ func (s *Server) tick() {
 			}
 			s.complete(j, ResultFailed)
 			dirty = true
+		}
+	}
+	if d := s.cfg.dropIdleAfter; d > 0 {
+		for _, r := range s.runners {
+			if r.sessionID != "" && !r.busy() && r.ephemeral && now.Sub(r.onlineAt) > d {
+				s.removeRunner(r)
+				dirty = true
+			}
 		}
 	}
 	for _, se := range s.sessions {
