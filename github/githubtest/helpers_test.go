@@ -28,7 +28,7 @@ func newServer(t *testing.T, opts ...githubtest.Option) *githubtest.Server {
 }
 
 // restClient is go-github v88 pointed at the fake.
-func restClient(t *testing.T, s *githubtest.Server, tok string) *gh.Client {
+func restClient(t testing.TB, s *githubtest.Server, tok string) *gh.Client {
 	t.Helper()
 	c, err := gh.NewClient(gh.WithHTTPClient(s.Client()), gh.WithAuthToken(tok), gh.WithEnterpriseURLs(s.APIURL(), s.APIURL()))
 	require.NoError(t, err)

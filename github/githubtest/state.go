@@ -111,23 +111,23 @@ type runnerGroup struct {
 }
 
 type runner struct {
-	id         int64
-	name       string
-	scope      rm.Scope
-	groupID    int64
-	labels     []string
-	scaleSet   int
-	ephemeral  bool
-	createdAt  time.Time
-	clientID   string
-	sessionID  string
-	version    string
-	os         string
-	polling    int
-	lastSeen   time.Time
-	job        int64 // dispatched or running job, 0 if none
-	onlineAt   time.Time
-	msgSeq     int64
+	id        int64
+	name      string
+	scope     rm.Scope
+	groupID   int64
+	labels    []string
+	scaleSet  int
+	ephemeral bool
+	createdAt time.Time
+	clientID  string
+	sessionID string
+	version   string
+	os        string
+	polling   int
+	lastSeen  time.Time
+	job       int64 // dispatched or running job, 0 if none
+	onlineAt  time.Time
+	msgSeq    int64
 }
 
 func (r *runner) busy() bool { return r.job != 0 }
