@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"time"
 
 	"github.com/gdamore/tcell/v2"
 )
@@ -30,4 +31,12 @@ func (l *loop) Model() Model { return l.model }
 func WithDraw(o Options, draw func(Canvas, Model)) Options {
 	o.draw = draw
 	return o
+}
+
+// SetStopGrace changes how long quitting waits for queued changes, until
+// the returned function restores it.
+func SetStopGrace(d time.Duration) (restore func()) {
+	old := stopGrace
+	stopGrace = d
+	return func() { stopGrace = old }
 }

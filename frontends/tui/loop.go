@@ -245,7 +245,7 @@ func (l *loop) worker() {
 }
 
 // stopGrace bounds how long quitting waits for changes already asked for.
-const stopGrace = 3 * time.Second
+var stopGrace = 3 * time.Second
 
 // stop ends the loop's goroutines. Changes already queued get a short
 // grace to reach the source; reads in flight are cancelled.

@@ -242,3 +242,55 @@ func TestRunScreenRestoresTerminalOnPanic(t *testing.T) {
 	w, h := screen.Size()
 	assert.Equal(t, [2]int{0, 0}, [2]int{w, h}, "Fini was called before the panic went on")
 }
+
+// quitAfterStop steps a loop over j until its figures show, asks to stop
+// the idle attempt (the first row), and quits.
+func quitAfterStop(t *testing.T, ctx context.Context, l *tui.Loop, screen tcell.SimulationScreen, j journal) {
+	t.Helper()
+	for l.Model().SelAttempt != j.idle.ID || len(l.Model().History) == 0 {
+		require.False(t, l.Step(ctx))
+	}
+	for _, r := range "xyq" {
+		screen.InjectKey(tcell.KeyRune, r, tcell.ModNone)
+	}
+	for !l.Step(ctx) {
+	}
+	require.NoError(t, ctx.Err())
+}
+
+func TestLoopQuitDeliversQueuedStop(t *testing.T) {
+	j := newJournal(t)
+	src := j.source(t)
+	var stopped []rm.AttemptID // written by the worker, read after Stop
+	src.Stop = func(_ context.Context, id rm.AttemptID) error { stopped = append(stopped, id); return nil }
+	screen := tcell.NewSimulationScreen("UTF-8")
+	require.NoError(t, screen.Init())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := tui.NewLoop(ctx, screen, src, tui.Options{Tick: time.Hour})
+	quitAfterStop(t, ctx, l, screen, j)
+	l.Stop()
+	screen.Fini()
+	assert.Equal(t, []rm.AttemptID{j.idle.ID}, stopped, "the stop asked for just before q reached the source")
+}
+
+func TestLoopQuitDoesNotWaitForeverForTheSource(t *testing.T) {
+	defer tui.SetStopGrace(10 * time.Millisecond)()
+	j := newJournal(t)
+	src := j.source(t)
+	released := make(chan error, 1)
+	src.Stop = func(ctx context.Context, _ rm.AttemptID) error {
+		<-ctx.Done() // a daemon that never answers
+		released <- ctx.Err()
+		return ctx.Err()
+	}
+	screen := tcell.NewSimulationScreen("UTF-8")
+	require.NoError(t, screen.Init())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := tui.NewLoop(ctx, screen, src, tui.Options{Tick: time.Hour})
+	quitAfterStop(t, ctx, l, screen, j)
+	l.Stop()
+	screen.Fini()
+	assert.ErrorIs(t, <-released, context.Canceled, "the hung call is cancelled once the grace is over")
+}
