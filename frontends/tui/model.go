@@ -282,6 +282,8 @@ func Mutation(c Command) bool {
 }
 
 // Update applies one event to the model and returns the commands to run.
+// The returned model shares its maps (Series, Edits) with m: keep using the
+// returned one only.
 func Update(m Model, ev Event) (Model, []Command) {
 	if m.Series == nil {
 		m.Series = map[rm.AttemptID]*Series{}
@@ -305,7 +307,7 @@ func Update(m Model, ev Event) (Model, []Command) {
 				delete(m.Edits, id)
 			}
 		}
-		cmds = m.fetches(true)
+		cmds = m.fetches()
 		m = m.markFetching(cmds)
 	case StatusLoaded:
 		m.fetchingStatus = false
@@ -349,15 +351,15 @@ func Update(m Model, ev Event) (Model, []Command) {
 }
 
 // fetches returns the reads due now: each kind unless one is in flight.
-func (m Model) fetches(all bool) []Command {
+func (m Model) fetches() []Command {
 	var cmds []Command
 	if !m.fetchingStatus {
 		cmds = append(cmds, FetchStatus{})
 	}
-	if all && !m.fetchingAttempts {
+	if !m.fetchingAttempts {
 		cmds = append(cmds, FetchAttempts{Filter: store.AttemptFilter{Limit: HistoryLimit}})
 	}
-	if all && m.Detail && !m.SelAttempt.IsZero() && !m.fetchingLog {
+	if m.Detail && !m.SelAttempt.IsZero() && !m.fetchingLog {
 		cmds = append(cmds, FetchLog{ID: m.SelAttempt, Lines: LogLines})
 	}
 	return cmds
@@ -597,7 +599,7 @@ func (m Model) key(k Key) (Model, []Command) {
 	case 'x':
 		return m.askStop()
 	case 'r':
-		cmds := m.fetches(true)
+		cmds := m.fetches()
 		return m.markFetching(cmds), cmds
 	}
 	return m, nil

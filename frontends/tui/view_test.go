@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
@@ -148,5 +147,3 @@ func TestDrawSelectionIsReversed(t *testing.T) {
 	require.NotEqual(t, -1, row, "a reversed selected row")
 	assert.Contains(t, c.Line(row), "idle", "the newest live attempt comes first")
 }
-
-var _ = rm.StateBusy
