@@ -4,7 +4,8 @@ package platform
 
 // SampleTrees returns the memory (resident set) and CPU time of each root's
 // whole process tree — the root and all its descendants — from one look at
-// the process table. A root that does not exist is absent from the map; a
+// the process table. A root that does not exist is absent from the map (an
+// exited root not yet reaped, a zombie, is still there, using no memory); a
 // process that vanishes during the look is skipped. The map is nil only when
 // the process table itself could not be listed: then nothing is known and
 // no root should be taken for gone.
