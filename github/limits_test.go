@@ -21,6 +21,7 @@ import (
 func TestFakeExhaustedBudget(t *testing.T) {
 	for _, kind := range authKinds {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			env := newFakeEnv(t, kind)
 			ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{})
 			ctx := t.Context()
