@@ -344,6 +344,9 @@ func (t *ClassicTarget) Notify(ev WorkflowJobEvent) {
 		return
 	}
 	if t.target.Scope.Kind != rm.ScopeRepository {
+		if ev.At.IsZero() {
+			ev.At = t.c.cfg.Now()
+		}
 		t.mu.Lock()
 		prev, had := t.hooked[ev.JobID]
 		st := jobState{status: ev.Action, runID: ev.RunID, runnerID: ev.RunnerID, runnerName: ev.RunnerName,

@@ -274,7 +274,7 @@ func TestClassicOrgDemandFromWebhooks(t *testing.T) {
 	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
 
 	ev := func(action string, id int64, runner string, labels ...string) github.WorkflowJobEvent {
-		return github.WorkflowJobEvent{Action: action, JobID: id, RunID: 1, Repository: "octo-org/app", Organization: "octo-org", Labels: labels, RunnerName: runner, At: time.Now()}
+		return github.WorkflowJobEvent{Action: action, JobID: id, RunID: 1, Repository: "octo-org/app", Organization: "octo-org", Labels: labels, RunnerName: runner}
 	}
 	ct.Notify(ev("queued", 1, "", "self-hosted", "gpu"))
 	ct.Notify(ev("queued", 2, "", "gpu"))
