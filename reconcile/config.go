@@ -39,9 +39,6 @@ const (
 	// DefaultRunnerListEvery is how old GitHub's runner list may grow while
 	// runners are live; each list costs a request.
 	DefaultRunnerListEvery = 30 * time.Second
-	// DefaultOrphanListEvery is how often an idle loop lists GitHub's
-	// runners to reap leftover registrations.
-	DefaultOrphanListEvery = 10 * time.Minute
 	// DefaultMaxLaunchesPerPass caps the launches of one pass.
 	DefaultMaxLaunchesPerPass = 4
 	// DefaultMaxFailedLaunchesPerMinute caps, per policy, the launches that
@@ -109,6 +106,9 @@ type Config struct {
 	ActiveRequeue   time.Duration
 	IdleRequeue     time.Duration
 	RunnerListEvery time.Duration
+	// OrphanListEvery, when set, also lists GitHub's runners that often
+	// while the loop is idle (to reap registrations left by something else
+	// than this manager); by default an idle loop makes no request.
 	OrphanListEvery time.Duration
 	BackoffBase     time.Duration
 	BackoffMax      time.Duration
@@ -155,7 +155,6 @@ func (c *Config) setDefaults() {
 	dur(&c.ActiveRequeue, DefaultActiveRequeue)
 	dur(&c.IdleRequeue, DefaultIdleRequeue)
 	dur(&c.RunnerListEvery, DefaultRunnerListEvery)
-	dur(&c.OrphanListEvery, DefaultOrphanListEvery)
 	dur(&c.BackoffBase, DefaultBackoffBase)
 	dur(&c.BackoffMax, DefaultBackoffMax)
 	if c.MaxLaunchesPerPass <= 0 {

@@ -57,6 +57,8 @@ type Loop struct {
 	runners []github.Runner
 	listAt  time.Time
 	listed  bool
+	// listedIdle: the last list was taken with nothing live.
+	listedIdle bool
 }
 
 // loopStatus is the loop's part of the supervisor's Status.

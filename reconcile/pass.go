@@ -282,9 +282,11 @@ func (p *pass) markGone(it *item, why string) {
 }
 
 // listRunners refreshes GitHub's list of this host's registrations when it
-// is needed: first pass, older than RunnerListEvery while runners are live
-// (OrphanListEvery when idle), before a scale-down, or to conclude a runner
-// found gone after a restart. Each list costs a request.
+// is needed: at the first pass, older than RunnerListEvery while runners are
+// live, once when the loop falls idle (to reap what the last runners left),
+// every OrphanListEvery if set, before a scale-down, or to conclude a runner
+// found gone after a restart. Each list costs a REST request; an idle loop
+// makes none.
 func (p *pass) listRunners(ctx context.Context) {
 	l := p.l
 	if p.quiet {
@@ -310,7 +312,9 @@ func (p *pass) listRunners(ctx context.Context) {
 		scaleDown = live > wanted && age >= l.cfg.ActiveRequeue
 	}
 	need := !l.listed || needTrace || scaleDown ||
-		(live > 0 && age >= l.cfg.RunnerListEvery) || age >= l.cfg.OrphanListEvery
+		(live > 0 && age >= l.cfg.RunnerListEvery) ||
+		(live == 0 && !l.listedIdle) ||
+		(l.cfg.OrphanListEvery > 0 && age >= l.cfg.OrphanListEvery)
 	if !need {
 		return
 	}
@@ -322,6 +326,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	l.githubOK()
 	l.runners, l.listAt, l.listed, p.fresh = rs, at, true, true
+	l.listedIdle = live == 0
 }
 
 func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
@@ -408,6 +413,10 @@ func (p *pass) concludeExited(ctx context.Context) {
 			continue
 		}
 		o, wait := outcomeFor(f)
+		if !wait && o.Kind == rm.CompletedJob && it.a.Job.ID == 0 && !f.waited {
+			// Seen busy, but which job? GitHub's word names it shortly.
+			wait = true
+		}
 		if wait {
 			p.deadline(rt.exitSeenAt.Add(l.cfg.JobWordGrace))
 			continue
