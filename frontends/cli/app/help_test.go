@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -54,5 +56,23 @@ func TestUsageErrors(t *testing.T) {
 		r := e.runRaw(args...)
 		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stderr, "runner-manager:", args)
+	}
+}
+
+// docs/cli.md covers every command the program has.
+func TestDocsCoverEveryCommand(t *testing.T) {
+	e := newEnv(t)
+	doc, err := os.ReadFile("../../../docs/cli.md")
+	require.NoError(t, err)
+	r := e.runRaw("--help")
+	require.Equal(t, 0, r.code)
+	cmds := regexp.MustCompile(`(?m)^  ([a-z]+(?: [a-z]+)?)\b(?: \([a-z]+\))?\s{2,}`).FindAllStringSubmatch(r.stdout, -1)
+	require.Greater(t, len(cmds), 15, r.stdout)
+	for _, m := range cmds {
+		name := m[1]
+		if strings.HasPrefix(name, "policy ") && name != "policy add" && name != "policy apply" {
+			name = strings.TrimPrefix(name, "policy ") // listed together
+		}
+		assert.Contains(t, string(doc), name, "docs/cli.md does not mention %q", m[1])
 	}
 }
