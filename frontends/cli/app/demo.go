@@ -99,6 +99,9 @@ func (c *DemoCmd) Run(ctx context.Context, a *App) error {
 	return sim.Close()
 }
 
+// runTUI runs the terminal UI (tests run it on a simulated screen).
+var runTUI = tui.Run
+
 // runTUI shows the demo in the TUI until the user quits.
 func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 	sup := sim.Supervisor()
@@ -109,7 +112,7 @@ func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 		Stop:    sup.StopAttempt,
 		Changed: func(context.Context) error { sup.Refresh(); return nil },
 	}
-	if err := tui.Run(ctx, src, tui.Options{}); err != nil {
+	if err := runTUI(ctx, src, tui.Options{}); err != nil {
 		return err
 	}
 	p := sim.Progress()

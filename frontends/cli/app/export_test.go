@@ -1,8 +1,21 @@
 package app
 
+import (
+	"context"
+
+	"github.com/runner-manager/runner-manager/frontends/tui"
+)
+
 // SetExecutable makes service install see path as this program.
 func SetExecutable(path string) func() {
 	old := osExecutable
 	osExecutable = func() (string, error) { return path, nil }
 	return func() { osExecutable = old }
+}
+
+// SetTUI replaces the terminal UI runner (tests use a simulated screen).
+func SetTUI(run func(context.Context, tui.Source, tui.Options) error) func() {
+	old := runTUI
+	runTUI = run
+	return func() { runTUI = old }
 }

@@ -34,5 +34,5 @@ func (c *TUICmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	return tui.Run(ctx, tui.DaemonSource(st, cfg.DataDir), tui.Options{})
+	return runTUI(ctx, tui.DaemonSource(st, cfg.DataDir), tui.Options{})
 }

@@ -1,0 +1,97 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
+	"github.com/runner-manager/runner-manager/frontends/tui"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// simulatedTUI runs the real TUI loop on a simulated 100x30 screen; once
+// done(src) holds it quits with q, and shown gets what the screen showed
+// last.
+func simulatedTUI(t *testing.T, done func(context.Context, tui.Source) bool, shown *string) func(context.Context, tui.Source, tui.Options) error {
+	return func(ctx context.Context, src tui.Source, opt tui.Options) error {
+		sim := tcell.NewSimulationScreen("UTF-8")
+		require.NoError(t, sim.Init())
+		sim.SetSize(100, 30)
+		opt.Tick = 50 * time.Millisecond
+		go func() {
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) && !done(ctx, src) {
+				time.Sleep(50 * time.Millisecond) // polling a real system, with a deadline
+			}
+			time.Sleep(200 * time.Millisecond) // a few ticks with the final figures
+			sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+		}()
+		return tui.RunScreen(ctx, capturingScreen{sim, shown}, src, opt)
+	}
+}
+
+// capturingScreen keeps what the screen shows when the loop finalizes it
+// (on the loop's own goroutine: no race with its drawing).
+type capturingScreen struct {
+	tcell.SimulationScreen
+	shown *string
+}
+
+func (c capturingScreen) Fini() {
+	cells, w, _ := c.GetContents()
+	var b strings.Builder
+	for i, cell := range cells {
+		if len(cell.Runes) > 0 {
+			b.WriteRune(cell.Runes[0])
+		} else {
+			b.WriteByte(' ')
+		}
+		if (i+1)%w == 0 {
+			b.WriteByte('\n')
+		}
+	}
+	*c.shown = b.String()
+	c.SimulationScreen.Fini()
+}
+
+func TestDemoTUI(t *testing.T) {
+	e := newEnv(t)
+	var shown string
+	allDone := func(ctx context.Context, src tui.Source) bool {
+		as, err := src.Attempts(ctx, store.AttemptFilter{})
+		if err != nil || len(as) < 3 {
+			return false
+		}
+		for _, a := range as {
+			if a.Live() {
+				return false
+			}
+		}
+		return true
+	}
+	defer app.SetTUI(simulatedTUI(t, allDone, &shown))()
+	out := e.ok("demo", "--jobs", "3", "--tui")
+	assert.Contains(t, out, "jobs served:        3 of 3")
+	assert.Contains(t, shown, "demo-1", "the TUI showed the demo's policies:\n%s", shown)
+	assert.Contains(t, shown, "demo-2")
+}
+
+func TestTUIBesideNoDaemon(t *testing.T) {
+	e := newEnv(t)
+	seed(t, e)
+	var shown string
+	seen := func(ctx context.Context, src tui.Source) bool {
+		st, err := src.Status(ctx)
+		return len(st.Policies) == 2 && err != nil // partial: no daemon
+	}
+	defer app.SetTUI(simulatedTUI(t, seen, &shown))()
+	e.ok("tui")
+	assert.Contains(t, shown, "home")
+	assert.Contains(t, shown, "gpu")
+}
