@@ -125,6 +125,9 @@ type Config struct {
 	// OnRefusal is told of every admission refusal (the supervisor counts
 	// them by reason).
 	OnRefusal func(policy rm.PolicyID, r Refusal)
+	// OnPass, when set, is told of every pass the loop's driver runs: the
+	// target's key, how long the pass took and its error (metrics).
+	OnPass func(targetKey string, took time.Duration, err error)
 
 	// tab is shared by the loops of a supervisor; nil makes a private one.
 	tab *table

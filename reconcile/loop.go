@@ -203,7 +203,11 @@ func (l *Loop) Run(ctx context.Context) error {
 	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log}
 	first := true
 	d.run(ctx, func(ctx context.Context) (Result, error) {
+		began := time.Now()
 		res, err := l.Reconcile(ctx)
+		if l.cfg.OnPass != nil {
+			l.cfg.OnPass(l.key, time.Since(began), err)
+		}
 		if first {
 			// The first pass set the admitted capacity the watch reports.
 			first = false

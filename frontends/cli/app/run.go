@@ -99,6 +99,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		DataDir: dataDir,
 		Drain:   c.Drain,
 		Budget:  client.Budget,
+		Loop:    reconcile.Config{OnPass: met.ObservePass},
 	})
 	if err != nil {
 		return err

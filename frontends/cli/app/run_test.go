@@ -112,7 +112,8 @@ func TestRunServesJobs(t *testing.T) {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return strings.Contains(string(b), `runner_manager_attempts_ended_total{outcome="completed_job",policy="home",reason=""} 4`) &&
-			strings.Contains(string(b), `runner_manager_github_requests_total{api="actions",code="200"}`)
+			strings.Contains(string(b), `runner_manager_github_requests_total{api="actions",code="200"}`) &&
+			strings.Contains(string(b), `runner_manager_reconcile_pass_duration_seconds_count{result="ok",target="repo:octo/app group=default scale-set=home"}`)
 	}, 10*time.Second, 100*time.Millisecond)
 
 	cancel()
