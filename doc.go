@@ -17,8 +17,16 @@
 //     and github/githubtest, a fake GitHub for tests and the demo.
 //   - reconcile: the level-based Loop (one per scale target), the supervisor
 //     that runs a host's loops, and memory/disk admission.
-//   - frontends/cli and frontends/tui: the programs.
+//   - metrics: the Prometheus collectors (runner_manager_…), fed from the
+//     supervisor's Status, the journal and the GitHub transport.
+//   - simulate: a busy day against github/githubtest with real runner
+//     processes; the demo and examples/simulate run it.
+//   - frontends/cli (with its configuration, frontends/cli/config) and
+//     frontends/tui: the programs; frontends/daemonapi: the daemon's local
+//     API on a unix socket, which they share.
+//   - examples: the library embedded with its own launcher, and a
+//     simulation run from Go code.
 //
-// Dependencies point down: frontends → reconcile → (meter, github, platform,
-// store) → runnermanager.
+// Dependencies point down: frontends, examples → (simulate, metrics) →
+// reconcile → (meter, github, platform, store) → runnermanager.
 package runnermanager
