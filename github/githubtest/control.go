@@ -15,9 +15,6 @@ import (
 	"github.com/runner-manager/runner-manager/github/githubtest/internal/runnerproto"
 )
 
-// runnerVersion is the version the fake runner reports.
-const runnerVersion = runnerproto.RunnerVersion
-
 // RunnerVersion is the version the fake runner reports (and the downloads
 // offer, by default).
 const RunnerVersion = runnerproto.RunnerVersion
@@ -248,11 +245,29 @@ func (s *Server) SecondaryLimitViolations() int {
 	return s.secondary.violations
 }
 
-// AddToken makes the fake accept token as a personal access token.
+// AddToken makes the fake accept token as a classic personal access token
+// with every scope the manager needs (repo, admin:org,
+// manage_runners:enterprise).
 func (s *Server) AddToken(token string) {
+	s.AddTokenWithScopes(token, ScopeRepo, ScopeAdminOrg, ScopeManageRunnersEnterprise)
+}
+
+// The OAuth scopes of a classic personal access token that the runner
+// endpoints need, by where the runners register.
+const (
+	ScopeRepo                    = "repo"
+	ScopeAdminOrg                = "admin:org"
+	ScopeManageRunnersEnterprise = "manage_runners:enterprise"
+)
+
+// AddTokenWithScopes makes the fake accept token as a classic personal
+// access token with only these scopes (sent back in X-OAuth-Scopes):
+// repository endpoints need "repo", organization ones "admin:org",
+// enterprise ones "manage_runners:enterprise"; without it they answer 403.
+func (s *Server) AddTokenWithScopes(token string, scopes ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens[token] = tokenInfo{}
+	s.tokens[token] = tokenInfo{scopes: slices.Clone(scopes), pat: true}
 }
 
 // RevokeToken makes the fake refuse token (401 Bad credentials), a personal

@@ -89,7 +89,28 @@ func (s *Server) pathScope(c *call) (rm.Scope, reply, bool) {
 	if err != nil || !s.scopeExists(sc) {
 		return sc, ghError(http.StatusNotFound, "Not Found"), false
 	}
+	if need := neededScope(sc); c.token.pat && !slices.Contains(c.token.scopes, need) {
+		msg := map[rm.ScopeKind]string{
+			rm.ScopeRepository:   "Must have admin rights to Repository.",
+			rm.ScopeOrganization: "You must be an org admin or have the " + need + " scope to do this.",
+			rm.ScopeEnterprise:   "You must be an enterprise admin or have the " + need + " scope to do this.",
+		}[sc.Kind]
+		rep := ghError(http.StatusForbidden, msg)
+		rep.header = http.Header{"X-Accepted-OAuth-Scopes": {need}}
+		return sc, rep, false
+	}
 	return s.canonical(sc), reply{}, true
+}
+
+// neededScope is the classic PAT scope the runner endpoints of sc need.
+func neededScope(sc rm.Scope) string {
+	switch sc.Kind {
+	case rm.ScopeOrganization:
+		return ScopeAdminOrg
+	case rm.ScopeEnterprise:
+		return ScopeManageRunnersEnterprise
+	}
+	return ScopeRepo
 }
 
 // scopeFromConfigURL reads the scope of a runner configuration URL

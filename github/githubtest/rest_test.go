@@ -444,6 +444,21 @@ func TestAuthentication(t *testing.T) {
 			assert.Equal(t, "Bad credentials", er.Message)
 		})
 	}
+	t.Run("MissingScope", func(t *testing.T) {
+		s.AddOrg("acme")
+		s.AddTokenWithScopes("ghp_repo_only", githubtest.ScopeRepo)
+		c := restClient(t, s, "ghp_repo_only")
+		_, resp, err := c.Actions.ListRunners(ctx, owner, name, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "repo", resp.Header.Get("X-OAuth-Scopes"))
+		_, resp, err = c.Actions.ListOrganizationRunners(ctx, "acme", nil)
+		require.Error(t, err)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		assert.Equal(t, "admin:org", resp.Header.Get("X-Accepted-OAuth-Scopes"))
+		_, resp, err = restClient(t, s, token).Actions.ListOrganizationRunners(ctx, "acme", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "repo, admin:org, manage_runners:enterprise", resp.Header.Get("X-OAuth-Scopes"))
+	})
 	t.Run("NoToken", func(t *testing.T) {
 		resp, err := s.Client().Get(s.APIURL() + "repos/" + repo + "/actions/runners")
 		require.NoError(t, err)

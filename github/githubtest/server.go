@@ -185,6 +185,8 @@ type Server struct {
 type tokenInfo struct {
 	installation int64 // 0 for a personal access token
 	expires      time.Time
+	pat          bool
+	scopes       []string // a classic PAT's OAuth scopes
 }
 
 type app struct {
@@ -224,7 +226,7 @@ func NewServer(opts ...Option) *Server {
 		offlineAfter:              30 * time.Second,
 		rateLimit:                 5000,
 		rateWindow:                time.Hour,
-		downloadsVersion:          runnerVersion,
+		downloadsVersion:          RunnerVersion,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -369,6 +371,7 @@ type call struct {
 	session *ssSession // queue token's session
 	runner  int64      // runner token's runner (maybe deleted since)
 	app     int64      // the app whose JWT signed the request
+	token   tokenInfo  // the REST token
 }
 
 // reply is what a handler answers; the wrapper adds headers and writes it.
@@ -379,6 +382,7 @@ type reply struct {
 	ctype  string
 	header http.Header
 	free   bool // a 304: costs no budget
+	token  tokenInfo
 }
 
 func jsonReply(status int, body any) reply { return reply{status: status, body: body} }
@@ -428,6 +432,12 @@ func (s *Server) wrap(k kind, route string, h func(*call) reply) http.HandlerFun
 			rep = faultReply(f)
 		default:
 			rep = s.serve(k, route, r, h)
+		}
+		if rep.token.pat {
+			if rep.header == nil {
+				rep.header = http.Header{}
+			}
+			rep.header.Set("X-OAuth-Scopes", strings.Join(rep.token.scopes, ", "))
 		}
 		s.record(k, route, r, at, rep.status) // before the client can see the answer
 		s.write(w, k, rep)
@@ -493,6 +503,7 @@ func (s *Server) serve(k kind, route string, r *http.Request, h func(*call) repl
 	if !k.charged() {
 		rep.free = true
 	}
+	rep.token = c.token
 	return rep
 }
 
@@ -565,6 +576,7 @@ func (s *Server) authenticate(k kind, c *call) (reply, bool) {
 		if !ok || (!ti.expires.IsZero() && s.now().After(ti.expires)) {
 			return ghError(http.StatusUnauthorized, "Bad credentials"), false
 		}
+		c.token = ti
 	case kindApp:
 		id, err := s.verifyAppJWT(r)
 		if err != nil {
