@@ -95,12 +95,22 @@ func (c *Client) do(ctx context.Context, method, path string) (*http.Response, e
 	}
 	switch resp.StatusCode {
 	case http.StatusNotFound:
-		return nil, fmt.Errorf("%w: %s", store.ErrNotFound, body.Error)
+		return nil, &remoteError{msg: body.Error, kind: store.ErrNotFound}
 	case http.StatusBadRequest:
-		return nil, fmt.Errorf("%w: %s", rm.ErrInvalid, body.Error)
+		return nil, &remoteError{msg: body.Error, kind: rm.ErrInvalid}
 	}
 	return nil, fmt.Errorf("the daemon answered %s: %s", resp.Status, body.Error)
 }
+
+// remoteError is the daemon's own message, matching the error it stood for
+// there (store.ErrNotFound, runnermanager.ErrInvalid) with errors.Is.
+type remoteError struct {
+	msg  string
+	kind error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.kind }
 
 func isNotListening(err error) bool {
 	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
