@@ -291,4 +291,3 @@ func TestE2EMemoryAdmission(t *testing.T) {
 		})
 	}
 }
-
