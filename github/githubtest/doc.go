@@ -30,8 +30,21 @@
 // Each job is also a workflow run for the REST demand path and, with
 // DeliverWebhooks, a series of signed workflow_job webhooks.
 //
+// Runners: BuildFakeRunner builds the fake runner program (package
+// fakerunner) once per test process into a directory laid out like an
+// installed runner; LayoutRunnerDir makes one around any executable that
+// dispatches to fakerunner.Main. Each runner needs a root of its own.
+//
 // Controls for tests: Fault per route (status, latency, dropped
-// connections), SetRateLimit and SecondaryLimit, call counters (Calls,
-// CallsREST, CallsScaleSet, CallLog), job histories (Jobs), runners,
-// deprecation of the runner version, zombie runners, and WaitFor.
+// connections, Retry-After, a replaced body), SetRateLimit and
+// SecondaryLimit, classic PAT scopes (AddTokenWithScopes), call counters
+// (Calls, CallsREST, CallsScaleSet, CallsRunner, CallLog), job histories
+// (Jobs), runners and scale sets as the fake holds them, deprecation of the
+// runner version, zombie runners, runners GitHub drops while idle, lost
+// runners, and WaitFor. Time-driven behaviour (poll timeouts, token
+// lifetimes, lapsing sessions, offline and lost runners, requeues) has an
+// option each; NewTestServer sets quick ones.
+//
+// All state is behind one mutex; every change wakes the long polls, so a
+// runner whose registration is deleted hears it at once.
 package githubtest

@@ -410,6 +410,12 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 			l.printf("Job %s was taken back before it started.", jr.DisplayName)
 			return 0, false
 		}
+		if ctx.Err() != nil {
+			// Stopped while reporting the start: the service may have
+			// recorded it, so report the job canceled (a no-op if not).
+			l.finish(ctx, base, "canceled")
+			l.closeSession()
+		}
 		return l.exitFor(ctx, err)
 	}
 	l.printf("Running job: %s", jr.DisplayName)
@@ -438,15 +444,22 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 	if ctx.Err() != nil {
 		result = "canceled"
 	}
-	body, _ := json.Marshal(runnerproto.Finish{Result: result})
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.GiveUpAfter)
-	defer fcancel()
-	if _, err := l.do(fctx, http.MethodPost, l.url(base+"/finish"), "application/json", body, true, nil); err != nil {
+	if err := l.finish(ctx, base, result); err != nil {
 		l.printf("Could not report the end of job %s: %v", jr.DisplayName, err)
 	}
 	l.printf("Job %s completed with result: %s", jr.DisplayName, titleCase(result))
 	l.closeSession()
 	return ExitSuccess, true
+}
+
+// finish reports the job's result, even when ctx was canceled (a stopped
+// runner still says how its job ended).
+func (l *listener) finish(ctx context.Context, base, result string) error {
+	body, _ := json.Marshal(runnerproto.Finish{Result: result})
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.GiveUpAfter)
+	defer cancel()
+	_, err := l.do(fctx, http.MethodPost, l.url(base+"/finish"), "application/json", body, true, nil)
+	return err
 }
 
 // renew keeps the job's lock; when the server says the job is no longer
