@@ -415,10 +415,11 @@ func (s *Server) wrap(k kind, route string, h func(*call) reply) http.HandlerFun
 	return func(w http.ResponseWriter, r *http.Request) {
 		at := s.now()
 		f, faulted := s.takeFault(route)
+		if faulted && f.Latency > 0 && !s.pause(r.Context(), f.Latency) {
+			return // the client or the server gave up first
+		}
 		var rep reply
 		switch {
-		case faulted && f.Latency > 0 && !s.pause(r.Context(), f.Latency):
-			return
 		case faulted && f.Drop:
 			s.record(k, route, r, at, 0)
 			if hj, ok := w.(http.Hijacker); ok {
