@@ -144,6 +144,7 @@ type Sim struct {
 
 	mu        sync.Mutex
 	peakLive  int
+	doneAt    time.Time // when the last job completed
 	refusals  map[string]int
 	closeOnce sync.Once
 	closeErr  error
@@ -331,6 +332,9 @@ func (s *Sim) Progress() Progress {
 	s.mu.Lock()
 	s.peakLive = max(s.peakLive, p.Live)
 	s.refusals = st.Refusals
+	if p.Done == p.Total && s.doneAt.IsZero() {
+		s.doneAt = time.Now()
+	}
 	s.mu.Unlock()
 	return p
 }
@@ -410,7 +414,9 @@ type Summary struct {
 	Outcomes map[string]int
 	// RESTCalls and ScaleSetCalls are the manager's calls to the fake.
 	RESTCalls, ScaleSetCalls int
-	Elapsed                  time.Duration
+	// Elapsed is from the first job queued to the last one completed (or
+	// to now, while jobs remain).
+	Elapsed time.Duration
 }
 
 // CallsPerJob is the manager's GitHub calls per served job.
@@ -489,6 +495,9 @@ func (s *Sim) Summary(ctx context.Context) (Summary, error) {
 	s.mu.Lock()
 	sum.PeakLiveRunners = s.peakLive
 	sum.Refusals = s.refusals
+	if !s.doneAt.IsZero() {
+		sum.Elapsed = s.doneAt.Sub(s.started)
+	}
 	s.mu.Unlock()
 	return sum, nil
 }
