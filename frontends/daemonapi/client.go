@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"syscall"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -113,5 +114,10 @@ func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.kind }
 
 func isNotListening(err error) bool {
-	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	// Windows reports a missing or dead socket with its own WSA codes.
+	var op *net.OpError
+	return runtime.GOOS == "windows" && errors.As(err, &op) && op.Op == "dial"
 }
