@@ -616,7 +616,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 		if _, ours := p.byName[r.Name]; ours || !strings.HasPrefix(r.Name, prefix) {
 			continue
 		}
-		if id, err := rm.ParseAttemptID(strings.TrimPrefix(r.Name, prefix)); err == nil && l.tab.isInflight(id) {
+		if id, err := rm.ParseAttemptID(strings.TrimPrefix(r.Name, prefix)); err == nil && p.liveElsewhere(ctx, id) {
 			continue
 		}
 		if r.Busy {
@@ -635,6 +635,23 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 			p.githubErr(err, "remove leftover runner")
 		}
 	}
+}
+
+// liveElsewhere reports whether a listed registration's attempt is live
+// outside this pass's items: launched by another loop of this host (the
+// runner list of a scope holds every target's registrations of the host,
+// each scale set's or label set's), or in flight. The journal answers for
+// attempts this process does not know yet (another loop's first pass after
+// a restart); when it cannot be read, the registration is left alone.
+func (p *pass) liveElsewhere(ctx context.Context, id rm.AttemptID) bool {
+	if _, known := p.l.tab.get(id); known {
+		return true
+	}
+	a, err := p.l.cfg.Store.Attempt(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false
+	}
+	return err != nil || a.Live()
 }
 
 // afterScale defers GitHub and disk cleanup of concluded attempts until
