@@ -1,0 +1,454 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// BenchOptions shape a benchmark run (RunBench): a busy day compressed into
+// about a minute. Zero fields take the defaults.
+type BenchOptions struct {
+	// Jobs to serve (default 2,000) over Policies (default 10), each with
+	// its own scale set (or, Classic, label set), max and first-job
+	// estimate from a fixed mix (benchProfiles).
+	Jobs, Policies int
+	// Span is how long jobs keep arriving (default 1 min): bursts at the
+	// start of each cycle, a trickle, then a quiet spell.
+	Span time.Duration
+	// Cycles of burst, trickle and quiet within Span (default 6).
+	Cycles int
+	// HostMemory is the host's memory as admission sees it (default 16
+	// GiB), whatever the machine really has; Reserve is kept free (default
+	// 1 GiB).
+	HostMemory, Reserve uint64
+	// Classic uses classic mode (labels, REST demand polling).
+	Classic bool
+	// Seed makes the arrivals and the job mix repeatable (default 1).
+	Seed uint64
+	// DataDir, RunnerExecutable and Logger are as in Options.
+	DataDir          string
+	RunnerExecutable string
+	Logger           *slog.Logger
+	// SampleStatusEvery is how often the supervisor's Status is sampled
+	// for the admission figures (default 100 ms).
+	SampleStatusEvery time.Duration
+}
+
+func (o *BenchOptions) setDefaults() {
+	if o.Jobs <= 0 {
+		o.Jobs = 2000
+	}
+	if o.Policies <= 0 {
+		o.Policies = 10
+	}
+	if o.Span <= 0 {
+		o.Span = time.Minute
+	}
+	if o.Cycles <= 0 {
+		o.Cycles = 6
+	}
+	if o.HostMemory == 0 {
+		o.HostMemory = 16 << 30
+	}
+	if o.Reserve == 0 {
+		o.Reserve = 1 << 30
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SampleStatusEvery <= 0 {
+		o.SampleStatusEvery = 100 * time.Millisecond
+	}
+}
+
+// benchProfile is one policy's part of the mix: how many runners, what a
+// first job is expected to take, and what its jobs really do.
+type benchProfile struct {
+	max                  int
+	estimate             uint64
+	weight               int // share of the arrivals
+	minDur, maxDur       time.Duration
+	minMemory, maxMemory uint64
+	maxCPU               int
+}
+
+// benchProfiles is the policy mix, used round-robin: light and heavy jobs,
+// short and long ones, small and large first-job estimates (the large
+// ones make admission refuse on memory until real peaks are banked).
+var benchProfiles = []benchProfile{
+	{max: 8, estimate: 256 << 20, weight: 4, minDur: 30 * time.Millisecond, maxDur: 150 * time.Millisecond, minMemory: 8 << 20, maxMemory: 16 << 20, maxCPU: 100},
+	{max: 6, estimate: 1 << 30, weight: 3, minDur: 100 * time.Millisecond, maxDur: 400 * time.Millisecond, minMemory: 16 << 20, maxMemory: 48 << 20, maxCPU: 200},
+	{max: 10, estimate: 512 << 20, weight: 4, minDur: 50 * time.Millisecond, maxDur: 250 * time.Millisecond, minMemory: 8 << 20, maxMemory: 32 << 20, maxCPU: 100},
+	{max: 4, estimate: 4 << 30, weight: 1, minDur: 200 * time.Millisecond, maxDur: 800 * time.Millisecond, minMemory: 32 << 20, maxMemory: 64 << 20, maxCPU: 300},
+	{max: 8, estimate: 2 << 30, weight: 2, minDur: 100 * time.Millisecond, maxDur: 500 * time.Millisecond, minMemory: 24 << 20, maxMemory: 64 << 20, maxCPU: 200},
+}
+
+// FixedMemory is a host of Total bytes as admission sees it, whatever the
+// machine has: the bench fakes the size so admission binds.
+type FixedMemory struct{ Total uint64 }
+
+var _ reconcile.MemorySource = FixedMemory{}
+
+// Memory implements reconcile.MemorySource: available is what the real
+// host has, at most Total.
+func (m FixedMemory) Memory() (total, available uint64, err error) {
+	_, avail, err := platform.HostMemory()
+	return m.Total, min(avail, m.Total), err
+}
+
+// arrival is one planned job.
+type arrival struct {
+	at     time.Duration // after the start
+	policy int
+	spec   githubtest.JobSpec
+}
+
+// plan spreads the jobs over the span: each cycle opens with a burst (40 %
+// of its jobs at once), trickles 60 % evenly over the next 40 % of the
+// cycle, and stays quiet for the rest.
+func (o BenchOptions) plan(policies []rm.Policy) []arrival {
+	rng := rand.New(rand.NewPCG(o.Seed, 0xbe9c4))
+	var weights []int
+	total := 0
+	for i := range policies {
+		w := benchProfiles[i%len(benchProfiles)].weight
+		weights = append(weights, w)
+		total += w
+	}
+	pick := func() int {
+		n := rng.IntN(total)
+		for i, w := range weights {
+			if n < w {
+				return i
+			}
+			n -= w
+		}
+		return len(weights) - 1
+	}
+	cycle := o.Span / time.Duration(o.Cycles)
+	out := make([]arrival, 0, o.Jobs)
+	for c := range o.Cycles {
+		n := o.Jobs / o.Cycles
+		if c < o.Jobs%o.Cycles {
+			n++
+		}
+		burst := n * 4 / 10
+		start := time.Duration(c) * cycle
+		for j := range n {
+			at := start
+			if j >= burst {
+				at += time.Duration(int64(cycle) * 4 / 10 * int64(j-burst+1) / int64(n-burst))
+			}
+			pi := pick()
+			pr := benchProfiles[pi%len(benchProfiles)]
+			p := policies[pi]
+			labels := []string{p.Target.ScaleSet}
+			if o.Classic {
+				labels = []string{"self-hosted", p.Name}
+			}
+			d := pr.minDur + time.Duration(rng.Int64N(int64(pr.maxDur-pr.minDur)+1))
+			mem := pr.minMemory + rng.Uint64N(pr.maxMemory-pr.minMemory+1)
+			out = append(out, arrival{at: at, policy: pi, spec: githubtest.JobSpec{
+				Repo: Repo, Labels: labels, Name: fmt.Sprintf("%s-job-%04d", p.Name, len(out)+1),
+				Duration: d, MemoryBytes: mem, CPUMillicores: rng.IntN(pr.maxCPU + 1),
+			}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b arrival) int { return int(a.at - b.at) })
+	return out
+}
+
+// Bench is a running benchmark: a Sim whose jobs arrive on a plan, whose
+// launcher is timed and whose supervisor's Status is sampled.
+type Bench struct {
+	*Sim
+	opts     BenchOptions
+	launcher *timedLauncher
+	native   *platform.NativeLauncher
+	plan     []arrival
+
+	cpuStart   time.Duration
+	sampleStop context.CancelFunc
+	sampleDone chan struct{}
+	arriveDone chan struct{}
+
+	mu          sync.Mutex
+	peakLive    map[rm.PolicyID]int
+	minAdmitted map[rm.PolicyID]int
+	capped      map[rm.PolicyID]int // samples with admitted below max
+	peakCommit  uint64
+	samples     int
+}
+
+// StartBench sets the benchmark up as Start does (fake GitHub, data
+// directory, fake runner, journal, policies from the mix, supervisor over a
+// timed native launcher, admission on a host of HostMemory), starts the
+// supervisor, and starts enqueuing the planned jobs. Close it when done.
+func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
+	opts.setDefaults()
+	s := &Sim{runDone: make(chan error, 1), refusals: map[string]int{}}
+	b := &Bench{Sim: s, opts: opts, peakLive: map[rm.PolicyID]int{}, minAdmitted: map[rm.PolicyID]int{},
+		capped: map[rm.PolicyID]int{}, sampleDone: make(chan struct{}), arriveDone: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	s.dataDir = opts.DataDir
+	if s.dataDir == "" {
+		if s.dataDir, err = os.MkdirTemp("", "runner-manager-bench-"); err != nil {
+			return nil, err
+		}
+		s.tempDir = true
+	}
+	if err := os.MkdirAll(filepath.Join(s.dataDir, "state"), 0o700); err != nil {
+		return nil, err
+	}
+	exe := opts.RunnerExecutable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find this program to use it as the fake runner: %w", err)
+		}
+	}
+	runnerDir := filepath.Join(s.dataDir, "runners", "fake")
+	if err := githubtest.LayoutRunnerDir(runnerDir, exe); err != nil {
+		return nil, fmt.Errorf("install the fake runner: %w", err)
+	}
+	token := "ghp_bench" + rm.NewAttemptID().String()
+	s.server = githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(Repo),
+		githubtest.WithPollTimeout(2*time.Second), githubtest.WithLogger(opts.Logger))
+	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
+		UserAgent: "runner-manager-bench", Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = store.OpenSQLite(filepath.Join(s.dataDir, "journal.db")); err != nil {
+		return nil, err
+	}
+	if s.host, err = platform.HostInfo(); err != nil {
+		return nil, err
+	}
+	s.host.ID = rm.NewHostID()
+	s.host.MemoryBytes = opts.HostMemory
+	s.host.SeenAt = time.Now().UTC()
+	if err := s.store.PutHost(ctx, s.host); err != nil {
+		return nil, err
+	}
+	scope, _ := rm.Repository(Repo)
+	now := time.Now().UTC()
+	for i := range opts.Policies {
+		pr := benchProfiles[i%len(benchProfiles)]
+		name := fmt.Sprintf("bench-%02d", i+1)
+		var t rm.ScaleTarget
+		if opts.Classic {
+			t, err = rm.NewLabelTarget(scope, "", []string{name})
+		} else {
+			t, err = rm.NewScaleSetTarget(scope, "", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := rm.Policy{ID: rm.NewPolicyID(), Name: name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
+			RunnerDir: runnerDir, Max: pr.max, MemoryEstimate: pr.estimate, CreatedAt: now, UpdatedAt: now}
+		if err := s.store.InsertPolicy(ctx, p); err != nil {
+			return nil, err
+		}
+		s.policies = append(s.policies, p)
+	}
+	b.plan = opts.plan(s.policies)
+	s.jobs = make([]int64, len(b.plan)) // the total Progress and Wait count to
+
+	b.native = platform.NewNativeLauncher(s.dataDir, platform.WithLauncherLogger(opts.Logger))
+	b.launcher = &timedLauncher{Launcher: b.native}
+	meters := meter.New(filepath.Join(s.dataDir, "state", "memory-peaks.toml"))
+	s.sup, err = reconcile.NewSupervisor(reconcile.SupervisorConfig{
+		Store:    s.store,
+		Host:     s.host,
+		Launcher: b.launcher,
+		Meters:   meters,
+		Targets:  Targets(s.client, s.host, opts.Logger, 500*time.Millisecond),
+		Admission: &reconcile.Admission{
+			Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: s.dataDir,
+		},
+		Logger:       opts.Logger,
+		DataDir:      s.dataDir,
+		RefreshEvery: time.Second,
+		SampleEvery:  250 * time.Millisecond,
+		Budget:       s.client.Budget,
+		Loop: reconcile.Config{
+			ActiveRequeue:   time.Second,
+			StartTimeout:    time.Minute,
+			JobWordGrace:    5 * time.Second,
+			RunnerListEvery: 5 * time.Second,
+			StopGrace:       5 * time.Second,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.cpuStart = processCPU()
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	go func() { s.runDone <- s.sup.Run(runCtx) }()
+
+	s.started = time.Now()
+	sctx, stop := context.WithCancel(runCtx)
+	b.sampleStop = stop
+	go b.sampleStatus(sctx)
+	go b.arrive(sctx)
+	return b, nil
+}
+
+// arrive enqueues the planned jobs at their times.
+func (b *Bench) arrive(ctx context.Context) {
+	defer close(b.arriveDone)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for i := 0; i < len(b.plan); {
+		due := b.started.Add(b.plan[i].at)
+		if wait := time.Until(due); wait > 0 {
+			t.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		for ; i < len(b.plan) && !b.started.Add(b.plan[i].at).After(time.Now()); i++ {
+			b.server.EnqueueJob(b.plan[i].spec)
+		}
+	}
+}
+
+// sampleStatus samples the supervisor's Status: live runners and admitted
+// capacity per policy, memory committed.
+func (b *Bench) sampleStatus(ctx context.Context) {
+	defer close(b.sampleDone)
+	t := time.NewTicker(b.opts.SampleStatusEvery)
+	defer t.Stop()
+	for {
+		st := b.sup.Status()
+		b.mu.Lock()
+		b.samples++
+		b.peakCommit = max(b.peakCommit, st.Memory.CommittedBytes)
+		for _, ps := range st.Policies {
+			b.peakLive[ps.ID] = max(b.peakLive[ps.ID], ps.Live)
+			if ps.Admitted > 0 || ps.Live > 0 || ps.Demand > 0 {
+				if m, ok := b.minAdmitted[ps.ID]; !ok || ps.Admitted < m {
+					b.minAdmitted[ps.ID] = ps.Admitted
+				}
+				if ps.Admitted < ps.Max {
+					b.capped[ps.ID]++
+				}
+			}
+		}
+		b.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops the sampling, the simulation and the launcher's spare roots.
+func (b *Bench) Close() error {
+	if b.sampleStop != nil {
+		b.sampleStop()
+		<-b.sampleDone
+		<-b.arriveDone
+	}
+	err := b.Sim.Close()
+	if b.native != nil {
+		err = errors.Join(err, b.native.Close())
+	}
+	return err
+}
+
+// RunBench runs a whole benchmark: StartBench, Wait (with progress), the
+// report, Close. The report is returned even when not every job was served.
+func RunBench(ctx context.Context, opts BenchOptions, progress func(Progress)) (BenchReport, error) {
+	b, err := StartBench(ctx, opts)
+	if err != nil {
+		return BenchReport{}, err
+	}
+	defer b.Close()
+	werr := b.Wait(ctx, 0, progress)
+	b.Settle(ctx, 10*time.Second)
+	rep, err := b.Report(context.WithoutCancel(ctx))
+	if werr != nil {
+		return rep, werr
+	}
+	if err != nil {
+		return rep, err
+	}
+	if err := b.Close(); err != nil {
+		return rep, err
+	}
+	if rep.Served != rep.Queued {
+		return rep, fmt.Errorf("only %d of %d jobs were served", rep.Served, rep.Queued)
+	}
+	return rep, nil
+}
+
+// timedLauncher is a launcher that notes when each launch was asked for,
+// when its process started and when it exited.
+type timedLauncher struct {
+	reconcile.Launcher
+	mu       sync.Mutex
+	launches []*launchTimes
+}
+
+type launchTimes struct {
+	attempt               rm.AttemptID
+	asked, started, ended time.Time
+}
+
+func (l *timedLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+	asked := time.Now()
+	p, err := l.Launcher.Launch(ctx, spec)
+	if err != nil {
+		return p, err
+	}
+	lt := &launchTimes{attempt: spec.Attempt, asked: asked, started: time.Now()}
+	l.mu.Lock()
+	l.launches = append(l.launches, lt)
+	l.mu.Unlock()
+	go func() {
+		<-p.Done()
+		at := time.Now()
+		l.mu.Lock()
+		lt.ended = at
+		l.mu.Unlock()
+	}()
+	return p, nil
+}
+
+func (l *timedLauncher) snapshot() []launchTimes {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]launchTimes, len(l.launches))
+	for i, lt := range l.launches {
+		out[i] = *lt
+	}
+	return out
+}
