@@ -18,9 +18,10 @@ type CLI struct {
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
 
-	Run  RunCmd  `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
-	TUI  TUICmd  `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
-	Demo DemoCmd `cmd:"" group:"run" help:"Run the whole system against a built-in fake GitHub with fake runners: no token needed."`
+	Run   RunCmd   `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
+	TUI   TUICmd   `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
+	Demo  DemoCmd  `cmd:"" group:"run" help:"Run the whole system against a built-in fake GitHub with fake runners: no token needed."`
+	Bench BenchCmd `cmd:"" group:"run" help:"Measure the daemon on a simulated busy day against the built-in fake GitHub (docs/performance.md)."`
 
 	Status   StatusCmd   `cmd:"" group:"look" help:"Show host memory, admission, each policy's runners and demand, the GitHub budget."`
 	Attempts AttemptsCmd `cmd:"" group:"look" help:"List runner attempts from the journal."`

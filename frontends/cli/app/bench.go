@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/simulate"
+)
+
+// BenchCmd runs the benchmark: a busy day through the real daemon code.
+type BenchCmd struct {
+	Jobs       int           `help:"Jobs to serve (default ${default})." default:"2000" placeholder:"N"`
+	Policies   int           `help:"Policies serving them, one scale set (or label set) each, with a mix of max and memory estimates (default ${default})." default:"10" placeholder:"N"`
+	Duration   time.Duration `help:"How long jobs keep arriving, in bursts, trickles and quiet spells (default ${default})." default:"1m" placeholder:"DURATION"`
+	HostMemory config.Size   `name:"host-memory" help:"The host's memory as admission sees it, whatever this machine has (default ${default})." default:"16GiB" placeholder:"SIZE"`
+	Out        string        `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
+	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
+	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
+	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
+}
+
+// Help is the long help of bench.
+func (c *BenchCmd) Help() string {
+	return `The bench runs the daemon's own code (journal, supervisor, loops, native
+launcher, meters, admission) against a fake GitHub built into this program, in a
+temporary data directory, and measures it. Its runners are real processes (this
+program, under the name Runner.Listener) that take one job each, allocate the
+job's memory (8-64 MiB) and burn its CPU for its duration (30-800 ms).
+
+Jobs arrive over --duration in cycles: a burst, a trickle, a quiet spell. The
+policies mix max runners (4-10) and first-job memory estimates (256 MiB-4 GiB)
+on a host of --host-memory, so admission refuses launches until real peaks
+are measured.
+
+It prints and writes as JSON: jobs served (must equal jobs queued), the wait
+from queueing to a runner (p50/p95/p99), a runner's exit to its replacement's
+start, peak runners per policy against max and admission, refusals by reason,
+GitHub calls per job, this process's CPU seconds and peak RSS, the journal's
+size. See docs/performance.md.
+
+  go run ./frontends/cli/cmd/runner-manager bench
+  go run ./frontends/cli/cmd/runner-manager bench --classic --out classic.json`
+}
+
+// Run runs the bench.
+func (c *BenchCmd) Run(ctx context.Context, a *App) error {
+	if c.Jobs < 1 || c.Policies < 1 || c.Duration <= 0 || c.HostMemory == 0 {
+		return invalid("--jobs and --policies must be at least 1, --duration and --host-memory above 0")
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
+		HostMemory: uint64(c.HostMemory), Classic: c.Classic, Seed: c.Seed}
+	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
+		opts.Logger = a.Logger()
+	}
+	mode := "scale-set"
+	if c.Classic {
+		mode = "classic"
+	}
+	fmt.Fprintf(a.Stdout, "bench: %d jobs over %s, %d policies, %s mode, host memory %s, against a built-in fake GitHub\n",
+		c.Jobs, c.Duration, c.Policies, mode, formatSize(uint64(c.HostMemory)))
+	rep, err := simulate.RunBench(ctx, opts, progressPrinter(a.Stdout))
+	if rep.Queued > 0 {
+		printBench(a.Stdout, rep)
+		if c.Out != "" {
+			if werr := rep.WriteJSON(c.Out); werr != nil {
+				return fmt.Errorf("write the report: %w", werr)
+			}
+			fmt.Fprintf(a.Stdout, "report: %s\n", c.Out)
+		}
+	}
+	return err
+}
+
+func formatSize(b uint64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", b>>30)
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
+func ms(q float64) string {
+	if q >= 1000 {
+		return fmt.Sprintf("%.2fs", q/1000)
+	}
+	return fmt.Sprintf("%.1fms", q)
+}
+
+func printBench(w io.Writer, r simulate.BenchReport) {
+	fmt.Fprintf(w, "\nbench (%s mode, %s, %.1fs)\n", r.Mode, r.Host, r.ElapsedSeconds)
+	fmt.Fprintf(w, "  jobs served:          %d of %d queued (%d failed, %d canceled, %d started twice), %d distinct runners\n",
+		r.Served, r.Queued, r.Failed, r.Canceled, r.RanTwice, r.DistinctRunners)
+	q := func(name string, x simulate.Quantiles) {
+		fmt.Fprintf(w, "  %-21s p50 %s, p95 %s, p99 %s, max %s (%d)\n", name+":", ms(x.P50), ms(x.P95), ms(x.P99), ms(x.Max), x.Count)
+	}
+	q("wait for a runner", r.Wait)
+	q("exit → replacement", r.Recycle)
+	q("launch", r.Launch)
+	q("runner start → job", r.RunnerToJob)
+	q("job", r.JobRun)
+	q("job end → exit", r.JobToExit)
+	fmt.Fprintf(w, "  per policy:           name      max  estimate  jobs  peak runners  peak jobs  min admitted\n")
+	for _, p := range r.PerPolicy {
+		fmt.Fprintf(w, "                        %-9s %3d  %8s  %4d  %12d  %9d  %12d\n",
+			p.Name, p.Max, formatSize(p.EstimateBytes), p.Jobs, p.PeakRunners, p.PeakJobs, p.MinAdmitted)
+	}
+	refusals := "none"
+	if len(r.Admission.Refusals) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(mapsKeys(r.Admission.Refusals)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.Admission.Refusals[k]))
+		}
+		refusals = strings.Join(parts, ", ")
+	}
+	ad := r.Admission
+	fmt.Fprintf(w, "  admission:            peak committed %s of %s (host %s − reserve %s); refusals: %s\n",
+		formatSize(ad.PeakCommittedBytes), formatSize(ad.HostMemoryBytes-ad.ReserveBytes),
+		formatSize(ad.HostMemoryBytes), formatSize(ad.ReserveBytes), refusals)
+	cl := r.Calls
+	fmt.Fprintf(w, "  GitHub calls per job: REST %.2f (%.2f charged to the rate limit), scale-set service %.2f; runners' own %.2f\n",
+		cl.RESTPerJob, cl.RESTChargedPerJob, cl.ScaleSetPerJob, cl.RunnerCallsPerJob)
+	fmt.Fprintf(w, "  this process:         %.2f CPU seconds (%.1f%% of one core; runners excluded, the fake GitHub included), peak RSS %s (%s)\n",
+		r.Daemon.CPUSeconds, r.Daemon.CPUPercentOfOneCore, formatSize(r.Daemon.PeakRSSBytes), r.Daemon.PeakRSSSource)
+	fmt.Fprintf(w, "  journal:              %s\n", formatSize(uint64(r.JournalBytes)))
+	var outcomes []string
+	for _, k := range slices.Sorted(mapsKeys(r.Attempts)) {
+		outcomes = append(outcomes, fmt.Sprintf("%d %s", r.Attempts[k], k))
+	}
+	fmt.Fprintf(w, "  attempts:             %s\n", strings.Join(outcomes, ", "))
+}
