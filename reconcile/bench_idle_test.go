@@ -1,0 +1,283 @@
+//go:build linux
+
+package reconcile_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/storetest"
+)
+
+const (
+	idleFakeEnv   = "RUNNER_MANAGER_IDLE_FAKE_GITHUB"
+	idleForEnv    = "RUNNER_MANAGER_IDLE_FOR"
+	idleRepo      = "acme/app"
+	idlePolicies  = 10
+	idleLongPoll  = 50 * time.Second // what GitHub's message queue holds a poll
+	idleTokenPart = "ghp_idle"
+)
+
+// TestIdleFakeGitHub is not a test: BenchmarkIdle runs this test binary
+// again with RUNNER_MANAGER_IDLE_FAKE_GITHUB set, to serve the fake GitHub
+// from another process, so that the manager's process holds only the
+// manager. It prints "FAKE <web URL> <API URL> <token>", then answers each
+// line "calls" on its standard input with "CALLS <REST> <scale set>", and
+// ends when its standard input closes.
+func TestIdleFakeGitHub(t *testing.T) {
+	if os.Getenv(idleFakeEnv) == "" {
+		t.Skip("a helper process of BenchmarkIdle")
+	}
+	token := idleTokenPart + rm.NewAttemptID().String()
+	srv := githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(idleRepo),
+		githubtest.WithPollTimeout(idleLongPoll))
+	defer srv.Close()
+	fmt.Printf("FAKE %s %s %s\n", srv.URL(), srv.APIURL(), token)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() == "calls" {
+			fmt.Printf("CALLS %d %d\n", srv.CallsREST(), srv.CallsScaleSet())
+		}
+	}
+}
+
+// idleFake is the fake GitHub in its helper process.
+type idleFake struct {
+	cmd         *exec.Cmd
+	in          io.WriteCloser
+	out         *bufio.Scanner
+	web, api    string
+	token       string
+	stopHelpers func()
+}
+
+func startIdleFake(b *testing.B) *idleFake {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleFakeGitHub$")
+	cmd.Env = append(os.Environ(), idleFakeEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	f := &idleFake{cmd: cmd, in: in, out: bufio.NewScanner(outPipe)}
+	b.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	for f.out.Scan() {
+		if fields := strings.Fields(f.out.Text()); len(fields) == 4 && fields[0] == "FAKE" {
+			f.web, f.api, f.token = fields[1], fields[2], fields[3]
+			return f
+		}
+	}
+	b.Fatal("the fake GitHub's helper process did not say where it listens")
+	return nil
+}
+
+// calls asks the helper for its counters.
+func (f *idleFake) calls(b *testing.B) (rest, scaleSet int) {
+	b.Helper()
+	if _, err := io.WriteString(f.in, "calls\n"); err != nil {
+		b.Fatal(err)
+	}
+	for f.out.Scan() {
+		fields := strings.Fields(f.out.Text())
+		if len(fields) == 3 && fields[0] == "CALLS" {
+			rest, _ = strconv.Atoi(fields[1])
+			scaleSet, _ = strconv.Atoi(fields[2])
+			return rest, scaleSet
+		}
+	}
+	b.Fatal("the fake GitHub's helper process did not answer")
+	return 0, 0
+}
+
+// selfCPU is this process's user + system time so far.
+func selfCPU() time.Duration {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// selfStatus reads a kB figure of /proc/self/status (VmRSS, VmHWM), in bytes.
+func selfStatus(b *testing.B, field string) uint64 {
+	b.Helper()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range bytes.Lines(raw) {
+		if rest, ok := bytes.CutPrefix(line, []byte(field+":")); ok {
+			f := bytes.Fields(rest)
+			if len(f) > 0 {
+				kb, err := strconv.ParseUint(string(f[0]), 10, 64)
+				if err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	b.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
+
+// BenchmarkIdle is the idle daemon: a real supervisor of 10 policies over a
+// real journal, with the production timings (passes every minute while
+// idle, meters sampling every 2 s, policies re-read every 5 s), its GitHub
+// side against the fake GitHub served by another process with a 50 s long
+// poll. Nothing is queued. After the loops settle, it measures a window of
+// real time (60 s; RUNNER_MANAGER_IDLE_FOR changes it) and reports this
+// process's CPU (getrusage, % of one core), its resident memory at the end
+// (VmRSS) and peak (VmHWM), and the GitHub requests made in the window.
+// Budget: ≤ 30 MB RSS, ≤ 0.5 % of one core; 0 REST calls per hour in
+// scale-set mode. Run it alone:
+//
+//	go test -run '^$' -bench 'Idle/scale-set' -benchtime 1x ./reconcile/
+func BenchmarkIdle(b *testing.B) {
+	window := time.Minute
+	if v := os.Getenv(idleForEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("%s=%q: %v", idleForEnv, v, err)
+		}
+		window = d
+	}
+	for _, mode := range []rm.Mode{rm.ModeScaleSet, rm.ModeClassic} {
+		b.Run(mode.String(), func(b *testing.B) {
+			for range b.N {
+				idleOnce(b, mode, window)
+			}
+		})
+	}
+}
+
+func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
+	fake := startIdleFake(b)
+	client, err := github.New(github.Config{WebURL: fake.web, APIURL: fake.api, Token: fake.token, UserAgent: "runner-manager-idle-bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dataDir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dataDir, "state"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	st := storetest.MustOpen(b)
+	ctx := context.Background()
+	host, err := platform.HostInfo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	host.ID = rm.NewHostID()
+	if err := st.PutHost(ctx, host); err != nil {
+		b.Fatal(err)
+	}
+	for i := range idlePolicies {
+		pb := storetest.NewPolicy().Name(fmt.Sprintf("idle-%02d", i)).Repository(idleRepo).Host(host.ID).Max(8).RunnerDir(dataDir)
+		if mode == rm.ModeScaleSet {
+			pb = pb.Autoscale(fmt.Sprintf("idle-%02d", i), 8)
+		} else {
+			pb = pb.Labels("self-hosted", fmt.Sprintf("idle-%02d", i))
+		}
+		if err := st.InsertPolicy(ctx, pb.Build()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	prefix := rm.RunnerNamePrefix(host.ID)
+	sup, err := reconcile.NewSupervisor(reconcile.SupervisorConfig{
+		Store:    st,
+		Host:     host,
+		Launcher: platform.NewNativeLauncher(dataDir),
+		Meters:   meter.New(filepath.Join(dataDir, "state", "memory-peaks.toml")),
+		Targets: func(ctx context.Context, p rm.Policy) (github.Target, error) {
+			if p.Target.Mode() == rm.ModeScaleSet {
+				return github.NewScaleSetTarget(ctx, client, p.Target, github.ScaleSetOptions{
+					Owner: host.Name, DisableUpdate: true, NamePrefix: prefix})
+			}
+			return github.NewClassicTarget(client, p.Target, github.ClassicOptions{NamePrefix: prefix})
+		},
+		Admission: &reconcile.Admission{Memory: reconcile.HostMemory{}, Reserve: 1 << 30,
+			DiskFree: platform.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},
+		DataDir: dataDir,
+		Budget:  client.Budget,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sup.Run(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
+
+	// Settle: every loop started and its first passes done.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := sup.Status()
+		ready := 0
+		for _, ps := range st.Policies {
+			if ps.Admitted > 0 && ps.LastError == "" {
+				ready++
+			}
+		}
+		if ready == idlePolicies {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the loops did not settle: %+v", st.Policies)
+		}
+		time.Sleep(100 * time.Millisecond) // real loops against a real server
+	}
+	time.Sleep(3 * time.Second)
+
+	b.ResetTimer()
+	rest0, ss0 := fake.calls(b)
+	cpu0, t0 := selfCPU(), time.Now()
+	time.Sleep(window)
+	cpu, elapsed := selfCPU()-cpu0, time.Since(t0)
+	rest, ss := fake.calls(b)
+	b.StopTimer()
+	rss, hwm := selfStatus(b, "VmRSS"), selfStatus(b, "VmHWM")
+	b.ReportMetric(100*cpu.Seconds()/elapsed.Seconds(), "%core")
+	b.ReportMetric(float64(cpu.Milliseconds())/elapsed.Minutes(), "cpu-ms/min")
+	b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+	b.ReportMetric(float64(hwm)/(1<<20), "hwm-MiB")
+	b.ReportMetric(float64(rest-rest0)/elapsed.Hours(), "rest-calls/h")
+	b.ReportMetric(float64(ss-ss0)/elapsed.Minutes(), "scaleset-calls/min")
+}
