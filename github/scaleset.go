@@ -446,6 +446,11 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 		sess     *scaleset.MessageSessionClient
 		lastID   int
 		failures int
+		// wanted is the last figure reported: repeated after an empty poll
+		// (202) while it is above zero, as the scale-set listener does, so
+		// a report that came while a finished runner had not yet exited is
+		// not the last word.
+		wanted int
 	)
 	for ctx.Err() == nil {
 		var err error
@@ -456,13 +461,21 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				if st := sess.Session().Statistics; st != nil {
 					d.Wanted = st.TotalAssignedJobs
 				}
+				wanted = d.Wanted
 				report(d)
 			}
 		} else {
 			var msg *scaleset.RunnerScaleSetMessage
-			if msg, err = t.poll(ctx, sess, lastID, maxCapacity); err == nil && msg != nil {
+			msg, err = t.poll(ctx, sess, lastID, maxCapacity)
+			switch {
+			case err == nil && msg != nil:
 				lastID = msg.MessageID
-				report(t.handle(ctx, sess, msg))
+				d := t.handle(ctx, sess, msg)
+				wanted = d.Wanted
+				report(d)
+			case err == nil && wanted > 0:
+				// Idle (nothing wanted) stays silent: no pass, no call.
+				report(Demand{Wanted: wanted, At: t.c.cfg.Now()})
 			}
 		}
 		switch {
