@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +24,7 @@ type BenchCmd struct {
 	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
+	CPUProfile string        `name:"cpu-profile" help:"Write a CPU profile of this process over the run, for go tool pprof." placeholder:"FILE" type:"path"`
 }
 
 // Help is the long help of bench.
@@ -44,7 +47,8 @@ GitHub calls per job, this process's CPU seconds and peak RSS, the journal's
 size. See docs/performance.md.
 
   go run ./frontends/cli/cmd/runner-manager bench
-  go run ./frontends/cli/cmd/runner-manager bench --classic --out classic.json`
+  go run ./frontends/cli/cmd/runner-manager bench --classic --out classic.json
+  go run ./frontends/cli/cmd/runner-manager bench --cpu-profile cpu.out && go tool pprof -top cpu.out`
 }
 
 // Run runs the bench.
@@ -65,6 +69,17 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	}
 	fmt.Fprintf(a.Stdout, "bench: %d jobs over %s, %d policies, %s mode, host memory %s, against a built-in fake GitHub\n",
 		c.Jobs, c.Duration, c.Policies, mode, formatSize(uint64(c.HostMemory)))
+	if c.CPUProfile != "" {
+		f, err := os.Create(c.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("write the CPU profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("start the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rep, err := simulate.RunBench(ctx, opts, progressPrinter(a.Stdout))
 	if rep.Queued > 0 {
 		printBench(a.Stdout, rep)

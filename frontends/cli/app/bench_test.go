@@ -15,12 +15,16 @@ import (
 // every queued job was served.
 func TestBench(t *testing.T) {
 	e := newEnv(t)
-	out := filepath.Join(t.TempDir(), "bench.json")
-	stdout := e.ok("bench", "--jobs", "20", "--policies", "2", "--duration", "2s", "--host-memory", "8GiB", "--out", out)
+	out, prof := filepath.Join(t.TempDir(), "bench.json"), filepath.Join(t.TempDir(), "cpu.out")
+	stdout := e.ok("bench", "--jobs", "20", "--policies", "2", "--duration", "2s", "--host-memory", "8GiB", "--out", out, "--cpu-profile", prof)
 	assert.Contains(t, stdout, "bench: 20 jobs over 2s, 2 policies, scale-set mode, host memory 8GiB")
 	assert.Contains(t, stdout, "jobs served:          20 of 20 queued")
 	assert.Regexp(t, `wait for a runner:\s+p50 \S+, p95 \S+, p99 \S+`, stdout)
 	assert.Contains(t, stdout, "report: "+out)
+
+	fi, err := os.Stat(prof)
+	require.NoError(t, err)
+	assert.Positive(t, fi.Size(), "a CPU profile was written")
 
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
