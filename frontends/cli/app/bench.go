@@ -46,9 +46,9 @@ start, peak runners per policy against max and admission, refusals by reason,
 GitHub calls per job, this process's CPU seconds and peak RSS, the journal's
 size. See docs/performance.md.
 
-  go run ./frontends/cli/cmd/runner-manager bench
-  go run ./frontends/cli/cmd/runner-manager bench --classic --out classic.json
-  go run ./frontends/cli/cmd/runner-manager bench --cpu-profile cpu.out && go tool pprof -top cpu.out`
+  go run ./frontends/cli bench
+  go run ./frontends/cli bench --classic --out classic.json
+  go run ./frontends/cli bench --cpu-profile cpu.out && go tool pprof -top cpu.out`
 }
 
 // Run runs the bench.
