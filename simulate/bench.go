@@ -392,7 +392,22 @@ func RunBench(ctx context.Context, opts BenchOptions, progress func(Progress)) (
 		return BenchReport{}, err
 	}
 	defer b.Close()
-	werr := b.Wait(ctx, 0, progress)
+	// Fail fast when the fake's REST quota (GitHub's 5,000 an hour) is
+	// spent: launches would wait for the hour's reset.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	werr := b.Wait(ctx, 0, func(p Progress) {
+		if _, remaining, reset := b.server.RateLimit(); remaining == 0 {
+			cancel(fmt.Errorf("the REST quota (GitHub's hourly budget) was spent after %d of %d jobs; it resets at %s: run fewer --jobs (classic mode spends REST calls per job)",
+				p.Done, p.Total, reset.Format(time.TimeOnly)))
+		}
+		if progress != nil {
+			progress(p)
+		}
+	})
+	if cause := context.Cause(ctx); werr != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		werr = cause
+	}
 	b.Settle(ctx, 10*time.Second)
 	rep, err := b.Report(context.WithoutCancel(ctx))
 	if werr != nil {

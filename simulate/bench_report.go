@@ -131,6 +131,9 @@ type BenchCalls struct {
 	ScaleSetPerJob    float64 `json:"scale_set_per_job"`
 	RunnerCallsPerJob float64 `json:"runner_calls_per_job"`
 	CallLogTruncated  bool    `json:"call_log_truncated,omitempty"`
+	// ByRoute counts the manager's requests (REST and scale-set service)
+	// by route; "(304)" marks the REST ones answered Not Modified (free).
+	ByRoute map[string]int `json:"by_route"`
 }
 
 // BenchDaemon is what the manager's process cost: its own CPU (user +
@@ -278,10 +281,17 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 
 // calls counts the manager's GitHub calls per served job.
 func (b *Bench) calls(served int) BenchCalls {
-	c := BenchCalls{REST: b.server.CallsREST(), ScaleSet: b.server.CallsScaleSet()}
+	c := BenchCalls{REST: b.server.CallsREST(), ScaleSet: b.server.CallsScaleSet(), ByRoute: map[string]int{}}
 	log := b.server.CallLog()
 	c.CallLogTruncated = len(log) >= 100_000
 	for _, call := range log {
+		if call.Kind == githubtest.KindREST || call.Kind == githubtest.KindScaleSet {
+			route := call.Route
+			if call.Status == 304 {
+				route += " (304)"
+			}
+			c.ByRoute[route]++
+		}
 		if call.Kind != githubtest.KindREST || call.Status == 304 || call.Status == 0 {
 			continue
 		}
