@@ -37,8 +37,12 @@ type BenchOptions struct {
 	// GiB), whatever the machine really has; Reserve is kept free (default
 	// 1 GiB).
 	HostMemory, Reserve uint64
-	// Classic uses classic mode (labels, REST demand polling).
-	Classic bool
+	// Classic uses classic mode (labels, REST demand polling), polling
+	// the repository's jobs every ClassicPoll (default 500 ms, where the
+	// daemon's default is 30 s: jobs of a minute's busy day would
+	// otherwise wait for the poll).
+	Classic     bool
+	ClassicPoll time.Duration
 	// Seed makes the arrivals and the job mix repeatable (default 1).
 	Seed uint64
 	// DataDir, RunnerExecutable and Logger are as in Options.
@@ -71,6 +75,9 @@ func (o *BenchOptions) setDefaults() {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.ClassicPoll <= 0 {
+		o.ClassicPoll = 500 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -285,7 +292,7 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		Host:     s.host,
 		Launcher: b.launcher,
 		Meters:   meters,
-		Targets:  Targets(s.client, s.host, opts.Logger, 500*time.Millisecond),
+		Targets:  Targets(s.client, s.host, opts.Logger, opts.ClassicPoll),
 		Admission: &reconcile.Admission{
 			Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: s.dataDir,
 		},
@@ -300,6 +307,7 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 			JobWordGrace:    5 * time.Second,
 			RunnerListEvery: 5 * time.Second,
 			StopGrace:       5 * time.Second,
+			ScaleDownAfter:  2 * time.Second,
 		},
 	})
 	if err != nil {

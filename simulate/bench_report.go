@@ -18,10 +18,12 @@ import (
 // BenchReport is what a benchmark measured. It marshals to the JSON the
 // bench command writes; durations are in milliseconds.
 type BenchReport struct {
-	Mode     string `json:"mode"`
-	Host     string `json:"host"` // GOOS/GOARCH, CPUs
-	Seed     uint64 `json:"seed"`
-	Policies int    `json:"policies"`
+	Mode string `json:"mode"`
+	// ClassicPollMS is classic mode's demand poll interval.
+	ClassicPollMS float64 `json:"classic_poll_ms,omitempty"`
+	Host          string  `json:"host"` // GOOS/GOARCH, CPUs
+	Seed          uint64  `json:"seed"`
+	Policies      int     `json:"policies"`
 	// SpanSeconds is how long jobs kept arriving; ElapsedSeconds from the
 	// first arrival until every job completed and every attempt ended.
 	SpanSeconds    float64 `json:"span_seconds"`
@@ -162,11 +164,11 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 	elapsed := time.Since(b.started)
 	cpu := processCPU() - b.cpuStart
 	rss, rssSrc := peakRSS()
-	mode := "scale-set"
+	mode, poll := "scale-set", 0.0
 	if b.opts.Classic {
-		mode = "classic"
+		mode, poll = "classic", float64(b.opts.ClassicPoll.Milliseconds())
 	}
-	r := BenchReport{
+	r := BenchReport{ClassicPollMS: poll,
 		Mode: mode, Host: runtime.GOOS + "/" + runtime.GOARCH + ", " + strconv.Itoa(runtime.NumCPU()) + " CPUs",
 		Seed: b.opts.Seed, Policies: len(b.policies),
 		SpanSeconds: b.opts.Span.Seconds(), ElapsedSeconds: elapsed.Seconds(),

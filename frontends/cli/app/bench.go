@@ -22,6 +22,7 @@ type BenchCmd struct {
 	HostMemory config.Size   `name:"host-memory" help:"The host's memory as admission sees it, whatever this machine has (default ${default})." default:"16GiB" placeholder:"SIZE"`
 	Out        string        `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
 	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
+	Poll       time.Duration `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 30s)." default:"500ms" placeholder:"DURATION"`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
 	CPUProfile string        `name:"cpu-profile" help:"Write a CPU profile of this process over the run, for go tool pprof." placeholder:"FILE" type:"path"`
@@ -59,7 +60,7 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
-		HostMemory: uint64(c.HostMemory), Classic: c.Classic, Seed: c.Seed}
+		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
 		opts.Logger = a.Logger()
 	}
@@ -111,7 +112,11 @@ func ms(q float64) string {
 }
 
 func printBench(w io.Writer, r simulate.BenchReport) {
-	fmt.Fprintf(w, "\nbench (%s mode, %s, %.1fs)\n", r.Mode, r.Host, r.ElapsedSeconds)
+	mode := r.Mode
+	if r.ClassicPollMS > 0 {
+		mode += fmt.Sprintf(" polling every %s", time.Duration(r.ClassicPollMS)*time.Millisecond)
+	}
+	fmt.Fprintf(w, "\nbench (%s mode, %s, %.1fs)\n", mode, r.Host, r.ElapsedSeconds)
 	fmt.Fprintf(w, "  jobs served:          %d of %d queued (%d failed, %d canceled, %d started twice), %d distinct runners\n",
 		r.Served, r.Queued, r.Failed, r.Canceled, r.RanTwice, r.DistinctRunners)
 	q := func(name string, x simulate.Quantiles) {
