@@ -112,11 +112,11 @@ func ms(q float64) string {
 }
 
 func printBench(w io.Writer, r simulate.BenchReport) {
-	mode := r.Mode
+	mode := r.Mode + " mode"
 	if r.ClassicPollMS > 0 {
-		mode += fmt.Sprintf(" polling every %s", time.Duration(r.ClassicPollMS)*time.Millisecond)
+		mode += fmt.Sprintf(", polling every %s", time.Duration(r.ClassicPollMS)*time.Millisecond)
 	}
-	fmt.Fprintf(w, "\nbench (%s mode, %s, %.1fs)\n", mode, r.Host, r.ElapsedSeconds)
+	fmt.Fprintf(w, "\nbench (%s, %s, %.1fs)\n", mode, r.Host, r.ElapsedSeconds)
 	fmt.Fprintf(w, "  jobs served:          %d of %d queued (%d failed, %d canceled, %d started twice), %d distinct runners\n",
 		r.Served, r.Queued, r.Failed, r.Canceled, r.RanTwice, r.DistinctRunners)
 	q := func(name string, x simulate.Quantiles) {
