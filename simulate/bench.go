@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -241,8 +242,13 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		return nil, fmt.Errorf("install the fake runner: %w", err)
 	}
 	token := "ghp_bench" + rm.NewAttemptID().String()
-	s.server = githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(Repo),
-		githubtest.WithPollTimeout(2*time.Second), githubtest.WithLogger(opts.Logger))
+	// The fake GitHub's goroutines carry the label part=fake-github, the
+	// manager's part=manager, the bench's own part=bench, so a CPU profile
+	// (bench --cpu-profile; go tool pprof -tags) tells them apart.
+	pprof.Do(ctx, pprof.Labels("part", "fake-github"), func(context.Context) {
+		s.server = githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(Repo),
+			githubtest.WithPollTimeout(2*time.Second), githubtest.WithLogger(opts.Logger))
+	})
 	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
 		UserAgent: "runner-manager-bench", Logger: opts.Logger})
 	if err != nil {
@@ -316,13 +322,17 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	b.cpuStart = processCPU()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	go func() { s.runDone <- s.sup.Run(runCtx) }()
+	pprof.Do(runCtx, pprof.Labels("part", "manager"), func(runCtx context.Context) {
+		go func() { s.runDone <- s.sup.Run(runCtx) }()
+	})
 
 	s.started = time.Now()
 	sctx, stop := context.WithCancel(runCtx)
 	b.sampleStop = stop
-	go b.sampleStatus(sctx)
-	go b.arrive(sctx)
+	pprof.Do(sctx, pprof.Labels("part", "bench"), func(sctx context.Context) {
+		go b.sampleStatus(sctx)
+		go b.arrive(sctx)
+	})
 	return b, nil
 }
 
