@@ -13,8 +13,9 @@ import (
 )
 
 // failingReasons are the failures that count against
-// MaxFailedLaunchesPerMinute: a runner that could not be registered,
-// started or kept alive. Lost and Stopped say nothing of the next launch.
+// MaxFailedLaunchesPerMinute when they came before any job: a runner that
+// could not be registered, started or kept alive. Lost and Stopped say
+// nothing of the next launch.
 var failingReasons = map[rm.FailureReason]bool{
 	rm.RegistrationFailed:        true,
 	rm.LaunchFailed:              true,
@@ -273,7 +274,8 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 		}
 		var ends []time.Time
 		for _, a := range atts {
-			if failingReasons[a.Outcome.Reason] && !a.EndedAt.Before(window) {
+			// A runner that failed during a job was launched fine.
+			if failingReasons[a.Outcome.Reason] && a.BusyAt.IsZero() && !a.EndedAt.Before(window) {
 				ends = append(ends, a.EndedAt)
 			}
 		}
