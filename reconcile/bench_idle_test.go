@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,7 +172,8 @@ func selfStatus(b *testing.B, field string) uint64 {
 // of real time (RUNNER_MANAGER_IDLE_FOR; unset, it skips) and reports this
 // process's CPU (getrusage, % of one core), its resident memory at the end
 // (VmRSS) and peak (VmHWM), and the GitHub requests made in the window
-// (REST: all, and those charged to the rate limit; scale-set service).
+// (REST: all, and those charged to the rate limit; scale-set service), and
+// the loops' passes (how many a minute, how long each).
 // Budget: ≤ 30 MB RSS, ≤ 0.5 % of one core; 0 REST calls per hour in
 // scale-set mode. Run it alone:
 //
@@ -225,6 +227,7 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 		}
 	}
 	prefix := rm.RunnerNamePrefix(host.ID)
+	var passes, passTime atomic.Int64
 	sup, err := reconcile.NewSupervisor(reconcile.SupervisorConfig{
 		Store:    st,
 		Host:     host,
@@ -241,6 +244,10 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 			DiskFree: platform.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},
 		DataDir: dataDir,
 		Budget:  client.Budget,
+		Loop: reconcile.Config{OnPass: func(_ string, took time.Duration, _ error) {
+			passes.Add(1)
+			passTime.Add(int64(took))
+		}},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -277,9 +284,11 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 
 	b.ResetTimer()
 	rest0, charged0, ss0 := fake.calls(b)
+	passes0, passTime0 := passes.Load(), passTime.Load()
 	cpu0, t0 := selfCPU(), time.Now()
 	time.Sleep(window)
 	cpu, elapsed := selfCPU()-cpu0, time.Since(t0)
+	n, took := passes.Load()-passes0, time.Duration(passTime.Load()-passTime0)
 	rest, charged, ss := fake.calls(b)
 	b.StopTimer()
 	rss, hwm := selfStatus(b, "VmRSS"), selfStatus(b, "VmHWM")
@@ -290,4 +299,8 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 	b.ReportMetric(float64(rest-rest0)/elapsed.Hours(), "rest-calls/h")
 	b.ReportMetric(float64(charged-charged0)/elapsed.Hours(), "rest-charged/h")
 	b.ReportMetric(float64(ss-ss0)/elapsed.Minutes(), "scaleset-calls/min")
+	b.ReportMetric(float64(n)/elapsed.Minutes(), "passes/min")
+	if n > 0 {
+		b.ReportMetric(float64(took.Microseconds())/float64(n), "µs/pass")
+	}
 }

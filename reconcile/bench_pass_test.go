@@ -70,9 +70,20 @@ func passJournal(b *testing.B, policies, ended, livePerOther int) (store.Store, 
 // The steady pass reads its policy and live attempts, the launch budget
 // (failed attempts of the last minutes), admission's view of the host
 // (every policy's live attempts), and publishes its status. Budget: 2 ms.
+//
+// The spaced variants leave 100 ms between passes (timer stopped), as the
+// daemon's passes are spaced: caches and the scheduler are cold then.
 func BenchmarkPass(b *testing.B) {
-	for _, ended := range []int{0, 10_000} {
-		b.Run(fmt.Sprintf("history=%d", ended), func(b *testing.B) {
+	for _, c := range []struct {
+		ended  int
+		spaced time.Duration
+	}{{0, 0}, {10_000, 0}, {10_000, 100 * time.Millisecond}} {
+		name := fmt.Sprintf("history=%d", c.ended)
+		if c.spaced > 0 {
+			name += "/spaced"
+		}
+		ended := c.ended
+		b.Run(name, func(b *testing.B) {
 			st, host, ps := passJournal(b, 10, ended, 2)
 			target := newFakeTarget()
 			loop, err := reconcile.NewLoop(reconcile.Config{
@@ -93,6 +104,11 @@ func BenchmarkPass(b *testing.B) {
 			}
 			jit := target.count("jit")
 			for b.Loop() {
+				if c.spaced > 0 {
+					b.StopTimer()
+					time.Sleep(c.spaced) // the daemon's passes are spaced too
+					b.StartTimer()
+				}
 				if _, err := loop.Reconcile(ctx); err != nil {
 					b.Fatal(err)
 				}
