@@ -124,7 +124,12 @@ func (f *fakeTarget) Watch(ctx context.Context, maxCapacity func() int, report f
 	return nil
 }
 
-func (f *fakeTarget) Close(ctx context.Context) error { return nil }
+func (f *fakeTarget) Close(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["close"]++
+	return nil
+}
 
 func (f *fakeTarget) set(name string, fn func(r *github.Runner)) {
 	f.mu.Lock()

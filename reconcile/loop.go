@@ -237,9 +237,9 @@ func (l *Loop) drain(ctx context.Context) error {
 	}
 	l.log.Info("draining: removing idle runners, waiting for busy ones")
 	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log,
-		until: func() bool { return l.Live() == 0 }}
+		until: func() bool { return len(l.snapshot().attempts) == 0 }}
 	d.run(ctx, l.Reconcile)
-	if n := l.Live(); n > 0 {
+	if n := len(l.snapshot().attempts); n > 0 {
 		return fmt.Errorf("drain of %s ended with %d runners live: %w", l.key, n, ctx.Err())
 	}
 	l.log.Info("drained")

@@ -405,7 +405,9 @@ func (p *pass) concludeExited(ctx context.Context) {
 			listed:       listed && l.listed,
 			stop:         rt.stop,
 			deregistered: rt.deregistered,
-			waited:       p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace,
+			// A drain concludes with what is known: it waits for jobs, not
+			// for words about them.
+			waited: p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace || l.draining.Load(),
 		}
 		if f.goneAtAdopt && !f.job && f.waited && (!l.listed || l.listAt.Before(rt.exitSeenAt)) {
 			// Lost or not depends on GitHub's list, taken after the loss.

@@ -1,0 +1,219 @@
+package reconcile_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/storetest"
+)
+
+// fleet is a supervisor over a real journal and fakes, one fake target per
+// target key.
+type fleet struct {
+	t        *testing.T
+	st       store.Store
+	host     rm.Host
+	launcher *fakeLauncher
+	logs     *syncBuffer
+	mu       sync.Mutex
+	targets  map[string]*fakeTarget
+	made     map[string]int
+}
+
+func newFleet(t *testing.T) *fleet {
+	t.Helper()
+	f := &fleet{t: t, st: storetest.MustOpen(t), host: storetest.NewHost().Build(), launcher: newFakeLauncher(),
+		logs: &syncBuffer{}, targets: map[string]*fakeTarget{}, made: map[string]int{}}
+	require.NoError(t, f.st.PutHost(t.Context(), f.host))
+	return f
+}
+
+func (f *fleet) config() reconcile.SupervisorConfig {
+	return reconcile.SupervisorConfig{
+		Store: f.st, Host: f.host, Launcher: f.launcher, RefreshEvery: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Targets: func(ctx context.Context, p rm.Policy) (github.Target, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			ft := newFakeTarget()
+			f.targets[p.Target.Key()] = ft
+			f.made[p.Target.Key()]++
+			return ft, nil
+		},
+		FindRunners: func(string) ([]reconcile.RunnerProcess, error) { return nil, nil },
+		Loop:        reconcile.Config{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
+	}
+}
+
+func (f *fleet) target(p rm.Policy) *fakeTarget {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.targets[p.Target.Key()]
+}
+
+func (f *fleet) policy(pb *storetest.PolicyBuilder) rm.Policy {
+	f.t.Helper()
+	p := pb.Host(f.host.ID).Build()
+	require.NoError(f.t, f.st.InsertPolicy(f.t.Context(), p))
+	return p
+}
+
+func (f *fleet) live(p rm.Policy) []rm.Attempt {
+	as, err := f.st.ActiveAttempts(context.Background(), p.ID)
+	require.NoError(f.t, err)
+	return as
+}
+
+func (f *fleet) run(cfg reconcile.SupervisorConfig) (*reconcile.Supervisor, func()) {
+	f.t.Helper()
+	sup, err := reconcile.NewSupervisor(cfg)
+	require.NoError(f.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sup.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				assert.NoError(f.t, err)
+			case <-time.After(10 * time.Second):
+				f.t.Error("the supervisor did not stop")
+			}
+		})
+	}
+	f.t.Cleanup(stop)
+	return sup, stop
+}
+
+const wait, tick = 5 * time.Second, 5 * time.Millisecond
+
+func TestSupervisorFollowsThePolicies(t *testing.T) {
+	f := newFleet(t)
+	home := f.policy(storetest.NewPolicy().Name("home").Autoscale("home", 2).MinIdle(1))
+	sup, _ := f.run(f.config())
+	require.Eventually(t, func() bool { return len(f.live(home)) == 1 }, wait, tick, "min idle kept")
+
+	// A policy added: its loop starts.
+	gpu := f.policy(storetest.NewPolicy().Name("gpu").Labels("gpu").Max(1).MinIdle(1))
+	sup.Refresh()
+	require.Eventually(t, func() bool { return len(f.live(gpu)) == 1 && len(sup.Status().Attempts) == 2 }, wait, tick)
+	st := sup.Status()
+	require.Len(t, st.Policies, 2)
+	assert.Equal(t, "gpu", st.Policies[0].Name)
+	assert.Equal(t, 1, st.Policies[1].Live)
+	assert.Len(t, st.Attempts, 2)
+
+	// Edited: min idle 2 shows at the next pass.
+	home.MinIdle = 2
+	require.NoError(t, f.st.UpdatePolicy(t.Context(), home))
+	sup.Refresh()
+	require.Eventually(t, func() bool { return len(f.live(home)) == 2 }, wait, tick)
+
+	// Paused: its runners (not yet online) go, then its loop stops and its
+	// target is closed.
+	gpu.Paused = true
+	require.NoError(t, f.st.UpdatePolicy(t.Context(), gpu))
+	sup.Refresh()
+	require.Eventually(t, func() bool { return len(f.live(gpu)) == 0 }, wait, tick)
+	require.Eventually(t, func() bool { return f.target(gpu).count("close") == 1 }, wait, tick)
+	st = sup.Status()
+	require.Len(t, st.Policies, 2)
+	assert.True(t, st.Policies[0].Paused)
+	assert.Zero(t, st.Policies[0].Live)
+
+	// Resumed: a new loop, a new target.
+	gpu.Paused = false
+	require.NoError(t, f.st.UpdatePolicy(t.Context(), gpu))
+	sup.Refresh()
+	require.Eventually(t, func() bool { return len(f.live(gpu)) == 1 }, wait, tick)
+	f.mu.Lock()
+	assert.Equal(t, 2, f.made[gpu.Target.Key()])
+	f.mu.Unlock()
+}
+
+func TestSupervisorStopAttempt(t *testing.T) {
+	f := newFleet(t)
+	home := f.policy(storetest.NewPolicy().Name("home").Autoscale("home", 1).MinIdle(1))
+	sup, _ := f.run(f.config())
+	require.Eventually(t, func() bool { return len(f.live(home)) == 1 }, wait, tick)
+	a := f.live(home)[0]
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	require.NoError(t, sup.StopAttempt(ctx, a.ID))
+	got, err := f.st.Attempt(t.Context(), a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rm.ExitedIdleWithoutWork, got.Outcome.Kind)
+	assert.Equal(t, "stopped by a user", got.Outcome.Detail)
+	assert.NoError(t, sup.StopAttempt(ctx, a.ID), "an ended attempt is left as is")
+}
+
+func TestSupervisorDrain(t *testing.T) {
+	f := newFleet(t)
+	home := f.policy(storetest.NewPolicy().Name("home").Autoscale("home", 2).MinIdle(2))
+	cfg := f.config()
+	cfg.Drain = true
+	sup, stop := f.run(cfg)
+	require.Eventually(t, func() bool {
+		live := f.live(home)
+		return len(live) == 2 && live[0].State == rm.StateStarting && live[1].State == rm.StateStarting
+	}, wait, tick, "both registered and launched")
+	live := f.live(home)
+	busy, idle := live[0], live[1]
+	tg := f.target(home)
+	tg.set(busy.RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
+	tg.set(idle.RunnerName, func(r *github.Runner) { r.Online = true })
+	var ps reconcile.PolicyStatus
+	require.Eventually(t, func() bool {
+		ps = sup.Status().Policies[0]
+		return ps.Busy == 1 && ps.Idle == 1
+	}, wait, tick, "status %+v\n%s", &ps, f.logs)
+
+	stopped := make(chan struct{})
+	go func() {
+		stop()
+		close(stopped)
+	}()
+	require.Eventually(t, f.launcher.proc(idle.ID).wasStopped, wait, tick, "the idle runner is removed")
+	select {
+	case <-stopped:
+		t.Fatal("the drain did not wait for the busy runner")
+	case <-time.After(100 * time.Millisecond):
+	}
+	assert.False(t, f.launcher.proc(busy.ID).wasStopped())
+	f.launcher.proc(busy.ID).exit(0) // its job done
+	select {
+	case <-stopped:
+	case <-time.After(wait):
+		t.Fatal("the drain did not end")
+	}
+	assert.Empty(t, f.live(home))
+	assert.Equal(t, 2, f.launcher.launches(), "nothing launched while draining")
+}
+
+func TestSupervisorRunOnce(t *testing.T) {
+	f := newFleet(t)
+	home := f.policy(storetest.NewPolicy().Name("home").Autoscale("home", 2).MinIdle(1))
+	f.policy(storetest.NewPolicy().Name("off").Labels("off").Paused())
+	sup, err := reconcile.NewSupervisor(f.config())
+	require.NoError(t, err)
+	require.NoError(t, sup.RunOnce(t.Context()))
+	live := f.live(home)
+	require.Len(t, live, 1, "min idle, demand unknown")
+	assert.Equal(t, rm.StateStarting, live[0].State)
+	assert.Equal(t, 1, f.target(home).count("close"))
+	f.mu.Lock()
+	assert.Len(t, f.made, 1, "no loop for a paused policy with nothing live")
+	f.mu.Unlock()
+}
