@@ -420,6 +420,7 @@ func (p *pass) concludeExited(ctx context.Context) {
 			wait = true
 		}
 		if wait {
+			p.noteAttempt(ctx, it, "exited; waiting for GitHub's word on its job")
 			p.deadline(rt.exitSeenAt.Add(l.cfg.JobWordGrace))
 			continue
 		}
@@ -551,17 +552,17 @@ func (p *pass) reapRunners(ctx context.Context) {
 		switch {
 		case rt.stop == stopUser:
 			p.deregister(ctx, it, true)
-			l.stopProcess(it.log, a.ID, it.proc, stopUser)
+			p.stop(ctx, it, stopUser)
 		case a.State == rm.StateStarting && !p.now.Before(a.StartedAt.Add(l.cfg.StartTimeout)):
 			if p.deregister(ctx, it, false) {
-				l.stopProcess(it.log, a.ID, it.proc, stopStartTimeout)
+				p.stop(ctx, it, stopStartTimeout)
 			}
 		case a.State == rm.StateIdle && l.cfg.IdleTimeout > 0 && !p.now.Before(a.IdleAt.Add(l.cfg.IdleTimeout)):
 			if p.deregister(ctx, it, false) {
-				l.stopProcess(it.log, a.ID, it.proc, stopIdleTimeout)
+				p.stop(ctx, it, stopIdleTimeout)
 			}
 		case !rt.missingSince.IsZero() && !p.now.Before(rt.missingSince.Add(l.cfg.ZombieGrace)):
-			l.stopProcess(it.log, a.ID, it.proc, stopZombie)
+			p.stop(ctx, it, stopZombie)
 		default:
 			if a.State == rm.StateStarting {
 				p.deadline(a.StartedAt.Add(l.cfg.StartTimeout))
@@ -574,6 +575,23 @@ func (p *pass) reapRunners(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// stop stops an attempt's runner in the background, noting why on it.
+func (p *pass) stop(ctx context.Context, it *item, why stopReason) {
+	p.noteAttempt(ctx, it, "stopping: "+string(why))
+	p.l.stopProcess(it.log, it.a.ID, it.proc, why)
+}
+
+// noteAttempt records what the manager is doing with an attempt, for the
+// status and the TUI, when it changed.
+func (p *pass) noteAttempt(ctx context.Context, it *item, msg string) {
+	if it.a.LastMessage == msg {
+		return
+	}
+	a := it.a
+	a.LastMessage = msg
+	p.record(ctx, it, a)
 }
 
 // deregister removes an attempt's registration before its runner is
@@ -595,6 +613,7 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 		return true
 	case errors.Is(err, github.ErrRunnerBusy):
 		it.log.Info("GitHub says the runner is busy; left running")
+		p.noteAttempt(ctx, it, "GitHub says it is busy: left running")
 		return force
 	default:
 		p.githubErr(err, "remove runner")

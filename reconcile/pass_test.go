@@ -210,6 +210,7 @@ func TestStartTimeout(t *testing.T) {
 	e.pass()
 	require.Eventually(t, p.wasStopped, 5*time.Second, time.Millisecond)
 	assert.False(t, e.target.has(a.RunnerName), "deregistered before it is stopped")
+	assert.Equal(t, "stopping: start timeout", e.attempt(a.ID).LastMessage)
 	e.pass()
 	got := e.attempt(a.ID)
 	assert.Equal(t, rm.StateFailed, got.State)

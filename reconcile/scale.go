@@ -125,7 +125,7 @@ func (p *pass) scaleDown(ctx context.Context, surplus int, demandKnown bool) {
 		}
 		if p.deregister(ctx, it, false) {
 			it.log.Info("scaling down", "why", string(why))
-			l.stopProcess(it.log, it.a.ID, it.proc, why)
+			p.stop(ctx, it, why)
 			surplus--
 		}
 	}

@@ -67,4 +67,7 @@ type AttemptStatus struct {
 	RSSBytes      uint64
 	PeakRSSBytes  uint64
 	CPUMillicores uint32
+	// LastMessage is what the manager last noted on it ("stopping: zombie",
+	// "exited; waiting for GitHub's word on its job").
+	LastMessage string
 }
