@@ -294,6 +294,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	age := p.now.Sub(l.listAt)
 	live, scaleDown, needTrace := 0, false, false
+	mayScaleDown := l.demandIsKnown() || l.draining.Load()
 	for _, it := range p.items {
 		if it.holdsSlot() {
 			live++
@@ -303,7 +304,7 @@ func (p *pass) listRunners(ctx context.Context) {
 				needTrace = true
 			}
 		}
-		if it.holdsSlot() && it.a.State == rm.StateIdle {
+		if it.holdsSlot() && it.a.State == rm.StateIdle && (mayScaleDown || it.pol.Paused) {
 			scaleDown = true // checked against demand below
 		}
 	}
