@@ -225,7 +225,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	return l.drain(context.WithoutCancel(ctx))
 }
 
-// Drain stops launching, removes idle runners and waits until every live
+// drain stops launching, removes idle runners and waits until every live
 // attempt of the loop is concluded (busy ones finish their jobs) or ctx
 // ends. Run calls it when its context ends if the Drain option is set.
 func (l *Loop) drain(ctx context.Context) error {
