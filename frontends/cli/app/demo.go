@@ -174,7 +174,9 @@ func printSummary(w io.Writer, s simulate.Summary, mode string) {
 		refusals = strings.Join(parts, ", ")
 	}
 	fmt.Fprintf(w, "  admission refusals: %s\n", refusals)
-	fmt.Fprintf(w, "  GitHub calls/job:   %.1f (REST %d, scale-set service %d)\n", s.CallsPerJob(), s.RESTCalls, s.ScaleSetCalls)
+	perJob := func(n int) float64 { return float64(n) / float64(max(s.Served, 1)) }
+	fmt.Fprintf(w, "  GitHub calls/job:   %.1f (REST %.1f, scale-set service %.1f; %d calls in all)\n",
+		s.CallsPerJob(), perJob(s.RESTCalls), perJob(s.ScaleSetCalls), s.RESTCalls+s.ScaleSetCalls)
 	var outcomes []string
 	for _, k := range slices.Sorted(mapsKeys(s.Outcomes)) {
 		outcomes = append(outcomes, fmt.Sprintf("%d %s", s.Outcomes[k], k))
