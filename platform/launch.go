@@ -3,6 +3,8 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -38,3 +40,11 @@ type Process interface {
 // ErrProcessGone: the process named by (pid, start) no longer exists or is
 // another process now.
 var ErrProcessGone = errors.New("process is gone")
+
+// String hides the JIT config, so a spec printed by mistake leaks nothing.
+func (s LaunchSpec) String() string {
+	return fmt.Sprintf("LaunchSpec{attempt %s, runner %s, %d env, JIT config redacted}", s.Attempt, s.RunnerDir, len(s.Env))
+}
+
+// LogValue hides the JIT config from slog.
+func (s LaunchSpec) LogValue() slog.Value { return slog.StringValue(s.String()) }
