@@ -164,6 +164,22 @@ func (l *NativeLauncher) RunnerLog(a rm.AttemptID) string {
 	return live
 }
 
+// WorkerLogPattern matches the logs the runner's Worker process writes in
+// the root's _diag/, one per job it runs (the listener's own are Runner_*).
+const WorkerLogPattern = "Worker_*.log"
+
+// RanJob reports whether the attempt's runner ran a job, from the trace the
+// runner itself leaves: a Worker log in <root>/_diag/. It is local evidence,
+// known the moment the runner exits, where GitHub's word on the job may come
+// a poll later. Ask before Cleanup removes the root; false once it is gone.
+func (l *NativeLauncher) RanJob(a rm.AttemptID) bool {
+	if a.IsZero() {
+		return false
+	}
+	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", WorkerLogPattern))
+	return err == nil && len(m) > 0
+}
+
 // Launch prepares the attempt's root from spec.RunnerDir (the newest runner
 // under <data>/runners when empty) and starts its listener. ctx bounds the
 // preparation only: the runner outlives it and is stopped with Stop. On error

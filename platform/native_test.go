@@ -39,10 +39,13 @@ printf '%s' "$ACTIONS_RUNNER_INPUT_JITCONFIG" > "$root/jit.received"
 env | cut -d= -f1 | sort > "$root/env.names"
 printf '%s' "$RUNNER_MANAGER_ATTEMPT" > "$root/attempt.received"
 pwd -P > "$root/cwd.seen"
+mkdir -p "$root/_diag"
+echo "listening" > "$root/_diag/Runner_$(date -u +%Y%m%d-%H%M%S)-utc.log"
 echo "listener args: $*"
 echo "to stderr" >&2
 case "$MODE" in
 exit3) exit 3 ;;
+job) echo "running a job" > "$root/_diag/Worker_$(date -u +%Y%m%d-%H%M%S)-utc.log" ;;
 sleep) sleep 60 & wait ;;
 ignore-term)
 	trap '' TERM
@@ -449,6 +452,32 @@ func TestNativeAdopt(t *testing.T) {
 		_, err := l.Adopt(rm.NewAttemptID(), 0, 0)
 		require.ErrorIs(t, err, platform.ErrProcessGone)
 	})
+}
+
+func TestNativeRanJob(t *testing.T) {
+	installed := fakeRunner(t, t.TempDir())
+	l := platform.NewNativeLauncher(t.TempDir())
+	for _, tc := range []struct {
+		mode string
+		want bool
+	}{
+		{"exit0", false}, // the listener's own Runner_ log is no job
+		{"exit3", false},
+		{"job", true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			id, p := launch(t, l, installed, tc.mode)
+			waitDone(t, p, 10*time.Second)
+			matches, err := filepath.Glob(filepath.Join(l.Root(id), "_diag", "Runner_*-utc.log"))
+			require.NoError(t, err)
+			require.Len(t, matches, 1, "the listener wrote its log")
+			assert.Equal(t, tc.want, l.RanJob(id))
+			require.NoError(t, l.Cleanup(id, false))
+			assert.False(t, l.RanJob(id), "no evidence once the root is gone")
+		})
+	}
+	assert.False(t, l.RanJob(rm.NewAttemptID()), "an attempt never launched")
+	assert.False(t, l.RanJob(rm.AttemptID{}))
 }
 
 func TestNativeCleanup(t *testing.T) {

@@ -38,6 +38,7 @@ const (
 type world struct {
 	t       *testing.T
 	mode    rm.Mode
+	poll    time.Duration
 	fake    *githubtest.Server
 	client  *github.Client
 	dataDir string
@@ -57,7 +58,9 @@ type worldOpts struct {
 	minIdle   int
 	estimate  uint64
 	runnerDir string // "" → the fake runner install
-	fake      []githubtest.Option
+	// poll is classic mode's demand poll (100 ms when 0).
+	poll time.Duration
+	fake []githubtest.Option
 	// dataDir and host reuse a world's (a restart).
 	dataDir string
 	host    rm.Host
@@ -72,7 +75,10 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if o.estimate == 0 {
 		o.estimate = 64 << 20
 	}
-	w := &world{t: t, mode: o.mode, logs: &syncBuffer{}, install: githubtest.BuildFakeRunner(t)}
+	if o.poll == 0 {
+		o.poll = 100 * time.Millisecond
+	}
+	w := &world{t: t, mode: o.mode, poll: o.poll, logs: &syncBuffer{}, install: githubtest.BuildFakeRunner(t)}
 	w.log = slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	w.fake = githubtest.NewTestServer(t, append([]githubtest.Option{githubtest.WithToken(e2eToken), githubtest.WithRepo(e2eRepo)}, o.fake...)...)
 	c, err := github.New(github.Config{WebURL: w.fake.URL(), APIURL: w.fake.APIURL(), Token: e2eToken, Logger: w.log})
@@ -134,7 +140,7 @@ func tail(s string, lines int) string {
 func (w *world) targets(ctx context.Context, p rm.Policy) (github.Target, error) {
 	prefix := rm.RunnerNamePrefix(w.host.ID)
 	if p.Target.Mode() == rm.ModeClassic {
-		return github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: 100 * time.Millisecond, Logger: w.log})
+		return github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: w.poll, Logger: w.log})
 	}
 	return github.NewScaleSetTarget(ctx, w.client, p.Target, github.ScaleSetOptions{
 		Owner: w.host.Name, DisableUpdate: true, NamePrefix: prefix, Logger: w.log, CapacityCheck: 50 * time.Millisecond})
@@ -347,6 +353,16 @@ func TestE2EFiftyJobs(t *testing.T) {
 			elapsed := time.Since(start)
 			peak := stopSample()
 			w.settled(30 * time.Second)
+			// An attempt concluded from its runner's Worker log gets its
+			// job's name from GitHub's next word.
+			require.Eventually(t, func() bool {
+				for _, a := range w.attempts() {
+					if a.Outcome.Kind == rm.CompletedJob && a.Job.ID == 0 {
+						return false
+					}
+				}
+				return true
+			}, 10*time.Second, 20*time.Millisecond, "every completed job is named")
 			st := sup.Status()
 			stopSup()
 			t.Logf("%s: 50 jobs in %s, at most %d runners at once", mode, elapsed.Round(time.Millisecond), peak)

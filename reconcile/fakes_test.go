@@ -233,6 +233,7 @@ type fakeLauncher struct {
 	specs     []platform.LaunchSpec
 	alive     map[int]*fakeProc
 	cleanups  map[rm.AttemptID]bool
+	worked    map[rm.AttemptID]bool // roots holding a Worker log
 	launchErr error
 	onLaunch  func(spec platform.LaunchSpec)
 }
@@ -241,7 +242,23 @@ var _ reconcile.Launcher = (*fakeLauncher)(nil)
 
 func newFakeLauncher() *fakeLauncher {
 	return &fakeLauncher{nextPID: 1000, procs: map[rm.AttemptID]*fakeProc{}, alive: map[int]*fakeProc{},
-		cleanups: map[rm.AttemptID]bool{}}
+		cleanups: map[rm.AttemptID]bool{}, worked: map[rm.AttemptID]bool{}}
+}
+
+// RanJob is the native launcher's: a Worker log in the attempt's root,
+// gone with the root at Cleanup.
+func (f *fakeLauncher) RanJob(a rm.AttemptID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.worked[a]
+}
+
+// work leaves the trace of a job in the attempt's root, as a runner's
+// Worker does.
+func (f *fakeLauncher) work(a rm.AttemptID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.worked[a] = true
 }
 
 func (f *fakeLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
@@ -278,6 +295,7 @@ func (f *fakeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cleanups[a] = failed
+	delete(f.worked, a)
 	return nil
 }
 

@@ -24,3 +24,13 @@ type Launcher interface {
 	// kept for a while, for debugging.
 	Cleanup(attempt rm.AttemptID, failed bool) error
 }
+
+// jobEvidence is what a launcher may know of an attempt beyond its exit:
+// whether its runner ran a job, from the runner's own trace (the native
+// launcher reads the Worker log the runner writes for each job). The pass
+// asks before Cleanup; launchers without it leave the pass to GitHub's word.
+type jobEvidence interface {
+	RanJob(attempt rm.AttemptID) bool
+}
+
+var _ jobEvidence = (*platform.NativeLauncher)(nil)

@@ -12,7 +12,11 @@ import (
 type exitFacts struct {
 	// job: a job was started on it (a JobStarted event named it, the runner
 	// list showed it busy, or the journal has it busy).
-	job          bool
+	job bool
+	// ranJob: the runner left its own trace of a job (a Worker log in its
+	// root): it ran one, whether or not GitHub has said so yet. It counts
+	// as job.
+	ranJob       bool
 	jobCompleted bool
 	// exitCode is -1 when unknown (an adopted process, or one found gone).
 	exitCode int
@@ -28,7 +32,8 @@ type exitFacts struct {
 }
 
 // outcomeFor concludes an attempt from facts, or says to wait: an exit that
-// looks idle might still have run a job whose word has not arrived yet.
+// looks idle might still have run a job whose word has not arrived yet. A
+// job is known from GitHub's word or from the runner's own trace (ranJob).
 //
 //	stop: start timeout                  → Failed(StartTimeout)
 //	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
@@ -43,6 +48,7 @@ type exitFacts struct {
 //	exit 0 or unknown, nothing known      → wait; ExitedIdleWithoutWork after the grace
 //	exit ≠ 0                             → Failed(ProcessExitedUnexpectedly) with the code's meaning
 func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
+	f.job = f.job || f.ranJob
 	switch f.stop {
 	case stopStartTimeout:
 		if !f.job {

@@ -196,7 +196,8 @@ func (p *pass) applyEvents(ctx context.Context) {
 		}
 		it := p.byName[ev.RunnerName]
 		if it == nil {
-			continue // not this host's, or concluded already
+			p.nameJob(ctx, ev) // not this host's, or concluded already
+			continue
 		}
 		if it.a.State == rm.StatePending || it.a.State == rm.StateRegistering {
 			keep = append(keep, ev) // its launch is being recorded: next pass
@@ -224,6 +225,32 @@ func (p *pass) applyEvents(ctx context.Context) {
 		l.events = append(keep, l.events...)
 		l.mu.Unlock()
 	}
+}
+
+// nameJob fills in the job of an attempt that was concluded having run a
+// job GitHub had not named yet (the runner's own trace told the pass), when
+// a later event names its runner. The attempt stays as it ended.
+func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
+	l := p.l
+	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
+	if ev.JobID == 0 || !strings.HasPrefix(ev.RunnerName, prefix) {
+		return
+	}
+	id, err := rm.ParseAttemptID(strings.TrimPrefix(ev.RunnerName, prefix))
+	if err != nil {
+		return
+	}
+	a, err := l.cfg.Store.Attempt(ctx, id)
+	if err != nil || a.Live() || a.Job.ID != 0 || a.Outcome.Kind != rm.CompletedJob || p.byPolicy[a.Policy] == nil {
+		return
+	}
+	a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
+	a.UpdatedAt = l.cfg.Now()
+	if err := l.cfg.Store.RecordAttempt(ctx, a); err != nil {
+		l.log.Warn("could not name the job of an ended attempt", "attempt", id.String(), "job", ev.JobID, "err", err)
+		return
+	}
+	l.log.Info("job named after its runner ended", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID, "job_name", ev.DisplayName)
 }
 
 // resolveProcesses finds each launched attempt's process: the one this
@@ -398,8 +425,10 @@ func (p *pass) concludeExited(ctx context.Context) {
 			code = it.proc.ExitCode()
 		}
 		_, listed := p.findRunner(it.a)
+		ranJob := p.ranJob(it)
 		f := exitFacts{
 			job:          it.a.State == rm.StateBusy || it.a.Job.ID != 0,
+			ranJob:       ranJob,
 			jobCompleted: rt.jobCompleted,
 			exitCode:     code,
 			goneAtAdopt:  rt.goneAtAdopt,
@@ -416,9 +445,19 @@ func (p *pass) concludeExited(ctx context.Context) {
 			continue
 		}
 		o, wait := outcomeFor(f)
-		if !wait && o.Kind == rm.CompletedJob && it.a.Job.ID == 0 && !f.waited {
+		if !wait && o.Kind == rm.CompletedJob && it.a.Job.ID == 0 && !f.waited && !ranJob {
 			// Seen busy, but which job? GitHub's word names it shortly.
 			wait = true
+		}
+		if !wait && ranJob && it.a.Job.ID == 0 {
+			// The runner's own trace says it ran a job: conclude now, and
+			// let GitHub's word name the job later (applyEvents).
+			if o.Detail == "" {
+				o.Detail = "ran a job (its Worker log says so); GitHub had not named the job yet"
+			}
+			if it.a.State == rm.StateStarting || it.a.State == rm.StateIdle {
+				it.a, _ = it.a.MoveTo(rm.StateBusy, rt.exitSeenAt)
+			}
 		}
 		if wait {
 			p.noteAttempt(ctx, it, "exited; waiting for GitHub's word on its job")
@@ -429,6 +468,14 @@ func (p *pass) concludeExited(ctx context.Context) {
 			!(o.Kind == rm.CompletedJob && code == 0) && !(rt.goneAtAdopt && !listed)
 		p.conclude(ctx, it, o, code, remove)
 	}
+}
+
+// ranJob asks the launcher, when it can tell, whether the attempt's runner
+// ran a job (its own trace: a Worker log). Only a launched attempt's root
+// can hold one, and only until Cleanup.
+func (p *pass) ranJob(it *item) bool {
+	ev, ok := p.l.cfg.Launcher.(jobEvidence)
+	return ok && it.a.PID != 0 && ev.RanJob(it.a.ID)
 }
 
 // conclude ends an attempt: exit code, usage, outcome in the journal; then

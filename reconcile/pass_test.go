@@ -110,6 +110,33 @@ func TestConclusion(t *testing.T) {
 			kind: rm.CompletedJob, exitCode: 0, job: 8,
 		},
 		{
+			name: "WorkerLog",
+			run: func(e *env, a rm.Attempt, p *fakeProc) {
+				e.launcher.work(a.ID) // the runner's Worker log: it ran a job GitHub has not named yet
+				p.exit(0)
+				e.pass()
+				got := e.attempt(a.ID)
+				require.Equal(e.t, rm.CompletedJob, got.Outcome.Kind, "concluded at once, without GitHub's word")
+				require.Zero(e.t, got.Job.ID, "the job is not known yet")
+				require.False(e.t, got.BusyAt.IsZero(), "it was busy")
+				e.target.drop(a.RunnerName)
+				e.clock.Advance(time.Second)
+				e.demand(1, started(a.RunnerName, 11), completed(a.RunnerName, 11))
+				e.pass() // a later word names the job of the ended attempt
+			},
+			kind: rm.CompletedJob, detail: "Worker log", exitCode: 0, job: 11,
+		},
+		{
+			name: "WorkerLogCrash",
+			run: func(e *env, a rm.Attempt, p *fakeProc) {
+				e.launcher.work(a.ID)
+				p.exit(2)
+				e.pass()
+			},
+			kind: rm.Failed, reason: rm.ProcessExitedUnexpectedly, detail: "during its job", exitCode: 2,
+			removed: true, cleanFailed: true,
+		},
+		{
 			name: "IdleExit",
 			run: func(e *env, a rm.Attempt, p *fakeProc) {
 				p.exit(0)

@@ -7,7 +7,10 @@
 // runner's .runner is there); it goes online, takes one job, "runs" it by
 // allocating and touching the memory and burning the CPU the job asks for,
 // for the job's duration, reports the result and exits with the real
-// listener's exit codes.
+// listener's exit codes. Like the real runner it leaves its logs in the
+// root's _diag/: Runner_<time>-utc.log from the start, and
+// Worker_<time>-utc.log once it takes a job (the real listener's Worker
+// process writes it).
 //
 // Main is usable from any program (the CLI demo dispatches to it when its
 // own name is Runner.Listener): no flag globals, no os.Exit.
@@ -220,12 +223,19 @@ func (l *listener) configure() (int, bool) {
 	return 0, true
 }
 
-func (l *listener) openDiag() (*os.File, error) {
-	dir := filepath.Join(l.cfg.Root, "_diag")
+// openDiag opens the listener's log, _diag/Runner_<time>-utc.log, as the
+// real listener names it.
+func (l *listener) openDiag() (*os.File, error) { return openDiagLog(l.cfg.Root, "Runner_") }
+
+// openDiagLog opens <root>/_diag/<prefix><yyyyMMdd-HHmmss>-utc.log, the
+// real runner's names for its listener's (Runner_) and each job's worker's
+// (Worker_) logs.
+func openDiagLog(root, prefix string) (*os.File, error) {
+	dir := filepath.Join(root, "_diag")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	name := "Runner_" + time.Now().UTC().Format("20060102-150405") + "-utc.log"
+	name := prefix + time.Now().UTC().Format("20060102-150405") + "-utc.log"
 	return os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
@@ -420,6 +430,13 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 	}
 	l.printf("Running job: %s", jr.DisplayName)
 	_ = os.MkdirAll(filepath.Join(l.cfg.Root, l.runner.WorkFolder), 0o755)
+	// The real listener hands each job to a Worker process, whose first act
+	// is to open _diag/Worker_<time>-utc.log: the trace a manager reads to
+	// know that a runner ran a job before GitHub says so.
+	if wlog, err := openDiagLog(l.cfg.Root, "Worker_"); err == nil {
+		defer wlog.Close()
+		fmt.Fprintf(wlog, "%s: Worker started for job %s (request %d)\n", time.Now().UTC().Format("2006-01-02 15:04:05Z"), jr.DisplayName, jr.RequestID)
+	}
 
 	workCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
