@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -103,6 +104,9 @@ type loopRun struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	ids    []rm.PolicyID
+	// policies are the loop's policies as the last refresh read them: a
+	// loop is nudged only when they change.
+	policies []rm.Policy
 }
 
 // NewSupervisor checks cfg and returns a supervisor.
@@ -326,13 +330,16 @@ func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
 				s.targetErr[g.key] = err.Error()
 				s.mu.Unlock()
 			}
+		case wanted[g.key] && !slices.Equal(ids, lr.ids):
+			lr.ids, lr.policies = ids, g.policies
+			lr.loop.SetPolicies(ids) // added or removed: nudges
+		case wanted[g.key] && !reflect.DeepEqual(g.policies, lr.policies):
+			// An edit (max, min idle, paused or resumed) shows at once; a
+			// loop whose policies did not change keeps its own schedule
+			// (an idle one passes once a minute, not at every refresh).
+			lr.policies = g.policies
+			lr.loop.Nudge()
 		case wanted[g.key]:
-			if !slices.Equal(ids, lr.ids) {
-				lr.ids = ids
-				lr.loop.SetPolicies(ids)
-			} else {
-				lr.loop.Nudge() // an edit of max or min idle shows at once
-			}
 		case lr != nil:
 			s.stopLoop(g.key, lr, "its policies are paused and nothing is live")
 		}
@@ -382,7 +389,7 @@ func (s *Supervisor) startLoop(ctx, bg context.Context, g group, ids []rm.Policy
 		return err
 	}
 	lctx, cancel := context.WithCancel(bg)
-	lr := &loopRun{loop: loop, target: target, cancel: cancel, done: make(chan struct{}), ids: ids}
+	lr := &loopRun{loop: loop, target: target, cancel: cancel, done: make(chan struct{}), ids: ids, policies: g.policies}
 	s.mu.Lock()
 	s.loops[g.key] = lr
 	delete(s.targetErr, g.key)

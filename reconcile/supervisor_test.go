@@ -217,3 +217,38 @@ func TestSupervisorRunOnce(t *testing.T) {
 	assert.Len(t, f.made, 1, "no loop for a paused policy with nothing live")
 	f.mu.Unlock()
 }
+
+// TestSupervisorNudgesOnlyChangedLoops: a refresh that finds a loop's
+// policies as they were leaves it to its own schedule (an idle loop passes
+// once a minute); an edit nudges that loop alone, at once.
+func TestSupervisorNudgesOnlyChangedLoops(t *testing.T) {
+	f := newFleet(t)
+	home := f.policy(storetest.NewPolicy().Name("home").Autoscale("home", 2))
+	gpu := f.policy(storetest.NewPolicy().Name("gpu").Labels("gpu").Max(1))
+	var mu sync.Mutex
+	passes := map[string]int{}
+	count := func(p rm.Policy) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return passes[p.Target.Key()]
+	}
+	cfg := f.config() // re-reads the policies every 20 ms
+	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
+		mu.Lock()
+		passes[key]++
+		mu.Unlock()
+	}
+	sup, _ := f.run(cfg)
+	require.Eventually(t, func() bool { return count(home) > 0 && count(gpu) > 0 }, wait, tick, "each loop's first pass")
+
+	time.Sleep(500 * time.Millisecond) // 25 refreshes
+	h, g := count(home), count(gpu)
+	assert.LessOrEqual(t, h, 2, "an idle loop is not nudged by refreshes that change nothing")
+	assert.LessOrEqual(t, g, 2)
+
+	home.MinIdle = 1
+	require.NoError(t, f.st.UpdatePolicy(t.Context(), home))
+	sup.Refresh()
+	require.Eventually(t, func() bool { return len(f.live(home)) == 1 }, time.Second, tick, "an edit shows at once")
+	assert.Equal(t, g, count(gpu), "the other loop is left alone")
+}
