@@ -252,3 +252,39 @@ func TestSupervisorNudgesOnlyChangedLoops(t *testing.T) {
 	require.Eventually(t, func() bool { return len(f.live(home)) == 1 }, time.Second, tick, "an edit shows at once")
 	assert.Equal(t, g, count(gpu), "the other loop is left alone")
 }
+
+// TestLoopsSharingAScopeKeepEachOthersRunners is the regression test of
+// liveElsewhere: a repository's runner list holds the registrations of
+// every target of the host, so each loop sees the other's runners among
+// those with the host's prefix. Neither may take them for leftovers.
+func TestLoopsSharingAScopeKeepEachOthersRunners(t *testing.T) {
+	f := newFleet(t)
+	a := f.policy(storetest.NewPolicy().Name("a").Repository("acme/repo").Labels("a").Max(1).MinIdle(1))
+	b := f.policy(storetest.NewPolicy().Name("b").Repository("acme/repo").Labels("b").Max(1).MinIdle(1))
+	require.NotEqual(t, a.Target.Key(), b.Target.Key())
+	scope := newFakeTarget() // one repository: one runner list for both targets
+	var mu sync.Mutex
+	passes := map[string]int{}
+	cfg := f.config() // runner lists every 10 ms, passes every 20 ms
+	cfg.Targets = func(context.Context, rm.Policy) (github.Target, error) { return scope, nil }
+	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
+		mu.Lock()
+		passes[key]++
+		mu.Unlock()
+	}
+	f.run(cfg)
+	require.Eventually(t, func() bool { return len(f.live(a)) == 1 && len(f.live(b)) == 1 }, wait, tick)
+	names := []string{f.live(a)[0].RunnerName, f.live(b)[0].RunnerName}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return passes[a.Target.Key()] >= 20 && passes[b.Target.Key()] >= 20
+	}, wait, tick, "each loop lists the scope's runners many times")
+
+	assert.Zero(t, scope.count("remove"), "no loop removed a registration")
+	for _, n := range names {
+		assert.True(t, scope.has(n), "runner %s is still registered", n)
+	}
+	assert.Equal(t, 2, f.launcher.launches(), "no runner was lost and replaced")
+	assert.NotContains(t, f.logs.String(), "removed a registration no live attempt owns")
+}
