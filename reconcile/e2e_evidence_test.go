@@ -45,6 +45,7 @@ func TestE2EWorkerLogConcludesBeforeGitHub(t *testing.T) {
 		assert.False(t, a.BusyAt.IsZero())
 	}
 	assert.Zero(t, w.fake.Calls(githubtest.RouteRepoDeleteRunner), "no registration delete for a runner that ran its job")
+	assert.Len(t, w.attempts(), 3, "no spare runner for the jobs the last figure still counts")
 	stop()
 	assert.NotContains(t, w.logs.String(), "exited 0 without a job")
 	for _, a := range w.attempts() {

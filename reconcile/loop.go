@@ -45,6 +45,10 @@ type Loop struct {
 	policyIDs   []rm.PolicyID
 	demand      github.Demand
 	demandKnown bool
+	// jobEnds are when attempts of this loop that ran a job ended (their
+	// exit seen), kept while newer than the demand figure: that figure
+	// may still count their jobs (see wanted).
+	jobEnds []time.Time
 	events      []github.JobEvent
 	quietUntil  time.Time
 	ghFailures  int
@@ -135,6 +139,9 @@ func (l *Loop) SetPolicies(ids []rm.PolicyID) {
 // ReportDemand takes a demand figure and its job events (the target's
 // Watch calls it; a webhook receiver may too) and nudges the loop.
 func (l *Loop) ReportDemand(d github.Demand) {
+	if d.At.IsZero() {
+		d.At = l.cfg.Now()
+	}
 	l.mu.Lock()
 	l.demand.Wanted, l.demand.At = d.Wanted, d.At
 	l.demandKnown = true
@@ -146,6 +153,32 @@ func (l *Loop) ReportDemand(d github.Demand) {
 	}
 	l.mu.Unlock()
 	l.Nudge()
+}
+
+// jobEnded notes that an attempt that ran a job ended at t (its exit).
+func (l *Loop) jobEnded(t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.demandKnown && !t.After(l.demand.At) {
+		return
+	}
+	l.jobEnds = append(l.jobEnds, t)
+	if over := len(l.jobEnds) - maxQueuedEvents; over > 0 {
+		l.jobEnds = slices.Delete(l.jobEnds, 0, over)
+	}
+}
+
+// demandNow is the demand figure less the jobs it may still count that
+// are over: those of attempts that ended having run a job after the figure
+// was taken. A figure lags (classic mode polls every 30 s): without this,
+// each runner that finished its job would be replaced by one that idles
+// until the next figure. A newer figure starts the count again.
+func (l *Loop) demandNow() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := l.demand.At
+	l.jobEnds = slices.DeleteFunc(l.jobEnds, func(t time.Time) bool { return !t.After(at) })
+	return max(l.demand.Wanted-len(l.jobEnds), 0)
 }
 
 func (l *Loop) demandIsKnown() bool {

@@ -512,6 +512,14 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		}
 	}
 	it.a, it.concluded = b, true
+	if o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0 {
+		// Its job may still count in the demand figure: see demandNow.
+		ended := p.now
+		if rt, ok := l.tab.get(a.ID); ok && !rt.exitSeenAt.IsZero() {
+			ended = rt.exitSeenAt
+		}
+		l.jobEnded(ended)
+	}
 	l.tab.forget(a.ID)
 	delete(l.watched, a.ID)
 	args := []any{"outcome", o.String(), "life", p.now.Sub(a.CreatedAt).Round(time.Millisecond)}

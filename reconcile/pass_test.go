@@ -623,3 +623,59 @@ func TestScheduling(t *testing.T) {
 	e.demand(0)
 	assert.Equal(t, 1500*time.Millisecond, e.pass().RequeueAfter, "wakes when the job-word grace ends")
 }
+
+// TestDemandLessTheJobsThatEnded: a demand figure counts a job until the
+// next figure, though its runner may have finished it and exited; a runner
+// that ended having run a job after the figure was taken is discounted from
+// it, so no spare runner is launched for a job that is over.
+func TestDemandLessTheJobsThatEnded(t *testing.T) {
+	tests := []struct {
+		name string
+		// worker: the runner's Worker log says it ran a job; event: GitHub
+		// said so (with a figure taken before its exit).
+		worker, event bool
+		// figureAtExit: a figure is taken the moment the runner exits: it
+		// no longer counts the job.
+		figureAtExit bool
+		launches     int // after the exit's pass
+	}{
+		{name: "WorkerLog", worker: true, launches: 2},
+		{name: "JobEvent", event: true, launches: 2},
+		{name: "NoJob", launches: 3},                                          // waits for GitHub's word; its slot is refilled
+		{name: "FigureAtExit", worker: true, figureAtExit: true, launches: 3}, // a figure that is not older than the exit
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, storetest.NewPolicy().Autoscale("home", 2), nil)
+			e.demand(2)
+			e.pass()
+			live := e.live()
+			require.Len(t, live, 2)
+			a := live[0]
+			e.clock.Advance(time.Second)
+			if tt.event {
+				e.demand(2, started(a.RunnerName, 5))
+				e.pass()
+				e.clock.Advance(time.Second)
+			}
+			if tt.worker {
+				e.launcher.work(a.ID)
+			}
+			if tt.figureAtExit {
+				e.demand(2)
+			}
+			e.launcher.proc(a.ID).exit(0)
+			e.target.drop(a.RunnerName)
+			e.pass()
+			assert.Equal(t, tt.launches, e.launcher.launches())
+			assert.Equal(t, 2, e.loop.Status().Policies[0].Demand, "the status shows GitHub's figure")
+
+			// A newer figure starts the count again: two jobs want runners.
+			e.clock.Advance(time.Second)
+			e.demand(2)
+			e.pass()
+			assert.Equal(t, 2, e.loop.Live(), "runners holding a slot")
+			assert.Equal(t, 3, e.launcher.launches())
+		})
+	}
+}

@@ -25,12 +25,11 @@ var failingReasons = map[rm.FailureReason]bool{
 }
 
 // wanted is clamp(demand + Σ min idle, 0, Σ max) over the active policies;
-// 0 while draining.
+// 0 while draining. demand is GitHub's figure less the jobs of this loop's
+// runners that ended since it was taken (demandNow).
 func (p *pass) wanted() (wanted, demand int) {
 	l := p.l
-	l.mu.Lock()
-	demand = l.demand.Wanted
-	l.mu.Unlock()
+	demand = l.demandNow()
 	if l.draining.Load() {
 		return 0, demand
 	}
