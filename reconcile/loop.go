@@ -48,13 +48,13 @@ type Loop struct {
 	// jobEnds are when attempts of this loop that ran a job ended (their
 	// exit seen), kept while newer than the demand figure: that figure
 	// may still count their jobs (see wanted).
-	jobEnds []time.Time
-	events      []github.JobEvent
-	quietUntil  time.Time
-	ghFailures  int
-	watchErr    string
-	status      loopStatus
-	refusals    map[rm.PolicyID]Refusal
+	jobEnds    []time.Time
+	events     []github.JobEvent
+	quietUntil time.Time
+	ghFailures int
+	watchErr   string
+	status     loopStatus
+	refusals   map[rm.PolicyID]Refusal
 
 	passMu  sync.Mutex // one pass at a time; guards the fields below
 	watched map[rm.AttemptID]bool
