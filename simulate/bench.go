@@ -476,6 +476,14 @@ func (l *timedLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (p
 	return p, nil
 }
 
+// RanJob passes on the wrapped launcher's evidence that a runner ran a job
+// (the native launcher's Worker log), which the loops ask for through an
+// optional interface an embedded Launcher does not carry.
+func (l *timedLauncher) RanJob(a rm.AttemptID) bool {
+	ev, ok := l.Launcher.(interface{ RanJob(rm.AttemptID) bool })
+	return ok && ev.RanJob(a)
+}
+
 func (l *timedLauncher) snapshot() []launchTimes {
 	l.mu.Lock()
 	defer l.mu.Unlock()
