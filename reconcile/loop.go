@@ -47,7 +47,7 @@ type Loop struct {
 	demandKnown bool
 	// jobEnds are when attempts of this loop that ran a job ended (their
 	// exit seen), kept while newer than the demand figure: that figure
-	// may still count their jobs (see wanted).
+	// may still count their jobs (see demandNow).
 	jobEnds    []time.Time
 	events     []github.JobEvent
 	quietUntil time.Time

@@ -512,11 +512,14 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		}
 	}
 	it.a, it.concluded = b, true
-	if o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0 {
-		// Its job may still count in the demand figure: see demandNow.
-		ended := p.now
-		if rt, ok := l.tab.get(a.ID); ok && !rt.exitSeenAt.IsZero() {
-			ended = rt.exitSeenAt
+	if rt, _ := l.tab.get(a.ID); (o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0) && !rt.jobCompleted {
+		// Its job may still count in the demand figure (see demandNow),
+		// unless GitHub said it completed: that word came with a figure
+		// that no longer counts it (a scale-set message's statistics, a
+		// classic poll), usually before the runner's exit.
+		ended := rt.exitSeenAt
+		if ended.IsZero() {
+			ended = p.now
 		}
 		l.jobEnded(ended)
 	}

@@ -634,6 +634,9 @@ func TestDemandLessTheJobsThatEnded(t *testing.T) {
 		// worker: the runner's Worker log says it ran a job; event: GitHub
 		// said so (with a figure taken before its exit).
 		worker, event bool
+		// completed: GitHub said the job completed, with a figure taken
+		// after (scale-set mode's message, usually before the exit).
+		completed bool
 		// figureAtExit: a figure is taken the moment the runner exits: it
 		// no longer counts the job.
 		figureAtExit bool
@@ -641,6 +644,7 @@ func TestDemandLessTheJobsThatEnded(t *testing.T) {
 	}{
 		{name: "WorkerLog", worker: true, launches: 2},
 		{name: "JobEvent", event: true, launches: 2},
+		{name: "CompletedWord", event: true, completed: true, launches: 3},    // that figure no longer counts the job
 		{name: "NoJob", launches: 3},                                          // waits for GitHub's word; its slot is refilled
 		{name: "FigureAtExit", worker: true, figureAtExit: true, launches: 3}, // a figure that is not older than the exit
 	}
@@ -654,7 +658,11 @@ func TestDemandLessTheJobsThatEnded(t *testing.T) {
 			a := live[0]
 			e.clock.Advance(time.Second)
 			if tt.event {
-				e.demand(2, started(a.RunnerName, 5))
+				evs := []github.JobEvent{started(a.RunnerName, 5)}
+				if tt.completed {
+					evs = append(evs, completed(a.RunnerName, 5))
+				}
+				e.demand(2, evs...)
 				e.pass()
 				e.clock.Advance(time.Second)
 			}
