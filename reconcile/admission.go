@@ -169,6 +169,10 @@ type session struct {
 	diskKnown bool
 	diskErr   error
 	committed uint64
+	// gone are the live attempts left out of committed because their
+	// process has exited: a pass that saw them still running must not count
+	// them as live either, or its capacity overcounts by one.
+	gone map[rm.AttemptID]bool
 }
 
 // begin locks admission host-wide and reads the figures: host memory, disk
@@ -212,6 +216,10 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 		exp := a.expectedPeak(d.meters, p)
 		for _, at := range live {
 			if d.tab.exited(at.ID) {
+				if s.gone == nil {
+					s.gone = make(map[rm.AttemptID]bool)
+				}
+				s.gone[at.ID] = true
 				continue // its memory is free; it only waits to be concluded
 			}
 			c := exp

@@ -303,6 +303,14 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 		per[id] = n
 		total += n
 	}
+	// A runner that exited after this pass looked is out of the session's
+	// commitments: out of the live count too, as the next pass will have it.
+	for _, it := range p.items {
+		if it.holdsSlot() && sess.gone[it.a.ID] && per[it.pol.ID] > 0 {
+			per[it.pol.ID]--
+			total--
+		}
+	}
 	if draining {
 		busy := 0
 		for _, it := range p.items {
