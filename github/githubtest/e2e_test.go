@@ -174,7 +174,16 @@ func TestEndToEndScaleSet(t *testing.T) {
 	require.ErrorIs(t, <-errc, context.Canceled)
 	// Statistics read a moment before a runner exits can make the scaler
 	// start one runner too many; like a manager scaling down, remove the
-	// idle ones: they exit 0.
+	// idle ones once they are online: they exit 0. (One removed before it
+	// connected would exit 1, "runner not found", as the real one does.)
+	require.NoError(t, s.WaitFor(ctx, func() bool {
+		for _, r := range s.Runners() {
+			if !r.Online {
+				return false
+			}
+		}
+		return true
+	}), "the spare runners come online")
 	for _, r := range s.Runners() {
 		require.NoError(t, client.RemoveRunner(ctx, r.ID))
 	}
