@@ -305,8 +305,9 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 	}
 	// A runner that exited after this pass looked is out of the session's
 	// commitments: out of the live count too, as the next pass will have it.
+	gone := func(it *item) bool { return it.holdsSlot() && sess.gone[it.a.ID] }
 	for _, it := range p.items {
-		if it.holdsSlot() && sess.gone[it.a.ID] && per[it.pol.ID] > 0 {
+		if gone(it) && per[it.pol.ID] > 0 {
 			per[it.pol.ID]--
 			total--
 		}
@@ -314,7 +315,7 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 	if draining {
 		busy := 0
 		for _, it := range p.items {
-			if it.holdsSlot() && it.a.State == rm.StateBusy {
+			if it.holdsSlot() && !gone(it) && it.a.State == rm.StateBusy {
 				busy++
 			}
 		}
@@ -322,7 +323,7 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 	} else {
 		// A paused policy's runners count only while they run a job.
 		for _, it := range p.items {
-			if it.holdsSlot() && it.pol.Paused && it.a.State != rm.StateBusy {
+			if it.holdsSlot() && !gone(it) && it.pol.Paused && it.a.State != rm.StateBusy {
 				total--
 			}
 		}
