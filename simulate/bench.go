@@ -6,20 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/githubtest"
-	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/store"
 )
 
 // BenchOptions shape a benchmark run (RunBench): a busy day compressed into
@@ -221,102 +216,24 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 			b.Close()
 		}
 	}()
-	s.dataDir = opts.DataDir
-	if s.dataDir == "" {
-		if s.dataDir, err = os.MkdirTemp("", "runner-manager-bench-"); err != nil {
-			return nil, err
-		}
-		s.tempDir = true
-	}
-	if err := os.MkdirAll(filepath.Join(s.dataDir, "state"), 0o700); err != nil {
-		return nil, err
-	}
-	exe := opts.RunnerExecutable
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("find this program to use it as the fake runner: %w", err)
-		}
-	}
-	runnerDir := filepath.Join(s.dataDir, "runners", "fake")
-	if err := githubtest.LayoutRunnerDir(runnerDir, exe); err != nil {
-		return nil, fmt.Errorf("install the fake runner: %w", err)
-	}
-	token := "ghp_bench" + rm.NewAttemptID().String()
-	// The fake GitHub's goroutines carry the label part=fake-github, the
-	// manager's part=manager, the bench's own part=bench, so a CPU profile
-	// (bench --cpu-profile; go tool pprof -tags) tells them apart.
-	pprof.Do(ctx, pprof.Labels("part", "fake-github"), func(context.Context) {
-		s.server = githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(Repo),
-			githubtest.WithPollTimeout(2*time.Second), githubtest.WithLogger(opts.Logger))
-	})
-	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
-		UserAgent: "runner-manager-bench", Logger: opts.Logger})
-	if err != nil {
-		return nil, err
-	}
-	if s.store, err = store.OpenSQLite(filepath.Join(s.dataDir, "journal.db")); err != nil {
-		return nil, err
-	}
-	if s.host, err = platform.HostInfo(); err != nil {
-		return nil, err
-	}
-	s.host.ID = rm.NewHostID()
-	s.host.MemoryBytes = opts.HostMemory
-	s.host.SeenAt = time.Now().UTC()
-	if err := s.store.PutHost(ctx, s.host); err != nil {
-		return nil, err
-	}
-	scope, _ := rm.Repository(Repo)
-	now := time.Now().UTC()
+	w := world{DataDir: opts.DataDir, TempPrefix: "runner-manager-bench-", RunnerExecutable: opts.RunnerExecutable,
+		Name: "bench", Logger: opts.Logger, HostMemory: opts.HostMemory, Classic: opts.Classic}
 	for i := range opts.Policies {
 		pr := benchProfiles[i%len(benchProfiles)]
-		name := fmt.Sprintf("bench-%02d", i+1)
-		var t rm.ScaleTarget
-		if opts.Classic {
-			t, err = rm.NewLabelTarget(scope, "", []string{name})
-		} else {
-			t, err = rm.NewScaleSetTarget(scope, "", name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := rm.Policy{ID: rm.NewPolicyID(), Name: name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
-			RunnerDir: runnerDir, Max: pr.max, MemoryEstimate: pr.estimate, CreatedAt: now, UpdatedAt: now}
-		if err := s.store.InsertPolicy(ctx, p); err != nil {
-			return nil, err
-		}
-		s.policies = append(s.policies, p)
+		w.Policies = append(w.Policies, worldPolicy{Name: fmt.Sprintf("bench-%02d", i+1), Max: pr.max, Estimate: pr.estimate})
+	}
+	if err := s.setUp(ctx, w); err != nil {
+		return nil, err
 	}
 	b.plan = opts.plan(s.policies)
 	s.jobs = make([]int64, len(b.plan)) // the total Progress and Wait count to
 
 	b.native = platform.NewNativeLauncher(s.dataDir, platform.WithLauncherLogger(opts.Logger))
 	b.launcher = &timedLauncher{Launcher: b.native}
-	meters := meter.New(filepath.Join(s.dataDir, "state", "memory-peaks.toml"))
-	s.sup, err = reconcile.NewSupervisor(reconcile.SupervisorConfig{
-		Store:    s.store,
-		Host:     s.host,
-		Launcher: b.launcher,
-		Meters:   meters,
-		Targets:  Targets(s.client, s.host, opts.Logger, opts.ClassicPoll),
-		Admission: &reconcile.Admission{
-			Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: s.dataDir,
-		},
-		Logger:       opts.Logger,
-		DataDir:      s.dataDir,
-		RefreshEvery: time.Second,
-		SampleEvery:  250 * time.Millisecond,
-		Budget:       s.client.Budget,
-		Loop: reconcile.Config{
-			ActiveRequeue:   time.Second,
-			StartTimeout:    time.Minute,
-			JobWordGrace:    5 * time.Second,
-			RunnerListEvery: 5 * time.Second,
-			StopGrace:       5 * time.Second,
-			ScaleDownAfter:  2 * time.Second,
-		},
-	})
-	if err != nil {
+	adm := &reconcile.Admission{Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: s.dataDir}
+	cfg := s.supervisorConfig(b.launcher, adm, opts.ClassicPoll, opts.Logger)
+	cfg.Loop.ScaleDownAfter = 2 * time.Second
+	if s.sup, err = reconcile.NewSupervisor(cfg); err != nil {
 		return nil, err
 	}
 	b.cpuStart = processCPU()

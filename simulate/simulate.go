@@ -27,7 +27,6 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/github/githubtest/fakerunner"
-	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
@@ -161,94 +160,17 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 			s.Close()
 		}
 	}()
-	s.dataDir = opts.DataDir
-	if s.dataDir == "" {
-		s.dataDir, err = os.MkdirTemp("", "runner-manager-demo-")
-		if err != nil {
-			return nil, err
-		}
-		s.tempDir = true
-	}
-	if err := os.MkdirAll(filepath.Join(s.dataDir, "state"), 0o700); err != nil {
-		return nil, err
-	}
-	exe := opts.RunnerExecutable
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("find this program to use it as the fake runner: %w", err)
-		}
-	}
-	runnerDir := filepath.Join(s.dataDir, "runners", "fake")
-	if err := githubtest.LayoutRunnerDir(runnerDir, exe); err != nil {
-		return nil, fmt.Errorf("install the fake runner: %w", err)
-	}
-
-	token := "ghp_demo" + rm.NewAttemptID().String()
-	s.server = githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(Repo),
-		githubtest.WithPollTimeout(2*time.Second), githubtest.WithLogger(opts.Logger))
-	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
-		UserAgent: "runner-manager-demo", Logger: opts.Logger})
-	if err != nil {
-		return nil, err
-	}
-
-	s.store, err = store.OpenSQLite(filepath.Join(s.dataDir, "journal.db"))
-	if err != nil {
-		return nil, err
-	}
-	s.host, err = platform.HostInfo()
-	if err != nil {
-		return nil, err
-	}
-	s.host.ID = rm.NewHostID()
-	s.host.SeenAt = time.Now().UTC()
-	if err := s.store.PutHost(ctx, s.host); err != nil {
-		return nil, err
-	}
-	scope, _ := rm.Repository(Repo)
-	now := time.Now().UTC()
+	w := world{DataDir: opts.DataDir, TempPrefix: "runner-manager-demo-", RunnerExecutable: opts.RunnerExecutable,
+		Name: "demo", Logger: opts.Logger, Classic: opts.Classic}
 	for i := range opts.Policies {
-		name := fmt.Sprintf("demo-%d", i+1)
-		var t rm.ScaleTarget
-		if opts.Classic {
-			t, err = rm.NewLabelTarget(scope, "", []string{name})
-		} else {
-			t, err = rm.NewScaleSetTarget(scope, "", name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := rm.Policy{ID: rm.NewPolicyID(), Name: name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
-			RunnerDir: runnerDir, Max: opts.Max, MemoryEstimate: opts.MemoryEstimate, CreatedAt: now, UpdatedAt: now}
-		if err := s.store.InsertPolicy(ctx, p); err != nil {
-			return nil, err
-		}
-		s.policies = append(s.policies, p)
+		w.Policies = append(w.Policies, worldPolicy{Name: fmt.Sprintf("demo-%d", i+1), Max: opts.Max, Estimate: opts.MemoryEstimate})
 	}
-
-	meters := meter.New(filepath.Join(s.dataDir, "state", "memory-peaks.toml"))
-	s.sup, err = reconcile.NewSupervisor(reconcile.SupervisorConfig{
-		Store:    s.store,
-		Host:     s.host,
-		Launcher: platform.NewNativeLauncher(s.dataDir, platform.WithLauncherLogger(opts.Logger)),
-		Meters:   meters,
-		Targets:  Targets(s.client, s.host, opts.Logger, 500*time.Millisecond),
-		Admission: &reconcile.Admission{
-			Memory: opts.Memory, Reserve: opts.Reserve, DiskPath: s.dataDir,
-		},
-		Logger:       opts.Logger,
-		DataDir:      s.dataDir,
-		RefreshEvery: time.Second,
-		SampleEvery:  250 * time.Millisecond,
-		Budget:       s.client.Budget,
-		Loop: reconcile.Config{
-			ActiveRequeue:   time.Second,
-			StartTimeout:    time.Minute,
-			JobWordGrace:    5 * time.Second,
-			RunnerListEvery: 5 * time.Second,
-			StopGrace:       5 * time.Second,
-		},
-	})
+	if err := s.setUp(ctx, w); err != nil {
+		return nil, err
+	}
+	launcher := platform.NewNativeLauncher(s.dataDir, platform.WithLauncherLogger(opts.Logger))
+	adm := &reconcile.Admission{Memory: opts.Memory, Reserve: opts.Reserve, DiskPath: s.dataDir}
+	s.sup, err = reconcile.NewSupervisor(s.supervisorConfig(launcher, adm, 500*time.Millisecond, opts.Logger))
 	if err != nil {
 		return nil, err
 	}
