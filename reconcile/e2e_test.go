@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -169,25 +168,7 @@ func (w *world) supervisorConfig(launcher reconcile.Launcher, adm *reconcile.Adm
 // run runs a supervisor until the test ends (or stop is called).
 func (w *world) run(cfg reconcile.SupervisorConfig) (sup *reconcile.Supervisor, stop func()) {
 	w.t.Helper()
-	sup, err := reconcile.NewSupervisor(cfg)
-	require.NoError(w.t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sup.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				assert.NoError(w.t, err)
-			case <-time.After(30 * time.Second):
-				w.t.Error("the supervisor did not stop")
-			}
-		})
-	}
-	w.t.Cleanup(stop)
-	return sup, stop
+	return runSupervisor(w.t, cfg, 30*time.Second)
 }
 
 // enqueue queues n jobs for the world's target.

@@ -76,24 +76,31 @@ func (f *fleet) live(p rm.Policy) []rm.Attempt {
 
 func (f *fleet) run(cfg reconcile.SupervisorConfig) (*reconcile.Supervisor, func()) {
 	f.t.Helper()
+	return runSupervisor(f.t, cfg, 10*time.Second)
+}
+
+// runSupervisor runs a supervisor until the test ends or stop is called;
+// stop waits up to wait for Run to return, and fails the test if it errs.
+func runSupervisor(t *testing.T, cfg reconcile.SupervisorConfig, wait time.Duration) (sup *reconcile.Supervisor, stop func()) {
+	t.Helper()
 	sup, err := reconcile.NewSupervisor(cfg)
-	require.NoError(f.t, err)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sup.Run(ctx) }()
 	var once sync.Once
-	stop := func() {
+	stop = func() {
 		once.Do(func() {
 			cancel()
 			select {
 			case err := <-done:
-				assert.NoError(f.t, err)
-			case <-time.After(10 * time.Second):
-				f.t.Error("the supervisor did not stop")
+				assert.NoError(t, err)
+			case <-time.After(wait):
+				t.Error("the supervisor did not stop")
 			}
 		})
 	}
-	f.t.Cleanup(stop)
+	t.Cleanup(stop)
 	return sup, stop
 }
 
