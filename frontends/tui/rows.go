@@ -7,25 +7,13 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // PolicyRow is one line of the policies pane: the live figures with the
 // edits not yet confirmed applied.
 type PolicyRow struct {
-	ID          rm.PolicyID
-	Name        string
-	Target      string
-	Mode        string
-	Paused      bool
-	Live        int
-	Idle        int
-	Busy        int
-	MinIdle     int
-	Max         int
-	Demand      int
-	Admitted    int
-	LastRefusal string
-	LastError   string
+	reconcile.PolicyStatus
 	// Pending is true while an edit of this policy is unconfirmed.
 	Pending bool
 }
@@ -56,11 +44,7 @@ func (m Model) PolicyRows() []PolicyRow {
 	rows := make([]PolicyRow, 0, len(m.Status.Policies))
 	terms := filterTerms(m.Filter)
 	for _, p := range m.Status.Policies {
-		r := PolicyRow{
-			ID: p.ID, Name: p.Name, Target: p.Target, Mode: p.Mode, Paused: p.Paused,
-			Live: p.Live, Idle: p.Idle, Busy: p.Busy, MinIdle: p.MinIdle, Max: p.Max,
-			Demand: p.Demand, Admitted: p.Admitted, LastRefusal: p.LastRefusal, LastError: p.LastError,
-		}
+		r := PolicyRow{PolicyStatus: p}
 		if e, ok := m.Edits[p.ID]; ok {
 			if e.HasMax {
 				r.Max = e.Max
