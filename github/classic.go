@@ -285,6 +285,50 @@ func (t *ClassicTarget) Runners(ctx context.Context, namePrefix string) ([]Runne
 	return listRESTRunners(ctx, t.c.gh, t.target.Scope, namePrefix, nil)
 }
 
+// LookupRunner reads one registration from the REST API: by id (GET
+// runners/{id}), or by name when id is 0.
+func (t *ClassicTarget) LookupRunner(ctx context.Context, id int64, name string) (Runner, bool, error) {
+	if id == 0 {
+		r, err := t.runnerByName(ctx, name)
+		if err != nil || r == nil {
+			return Runner{}, false, err
+		}
+		return *r, true, nil
+	}
+	return getRESTRunner(ctx, t.c.gh, t.target.Scope, id)
+}
+
+func getRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) (Runner, bool, error) {
+	var (
+		r   *gh.Runner
+		err error
+	)
+	switch s.Kind {
+	case rm.ScopeRepository:
+		owner, repo, _ := strings.Cut(s.Name, "/")
+		r, _, err = c.Actions.GetRunner(ctx, owner, repo, id)
+	case rm.ScopeOrganization:
+		r, _, err = c.Actions.GetOrganizationRunner(ctx, s.Name, id)
+	default:
+		r, _, err = c.Enterprise.GetRunner(ctx, s.Name, id)
+	}
+	if status, _, _ := statusOf(err); status == http.StatusNotFound {
+		return Runner{}, false, nil
+	}
+	if err != nil {
+		return Runner{}, false, restError(err, fmt.Sprintf("get runner %d of %s", id, s), s)
+	}
+	return restRunner(r), true, nil
+}
+
+func restRunner(r *gh.Runner) Runner {
+	var labels []string
+	for _, l := range r.Labels {
+		labels = append(labels, l.GetName())
+	}
+	return Runner{ID: r.GetID(), Name: r.GetName(), Online: r.GetStatus() == "online", Busy: r.GetBusy(), Labels: labels}
+}
+
 func (t *ClassicTarget) runnerByName(ctx context.Context, name string) (*Runner, error) {
 	rs, err := listRESTRunners(ctx, t.c.gh, t.target.Scope, name, &name)
 	if err != nil {
@@ -323,11 +367,7 @@ func listRESTRunners(ctx context.Context, c *gh.Client, s rm.Scope, prefix strin
 			if !strings.HasPrefix(r.GetName(), prefix) {
 				continue
 			}
-			var labels []string
-			for _, l := range r.Labels {
-				labels = append(labels, l.GetName())
-			}
-			out = append(out, Runner{ID: r.GetID(), Name: r.GetName(), Online: r.GetStatus() == "online", Busy: r.GetBusy(), Labels: labels})
+			out = append(out, restRunner(r))
 		}
 		if resp.NextPage == 0 {
 			return out, nil

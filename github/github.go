@@ -29,6 +29,9 @@ var (
 	// ErrSessionConflict: another manager holds the scale set's message
 	// session.
 	ErrSessionConflict = errors.New("another manager owns this scale set's message session")
+	// ErrCannotList: the target's service offers no list of its runners
+	// (scale-set mode); look each one up with LookupRunner.
+	ErrCannotList = errors.New("GitHub cannot list this target's runners")
 )
 
 // RateLimitError is returned instead of sending a request while the budget
@@ -127,8 +130,15 @@ type Registrar interface {
 	// job; nil if it does not exist (already removed).
 	RemoveRunner(ctx context.Context, id int64) error
 	// Runners lists the target's registrations whose name starts with
-	// namePrefix, every page.
+	// namePrefix, every page. A target whose service cannot list them
+	// (scale-set runners are not in GitHub's REST runner list) returns an
+	// error wrapping ErrCannotList: ask LookupRunner per runner instead.
 	Runners(ctx context.Context, namePrefix string) ([]Runner, error)
+	// LookupRunner asks the service that registered a runner whether its
+	// registration still exists, by id (by name when id is 0). found is
+	// false, with a nil error, only when GitHub says it is gone; any doubt
+	// (5xx, network, rate limit) is an error, never "gone".
+	LookupRunner(ctx context.Context, id int64, name string) (r Runner, found bool, err error)
 }
 
 // DemandSource reports a target's demand.

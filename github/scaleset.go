@@ -373,6 +373,33 @@ func (t *ScaleSetTarget) Runners(ctx context.Context, namePrefix string) ([]Runn
 	return listRESTRunners(ctx, t.c.gh, t.target.Scope, namePrefix, nil)
 }
 
+// LookupRunner asks the Actions service (the service that registered a
+// scale set's runners) for one runner: by id, or by name when id is 0. A
+// 404 (or an empty lookup by name) means the registration is gone. The
+// service says nothing of busy or online: the journal and job messages do.
+func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string) (Runner, bool, error) {
+	var ref *scaleset.RunnerReference
+	action := fmt.Sprintf("look up runner %d in scale set %q", id, t.target.ScaleSet)
+	if id == 0 {
+		action = fmt.Sprintf("look up runner %s in scale set %q", name, t.target.ScaleSet)
+	}
+	status, err := t.call(ctx, action, func(ctx context.Context) (err error) {
+		if id == 0 {
+			ref, err = t.ss.GetRunnerByName(ctx, name)
+		} else {
+			ref, err = t.ss.GetRunner(ctx, int(id))
+		}
+		return err
+	})
+	switch {
+	case err == nil && ref == nil, errors.Is(err, scaleset.RunnerNotFoundError), status == http.StatusNotFound:
+		return Runner{}, false, nil
+	case err != nil:
+		return Runner{}, false, err
+	}
+	return Runner{ID: int64(ref.ID), Name: ref.Name}, true, nil
+}
+
 var ownerInMessage = regexp.MustCompile(`(?i)owner\s+'?([^'\s]+?)'?\.?$`)
 
 // openSession opens the scale set's message session, retrying with backoff

@@ -116,6 +116,21 @@ func (f *fakeTarget) Runners(ctx context.Context, prefix string) ([]github.Runne
 	return out, nil
 }
 
+func (f *fakeTarget) LookupRunner(ctx context.Context, id int64, name string) (github.Runner, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["lookup"]++
+	if f.listErr != nil {
+		return github.Runner{}, false, f.listErr
+	}
+	for _, r := range f.runners {
+		if (id != 0 && r.ID == id) || (id == 0 && r.Name == name) {
+			return *r, true, nil
+		}
+	}
+	return github.Runner{}, false, nil
+}
+
 func (f *fakeTarget) Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error {
 	if f.watch != nil {
 		return f.watch(ctx, maxCapacity, report)
