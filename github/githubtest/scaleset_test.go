@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/actions/scaleset"
+	gh "github.com/google/go-github/v88/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -234,11 +235,30 @@ func TestScaleSetRunners(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, none)
 
-	// The scale set's runners show in the REST list too, labelled with it.
-	runners, _, err := restClient(t, s, token).Actions.ListRunners(ctx, owner, name, nil)
+	// As on GitHub, the REST API does not know scale-set runners: only the
+	// Actions service does.
+	rest := restClient(t, s, token)
+	classic, _, err := rest.Actions.GenerateRepoJITConfig(ctx, owner, name, jitRequest("classic-1"))
 	require.NoError(t, err)
-	require.Equal(t, 1, runners.TotalCount)
-	assert.Equal(t, "home", runners.Runners[0].Labels[0].GetName())
+	runners, _, err := rest.Actions.ListRunners(ctx, owner, name, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, runners.TotalCount, "the classic runner only")
+	assert.Equal(t, "classic-1", runners.Runners[0].GetName())
+	runners, _, err = rest.Actions.ListRunners(ctx, owner, name, &gh.ListRunnersOptions{Name: gh.Ptr("rm-1")})
+	require.NoError(t, err)
+	assert.Zero(t, runners.TotalCount)
+	assert.Empty(t, runners.Runners)
+	_, resp, err := rest.Actions.GetRunner(ctx, owner, name, int64(jit.Runner.ID))
+	require.Error(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	resp, err = rest.Actions.RemoveRunner(ctx, owner, name, int64(jit.Runner.ID))
+	require.Error(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	got, err = c.GetRunner(ctx, jit.Runner.ID)
+	require.NoError(t, err, "the REST delete did not remove it")
+	assert.Equal(t, "rm-1", got.Name)
+	_, _, err = rest.Actions.GetRunner(ctx, owner, name, classic.GetRunner().GetID())
+	require.NoError(t, err)
 
 	t.Run("Busy", func(t *testing.T) {
 		session, err := c.MessageSessionClient(ctx, ss.ID, "host")
