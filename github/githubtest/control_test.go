@@ -31,7 +31,6 @@ import (
 
 func TestFaults(t *testing.T) {
 	t.Parallel()
-	ctx := ctxT(t, 10*time.Second)
 	for _, tc := range []struct {
 		name   string
 		fault  githubtest.Fault
@@ -44,6 +43,7 @@ func TestFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			ctx := ctxT(t, 10*time.Second) // from when the subtest runs, not when it was queued
 			s := newServer(t)
 			s.Fault(githubtest.RouteRepoRunners, tc.fault)
 			get := func() (*http.Response, time.Duration, error) {
@@ -80,6 +80,7 @@ func TestFaults(t *testing.T) {
 	}
 	t.Run("AllRoutesUntilCleared", func(t *testing.T) {
 		t.Parallel()
+		ctx := ctxT(t, 10*time.Second)
 		s := newServer(t)
 		s.Fault(githubtest.FaultAll, githubtest.Fault{Status: http.StatusInternalServerError})
 		c := restClient(t, s, token)

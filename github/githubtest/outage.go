@@ -82,8 +82,11 @@ func (s *Server) RevokeCredentials() {
 func (s *Server) RestoreCredentials() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.revoked {
+		return
+	}
 	s.revoked = false
-	s.invalidateDerived()
+	s.invalidateDerived() // none were issued meanwhile; to be sure
 	s.changed()
 }
 
