@@ -420,7 +420,10 @@ type JobRecord struct {
 	AcquiredAt         time.Time
 	ScaleSetAssignedAt time.Time
 	// AssignedAt is when a runner was handed the job.
-	AssignedAt    time.Time
+	AssignedAt time.Time
+	// RunnerID and RunnerName are the runner it was handed to: the one
+	// that ran it, once started (Restart clears them on a job it queues
+	// again). The REST API shows them only once the job is in progress.
 	RunnerID      int64
 	RunnerName    string
 	RunnerGroupID int64
