@@ -442,7 +442,9 @@ func (s *Server) runJSON(j *job) map[string]any {
 
 func (s *Server) jobJSON(j *job) map[string]any {
 	var runnerID, groupID, startedAt, completedAt, concl, runnerName, groupName any
-	if j.rec.RunnerID != 0 {
+	// GitHub names the runner once the job is in progress; null while
+	// queued, even when handed to a runner that has not started it.
+	if j.rec.RunnerID != 0 && j.rec.Status != statusQueued {
 		runnerID, runnerName, groupID = j.rec.RunnerID, j.rec.RunnerName, j.rec.RunnerGroupID
 		groupName = rm.DefaultRunnerGroup
 		if r := s.runners[j.rec.RunnerID]; r != nil {

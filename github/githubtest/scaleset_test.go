@@ -385,6 +385,8 @@ func TestSessionStaysUntilDeleted(t *testing.T) {
 	// Its owner died without deleting it; a day later it is still there.
 	s.Advance(24 * time.Hour)
 	assert.Equal(t, "killed-manager", s.ScaleSets()[0].SessionOwner)
+	require.Len(t, s.Sessions(), 1)
+	assert.Equal(t, githubtest.SessionRecord{ScaleSetID: ss.ID, SessionID: id, Owner: "killed-manager", LastActive: s.Sessions()[0].LastActive}, s.Sessions()[0])
 	tok := adminToken(t, s)
 	sessions := "_apis/runtime/runnerscalesets/" + strconv.Itoa(ss.ID) + "/sessions"
 	status, body := actionsCall(t, s, tok, http.MethodPost, sessions, `{"ownerName": "new-manager"}`)
@@ -398,6 +400,7 @@ func TestSessionStaysUntilDeleted(t *testing.T) {
 	status, _ = actionsCall(t, s, tok, http.MethodDelete, sessions+"/"+id, "")
 	assert.Equal(t, http.StatusNoContent, status)
 	assert.Empty(t, s.ScaleSets()[0].SessionOwner)
+	assert.Empty(t, s.Sessions())
 	// A day later the first client's admin token expired: a new client.
 	c = scalesetClient(t, s, s.URL()+"/"+repo)
 	session, err := c.MessageSessionClient(ctx, ss.ID, "new-manager")

@@ -153,6 +153,8 @@ type Server struct {
 	closeOnce sync.Once
 	bg        sync.WaitGroup
 	skew      atomic.Int64 // how far tests moved the clock forward, in ns
+	listenMu  sync.Mutex   // guards hs.Listener and stopped
+	stopped   bool
 
 	mu             sync.Mutex
 	wake           chan struct{}
@@ -184,6 +186,9 @@ type Server struct {
 	zombie         bool
 	hooks          hookState
 	routeNames     []string
+	// revoked: RevokeCredentials holds; every manager credential is 401.
+	revoked             bool
+	chargedWhileLimited int
 }
 
 type tokenInfo struct {
@@ -323,8 +328,10 @@ func (s *Server) Client() *http.Client { return s.hs.Client() }
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		s.listenMu.Lock()
 		s.hs.CloseClientConnections()
 		s.hs.Close()
+		s.listenMu.Unlock()
 		s.bg.Wait()
 	})
 }
@@ -364,6 +371,20 @@ const (
 func (k kind) restHost() bool { return k >= kindREST && k <= kindRegistration }
 
 func (k kind) charged() bool { return k == kindREST || k == kindRegistration }
+
+// managerCredential reports whether the kind authenticates with what a
+// manager holds (RevokeCredentials refuses them all), not a runner's own.
+func (k kind) managerCredential() bool {
+	return k == kindREST || k == kindFree || k == kindApp || k == kindRegistration || k == kindActions || k == kindQueue
+}
+
+// revokedReply is the 401 each kind answers while credentials are revoked.
+func revokedReply(k kind) reply {
+	if k.restHost() {
+		return ghError(http.StatusUnauthorized, "Bad credentials")
+	}
+	return exception(http.StatusUnauthorized, "GitHub.Services.WebApi.VssUnauthorizedException", "The access token is invalid or expired.")
+}
 
 // call is one request as a handler sees it, authenticated.
 type call struct {
@@ -487,6 +508,10 @@ func (s *Server) serve(k kind, route string, r *http.Request, h func(*call) repl
 			return rep
 		}
 	}
+	if s.revoked && k != kindFree && k.managerCredential() {
+		s.mu.Unlock()
+		return revokedReply(k)
+	}
 	if rep, ok := s.authenticate(k, c); !ok {
 		s.mu.Unlock()
 		return rep
@@ -494,6 +519,7 @@ func (s *Server) serve(k kind, route string, r *http.Request, h func(*call) repl
 	if k.charged() {
 		s.refreshRate()
 		if s.rate.remaining <= 0 {
+			s.chargedWhileLimited++
 			s.mu.Unlock()
 			rep := ghError(http.StatusForbidden, "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.")
 			rep.body.(map[string]string)["documentation_url"] = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"
@@ -516,6 +542,7 @@ func (s *Server) secondaryLimited() (reply, bool) {
 	switch {
 	case now.Before(sec.until):
 		sec.violations++
+		s.chargedWhileLimited++
 	case sec.times > 0:
 		sec.times--
 		sec.until = now.Add(sec.retryAfter)
@@ -574,6 +601,9 @@ func (s *Server) authenticate(k kind, c *call) (reply, bool) {
 				return reply{}, true
 			}
 			return ghError(http.StatusUnauthorized, "Requires authentication"), false
+		}
+		if s.revoked {
+			return ghError(http.StatusUnauthorized, "Bad credentials"), false
 		}
 		ti, ok := s.tokens[tok]
 		if !ok || (!ti.expires.IsZero() && s.now().After(ti.expires)) {
