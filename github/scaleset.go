@@ -412,9 +412,14 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 		return fmt.Errorf("scale set %q in %s: GitHub answered without an id", name, t.target.Scope)
 	}
 	t.mu.Lock()
+	oldID := t.set.ID
 	t.set = *found
 	t.gen++
 	t.mu.Unlock()
+	if oldID != 0 && oldID != found.ID {
+		t.log.Warn("the scale set was created again", "old_id", oldID, "id", found.ID)
+		t.forgetSessionOf(ctx, oldID)
+	}
 	return nil
 }
 
@@ -656,6 +661,22 @@ func (t *ScaleSetTarget) clearOwnSession(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// forgetSessionOf forgets this manager's session of a scale set that is
+// gone: GitHub forgot it with its scale set.
+func (t *ScaleSetTarget) forgetSessionOf(ctx context.Context, setID int) {
+	j := t.opts.Journal
+	if j == nil {
+		return
+	}
+	rec, found, err := j.SessionOf(ctx, setID)
+	if err != nil || !found || rec.Owner != t.opts.Owner {
+		return
+	}
+	if err := j.ForgetSession(ctx, setID, rec.SessionID); err != nil {
+		t.log.Warn("cannot forget the message session of the lost scale set", "session", rec.SessionID, "error", err.Error())
+	}
+}
+
 // dropSession deletes a session the watch gives up (lost, refused, or
 // restarted so that GitHub offers its jobs again) and forgets it in the
 // journal once GitHub no longer has it. A failed delete keeps the record:
@@ -714,6 +735,9 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 		sess     *scaleset.MessageSessionClient
 		lastID   int
 		failures int
+		// quick counts repairs retried at once (a new token, the scale
+		// set found again): a 401 or 404 after a repair backs off.
+		quick int
 		// wanted is the last figure reported: repeated after an empty poll
 		// (202) while it is above zero, as the scale-set listener does, so
 		// a report that came while a finished runner had not yet exited is
@@ -755,7 +779,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 		}
 		switch {
 		case err == nil, errors.Is(err, errCapacityChanged):
-			failures = 0
+			failures, quick = 0, 0
 			t.setWaiting(nil)
 			continue
 		case ctx.Err() != nil:
@@ -774,6 +798,10 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			if rerr := t.renewClient(gen); rerr != nil {
 				t.log.Warn("cannot renew the scale-set client", "error", rerr.Error())
 			}
+			if quick < 2 {
+				quick++
+				continue // at once with new tokens; a refused PAT backs off
+			}
 		case errors.Is(err, ErrNotFound):
 			if sess != nil {
 				t.log.Warn("the message session was lost; opening a new one", "error", err.Error())
@@ -783,9 +811,9 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			t.mu.Lock()
 			t.stale = true
 			t.mu.Unlock()
-			if failures == 0 {
-				failures++
-				continue // at once, the first time
+			if quick < 2 {
+				quick++
+				continue // at once, finding the scale set first
 			}
 		}
 		wait := recoveryBackoff(failures)
