@@ -198,17 +198,35 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 
 // Targets makes the GitHub side of a policy's target for the supervisor:
 // scale-set mode over the Actions service, classic mode over REST, polling
-// a repository's jobs every poll.
-func Targets(c *github.Client, host rm.Host, logger *slog.Logger, poll time.Duration) func(context.Context, rm.Policy) (github.Target, error) {
+// a repository's jobs every poll. Scale-set message sessions are recorded
+// in st, so a restarted manager deletes the one it left.
+func Targets(c *github.Client, host rm.Host, st store.Store, logger *slog.Logger, poll time.Duration) func(context.Context, rm.Policy) (github.Target, error) {
 	prefix := rm.RunnerNamePrefix(host.ID)
 	return func(ctx context.Context, p rm.Policy) (github.Target, error) {
 		if p.Target.Mode() == rm.ModeScaleSet {
 			return github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
-				Owner: host.Name, DisableUpdate: true, NamePrefix: prefix, Logger: logger,
+				Owner: host.Name, HostID: host.ID.String(), Journal: sessionJournal{st},
+				DisableUpdate: true, NamePrefix: prefix, Logger: logger,
 			})
 		}
 		return github.NewClassicTarget(c, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: poll, Logger: logger})
 	}
+}
+
+// sessionJournal keeps scale-set message sessions in the journal.
+type sessionJournal struct{ st store.Store }
+
+func (j sessionJournal) SessionOf(ctx context.Context, scaleSetID int) (github.SessionRecord, bool, error) {
+	s, found, err := j.st.SessionOf(ctx, scaleSetID)
+	return github.SessionRecord(s), found, err
+}
+
+func (j sessionJournal) RecordSession(ctx context.Context, s github.SessionRecord) error {
+	return j.st.RecordSession(ctx, store.ScaleSetSession(s))
+}
+
+func (j sessionJournal) ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error {
+	return j.st.ForgetSession(ctx, scaleSetID, sessionID)
 }
 
 // Supervisor is the simulation's supervisor (for Status, StopAttempt).

@@ -128,7 +128,7 @@ func (s *Sim) supervisorConfig(launcher reconcile.Launcher, adm *reconcile.Admis
 		Host:         s.host,
 		Launcher:     launcher,
 		Meters:       meter.New(filepath.Join(s.dataDir, "state", "memory-peaks.toml")),
-		Targets:      Targets(s.client, s.host, logger, poll),
+		Targets:      Targets(s.client, s.host, s.store, logger, poll),
 		Admission:    adm,
 		Logger:       logger,
 		DataDir:      s.dataDir,

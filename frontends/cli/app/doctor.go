@@ -19,7 +19,7 @@ import (
 
 // DoctorCmd checks the setup.
 type DoctorCmd struct {
-	Fix bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories and runner processes (not while the daemon runs)."`
+	Fix bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes and message sessions (not while the daemon runs)."`
 }
 
 // Help is the long help of doctor.
@@ -30,8 +30,10 @@ against the reserve, the installed runner (present, not older than what
 GitHub offers), the GitHub credentials and their permissions on every
 policy's scope, and leftovers: registrations of this host that no live
 attempt owns, attempt directories of ended attempts, runner processes no
-live attempt owns. With --fix it removes the leftovers (only while the
-daemon is not running: the daemon reaps them itself).
+live attempt owns, and scale-set message sessions this host's daemon left
+open (GitHub refuses a new session while one exists). With --fix it
+removes the leftovers (only while the daemon is not running: the daemon
+reaps them itself).
 
 It exits with status 1 when a check failed.`
 }
@@ -209,6 +211,7 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 	add(c.leftoverRegistrations(ctx, client, host, mine, live, fix)...)
 	add(leftoverDirs(cfg.DataDir, liveIDs, fix, daemonUp)...)
 	add(leftoverProcesses(cfg.DataDir, liveIDs, fix, daemonUp)...)
+	add(staleSessions(ctx, st, client, host, fix, daemonUp)...)
 	return doctorResult(checks)
 }
 
@@ -332,4 +335,53 @@ func versionLess(a, b string) bool {
 		}
 	}
 	return false
+}
+
+// staleSessions finds the scale-set message sessions the journal says this
+// host opened while its daemon is not running: a daemon killed without
+// closing them left them at GitHub, where they refuse any new session of
+// their scale set. fix deletes them at GitHub, by id, and in the journal.
+// Sessions of other hosts are never touched.
+func staleSessions(ctx context.Context, st store.Store, client *github.Client, host rm.Host, fix, daemonUp bool) []check {
+	all, err := st.Sessions(ctx)
+	if err != nil {
+		return []check{{Warn: true, What: "message sessions", Fix: err.Error()}}
+	}
+	var mine []store.ScaleSetSession
+	for _, se := range all {
+		if se.HostID == host.ID.String() || (se.HostID == "" && se.Owner == sessionOwner(host)) {
+			mine = append(mine, se)
+		}
+	}
+	what := fmt.Sprintf("message sessions: %d of this host", len(mine))
+	switch {
+	case len(mine) == 0:
+		return []check{{OK: true, What: what}}
+	case daemonUp:
+		return []check{{OK: true, What: what + " (the running daemon holds them)"}}
+	case !fix:
+		var names []string
+		for _, se := range mine {
+			names = append(names, fmt.Sprintf("scale set %d in %s (session %s, opened %s)", se.ScaleSetID, se.Scope, se.SessionID, se.CreatedAt.Local().Format(time.DateTime)))
+		}
+		return []check{{Warn: true, What: what + ", left open by a daemon that is not running",
+			Fix: "GitHub refuses a new session while one is open: delete them with doctor --fix (the daemon's next start does too): " + strings.Join(names, ", ")}}
+	}
+	removed := 0
+	var errs []string
+	for _, se := range mine {
+		scope, err := rm.ParseScope(se.Scope)
+		if err == nil {
+			err = client.DeleteSession(ctx, scope, se.ScaleSetID, se.SessionID)
+		}
+		if err == nil {
+			err = st.ForgetSession(ctx, se.ScaleSetID, se.SessionID)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("scale set %d: %v", se.ScaleSetID, err))
+			continue
+		}
+		removed++
+	}
+	return []check{{OK: removed == len(mine), What: fmt.Sprintf("%s: deleted %d", what, removed), Fix: strings.Join(errs, "; ")}}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // RunCmd is the daemon.
@@ -90,7 +91,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		Host:     host,
 		Launcher: platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(log)),
 		Meters:   meter.New(filepath.Join(dataDir, stateDir, peaksName)),
-		Targets:  productionTargets(client, host, log, hooks),
+		Targets:  productionTargets(client, host, st, log, hooks),
 		Admission: &reconcile.Admission{
 			Memory: reconcile.HostMemory{}, Reserve: cfg.Admission.MemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: dataDir, DiskFloor: cfg.Admission.DiskFloor.Bytes(),
@@ -205,14 +206,17 @@ func (c *classicTargets) notify(ev github.WorkflowJobEvent) {
 
 // productionTargets makes the GitHub side of a policy's target: a scale
 // set (created or updated, updates disabled: runner updates are ours), or a
-// classic target polling its repository's jobs (and fed by webhooks).
-func productionTargets(c *github.Client, host rm.Host, log *slog.Logger, hooks *classicTargets) func(context.Context, rm.Policy) (github.Target, error) {
+// classic target polling its repository's jobs (and fed by webhooks). A
+// scale set's message session is recorded in the journal, so that after a
+// crash the next start deletes it instead of waiting on it.
+func productionTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger, hooks *classicTargets) func(context.Context, rm.Policy) (github.Target, error) {
 	prefix := rm.RunnerNamePrefix(host.ID)
 	return func(ctx context.Context, p rm.Policy) (github.Target, error) {
 		plog := log.With("policy", p.Name)
 		if p.Target.Mode() == rm.ModeScaleSet {
 			t, err := github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
-				Owner: host.Name + "/" + strings.ToLower(host.ID.String()[:8]), DisableUpdate: true, NamePrefix: prefix, Logger: plog,
+				Owner: sessionOwner(host), HostID: host.ID.String(), Journal: sessionJournal{st},
+				DisableUpdate: true, NamePrefix: prefix, Logger: plog,
 			})
 			if err != nil {
 				return nil, err
@@ -226,6 +230,28 @@ func productionTargets(c *github.Client, host rm.Host, log *slog.Logger, hooks *
 		hooks.add(t)
 		return hookedTarget{t, hooks}, nil
 	}
+}
+
+// sessionOwner is the owner name of this host's message sessions: its
+// name and the start of its id, so two hosts of one name stay apart.
+func sessionOwner(host rm.Host) string {
+	return host.Name + "/" + strings.ToLower(host.ID.String()[:8])
+}
+
+// sessionJournal keeps scale-set message sessions in the journal.
+type sessionJournal struct{ st store.Store }
+
+func (j sessionJournal) SessionOf(ctx context.Context, scaleSetID int) (github.SessionRecord, bool, error) {
+	s, found, err := j.st.SessionOf(ctx, scaleSetID)
+	return github.SessionRecord(s), found, err
+}
+
+func (j sessionJournal) RecordSession(ctx context.Context, s github.SessionRecord) error {
+	return j.st.RecordSession(ctx, store.ScaleSetSession(s))
+}
+
+func (j sessionJournal) ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error {
+	return j.st.ForgetSession(ctx, scaleSetID, sessionID)
 }
 
 // hookedTarget leaves the webhook set when its loop closes it.
