@@ -14,8 +14,8 @@ import (
 // one it is in.
 func TestStateAtOneEnd(t *testing.T) {
 	tests := []struct {
-		name      string
-		o         rm.Outcome
+		name       string
+		o          rm.Outcome
 		end, other rm.AttemptState
 	}{
 		{"Finished", rm.Outcome{Kind: rm.CompletedJob}, rm.StateFinished, rm.StateFailed},
