@@ -393,7 +393,7 @@ func (s *Server) createSession(c *call) reply {
 	}
 	if se := s.sessionOf(ss); se != nil {
 		return exception(http.StatusConflict, runnerproto.ExSessionConflict,
-			fmt.Sprintf("The scale set %s already has an active session for owner %s.", ss.name, se.owner))
+			fmt.Sprintf("The actions runner scale set %s already has an active session for owner %s.", ss.name, se.owner))
 	}
 	se := &ssSession{id: uuid.NewString(), ss: ss, owner: in.OwnerName, lastActive: s.now(), nextMsgID: 1}
 	s.newQueueToken(se)

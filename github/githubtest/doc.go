@@ -42,8 +42,14 @@
 // (Jobs), runners and scale sets as the fake holds them, deprecation of the
 // runner version, zombie runners, runners GitHub drops while idle, lost
 // runners, and WaitFor. Time-driven behaviour (poll timeouts, token
-// lifetimes, lapsing sessions, offline and lost runners, requeues) has an
-// option each; NewTestServer sets quick ones.
+// lifetimes, offline and lost runners, requeues) has an option each;
+// NewTestServer sets quick ones.
+//
+// Strict as GitHub: scale-set runners are not in the REST runner list (ask
+// the Actions service's agents routes), and a message session never lapses
+// on its own: a dead owner's session answers every new create with 409
+// SessionConflictException until it is deleted by its id
+// (WithSessionIdleTimeout opts in to lapsing).
 //
 // All state is behind one mutex; every change wakes the long polls, so a
 // runner whose registration is deleted hears it at once.

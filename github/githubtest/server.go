@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,9 +74,11 @@ func WithInstallationTokenLifetime(d time.Duration) Option {
 	return func(c *config) { c.installationTokenLifetime = d }
 }
 
-// WithSessionIdleTimeout sets after how long without a poll a message session
-// lapses, so a manager killed without closing its session does not lock the
-// scale set out forever (default 2 min).
+// WithSessionIdleTimeout makes a message session nobody polled for d lapse
+// on its own. Zero, the default, means never, as GitHub promises nothing of
+// the kind: a manager killed without deleting its session finds the scale
+// set taken (409 SessionConflictException) until the session is deleted by
+// its id. Opt in only where a test is about something else.
 func WithSessionIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.sessionIdleTimeout = d }
 }
@@ -149,6 +152,7 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	bg        sync.WaitGroup
+	skew      atomic.Int64 // how far tests moved the clock forward, in ns
 
 	mu             sync.Mutex
 	wake           chan struct{}
@@ -221,7 +225,6 @@ func NewServer(opts ...Option) *Server {
 		queueTokenLifetime:        time.Hour,
 		adminTokenLifetime:        time.Hour,
 		installationTokenLifetime: time.Hour,
-		sessionIdleTimeout:        2 * time.Minute,
 		runnerLostAfter:           10 * time.Minute,
 		offlineAfter:              30 * time.Second,
 		rateLimit:                 5000,
@@ -286,13 +289,12 @@ func NewServer(opts ...Option) *Server {
 }
 
 // NewTestServer starts a fake GitHub for a test with quick timeouts (100 ms
-// polls, sessions lapsing after 2 s, runners offline after 2 s and lost
-// after 5 s), then opts, and closes it when the test ends.
+// polls, runners offline after 2 s and lost after 5 s; sessions never lapse,
+// as on GitHub), then opts, and closes it when the test ends.
 func NewTestServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	base := []Option{
 		WithPollTimeout(100 * time.Millisecond),
-		WithSessionIdleTimeout(2 * time.Second),
 		WithOfflineAfter(2 * time.Second),
 		WithRunnerLostAfter(5 * time.Second),
 	}
@@ -327,7 +329,7 @@ func (s *Server) Close() {
 	})
 }
 
-func (s *Server) now() time.Time { return time.Now() }
+func (s *Server) now() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }
 
 func (s *Server) janitor() {
 	defer s.bg.Done()
