@@ -98,8 +98,11 @@ const (
 	Lost FailureReason = "lost"
 	// Zombie: alive, but GitHub no longer lists its registration.
 	Zombie FailureReason = "zombie"
-	// Stopped: stopped by a user while it ran a job.
+	// Stopped: stopped by a user (or by the manager) while it ran a job.
 	Stopped FailureReason = "stopped"
+	// GitHubUnavailable: the registration failed because GitHub did (5xx,
+	// network, rate limit, 401): not a runner failure.
+	GitHubUnavailable FailureReason = "github_unavailable"
 )
 
 // Outcome is how an attempt ended. The zero value means it has not.
@@ -206,6 +209,8 @@ func (a Attempt) Validate() error {
 func (a Attempt) Live() bool { return a.State.Live() }
 
 // StateAt returns when the attempt entered state s (zero if it has not).
+// An ended attempt entered one end state: EndedAt is the time of the one it
+// is in, and the other is zero.
 func (a Attempt) StateAt(s AttemptState) time.Time {
 	switch s {
 	case StatePending:
@@ -219,7 +224,9 @@ func (a Attempt) StateAt(s AttemptState) time.Time {
 	case StateBusy:
 		return a.BusyAt
 	case StateFinished, StateFailed:
-		return a.EndedAt
+		if a.State == s {
+			return a.EndedAt
+		}
 	}
 	return time.Time{}
 }

@@ -83,7 +83,8 @@ func TestMoveToStamps(t *testing.T) {
 	}
 	assert.Equal(t, t0, a.StateAt(rm.StatePending))
 	assert.Equal(t, t0.Add(5*time.Minute), a.EndedAt)
-	assert.Equal(t, a.EndedAt, a.StateAt(rm.StateFailed), "both ends share EndedAt")
+	assert.Equal(t, a.EndedAt, a.StateAt(rm.StateFinished))
+	assert.True(t, a.StateAt(rm.StateFailed).IsZero(), "a finished attempt never failed")
 	assert.True(t, a.StateAt("sleeping").IsZero())
 
 	// Staying is allowed and stamps nothing.

@@ -237,7 +237,7 @@ func (t *ScaleSetTarget) recovering(ctx context.Context, action string, setLost 
 func (c *Client) scaleSetClient(scope rm.Scope, log *slog.Logger) (*scaleset.Client, error) {
 	configURL := scope.ConfigURL(c.webURL.String())
 	info := scaleset.SystemInfo{System: "runner-manager", Version: moduleVersion(), Subsystem: "manager"}
-	opts := []scaleset.HTTPOption{scaleset.WithRetryableHTTPClint(c.retryableClient()), scaleset.WithLogger(log)}
+	opts := []scaleset.HTTPOption{scaleset.WithRetryableHTTPClint(c.retryableClient()), scaleset.WithLogger(canceledAtDebug(log))}
 	var (
 		ss  *scaleset.Client
 		err error

@@ -23,11 +23,13 @@ const (
 	DefaultZombieGrace = 2 * time.Minute
 	// DefaultStopGrace is the time between SIGTERM and SIGKILL.
 	DefaultStopGrace = 30 * time.Second
-	// DefaultJobWordGrace is how long an attempt whose runner exited 0 with
-	// no job known waits for GitHub's word of a job (a JobStarted or
+	// DefaultJobWordGrace caps how long an attempt whose runner exited 0
+	// with no job known waits for GitHub's word of a job (a JobStarted or
 	// JobCompleted event that lags the exit) before it is concluded
-	// ExitedIdleWithoutWork. Its slot is free meanwhile.
-	DefaultJobWordGrace = 30 * time.Second
+	// ExitedIdleWithoutWork. The wait ends sooner, at the first demand
+	// figure taken after the exit; the cap, two classic polls, is for a
+	// silent source. Its slot is free meanwhile.
+	DefaultJobWordGrace = time.Minute
 	// DefaultScaleDownAfter is how long a runner must have been idle before
 	// a scale-down may remove it, so a demand figure that lags a new job
 	// does not churn runners.

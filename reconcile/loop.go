@@ -55,6 +55,9 @@ type Loop struct {
 	watchErr   string
 	status     loopStatus
 	refusals   map[rm.PolicyID]Refusal
+	// pauses: which policies' launches are paused for failures (logged
+	// when a pause starts and ends).
+	pauses pauseLog
 
 	passMu  sync.Mutex // one pass at a time; guards the fields below
 	watched map[rm.AttemptID]bool

@@ -10,13 +10,15 @@ import (
 // gone: the journal, GitHub's word, the exit code and the manager's own
 // doings. outcomeFor concludes from them alone.
 type exitFacts struct {
-	// job: a job was started on it (a JobStarted event named it, the runner
-	// list showed it busy, or the journal has it busy).
+	// job: a job was started on it (a JobStarted or JobCompleted event
+	// named it, the runner list showed it busy, or the journal has it busy
+	// or names its job).
 	job bool
 	// ranJob: the runner left its own trace of a job (a Worker log in its
 	// root): it ran one, whether or not GitHub has said so yet. It counts
 	// as job.
-	ranJob       bool
+	ranJob bool
+	// jobCompleted: GitHub said its job completed.
 	jobCompleted bool
 	// exitCode is -1 when unknown (an adopted process, or one found gone).
 	exitCode int
@@ -24,32 +26,46 @@ type exitFacts struct {
 	// it: it ended while the manager was down.
 	goneAtAdopt bool
 	// listed: GitHub's runner list still holds its registration.
-	listed       bool
+	listed bool
+	// stop is why the manager stopped it; deregistered: the manager removed
+	// its registration (the runner then exits by itself).
 	stop         stopReason
 	deregistered bool
-	// waited: the job-word grace has passed since the exit was seen.
+	// waited: GitHub's word on its job can no longer be on its way: the
+	// demand source reported a figure taken after the exit was seen (its
+	// job events came with it), or the job-word grace passed, or a drain
+	// concludes with what it knows.
 	waited bool
 }
 
 // outcomeFor concludes an attempt from facts, or says to wait: an exit that
 // looks idle might still have run a job whose word has not arrived yet. A
-// job is known from GitHub's word or from the runner's own trace (ranJob).
+// job is known from GitHub's word, the journal, or the runner's own trace
+// (ranJob). The manager's own stops come before the exit code: a runner
+// that exits 143 after the manager's SIGTERM did not fail.
 //
-//	stop: start timeout                  → Failed(StartTimeout)
+//	stop: start timeout, no job          → Failed(StartTimeout)
 //	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
-//	stop: user                           → Failed(Stopped) during a job, else ExitedIdleWithoutWork
-//	gone while the manager was down      → CompletedJob with a job; after the grace
-//	                                       Failed(ProcessExitedUnexpectedly) if GitHub still
-//	                                       lists it, else Failed(Lost)
+//	stop: user, scale-down, drain, idle timeout, or deregistered by the manager:
+//	  no job                             → ExitedIdleWithoutWork, whatever the exit code
+//	  job completed, or exit 0           → CompletedJob
+//	  during a job                       → Failed(Stopped)
+//	gone while the manager was down      → CompletedJob with a job; else wait for the word,
+//	                                       then Failed(ProcessExitedUnexpectedly) if GitHub
+//	                                       still lists it, else Failed(Lost)
 //	exit 0 or unknown, with a job        → CompletedJob
-//	exit ≠ 0, job completed              → CompletedJob (the code is recorded)
-//	exit ≠ 0, during a job               → Failed(ProcessExitedUnexpectedly)
-//	exit 0 or unknown, deregistered by us → ExitedIdleWithoutWork
-//	exit 0 or unknown, nothing known      → wait; ExitedIdleWithoutWork after the grace
-//	exit ≠ 0                             → Failed(ProcessExitedUnexpectedly) with the code's meaning
+//	exit ≠ 0, job completed              → CompletedJob (the code is in the detail)
+//	exit ≠ 0, during a job               → Failed(ProcessExitedUnexpectedly); CompletedJob if
+//	                                       GitHub says later the job completed (lateOutcome)
+//	exit 0 or unknown, nothing known     → wait for the word; then ExitedIdleWithoutWork
+//	exit ≠ 0, no job                     → Failed(ProcessExitedUnexpectedly) with the code's meaning
 func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 	f.job = f.job || f.ranJob
-	switch f.stop {
+	stop := f.stop
+	if stop == stopNone && f.deregistered {
+		stop = stopScaleDown
+	}
+	switch stop {
 	case stopStartTimeout:
 		if !f.job {
 			return rm.FailedWith(rm.StartTimeout, "not seen online in time; stopped"), false
@@ -59,12 +75,18 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
 		}
 		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
-	case stopUser:
-		if f.job && !f.jobCompleted {
-			return rm.FailedWith(rm.Stopped, "stopped by a user during its job"), false
+	case stopUser, stopScaleDown, stopDrain, stopIdleTimeout:
+		by := "by the manager (" + string(stop) + ")"
+		if stop == stopUser {
+			by = "by a user"
 		}
-		if !f.job {
-			return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "stopped by a user"}, false
+		switch {
+		case !f.job:
+			return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: stoppedDetail(stop, f.exitCode)}, false
+		case f.jobCompleted || f.exitCode == 0:
+			return rm.Outcome{Kind: rm.CompletedJob, Detail: "stopped " + by + " after its job"}, false
+		default:
+			return rm.FailedWith(rm.Stopped, "stopped "+by+" during its job"), false
 		}
 	}
 	if f.goneAtAdopt {
@@ -91,12 +113,6 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 		return rm.FailedWith(rm.ProcessExitedUnexpectedly, exitMeaning(f.exitCode)+" during its job"), false
 	case !clean:
 		return rm.FailedWith(rm.ProcessExitedUnexpectedly, exitMeaning(f.exitCode)), false
-	case f.stop != stopNone || f.deregistered:
-		reason := f.stop
-		if reason == stopNone {
-			reason = stopScaleDown
-		}
-		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: string(reason)}, false
 	case !f.waited:
 		return rm.Outcome{}, true
 	case f.exitCode < 0:
@@ -104,6 +120,16 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 	default:
 		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "exited 0 without a job"}, false
 	}
+}
+
+// stoppedDetail explains an idle exit the manager caused: why it stopped
+// the runner and, when known, the code it exited with (143 or 137 after a
+// SIGTERM or SIGKILL, which say nothing against the runner).
+func stoppedDetail(why stopReason, code int) string {
+	if code > 0 {
+		return fmt.Sprintf("%s (exit code %d after the manager's stop)", why, code)
+	}
+	return string(why)
 }
 
 // exitMeaning explains a Runner.Listener exit code (DESIGN.md §7).

@@ -31,6 +31,9 @@ type pass struct {
 	quietUntil time.Time
 	quiet      bool
 	fresh      bool // the runner list was taken in this pass
+	// demandAt is when the demand figure this pass applied the events of
+	// was taken.
+	demandAt time.Time
 
 	next time.Time // earliest deadline seen
 
@@ -188,6 +191,9 @@ func (p *pass) applyEvents(ctx context.Context) {
 	l.mu.Lock()
 	events := l.events
 	l.events = nil
+	if l.demandKnown {
+		p.demandAt = l.demand.At
+	}
 	l.mu.Unlock()
 	var keep []github.JobEvent
 	for _, ev := range events {
@@ -227,13 +233,15 @@ func (p *pass) applyEvents(ctx context.Context) {
 	}
 }
 
-// nameJob fills in the job of an attempt that was concluded having run a
-// job GitHub had not named yet (the runner's own trace told the pass), when
-// a later event names its runner. The attempt stays as it ended.
+// nameJob takes GitHub's word on the job of an attempt this loop already
+// concluded, when a later event names its runner: it names the job of one
+// concluded from the runner's own trace, and corrects one concluded idle,
+// lost or failed before GitHub's word came (lateOutcome), so no attempt
+// any source says ran a job is left recorded otherwise.
 func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 	l := p.l
 	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
-	if ev.JobID == 0 || !strings.HasPrefix(ev.RunnerName, prefix) {
+	if !strings.HasPrefix(ev.RunnerName, prefix) {
 		return
 	}
 	id, err := rm.ParseAttemptID(strings.TrimPrefix(ev.RunnerName, prefix))
@@ -241,13 +249,36 @@ func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 		return
 	}
 	a, err := l.cfg.Store.Attempt(ctx, id)
-	if err != nil || a.Live() || a.Job.ID != 0 || a.Outcome.Kind != rm.CompletedJob || p.byPolicy[a.Policy] == nil {
+	if err != nil || a.Live() || p.byPolicy[a.Policy] == nil {
 		return
 	}
-	a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
+	was := a.Outcome
+	o, correct := lateOutcome(a, ev)
+	name := a.Job.ID == 0 && ev.JobID != 0 && (correct || a.Outcome.Kind == rm.CompletedJob)
+	if !correct && !name {
+		return
+	}
+	if name {
+		a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
+	}
+	if correct {
+		if a.BusyAt.IsZero() {
+			a.BusyAt = a.EndedAt
+		}
+		a.State, a.Outcome = rm.StateFinished, o
+	}
 	a.UpdatedAt = l.cfg.Now()
-	if err := l.cfg.Store.RecordAttempt(ctx, a); err != nil {
-		l.log.Warn("could not name the job of an ended attempt", "attempt", id.String(), "job", ev.JobID, "err", err)
+	write := l.cfg.Store.RecordAttempt
+	if correct && was.Kind == rm.Failed {
+		write = l.cfg.Store.ForceAttempt // failed → finished: the table forbids it, the evidence says so
+	}
+	if err := write(ctx, a); err != nil {
+		l.log.Warn("could not record GitHub's word on the job of an ended attempt", "attempt", id.String(), "job", ev.JobID, "err", err)
+		return
+	}
+	if correct {
+		l.log.Info("ended attempt ran a job after all", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID,
+			"was", was.String(), "outcome", o.String())
 		return
 	}
 	l.log.Info("job named after its runner ended", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID, "job_name", ev.DisplayName)
@@ -435,9 +466,11 @@ func (p *pass) concludeExited(ctx context.Context) {
 			listed:       listed && l.listed,
 			stop:         rt.stop,
 			deregistered: rt.deregistered,
-			// A drain concludes with what is known: it waits for jobs, not
-			// for words about them.
-			waited: p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace || l.draining.Load(),
+			// GitHub's word is in once the demand source reported a figure
+			// taken after the exit; JobWordGrace caps the wait for a silent
+			// one. A drain concludes with what is known: it waits for jobs,
+			// not for words about them.
+			waited: p.wordAfter(rt.exitSeenAt) || p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace || l.draining.Load(),
 		}
 		if f.goneAtAdopt && !f.job && f.waited && (!l.listed || l.listAt.Before(rt.exitSeenAt)) {
 			// Lost or not depends on GitHub's list, taken after the loss.
@@ -543,7 +576,9 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	default:
 		it.log.Info("attempt ended", args...)
 	}
-	id, runnerID, failed := a.ID, a.GitHubRunnerID, o.Kind == rm.Failed
+	// A root is kept for debugging only when the runner failed: not after
+	// a stop during a job, which is the manager's or a user's doing.
+	id, runnerID, failed := a.ID, a.GitHubRunnerID, o.Kind == rm.Failed && o.Reason != rm.Stopped
 	launched := o.Reason != rm.RegistrationFailed // else no directory was made
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {

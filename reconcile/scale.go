@@ -15,7 +15,9 @@ import (
 // failingReasons are the failures that count against
 // MaxFailedLaunchesPerMinute when they came before any job: a runner that
 // could not be registered, started or kept alive. Lost and Stopped say
-// nothing of the next launch.
+// nothing of the next launch, nor does GitHubUnavailable (GitHub failed,
+// not the runner: the loop backs off for that); the manager's own stops
+// are not failures at all (outcomeFor).
 var failingReasons = map[rm.FailureReason]bool{
 	rm.RegistrationFailed:        true,
 	rm.LaunchFailed:              true,
@@ -252,13 +254,18 @@ func (p *pass) refuse(pol *rm.Policy, r Refusal) {
 
 // launchBudgets returns, per active policy, how many launches may still
 // fail within the last minute: MaxFailedLaunchesPerMinute minus the
-// failures the journal shows (so a restart does not reset the count). A
-// policy at 0 launches nothing until its oldest failure leaves the window.
+// failures the journal shows (so a restart does not reset the count) and
+// minus the launches of the minute whose failure may still come (not yet
+// seen online, busy or concluded: unproven), so the cap holds for runners
+// that take seconds to fail. A policy whose failures reach the cap
+// launches nothing until its oldest failure leaves the window; the pause is
+// logged when it starts and when it ends.
 func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 	l := p.l
 	budgets := make(map[rm.PolicyID]int)
 	window := p.now.Add(-time.Minute)
 	capN := l.cfg.MaxFailedLaunchesPerMinute
+	pending := p.unproven(window)
 	for _, pol := range p.policies {
 		if !pol.Active() {
 			continue
@@ -278,15 +285,20 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 				ends = append(ends, a.EndedAt)
 			}
 		}
-		budgets[pol.ID] = max(capN-len(ends), 0)
+		budgets[pol.ID] = max(capN-len(ends)-pending[pol.ID], 0)
 		if len(ends) < capN {
+			if l.pauses.set(pol.ID, false) {
+				l.log.Info("launches resume", "policy", pol.Name, "failed_last_minute", len(ends))
+			}
 			continue
 		}
 		slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
 		until := ends[len(ends)-capN].Add(time.Minute)
 		p.deadline(until)
 		p.note(pol.ID, fmt.Sprintf("%d launches failed in the last minute; launching again at %s", len(ends), until.Format(time.TimeOnly)))
-		l.log.Warn("launches paused: too many failures", "policy", pol.Name, "failed", len(ends), "until", until.Format(time.RFC3339))
+		if l.pauses.set(pol.ID, true) {
+			l.log.Warn("launches paused: too many failures", "policy", pol.Name, "failed", len(ends), "until", until.Format(time.RFC3339))
+		}
 	}
 	return budgets
 }

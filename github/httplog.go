@@ -1,0 +1,56 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+)
+
+// canceledAtDebug wraps the logger handed to an HTTP client that logs each
+// failed request itself (actions/scaleset's retryablehttp logs "request
+// failed" at ERROR): a request that failed because its context was
+// canceled is a normal stop, not an error, so it is logged at DEBUG. Every
+// other record passes unchanged; the caller gets the error either way.
+func canceledAtDebug(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return nil
+	}
+	return slog.New(canceledHandler{log.Handler()})
+}
+
+type canceledHandler struct{ slog.Handler }
+
+func (h canceledHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level <= slog.LevelDebug || !canceled(r) {
+		return h.Handler.Handle(ctx, r)
+	}
+	if !h.Handler.Enabled(ctx, slog.LevelDebug) {
+		return nil
+	}
+	d := slog.NewRecord(r.Time, slog.LevelDebug, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		d.AddAttrs(a)
+		return true
+	})
+	return h.Handler.Handle(ctx, d)
+}
+
+func (h canceledHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return canceledHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h canceledHandler) WithGroup(name string) slog.Handler {
+	return canceledHandler{h.Handler.WithGroup(name)}
+}
+
+// canceled reports whether a record carries an error of a canceled context.
+func canceled(r slog.Record) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && errors.Is(err, context.Canceled) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
