@@ -2,6 +2,8 @@ package github_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"testing"
 	"time"
@@ -174,4 +176,61 @@ func TestClassicOrgWebhooksVerified(t *testing.T) {
 	ct.Nudge()
 	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, before, env.remaining(), "an unchanged job is revalidated for free")
+}
+
+// TestClassicWebhookReplayAddsNoDemand: an organization target fed by the
+// real webhook receiver; once its job completed, the queued delivery
+// replayed (same signed body, new delivery id) leaves the demand at 0.
+func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a fake runner")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	env := newFakeEnv(t, "PAT")
+	org, err := rm.Organization("octo-org")
+	require.NoError(t, err)
+	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
+
+	id := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 10 * time.Millisecond})
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
+
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
+	jit, err := ct.JITConfig(t.Context(), prefix+"hooked")
+	require.NoError(t, err)
+	m.launch(jit)
+	require.Eventually(t, func() bool {
+		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+	}, 30*time.Second, 10*time.Millisecond, "the completed webhook nudges a look that finds it done")
+	d, _ := log.last()
+	assert.Equal(t, 0, d.Wanted)
+	assert.Equal(t, prefix+"hooked", eventsOf(log.events(), github.JobCompleted)[0].RunnerName)
+
+	var queued string
+	for _, dl := range env.fake.Deliveries() {
+		if dl.JobID == id && dl.Action == "queued" {
+			queued = dl.ID
+		}
+	}
+	require.NotEmpty(t, queued)
+	polls := log.count()
+	replay, err := env.fake.ReplayWebhook(t.Context(), queued)
+	require.NoError(t, err)
+	for _, dl := range env.fake.Deliveries() {
+		if dl.ID == replay {
+			assert.Equal(t, http.StatusOK, dl.Status, "the receiver took the replay (its signature is valid)")
+		}
+	}
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	d, _ = log.last()
+	assert.Equal(t, 0, d.Wanted, "a replayed webhook adds no demand")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m.drain(ctx)
 }
