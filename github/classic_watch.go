@@ -120,6 +120,9 @@ type runState struct {
 	updated time.Time
 	fetched bool // its jobs were read at this status
 	jobs    []int64
+	// left is when the run was first found off the queued and in-progress
+	// lists with jobs not completed (waiting for an approval, say).
+	left time.Time
 }
 
 type trackedJob struct {
@@ -598,9 +601,27 @@ func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID in
 		open = open || st.status != "completed"
 	}
 	w.mu.Unlock()
-	if r == nil && !open {
+	switch {
+	case r == nil && !open:
 		delete(w.runs, runID)
-	} else {
+	case r == nil:
+		// Off the lists, not done: re-read (for free while unchanged)
+		// for an hour, then forgotten with its jobs.
+		rs.left = now
+		if prev := w.runs[runID]; prev != nil && !prev.left.IsZero() {
+			rs.left = prev.left
+		}
+		if now.Sub(rs.left) > recentFor {
+			w.mu.Lock()
+			for _, id := range rs.jobs {
+				delete(w.jobs, id)
+			}
+			w.mu.Unlock()
+			delete(w.runs, runID)
+			break
+		}
+		w.runs[runID] = rs
+	default:
 		w.runs[runID] = rs
 	}
 	return evs, nil
