@@ -2,10 +2,8 @@ package github
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -31,8 +29,14 @@ type ClassicOptions struct {
 	// job counts as demand only while it runs on one of our runners.
 	NamePrefix string
 	// PollInterval between two demand polls of a repository (default
-	// 30 s); a webhook nudge polls at once.
+	// 30 s); a webhook nudge polls at once. Targets of one scope share
+	// one poll, at the shortest interval any of them asks.
 	PollInterval time.Duration
+	// BusyPollInterval replaces PollInterval while the last poll left
+	// queued jobs unread because the figure already kept every target
+	// launching (or, for an organization, while webhook-named jobs are
+	// being followed): default 5 s, at most PollInterval.
+	BusyPollInterval time.Duration
 	// WorkFolder is the runner's work directory, relative to its root
 	// (default "_work").
 	WorkFolder string
@@ -43,30 +47,28 @@ type ClassicOptions struct {
 // ClassicTarget is a classic-mode target: runners registered with REST
 // generate-jitconfig under a label set, demand polled from a repository's
 // queued and in-progress jobs (conditional requests: an unchanged poll
-// costs no quota) or, for an organization or enterprise, learned from
-// workflow_job webhooks passed to Notify. Min idle is the reconcile loop's
-// business; without webhooks an organization target sees no demand.
+// costs no quota) by a watcher shared with every classic target of the
+// repository or, for an organization or enterprise, from the jobs that
+// workflow_job webhooks passed to Notify name, as the API reports them.
+// Min idle is the reconcile loop's business; without webhooks an
+// organization target sees no demand.
 type ClassicTarget struct {
 	c      *Client
 	target rm.ScaleTarget
 	opts   ClassicOptions
 	labels []string
 	log    *slog.Logger
-	nudge  chan struct{}
 
 	groupMu sync.Mutex
 	groupID int64
-
-	mu      sync.Mutex
-	known   map[int64]jobState // jobs seen by the last poll
-	primed  bool
-	hooked  map[int64]jobState // jobs learned from webhooks
-	pending []JobEvent         // webhook events not yet reported
 }
 
 var _ Target = (*ClassicTarget)(nil)
 
+// jobState is a job as the API last said.
 type jobState struct {
+	id         int64
+	repo       string
 	status     string
 	runID      int64
 	runnerID   int64
@@ -96,6 +98,10 @@ func NewClassicTarget(c *Client, target rm.ScaleTarget, opts ClassicOptions) (*C
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 30 * time.Second
 	}
+	if opts.BusyPollInterval <= 0 {
+		opts.BusyPollInterval = 5 * time.Second
+	}
+	opts.BusyPollInterval = min(opts.BusyPollInterval, opts.PollInterval)
 	if opts.WorkFolder == "" {
 		opts.WorkFolder = "_work"
 	}
@@ -109,9 +115,7 @@ func NewClassicTarget(c *Client, target rm.ScaleTarget, opts ClassicOptions) (*C
 	}
 	return &ClassicTarget{
 		c: c, target: target, opts: opts, labels: labels,
-		log:   log.With("target", target.String()),
-		nudge: make(chan struct{}, 1),
-		known: map[int64]jobState{}, hooked: map[int64]jobState{},
+		log: log.With("target", target.String()),
 	}, nil
 }
 
@@ -121,11 +125,10 @@ func (t *ClassicTarget) Labels() []string { return slices.Clone(t.labels) }
 // Close holds nothing in classic mode.
 func (t *ClassicTarget) Close(context.Context) error { return nil }
 
-// Nudge makes Watch poll at once.
+// Nudge makes the scope's watcher poll at once (at most once a second).
 func (t *ClassicTarget) Nudge() {
-	select {
-	case t.nudge <- struct{}{}:
-	default:
+	if w := t.c.classic.existing(t.target.Scope); w != nil {
+		w.Nudge()
 	}
 }
 
@@ -376,32 +379,25 @@ func listRESTRunners(ctx context.Context, c *gh.Client, s rm.Scope, prefix strin
 	}
 }
 
-// Notify takes a workflow_job webhook: for a repository target it nudges
-// the poll; for an organization or enterprise it is the demand itself.
-// Events of other scopes or label sets are ignored.
+// Notify takes a workflow_job webhook as a nudge to look, never as
+// demand: a signed payload can be replayed under a new delivery id. For a
+// repository it makes the shared watcher poll now; for an organization or
+// enterprise the job it names is tracked and read from the API (GET
+// /repos/{owner}/{repo}/actions/jobs/{id}, conditional) until it
+// completes, and only what the API says counts. Events of other scopes or
+// label sets are ignored.
 func (t *ClassicTarget) Notify(ev WorkflowJobEvent) {
 	if !t.concerns(ev) || !MatchLabels(ev.Labels, t.labels) {
 		return
 	}
-	if t.target.Scope.Kind != rm.ScopeRepository {
-		if ev.At.IsZero() {
-			ev.At = t.c.cfg.Now()
-		}
-		t.mu.Lock()
-		prev, had := t.hooked[ev.JobID]
-		st := jobState{status: ev.Action, runID: ev.RunID, runnerID: ev.RunnerID, runnerName: ev.RunnerName,
-			conclusion: ev.Conclusion, workflow: ev.WorkflowName, name: ev.JobName, labels: ev.Labels, seen: ev.At}
-		if ev.Action == "completed" {
-			delete(t.hooked, ev.JobID)
-		} else if !had || prev.status != "completed" {
-			t.hooked[ev.JobID] = st
-		}
-		if je, ok := ev.JobEvent(); ok {
-			t.pending = append(t.pending, je)
-		}
-		t.mu.Unlock()
+	w := t.c.classic.existing(t.target.Scope)
+	if w == nil {
+		return // nobody watches: the first poll will look anyway
 	}
-	t.Nudge()
+	if t.target.Scope.Kind != rm.ScopeRepository {
+		w.track(ev.JobID, ev.Repository)
+	}
+	w.Nudge()
 }
 
 func (t *ClassicTarget) concerns(ev WorkflowJobEvent) bool {
@@ -417,68 +413,31 @@ func (t *ClassicTarget) concerns(ev WorkflowJobEvent) bool {
 	}
 }
 
-// counts reports whether a job in state st is demand for this target.
-func (t *ClassicTarget) counts(st jobState) bool {
-	switch st.status {
-	case "queued":
-		return true
-	case "in_progress":
-		return t.opts.NamePrefix == "" || strings.HasPrefix(st.runnerName, t.opts.NamePrefix)
-	}
-	return false
-}
-
 // Watch reports the target's demand until ctx ends (nil) or GitHub refuses
-// the credentials or the scope (ErrUnauthorized, ErrNotFound). A
-// repository is polled every PollInterval and at once on Nudge or Notify;
-// while a rate limit holds, Watch waits for its reset; other errors are
-// logged and retried with backoff. maxCapacity is not used in classic mode.
-func (t *ClassicTarget) Watch(ctx context.Context, _ func() int, report func(Demand)) error {
-	if t.target.Scope.Kind != rm.ScopeRepository {
-		return t.watchHooks(ctx, report)
-	}
-	failures := 0
-	for {
-		d, err := t.poll(ctx)
-		wait := t.opts.PollInterval
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err == nil:
-			failures = 0
-			report(d)
-		case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrNotFound):
-			return err
-		default:
-			if rle, ok := asRateLimit(err); ok {
-				wait = max(rle.Reset.Sub(t.c.cfg.Now()), time.Second)
-				t.log.Warn("demand poll waits for the rate limit to lift", "until", rle.Reset, "secondary", rle.Secondary)
-			} else {
-				wait = watchBackoff(failures)
-				failures++
-				t.log.Warn("demand poll failed, retrying", "error", err.Error(), "wait", wait)
-			}
-			if err := t.c.cfg.Sleep(ctx, wait); err != nil {
-				return nil
-			}
-			continue
-		}
-		if err := t.waitNudge(ctx, wait); err != nil {
-			return nil
-		}
-	}
-}
-
-func (t *ClassicTarget) waitNudge(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+// the credentials or the scope (ErrUnauthorized, ErrNotFound). Every
+// classic target of one scope on one Client shares one watcher, and so one
+// poll: a repository's queued and in-progress runs and the jobs of the
+// runs that changed, conditional requests all (an unchanged answer costs
+// no quota), every PollInterval, every BusyPollInterval while more is
+// queued than the figure says, and at once on Nudge or Notify. The figure
+// counts the matching jobs queued and in progress on this host's runners;
+// the events name the runner of each job started or completed, on the
+// first report too (jobs running and jobs completed within the hour), so
+// that runners that ended while the manager was down are known to have
+// run a job. While a rate limit holds, the watcher waits for its reset;
+// other errors are retried with backoff. maxCapacity bounds how many
+// queued jobs the poll needs to read to keep the target launching.
+func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
+	sub := &demandSub{labels: t.labels, prefix: t.opts.NamePrefix, idle: t.opts.PollInterval, busy: t.opts.BusyPollInterval,
+		capacity: maxCapacity, report: report, fatal: make(chan error, 1)}
+	w := t.c.classic.watcher(t.c, t.target.Scope, t.log, sub)
+	defer w.release(sub)
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.nudge:
-	case <-timer.C:
+		return nil
+	case err := <-sub.fatal:
+		return err
 	}
-	return nil
 }
 
 // watchBackoff is the wait after n consecutive failures: 1 s doubling to
@@ -488,141 +447,8 @@ func watchBackoff(n int) time.Duration {
 	return lim.backoff(n)
 }
 
-// watchHooks reports demand learned from webhooks (organization and
-// enterprise scopes): at once on each Notify, else every PollInterval.
-// Jobs not heard of for a day are forgotten (a missed completed event).
-func (t *ClassicTarget) watchHooks(ctx context.Context, report func(Demand)) error {
-	for {
-		now := t.c.cfg.Now()
-		t.mu.Lock()
-		d := Demand{At: now, Events: t.pending}
-		t.pending = nil
-		for id, st := range t.hooked {
-			if now.Sub(st.seen) > 24*time.Hour {
-				delete(t.hooked, id)
-				continue
-			}
-			if t.counts(st) {
-				d.Wanted++
-			}
-		}
-		t.mu.Unlock()
-		report(d)
-		if err := t.waitNudge(ctx, t.opts.PollInterval); err != nil {
-			return nil
-		}
-	}
-}
-
-// poll counts the repository's matching jobs: runs queued and in progress,
-// then their jobs, every list a conditional request.
-func (t *ClassicTarget) poll(ctx context.Context) (Demand, error) {
-	owner, repo, _ := strings.Cut(t.target.Scope.Name, "/")
-	runIDs := map[int64]bool{}
-	for _, status := range []string{"queued", "in_progress"} {
-		opts := &gh.ListWorkflowRunsOptions{Status: status, ListOptions: gh.ListOptions{PerPage: 100}}
-		for {
-			runs, resp, err := t.c.gh.Actions.ListRepositoryWorkflowRuns(ctx, owner, repo, opts)
-			if err != nil {
-				return Demand{}, restError(err, "list "+status+" workflow runs of "+t.target.Scope.Name, t.target.Scope)
-			}
-			for _, r := range runs.WorkflowRuns {
-				runIDs[r.GetID()] = true
-			}
-			if resp.NextPage == 0 {
-				break
-			}
-			opts.Page = resp.NextPage
-		}
-	}
-	now := t.c.cfg.Now()
-	seen := map[int64]jobState{}
-	ids := slices.Sorted(maps.Keys(runIDs))
-	for _, id := range ids {
-		if err := t.runJobs(ctx, owner, repo, id, now, seen); err != nil {
-			return Demand{}, err
-		}
-	}
-
-	// Only Watch polls: known and primed are read and written here alone.
-	t.mu.Lock()
-	known, primed := t.known, t.primed
-	t.mu.Unlock()
-	var events []JobEvent
-	if primed {
-		// A job we saw queued or running whose run left both lists ended
-		// (or was cancelled): ask its run once how.
-		var gone []int64
-		for id, prev := range known {
-			if _, ok := seen[id]; !ok && prev.status != "completed" && !slices.Contains(gone, prev.runID) {
-				gone = append(gone, prev.runID)
-			}
-		}
-		slices.Sort(gone)
-		for _, runID := range gone {
-			if err := t.runJobs(ctx, owner, repo, runID, now, seen); err != nil {
-				t.log.Debug("cannot learn how a finished run's jobs ended", "run", runID, "error", err.Error())
-			}
-		}
-		for _, id := range slices.Sorted(maps.Keys(seen)) {
-			st, prev := seen[id], known[id]
-			started := st.runnerName != "" && (st.status == "in_progress" || st.status == "completed")
-			if started && (prev.runnerName == "" || prev.status == "queued") {
-				events = append(events, st.event(JobStarted, id, now))
-			}
-			if st.status == "completed" && prev.status != "completed" {
-				events = append(events, st.event(JobCompleted, id, now))
-			}
-		}
-	}
-	d := Demand{At: now, Events: events}
-	for id, st := range seen {
-		if st.status == "completed" {
-			if _, stillListed := runIDs[st.runID]; !stillListed {
-				delete(seen, id) // its run is over: forget it
-				continue
-			}
-		}
-		if t.counts(st) {
-			d.Wanted++
-		}
-	}
-	t.mu.Lock()
-	t.known, t.primed = seen, true
-	t.mu.Unlock()
-	return d, nil
-}
-
-// runJobs adds the matching jobs of one run to seen.
-func (t *ClassicTarget) runJobs(ctx context.Context, owner, repo string, runID int64, now time.Time, seen map[int64]jobState) error {
-	opts := &gh.ListWorkflowJobsOptions{Filter: "latest", ListOptions: gh.ListOptions{PerPage: 100}}
-	for {
-		jobs, resp, err := t.c.gh.Actions.ListWorkflowJobs(ctx, owner, repo, runID, opts)
-		if err != nil {
-			status, _, _ := statusOf(err)
-			if status == http.StatusNotFound {
-				return nil // the run was deleted meanwhile
-			}
-			return restError(err, fmt.Sprintf("list jobs of run %d of %s", runID, t.target.Scope.Name), t.target.Scope)
-		}
-		for _, j := range jobs.Jobs {
-			if !MatchLabels(j.Labels, t.labels) {
-				continue
-			}
-			seen[j.GetID()] = jobState{
-				status: j.GetStatus(), runID: j.GetRunID(), runnerID: j.GetRunnerID(), runnerName: j.GetRunnerName(),
-				conclusion: j.GetConclusion(), workflow: j.GetWorkflowName(), name: j.GetName(), labels: j.Labels, seen: now,
-			}
-		}
-		if resp.NextPage == 0 {
-			return nil
-		}
-		opts.Page = resp.NextPage
-	}
-}
-
-func (st jobState) event(kind JobEventKind, id int64, at time.Time) JobEvent {
-	e := JobEvent{Kind: kind, JobID: id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
+func (st *jobState) event(kind JobEventKind, at time.Time) JobEvent {
+	e := JobEvent{Kind: kind, JobID: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
 		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at}
 	if kind == JobCompleted {
 		e.Result = st.conclusion

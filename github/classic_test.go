@@ -265,36 +265,6 @@ func TestClassicDemandWaitsOutRateLimit(t *testing.T) {
 	assert.Equal(t, 0, log.count())
 }
 
-func TestClassicOrgDemandFromWebhooks(t *testing.T) {
-	env := newFakeEnv(t, "PAT")
-	org, err := rm.Organization("octo-org")
-	require.NoError(t, err)
-	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
-	log, _ := watch(t, ct, fixed(5))
-	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
-
-	ev := func(action string, id int64, runner string, labels ...string) github.WorkflowJobEvent {
-		return github.WorkflowJobEvent{Action: action, JobID: id, RunID: 1, Repository: "octo-org/app", Organization: "octo-org", Labels: labels, RunnerName: runner}
-	}
-	ct.Notify(ev("queued", 1, "", "self-hosted", "gpu"))
-	ct.Notify(ev("queued", 2, "", "gpu"))
-	ct.Notify(ev("queued", 3, "", "windows"))                                                                                                       // not our labels
-	ct.Notify(github.WorkflowJobEvent{Action: "queued", JobID: 4, Repository: "elsewhere/app", Organization: "elsewhere", Labels: []string{"gpu"}}) // not our org
-	require.Eventually(t, log.wanted(2), 5*time.Second, 10*time.Millisecond)
-
-	ct.Notify(ev("in_progress", 1, prefix+"r1", "self-hosted", "gpu"))
-	ct.Notify(ev("in_progress", 2, "someone-else", "gpu"))
-	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
-	ct.Notify(ev("completed", 1, prefix+"r1", "self-hosted", "gpu"))
-	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
-
-	evs := log.events()
-	require.Len(t, eventsOf(evs, github.JobStarted), 2)
-	done := eventsOf(evs, github.JobCompleted)
-	require.Len(t, done, 1)
-	assert.Equal(t, prefix+"r1", done[0].RunnerName)
-}
-
 func TestClassicFatalErrorsEndWatch(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	missing, err := rm.Repository("octo-org/missing")

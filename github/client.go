@@ -98,6 +98,8 @@ type Client struct {
 	log    *slog.Logger
 
 	limiter *limiter
+	// classic holds the demand watchers its classic targets share.
+	classic demandHub
 	// rest sends REST calls: auth, then the limiter (budget, retries, ETags).
 	rest *http.Client
 	gh   *gh.Client

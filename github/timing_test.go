@@ -85,7 +85,7 @@ func TestClassicWatchTiming(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		require.Equal(t, 1, reported(), "the poll resumes at the reset")
-		assert.Equal(t, 4, count(), "two run lists and one jobs list")
+		assert.Equal(t, 5, count(), "three run lists (queued, in progress, completed lately) and one jobs list")
 		at, n := report(0)
 		assert.Equal(t, reset, at, "at the reset, not later")
 		assert.Equal(t, 1, n, "only the job our labels match")

@@ -39,6 +39,8 @@ type BenchOptions struct {
 	// otherwise wait for the poll).
 	Classic     bool
 	ClassicPoll time.Duration
+	// Max replaces every policy's max runners (0 keeps the mix's).
+	Max int
 	// Seed makes the arrivals and the job mix repeatable (default 1).
 	Seed uint64
 	// DataDir, RunnerExecutable and Logger are as in Options.
@@ -220,6 +222,9 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		Name: "bench", Logger: opts.Logger, HostMemory: opts.HostMemory, Classic: opts.Classic}
 	for i := range opts.Policies {
 		pr := benchProfiles[i%len(benchProfiles)]
+		if opts.Max > 0 {
+			pr.max = opts.Max
+		}
 		w.Policies = append(w.Policies, worldPolicy{Name: fmt.Sprintf("bench-%02d", i+1), Max: pr.max, Estimate: pr.estimate})
 	}
 	if err := s.setUp(ctx, w); err != nil {
@@ -331,8 +336,13 @@ func RunBench(ctx context.Context, opts BenchOptions, progress func(Progress)) (
 	// spent: launches would wait for the hour's reset.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	lowest := -1
 	werr := b.Wait(ctx, 0, func(p Progress) {
-		if _, remaining, reset := b.server.RateLimit(); remaining == 0 {
+		_, remaining, reset := b.server.RateLimit()
+		if lowest < 0 || remaining < lowest {
+			lowest = remaining
+		}
+		if remaining == 0 {
 			cancel(fmt.Errorf("the REST quota (GitHub's hourly budget) was spent after %d of %d jobs; it resets at %s: run fewer --jobs (classic mode spends REST calls per job)",
 				p.Done, p.Total, reset.Format(time.TimeOnly)))
 		}
@@ -343,8 +353,14 @@ func RunBench(ctx context.Context, opts BenchOptions, progress func(Progress)) (
 	if cause := context.Cause(ctx); werr != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		werr = cause
 	}
-	b.Settle(ctx, 10*time.Second)
+	// Runners still live once the queue is empty are spare; those still
+	// live a poll (and 10 s) later are stranded.
+	liveAtEmpty := b.live(ctx)
+	b.Settle(ctx, max(10*time.Second, b.opts.ClassicPoll+10*time.Second))
+	stranded := b.live(ctx)
 	rep, err := b.Report(context.WithoutCancel(ctx))
+	rep.LiveWhenQueueEmptied, rep.Stranded = liveAtEmpty, stranded
+	rep.Calls.RESTBudgetLowest, rep.Calls.RESTBudgetExhausted = lowest, lowest == 0
 	if werr != nil {
 		return rep, werr
 	}
@@ -358,6 +374,17 @@ func RunBench(ctx context.Context, opts BenchOptions, progress func(Progress)) (
 		return rep, fmt.Errorf("only %d of %d jobs were served", rep.Served, rep.Queued)
 	}
 	return rep, nil
+}
+
+// live counts the journal's live attempts.
+func (b *Bench) live(ctx context.Context) int {
+	n := 0
+	for _, p := range b.policies {
+		if as, err := b.store.ActiveAttempts(ctx, p.ID); err == nil {
+			n += len(as)
+		}
+	}
+	return n
 }
 
 // timedLauncher is a launcher that notes when each launch was asked for,

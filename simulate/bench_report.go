@@ -66,6 +66,11 @@ type BenchReport struct {
 	JournalBytes int64 `json:"journal_bytes"`
 	// Attempts counts the journal's attempts by outcome.
 	Attempts map[string]int `json:"attempts"`
+	// LiveWhenQueueEmptied is how many attempts were live when the last
+	// job completed (spare runners); Stranded how many still were a
+	// demand poll and 10 s later (should be 0).
+	LiveWhenQueueEmptied int `json:"live_when_queue_emptied"`
+	Stranded             int `json:"runners_stranded"`
 }
 
 // Quantiles of a set of durations, in milliseconds.
@@ -133,6 +138,10 @@ type BenchCalls struct {
 	ScaleSetPerJob    float64 `json:"scale_set_per_job"`
 	RunnerCallsPerJob float64 `json:"runner_calls_per_job"`
 	CallLogTruncated  bool    `json:"call_log_truncated,omitempty"`
+	// RESTBudgetLowest is the least the fake's REST budget (GitHub's 5,000
+	// an hour) had left during the run; RESTBudgetExhausted says it hit 0.
+	RESTBudgetLowest    int  `json:"rest_budget_lowest"`
+	RESTBudgetExhausted bool `json:"rest_budget_exhausted"`
 	// ByRoute counts the manager's requests (REST and scale-set service)
 	// by route; "(304)" marks the REST ones answered Not Modified (free).
 	ByRoute map[string]int `json:"by_route"`

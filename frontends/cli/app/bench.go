@@ -23,6 +23,7 @@ type BenchCmd struct {
 	Out        string        `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
 	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
 	Poll       time.Duration `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 30s)." default:"500ms" placeholder:"DURATION"`
+	Max        int           `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
 	CPUProfile string        `name:"cpu-profile" help:"Write a CPU profile of this process over the run, for go tool pprof." placeholder:"FILE" type:"path"`
@@ -60,7 +61,7 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
-		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Seed: c.Seed}
+		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Max: c.Max, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
 		opts.Logger = a.Logger()
 	}
@@ -148,6 +149,8 @@ func printBench(w io.Writer, r simulate.BenchReport) {
 	cl := r.Calls
 	fmt.Fprintf(w, "  GitHub calls per job: REST %.2f (%.2f charged to the rate limit), scale-set service %.2f; runners' own %.2f\n",
 		cl.RESTPerJob, cl.RESTChargedPerJob, cl.ScaleSetPerJob, cl.RunnerCallsPerJob)
+	fmt.Fprintf(w, "  REST budget:          lowest %d left (exhausted: %t); runners live when the queue emptied %d, stranded %d\n",
+		cl.RESTBudgetLowest, cl.RESTBudgetExhausted, r.LiveWhenQueueEmptied, r.Stranded)
 	fmt.Fprintf(w, "  this process:         %.2f CPU seconds (%.1f%% of one core; runners excluded, the fake GitHub included), peak RSS %s (%s)\n",
 		r.Daemon.CPUSeconds, r.Daemon.CPUPercentOfOneCore, formatSize(r.Daemon.PeakRSSBytes), r.Daemon.PeakRSSSource)
 	fmt.Fprintf(w, "  journal:              %s\n", formatSize(uint64(r.JournalBytes)))

@@ -1,0 +1,703 @@
+package github
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v88/github"
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// Bounds of what a demand watcher keeps in memory.
+const (
+	// recentJobs is how many completed jobs are remembered (at most an
+	// hour) for the evidence a target that starts watching late is told.
+	recentJobs = 2000
+	// recentFor is how long a completed job is remembered.
+	recentFor = time.Hour
+	// startupRuns is how many recently completed runs the first poll of a
+	// repository reads the jobs of: evidence for runners that ended while
+	// the manager was down.
+	startupRuns = 25
+	// maxTracked bounds the webhook-named jobs an organization or
+	// enterprise watcher re-checks.
+	maxTracked = 5000
+	// minPollGap spaces two polls of one scope however often it is nudged
+	// (a webhook flood, a replay).
+	minPollGap = time.Second
+)
+
+// demandHub holds a Client's demand watchers, one per scope, shared by
+// every classic target of that scope.
+type demandHub struct {
+	mu       sync.Mutex
+	watchers map[string]*scopeWatcher
+}
+
+// demandSub is one target's subscription to its scope's watcher.
+type demandSub struct {
+	labels   []string
+	prefix   string
+	idle     time.Duration
+	busy     time.Duration
+	capacity func() int
+	report   func(Demand)
+	// fatal receives the error that ended the watcher (credentials or
+	// scope refused).
+	fatal chan error
+
+	primed bool // has had its first report (with all the evidence known)
+}
+
+// counts reports whether a job in state st is demand for sub: queued, or
+// in progress on one of this host's runners (a job running elsewhere
+// needs no runner of ours).
+func (s *demandSub) counts(st *jobState) bool {
+	if !MatchLabels(st.labels, s.labels) {
+		return false
+	}
+	switch st.status {
+	case "queued":
+		return true
+	case "in_progress":
+		return s.prefix == "" || strings.HasPrefix(st.runnerName, s.prefix)
+	}
+	return false
+}
+
+// want is how many queued jobs sub should know of before a poll may
+// leave the rest of a repository's queued runs unread: twice what it may
+// run at once, and two more, so that it keeps launching until the next
+// poll.
+func (s *demandSub) want() int {
+	c := 1
+	if s.capacity != nil {
+		c = max(s.capacity(), 1)
+	}
+	return 2*c + 2
+}
+
+// scopeWatcher polls one scope's demand for every classic target of it
+// and fans each the jobs that match its labels. A repository is polled
+// (its queued and in-progress runs, the jobs of runs that changed, all
+// conditional requests); an organization or enterprise re-checks the jobs
+// webhooks named against the API.
+type scopeWatcher struct {
+	c     *Client
+	hub   *demandHub
+	key   string
+	scope rm.Scope
+	log   *slog.Logger
+	nudge chan struct{}
+
+	mu      sync.Mutex
+	refs    int
+	subs    map[*demandSub]struct{}
+	running bool
+	cancel  context.CancelFunc
+	polled  bool
+	at      time.Time            // of the last poll
+	jobs    map[int64]*jobState  // jobs queued or in progress, or not yet seen done
+	recent  []*jobState          // completed jobs, oldest first, bounded
+	tracked map[int64]trackedJob // organization scope: jobs webhooks named
+
+	// Poll state, read and written by the poll goroutine alone.
+	runs      map[int64]*runState
+	truncated bool // the last poll left queued runs unread
+}
+
+type runState struct {
+	status  string
+	updated time.Time
+	fetched bool // its jobs were read at this status
+	jobs    []int64
+	// left is when the run was first found off the queued and in-progress
+	// lists with jobs not completed (waiting for an approval, say).
+	left time.Time
+}
+
+type trackedJob struct {
+	repo  string
+	since time.Time
+}
+
+// watcher returns the scope's watcher with sub subscribed, starting its
+// poll if it is not running.
+func (h *demandHub) watcher(c *Client, scope rm.Scope, log *slog.Logger, sub *demandSub) *scopeWatcher {
+	w := h.subscribe(c, scope, log, sub)
+	// A target that joins a watcher that has polled learns the figure and
+	// the evidence at once, not a poll later.
+	w.fanOut(nil, true)
+	return w
+}
+
+func (h *demandHub) subscribe(c *Client, scope rm.Scope, log *slog.Logger, sub *demandSub) *scopeWatcher {
+	key := strings.ToLower(scope.String())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.watchers == nil {
+		h.watchers = map[string]*scopeWatcher{}
+	}
+	w := h.watchers[key]
+	if w == nil {
+		w = &scopeWatcher{c: c, hub: h, key: key, scope: scope, log: log.With("scope", scope.String()),
+			nudge: make(chan struct{}, 1), subs: map[*demandSub]struct{}{},
+			jobs: map[int64]*jobState{}, tracked: map[int64]trackedJob{}, runs: map[int64]*runState{}}
+		h.watchers[key] = w
+	}
+	w.mu.Lock()
+	w.refs++
+	w.subs[sub] = struct{}{}
+	start := !w.running
+	if start {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.running, w.cancel = true, cancel
+		go w.run(ctx)
+	}
+	w.mu.Unlock()
+	return w
+}
+
+// existing returns the scope's watcher if one runs.
+func (h *demandHub) existing(scope rm.Scope) *scopeWatcher {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.watchers[strings.ToLower(scope.String())]
+}
+
+// release ends sub's subscription; the last one stops the watcher.
+func (w *scopeWatcher) release(sub *demandSub) {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.subs[sub]; !ok {
+		return
+	}
+	delete(w.subs, sub)
+	w.refs--
+	if w.refs == 0 {
+		if w.cancel != nil {
+			w.cancel()
+		}
+		w.running = false
+		delete(w.hub.watchers, w.key)
+	}
+}
+
+// Nudge makes the watcher poll now (at most once a second).
+func (w *scopeWatcher) Nudge() {
+	select {
+	case w.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// interval is the wait before the next poll: the shortest busy interval
+// of the subscribers while the last poll left queued runs unread (there is
+// more work than the figure says), else the shortest idle one.
+func (w *scopeWatcher) interval() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var d time.Duration
+	for s := range w.subs {
+		x := s.idle
+		if w.truncated || (w.scope.Kind != rm.ScopeRepository && len(w.tracked) > 0) {
+			x = s.busy
+		}
+		if d == 0 || x < d {
+			d = x
+		}
+	}
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	return d
+}
+
+// run polls until ctx ends or GitHub refuses the credentials or the scope.
+func (w *scopeWatcher) run(ctx context.Context) {
+	failures := 0
+	for {
+		var (
+			events []JobEvent
+			err    error
+		)
+		if w.scope.Kind == rm.ScopeRepository {
+			events, err = w.pollRepo(ctx)
+		} else {
+			events, err = w.pollTracked(ctx)
+		}
+		wait := w.interval()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil:
+			failures = 0
+			w.fanOut(events, false)
+		case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrNotFound):
+			w.fail(err)
+			return
+		default:
+			if rle, ok := asRateLimit(err); ok {
+				wait = max(rle.Reset.Sub(w.c.cfg.Now()), time.Second)
+				w.log.Warn("demand poll waits for the rate limit to lift", "until", rle.Reset, "secondary", rle.Secondary)
+			} else {
+				wait = watchBackoff(failures)
+				failures++
+				w.log.Warn("demand poll failed, retrying", "error", err.Error(), "wait", wait)
+			}
+			if err := w.c.cfg.Sleep(ctx, wait); err != nil {
+				return
+			}
+			continue
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-w.nudge:
+		case <-timer.C:
+		}
+		timer.Stop()
+		if gap := minPollGap - w.c.cfg.Now().Sub(w.lastPoll()); gap > 0 {
+			if err := w.c.cfg.Sleep(ctx, gap); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (w *scopeWatcher) lastPoll() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.at
+}
+
+// fail tells every subscriber the error that ended the watcher.
+func (w *scopeWatcher) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running = false
+	for s := range w.subs {
+		select {
+		case s.fatal <- err:
+		default:
+		}
+	}
+}
+
+// fanOut reports to each subscriber its demand and the events of its
+// jobs; a subscriber's first report carries all the evidence the watcher
+// holds (jobs started and recently completed), so that nothing is
+// suppressed after a start.
+// With onlyNew, only subscribers not yet reported to are, and only once
+// the watcher has polled.
+func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew bool) {
+	type out struct {
+		sub *demandSub
+		d   Demand
+	}
+	var outs []out
+	w.mu.Lock()
+	if onlyNew && !w.polled {
+		w.mu.Unlock()
+		return
+	}
+	at := w.at
+	for s := range w.subs {
+		if onlyNew && s.primed {
+			continue
+		}
+		d := Demand{At: at}
+		for _, st := range w.jobs {
+			if s.counts(st) {
+				d.Wanted++
+			}
+		}
+		evs := events
+		if !s.primed {
+			evs = w.evidence()
+			s.primed = true
+		}
+		for _, e := range evs {
+			if MatchLabels(e.Labels, s.labels) {
+				d.Events = append(d.Events, e)
+			}
+		}
+		outs = append(outs, out{s, d})
+	}
+	w.mu.Unlock()
+	for _, o := range outs {
+		o.sub.report(o.d)
+	}
+}
+
+// evidence is every job event the watcher can vouch for now: runners that
+// hold jobs and runners whose jobs completed within the last hour. w.mu is
+// held.
+func (w *scopeWatcher) evidence() []JobEvent {
+	var evs []JobEvent
+	for _, id := range slices.Sorted(maps.Keys(w.jobs)) {
+		if st := w.jobs[id]; st.runnerName != "" && st.status == "in_progress" {
+			evs = append(evs, st.event(JobStarted, w.at))
+		}
+	}
+	for _, st := range w.recent {
+		if st.runnerName != "" {
+			evs = append(evs, st.event(JobStarted, w.at), st.event(JobCompleted, w.at))
+		}
+	}
+	return evs
+}
+
+// apply records a job's new state and returns the events its change
+// makes: JobStarted once a runner holds it, JobCompleted once it is done.
+// A job first seen done gives both. w.mu is held.
+func (w *scopeWatcher) apply(st *jobState, now time.Time) []JobEvent {
+	prev := w.jobs[st.id]
+	if prev == nil {
+		if i := slices.IndexFunc(w.recent, func(r *jobState) bool { return r.id == st.id }); i >= 0 {
+			return nil // already reported done
+		}
+	}
+	var evs []JobEvent
+	taken := st.runnerName != "" && (st.status == "in_progress" || st.status == "completed")
+	if taken && (prev == nil || prev.runnerName == "") {
+		evs = append(evs, st.event(JobStarted, now))
+	}
+	if st.status == "completed" {
+		if prev != nil && st.runnerName == "" {
+			st.runnerName, st.runnerID = prev.runnerName, prev.runnerID
+		}
+		evs = append(evs, st.event(JobCompleted, now))
+		delete(w.jobs, st.id)
+		st.seen = now
+		w.recent = append(w.recent, st)
+		if over := len(w.recent) - recentJobs; over > 0 {
+			w.recent = slices.Delete(w.recent, 0, over)
+		}
+		return evs
+	}
+	w.jobs[st.id] = st
+	return evs
+}
+
+// forget drops what is older than the memory bounds. w.mu is held.
+func (w *scopeWatcher) forget(now time.Time) {
+	w.recent = slices.DeleteFunc(w.recent, func(st *jobState) bool { return now.Sub(st.seen) > recentFor })
+}
+
+// pollRepo lists the repository's queued and in-progress runs and its
+// runs completed lately, and reads the jobs of the runs that need it:
+// every run in progress (revalidated: unchanged costs nothing), every
+// run that left the lists (to learn how its jobs ended and on which
+// runner), and the queued runs, newest first, until every subscriber knows
+// of enough jobs to keep launching until the next poll. The oldest queued
+// runs are the ones runners take first: leaving them unread until they
+// start reads most jobs once, not twice.
+func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
+	owner, repo, _ := strings.Cut(w.scope.Name, "/")
+	now := w.c.cfg.Now()
+	active := map[int64]*gh.WorkflowRun{}
+	for _, status := range []string{"queued", "in_progress"} {
+		runs, err := w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: status}, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			active[r.GetID()] = r
+		}
+	}
+	// Runs completed within the last hour or two (the filter moves once an
+	// hour, so that its URL, and its ETag, stay put), newest first.
+	since := now.Add(-recentFor).UTC().Truncate(time.Hour)
+	done, err := w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: "completed", Created: ">=" + since.Format(time.RFC3339)}, 1)
+	if err != nil {
+		return nil, err
+	}
+	doneByID := map[int64]*gh.WorkflowRun{}
+	for _, r := range done {
+		doneByID[r.GetID()] = r
+	}
+
+	w.mu.Lock()
+	first := !w.polled
+	w.mu.Unlock()
+
+	var read []int64      // runs whose jobs to read now
+	var queued []int64    // queued runs not read yet
+	var events []JobEvent // from runs completed without a read
+	for id, r := range active {
+		prev := w.runs[id]
+		switch r.GetStatus() {
+		case "in_progress":
+			read = append(read, id)
+		default:
+			if prev != nil && prev.fetched && prev.status == r.GetStatus() && prev.updated.Equal(r.GetUpdatedAt().Time) {
+				continue
+			}
+			queued = append(queued, id)
+		}
+	}
+	for id, prev := range w.runs {
+		if _, ok := active[id]; ok {
+			continue
+		}
+		// The run left the lists: completed (or deleted). A one-job run
+		// whose runner is known needs no read: the completed list says how
+		// it ended.
+		if r, ok := doneByID[id]; ok && prev.fetched && len(prev.jobs) == 1 {
+			w.mu.Lock()
+			st := w.jobs[prev.jobs[0]]
+			if st != nil && st.runnerName != "" {
+				c := *st
+				c.status, c.conclusion = "completed", r.GetConclusion()
+				events = append(events, w.apply(&c, now)...)
+				w.mu.Unlock()
+				delete(w.runs, id)
+				continue
+			}
+			w.mu.Unlock()
+		}
+		read = append(read, id)
+	}
+	if first {
+		// Evidence for runners that ended while the manager was down: the
+		// jobs of the runs completed last.
+		recent := slices.Clone(done)
+		slices.SortFunc(recent, func(a, b *gh.WorkflowRun) int { return b.GetUpdatedAt().Compare(a.GetUpdatedAt().Time) })
+		for _, r := range recent[:min(len(recent), startupRuns)] {
+			if _, ok := w.runs[r.GetID()]; !ok {
+				read = append(read, r.GetID())
+			}
+		}
+	}
+	slices.Sort(read)
+	read = slices.Compact(read)
+	for _, id := range read {
+		evs, err := w.readRun(ctx, owner, repo, id, active[id], now)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, evs...)
+	}
+
+	// Queued runs, newest first, while a subscriber knows of too few jobs.
+	slices.SortFunc(queued, func(a, b int64) int { return cmp.Compare(b, a) })
+	truncated := false
+	for i, id := range queued {
+		if !w.short() {
+			truncated = true
+			for _, rest := range queued[i:] {
+				if w.runs[rest] == nil {
+					w.runs[rest] = &runState{status: active[rest].GetStatus(), updated: active[rest].GetUpdatedAt().Time}
+				}
+			}
+			break
+		}
+		evs, err := w.readRun(ctx, owner, repo, id, active[id], now)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, evs...)
+	}
+
+	w.mu.Lock()
+	w.polled, w.at, w.truncated = true, now, truncated
+	w.forget(now)
+	w.mu.Unlock()
+	return events, nil
+}
+
+// short reports whether a subscriber knows of fewer queued jobs than it
+// wants.
+func (w *scopeWatcher) short() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs {
+		n := 0
+		for _, st := range w.jobs {
+			if st.status == "queued" && MatchLabels(st.labels, s.labels) {
+				n++
+			}
+		}
+		if n < s.want() {
+			return true
+		}
+	}
+	return false
+}
+
+// listRuns lists runs, every page, or at most pages when above 0.
+func (w *scopeWatcher) listRuns(ctx context.Context, owner, repo string, opts *gh.ListWorkflowRunsOptions, pages int) ([]*gh.WorkflowRun, error) {
+	opts.PerPage = 100
+	var out []*gh.WorkflowRun
+	for n := 1; ; n++ {
+		runs, resp, err := w.c.gh.Actions.ListRepositoryWorkflowRuns(ctx, owner, repo, opts)
+		if err != nil {
+			return nil, restError(err, "list "+opts.Status+" workflow runs of "+w.scope.Name, w.scope)
+		}
+		out = append(out, runs.WorkflowRuns...)
+		if resp.NextPage == 0 || (pages > 0 && n >= pages) {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// readRun reads the jobs of one run (conditional: unchanged costs
+// nothing) and records them; r is the run as listed (nil: left the lists).
+func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID int64, r *gh.WorkflowRun, now time.Time) ([]JobEvent, error) {
+	opts := &gh.ListWorkflowJobsOptions{Filter: "latest", ListOptions: gh.ListOptions{PerPage: 100}}
+	var states []*jobState
+	for {
+		jobs, resp, err := w.c.gh.Actions.ListWorkflowJobs(ctx, owner, repo, runID, opts)
+		if err != nil {
+			if status, _, _ := statusOf(err); status == http.StatusNotFound {
+				break // the run was deleted meanwhile
+			}
+			return nil, restError(err, fmt.Sprintf("list jobs of run %d of %s", runID, w.scope.Name), w.scope)
+		}
+		for _, j := range jobs.Jobs {
+			states = append(states, jobOf(j, now))
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	rs := &runState{fetched: true}
+	if prev := w.runs[runID]; prev != nil {
+		// Jobs the run no longer lists (a deleted run, a re-run's older
+		// attempt) are not demand any more.
+		w.mu.Lock()
+		for _, id := range prev.jobs {
+			if !slices.ContainsFunc(states, func(st *jobState) bool { return st.id == id }) {
+				delete(w.jobs, id)
+			}
+		}
+		w.mu.Unlock()
+	}
+	if r != nil {
+		rs.status, rs.updated = r.GetStatus(), r.GetUpdatedAt().Time
+	}
+	var evs []JobEvent
+	open := false
+	w.mu.Lock()
+	for _, st := range states {
+		rs.jobs = append(rs.jobs, st.id)
+		evs = append(evs, w.apply(st, now)...)
+		open = open || st.status != "completed"
+	}
+	w.mu.Unlock()
+	switch {
+	case r == nil && !open:
+		delete(w.runs, runID)
+	case r == nil:
+		// Off the lists, not done: re-read (for free while unchanged)
+		// for an hour, then forgotten with its jobs.
+		rs.left = now
+		if prev := w.runs[runID]; prev != nil && !prev.left.IsZero() {
+			rs.left = prev.left
+		}
+		if now.Sub(rs.left) > recentFor {
+			w.mu.Lock()
+			for _, id := range rs.jobs {
+				delete(w.jobs, id)
+			}
+			w.mu.Unlock()
+			delete(w.runs, runID)
+			break
+		}
+		w.runs[runID] = rs
+	default:
+		w.runs[runID] = rs
+	}
+	return evs, nil
+}
+
+func jobOf(j *gh.WorkflowJob, now time.Time) *jobState {
+	return &jobState{id: j.GetID(),
+		status: j.GetStatus(), runID: j.GetRunID(), runnerID: j.GetRunnerID(), runnerName: j.GetRunnerName(),
+		conclusion: j.GetConclusion(), workflow: j.GetWorkflowName(), name: j.GetName(), labels: j.Labels, seen: now,
+	}
+}
+
+// track notes a job a webhook named, for an organization or enterprise
+// watcher to verify against the API; the webhook's own word is not
+// counted.
+func (w *scopeWatcher) track(jobID int64, repo string) {
+	if jobID == 0 || !strings.Contains(repo, "/") {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.tracked[jobID]; ok {
+		return
+	}
+	if slices.ContainsFunc(w.recent, func(st *jobState) bool { return st.id == jobID }) {
+		return // known done
+	}
+	if len(w.tracked) >= maxTracked {
+		var oldest int64
+		var at time.Time
+		for id, tj := range w.tracked {
+			if oldest == 0 || tj.since.Before(at) {
+				oldest, at = id, tj.since
+			}
+		}
+		delete(w.tracked, oldest)
+		delete(w.jobs, oldest)
+	}
+	w.tracked[jobID] = trackedJob{repo: repo, since: w.c.cfg.Now()}
+}
+
+// pollTracked re-reads each job webhooks named (GET
+// /repos/{owner}/{repo}/actions/jobs/{id}, conditional) until it
+// completes: only what the API says is demand.
+func (w *scopeWatcher) pollTracked(ctx context.Context) ([]JobEvent, error) {
+	now := w.c.cfg.Now()
+	w.mu.Lock()
+	tracked := maps.Clone(w.tracked)
+	w.mu.Unlock()
+	var events []JobEvent
+	for _, id := range slices.Sorted(maps.Keys(tracked)) {
+		tj := tracked[id]
+		owner, repo, _ := strings.Cut(tj.repo, "/")
+		j, _, err := w.c.gh.Actions.GetWorkflowJobByID(ctx, owner, repo, id)
+		if status, _, _ := statusOf(err); status == http.StatusNotFound {
+			w.mu.Lock()
+			delete(w.tracked, id)
+			delete(w.jobs, id)
+			w.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return nil, restError(err, fmt.Sprintf("get job %d of %s", id, tj.repo), w.scope)
+		}
+		st := jobOf(j, now)
+		st.repo = tj.repo
+		w.mu.Lock()
+		events = append(events, w.apply(st, now)...)
+		if st.status == "completed" {
+			delete(w.tracked, id)
+		}
+		w.mu.Unlock()
+	}
+	w.mu.Lock()
+	w.polled, w.at = true, now
+	w.forget(now)
+	w.mu.Unlock()
+	return events, nil
+}

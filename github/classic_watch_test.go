@@ -1,0 +1,236 @@
+package github_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"testing"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// routeRepoJob is the fake's route of GET .../actions/jobs/{job_id}.
+const routeRepoJob = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}"
+
+// listCalls counts the run lists the fake answered.
+func listCalls(env *fakeEnv) int { return env.fake.Calls(githubtest.RouteRepoRuns) }
+
+// TestClassicTargetsShareOnePoll: two label sets of one repository poll it
+// once between them, and each is told only its own jobs.
+func TestClassicTargetsShareOnePoll(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	gpu := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
+	cpu := newClassic(t, env, labelTarget(t, repoScope(t), "", "cpu"), github.ClassicOptions{PollInterval: time.Hour})
+	for range 3 {
+		env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
+	}
+	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"cpu"}})
+
+	gl, _ := watch(t, gpu, fixed(10))
+	require.Eventually(t, gl.wanted(3), 5*time.Second, 10*time.Millisecond)
+	cl, _ := watch(t, cpu, fixed(10))
+	require.Eventually(t, cl.wanted(1), 5*time.Second, 10*time.Millisecond, "a target that joins learns the figure at once")
+	assert.Equal(t, 3, listCalls(env), "one poll: queued, in progress, completed lately")
+	assert.Equal(t, 4, env.fake.Calls(githubtest.RouteRunJobs), "each run's jobs read once")
+
+	// A nudge of either target polls once for both.
+	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"cpu"}})
+	gpolls, cpolls := gl.count(), cl.count()
+	cpu.Nudge()
+	require.Eventually(t, cl.wanted(2), 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return gl.count() > gpolls }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 6, listCalls(env), "one more poll, not two")
+	assert.Equal(t, 5, env.fake.Calls(githubtest.RouteRunJobs), "only the new run's jobs are read")
+	assert.Equal(t, cpolls+1, cl.count())
+	d, _ := gl.last()
+	assert.Equal(t, 3, d.Wanted)
+
+	// Unchanged: revalidated, free.
+	before := env.remaining()
+	gpu.Nudge()
+	require.Eventually(t, func() bool { return listCalls(env) == 9 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return gl.count() > gpolls+1 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, before, env.remaining(), "a poll of an unchanged repository costs no quota")
+}
+
+// TestClassicQueuedRunsReadAsNeeded: with more queued than the targets can
+// run, a poll reads the newest queued runs only until each target knows of
+// enough work to keep launching, and polls again at the busy interval.
+func TestClassicQueuedRunsReadAsNeeded(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
+	for range 30 {
+		env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+	}
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, log.wanted(6), 5*time.Second, 10*time.Millisecond, "2×2+2 jobs known")
+	assert.Equal(t, 6, env.fake.Calls(githubtest.RouteRunJobs), "6 runs read, not 30")
+}
+
+// TestClassicEvidenceOnFirstPoll: a manager that starts after its runners
+// took jobs (one still running, one done) is told on its first report
+// which runner ran which job.
+func TestClassicEvidenceOnFirstPoll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs fake runners")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	env := newFakeEnv(t, "PAT")
+	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
+	done := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 10 * time.Millisecond})
+	jit, err := ct.JITConfig(t.Context(), prefix+"done")
+	require.NoError(t, err)
+	m.launch(jit)
+	require.NoError(t, env.fake.WaitFor(waitCtx(t, 30*time.Second), func() bool {
+		j, _ := env.fake.Job(done)
+		return j.Status == "completed"
+	}))
+	running := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 3 * time.Second})
+	jit2, err := ct.JITConfig(t.Context(), prefix+"running")
+	require.NoError(t, err)
+	m.launch(jit2)
+	require.NoError(t, env.fake.WaitFor(waitCtx(t, 30*time.Second), func() bool {
+		j, _ := env.fake.Job(running)
+		return j.Status == "in_progress"
+	}))
+	t.Cleanup(func() {
+		// The running job ends on its own; its runner exits with it.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, env.fake.WaitJobsCompleted(ctx))
+		m.drain(ctx)
+	})
+
+	log, _ := watch(t, ct, fixed(4))
+	require.Eventually(t, func() bool { return log.count() > 0 }, 5*time.Second, 10*time.Millisecond)
+	first, _ := log.last()
+	assert.Equal(t, 1, first.Wanted, "the running job, on our runner")
+	byJob := map[int64][]github.JobEvent{}
+	for _, e := range first.Events {
+		byJob[e.JobID] = append(byJob[e.JobID], e)
+	}
+	require.Len(t, byJob[running], 1)
+	assert.Equal(t, github.JobStarted, byJob[running][0].Kind)
+	assert.Equal(t, prefix+"running", byJob[running][0].RunnerName)
+	assert.Equal(t, jit2.RunnerID, byJob[running][0].RunnerID)
+	completed := eventsOf(byJob[done], github.JobCompleted)
+	require.Len(t, completed, 1, "%v", first.Events)
+	assert.Equal(t, prefix+"done", completed[0].RunnerName)
+	assert.Equal(t, "success", completed[0].Result)
+
+	// A second target of the repository joining later is told too.
+	other := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
+	ol, _ := watch(t, other, fixed(4))
+	require.Eventually(t, func() bool { return ol.count() > 0 }, 5*time.Second, 10*time.Millisecond)
+	assert.Len(t, eventsOf(ol.events(), github.JobCompleted), 1)
+	assert.Len(t, eventsOf(ol.events(), github.JobStarted), 2)
+}
+
+// TestClassicOrgWebhooksVerified: for an organization, a webhook names a
+// job to look at; only what the API says of it counts. A replay (a signed
+// payload under a new delivery id) of a job that is over, a job that does
+// not exist, or a payload claiming labels the job does not have add no
+// demand.
+func TestClassicOrgWebhooksVerified(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	org, err := rm.Organization("octo-org")
+	require.NoError(t, err)
+	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
+	log, _ := watch(t, ct, fixed(5))
+	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
+
+	ev := func(delivery string, id int64, labels ...string) github.WorkflowJobEvent {
+		return github.WorkflowJobEvent{Delivery: delivery, Action: "queued", JobID: id, Repository: fakeRepo, Organization: "octo-org", Labels: labels}
+	}
+	ours := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
+	theirs := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"windows"}})
+
+	polls := log.count()
+	ct.Notify(ev("d1", ours, "self-hosted", "gpu"))
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, env.fake.Calls(routeRepoJob), "the job is read from the API")
+	assert.Greater(t, log.count(), polls)
+
+	for i, forged := range []github.WorkflowJobEvent{
+		ev("d2", ours, "self-hosted", "gpu"), // the same job again, new delivery id
+		ev("d3", 987654, "gpu"),              // no such job
+		ev("d4", theirs, "gpu"),              // labels the job does not have
+	} {
+		polls := log.count()
+		ct.Notify(forged)
+		require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond, "delivery %d", i)
+		d, _ := log.last()
+		assert.Equal(t, 1, d.Wanted, "delivery %s adds no demand", forged.Delivery)
+	}
+
+	// Tracked jobs are re-read until they complete: unchanged, for free.
+	before := env.remaining()
+	polls = log.count()
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, before, env.remaining(), "an unchanged job is revalidated for free")
+}
+
+// TestClassicWebhookReplayAddsNoDemand: an organization target fed by the
+// real webhook receiver; once its job completed, the queued delivery
+// replayed (same signed body, new delivery id) leaves the demand at 0.
+func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a fake runner")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	env := newFakeEnv(t, "PAT")
+	org, err := rm.Organization("octo-org")
+	require.NoError(t, err)
+	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
+
+	id := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 10 * time.Millisecond})
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
+
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
+	jit, err := ct.JITConfig(t.Context(), prefix+"hooked")
+	require.NoError(t, err)
+	m.launch(jit)
+	require.Eventually(t, func() bool {
+		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+	}, 30*time.Second, 10*time.Millisecond, "the completed webhook nudges a look that finds it done")
+	d, _ := log.last()
+	assert.Equal(t, 0, d.Wanted)
+	assert.Equal(t, prefix+"hooked", eventsOf(log.events(), github.JobCompleted)[0].RunnerName)
+
+	var queued string
+	for _, dl := range env.fake.Deliveries() {
+		if dl.JobID == id && dl.Action == "queued" {
+			queued = dl.ID
+		}
+	}
+	require.NotEmpty(t, queued)
+	polls := log.count()
+	replay, err := env.fake.ReplayWebhook(t.Context(), queued)
+	require.NoError(t, err)
+	for _, dl := range env.fake.Deliveries() {
+		if dl.ID == replay {
+			assert.Equal(t, http.StatusOK, dl.Status, "the receiver took the replay (its signature is valid)")
+		}
+	}
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	d, _ = log.last()
+	assert.Equal(t, 0, d.Wanted, "a replayed webhook adds no demand")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m.drain(ctx)
+}
