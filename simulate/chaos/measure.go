@@ -92,7 +92,9 @@ type StopFigures struct {
 	JobsRunning       int `json:"jobs_running"`
 }
 
-func (r *Result) note(format string, args ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, args...)) }
+func (r *Result) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
 
 // MaxRecovery is the slowest recovery (-1 if one never happened, 0 if the
 // scenario has no fault end).

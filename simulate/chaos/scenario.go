@@ -164,6 +164,7 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 		return r, err
 	}
 	defer w.Close()
+	w.stall = sc.Stall
 	if err := w.StartDaemon(); err != nil {
 		return r, err
 	}
@@ -237,9 +238,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// waitStarted waits until n jobs completed and, if busy, one runs.
+// waitCompleted waits until n jobs completed and, if busy, one runs.
 func (w *World) waitCompleted(ctx context.Context, n int, busy bool) error {
-	return w.waitProgress(ctx, 60*time.Second, 3*time.Minute, func(c jobCounts) bool {
+	return w.waitProgress(ctx, w.stall, 3*time.Minute, func(c jobCounts) bool {
 		return c.completed >= n && (!busy || c.running > 0 || c.completed == c.total)
 	})
 }
@@ -476,7 +477,7 @@ func (w *World) stopFigures() (*StopFigures, error) {
 // sigtermIdleDrive stops the daemon with SIGTERM while min-idle runners
 // wait, counts what is left, and restarts it with min idle 0.
 func sigtermIdleDrive(ctx context.Context, w *World, r *Result) error {
-	if err := w.waitJobs(ctx, 60*time.Second, 2*time.Minute); err != nil {
+	if err := w.waitJobs(ctx, w.stall, 2*time.Minute); err != nil {
 		return err
 	}
 	// The min-idle runners, online and waiting.
@@ -517,7 +518,7 @@ func sigtermIdleDrive(ctx context.Context, w *World, r *Result) error {
 func sigtermBusyDrive(d time.Duration) func(context.Context, *World, *Result) error {
 	return func(ctx context.Context, w *World, r *Result) error {
 		w.Enqueue(4, d)
-		if err := w.waitProgress(ctx, 60*time.Second, 2*time.Minute, func(c jobCounts) bool { return c.running >= 4 }); err != nil {
+		if err := w.waitProgress(ctx, w.stall, 2*time.Minute, func(c jobCounts) bool { return c.running >= 4 }); err != nil {
 			return fmt.Errorf("waiting for 4 busy runners: %w", err)
 		}
 		w.Enqueue(8, 2*time.Second)

@@ -73,15 +73,17 @@ type World struct {
 	token   string
 	label   string
 	started time.Time
+	// stall is how long without a job started or completed a wait accepts.
+	stall time.Duration
 
-	mu      sync.Mutex
-	daemon  *exec.Cmd
-	exited  chan struct{}
-	starts  []time.Time
+	mu     sync.Mutex
+	daemon *exec.Cmd
+	exited chan struct{}
+	starts []time.Time
 	// faultEnds are when faults ended or the daemon came back.
 	faultEnds []time.Time
-	logFile *os.File
-	sampler *sampler
+	logFile   *os.File
+	sampler   *sampler
 }
 
 // newWorld sets a world up as a user would: init, then policy add, against
