@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,12 +24,15 @@ import (
 type proc struct {
 	PID     int
 	Exe     string
-	Attempt string // its RUNNER_MANAGER_ATTEMPT, "" if none
-	Secrets int    // how many of the daemon's secrets its environment holds
+	Attempt string   // its RUNNER_MANAGER_ATTEMPT, "" if none
+	Secrets []string // the daemon's secrets its environment holds, by name
 }
 
-// secrets are the values of the daemon's environment no runner may hold.
-func (w *World) secrets() []string { return []string{w.token, unrelatedSecret} }
+// secrets are the values of the daemon's environment no runner may hold,
+// by the variable that holds them.
+func (w *World) secrets() map[string]string {
+	return map[string]string{tokenEnv: w.token, "CHAOS_UNRELATED_SECRET": unrelatedSecret}
+}
 
 // Result is one scenario's figures. Counts of things left are taken once
 // the run settled, with the daemon running and again after its final
@@ -35,13 +40,13 @@ func (w *World) secrets() []string { return []string{w.token, unrelatedSecret} }
 type Result struct {
 	Scenario string `json:"scenario"`
 	Mode     string `json:"mode"`
-	// Skipped names what the run lacked (a control of the fake), when it
-	// did not run.
-	Skipped string `json:"skipped,omitempty"`
 	// Jobs is how many jobs the fake queued; Served how many succeeded.
-	Jobs     int `json:"jobs"`
-	Served   int `json:"served"`
-	RunTwice int `json:"run_twice"`
+	Jobs   int `json:"jobs"`
+	Served int `json:"served"`
+	// LostToFault: jobs the fault itself failed (running when GitHub
+	// restarted and forgot their runners), not counted against the manager.
+	LostToFault int `json:"lost_to_fault,omitempty"`
+	RunTwice    int `json:"run_twice"`
 	// RegistrationsLeft: runner registrations the fake still holds.
 	RegistrationsLeft int `json:"registrations_left"`
 	// ProcessesLeft: runner processes still alive.
@@ -72,7 +77,8 @@ type Result struct {
 	// SecretsSeen: runner processes whose environment held a value of the
 	// daemon's environment outside the allow-list (its token, an unrelated
 	// secret), sampled every second.
-	SecretsSeen int `json:"secrets_seen"`
+	SecretsSeen int      `json:"secrets_seen"`
+	SecretNames []string `json:"secret_names,omitempty"`
 	// MaxRunners: the most runner processes alive at once (sampled).
 	MaxRunners int `json:"max_runners"`
 	// DaemonCrashes: times the daemon exited on its own (restarted each
@@ -112,8 +118,8 @@ func (r Result) MaxRecovery() float64 {
 // check fills Missed from the figures and the issue's goals.
 func (r *Result) check() {
 	miss := func(format string, args ...any) { r.Missed = append(r.Missed, fmt.Sprintf(format, args...)) }
-	if r.Served != r.Jobs {
-		miss("%d of %d jobs served", r.Served, r.Jobs)
+	if r.Served < r.Jobs-r.LostToFault {
+		miss("%d of %d jobs served (%d lost to the fault itself)", r.Served, r.Jobs, r.LostToFault)
 	}
 	if r.RunTwice > 0 {
 		miss("%d jobs run twice", r.RunTwice)
@@ -344,8 +350,10 @@ func (w *World) recoveries() []float64 {
 func outcomes(attempts []rm.Attempt, jobs []githubtest.JobRecord) (byKind map[string]int, mismatches []string) {
 	ran := map[string]int64{}
 	for _, j := range jobs {
-		for _, name := range jobRunners(j) {
-			ran[name] = j.ID
+		// The fake names a job's last runner only: a job started twice
+		// (counted apart) names its second.
+		if j.Starts > 0 && j.RunnerName != "" {
+			ran[j.RunnerName] = j.ID
 		}
 	}
 	byKind = map[string]int{}
@@ -381,11 +389,12 @@ type sampler struct {
 	mu      sync.Mutex
 	max     int
 	leaked  map[int]bool
+	names   map[string]bool // the secrets seen
 	crashes int
 }
 
 func newSampler(w *World) *sampler {
-	s := &sampler{w: w, done: make(chan struct{}), leaked: map[int]bool{}}
+	s := &sampler{w: w, done: make(chan struct{}), leaked: map[int]bool{}, names: map[string]bool{}}
 	s.wg.Add(1)
 	go s.run()
 	return s
@@ -405,8 +414,9 @@ func (s *sampler) run() {
 		s.mu.Lock()
 		s.max = max(s.max, len(procs))
 		for _, p := range procs {
-			if p.Secrets > 0 {
+			for _, n := range p.Secrets {
 				s.leaked[p.PID] = true
+				s.names[n] = true
 			}
 		}
 		s.mu.Unlock()
@@ -429,10 +439,10 @@ func (s *sampler) stop() {
 	s.wg.Wait()
 }
 
-func (s *sampler) figures() (maxRunners, secrets, crashes int) {
+func (s *sampler) figures() (maxRunners, secrets int, names []string, crashes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.max, len(s.leaked), s.crashes
+	return s.max, len(s.leaked), slices.Sorted(maps.Keys(s.names)), s.crashes
 }
 
 // crashed reports (once) that the daemon child exited without being told.

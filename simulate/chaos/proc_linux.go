@@ -47,9 +47,9 @@ func scanProcs(w *World) ([]proc, error) {
 			continue
 		}
 		p := proc{PID: pid, Exe: exe, Attempt: attempt}
-		for _, secret := range w.secrets() {
+		for name, secret := range w.secrets() {
 			if secret != "" && bytes.Contains(env, []byte(secret)) {
-				p.Secrets++
+				p.Secrets = append(p.Secrets, name)
 			}
 		}
 		out = append(out, p)

@@ -32,14 +32,14 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "Command: `%s`; started %s on %s.\n\n", rep.Command, rep.Started, rep.Host)
 	b.WriteString(Table(rep.Results))
 	for _, r := range rep.Results {
-		if r.Skipped != "" {
-			continue
-		}
 		fmt.Fprintf(&b, "\n**%s**: outcomes %s", r.Scenario, outcomeList(r.Outcomes))
 		if r.AfterStop != nil {
 			a := r.AfterStop
 			fmt.Fprintf(&b, "; after SIGTERM %d idle and %d busy registrations, %d runner processes, %d jobs running",
 				a.IdleRegistrations, a.BusyRegistrations, a.Processes, a.JobsRunning)
+		}
+		if len(r.SecretNames) > 0 {
+			fmt.Fprintf(&b, "; runners held %s", strings.Join(r.SecretNames, ", "))
 		}
 		b.WriteString(".\n")
 		for _, m := range r.Missed {
@@ -62,10 +62,6 @@ func Table(results []Result) string {
 	b.WriteString("| scenario | served | twice | regs left | procs left | dirs left | live w/o proc | charged while limited | next job after fault (s) | mismatches | secrets seen | crashes | s |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
-		if r.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | skipped: %s |||||||||||||\n", r.Scenario, r.Skipped)
-			continue
-		}
 		charged := "–"
 		if r.ChargedWhileLimited >= 0 {
 			charged = fmt.Sprintf("%d (≤ %d)", r.ChargedWhileLimited, r.ChargedAllowed)

@@ -98,7 +98,6 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		githubtest.WithToken(token), githubtest.WithRepo(Repo),
 		githubtest.WithPollTimeout(2 * time.Second),
 		githubtest.WithOfflineAfter(5 * time.Second),
-		githubtest.WithRunnerLostAfter(30 * time.Second),
 	}
 	w := &World{
 		env: env, Mode: mode, Home: home, DataDir: filepath.Join(home, "data"),
