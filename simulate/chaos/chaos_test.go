@@ -77,11 +77,16 @@ func TestChaos(t *testing.T) {
 	scenarios, err := chaos.Select(chaos.Scenarios(size), names)
 	require.NoError(t, err)
 
+	out := os.Getenv(outEnv)
+	if out == "" && size == chaos.Full {
+		out, err = os.MkdirTemp("", "runner-manager-chaos-report-")
+		require.NoError(t, err)
+	}
 	env := chaos.Env{Daemon: buildDaemon(t), RunnerDir: githubtest.BuildFakeRunner(t), Dir: t.TempDir()}
-	results := make([]chaos.Result, len(scenarios))
-	started := time.Now()
+	rep := chaos.Report{Command: command(sel), Started: time.Now().Format(time.RFC3339), Host: hostLine()}
+	var mu sync.Mutex
 	t.Run("scenario", func(t *testing.T) {
-		for i, sc := range scenarios {
+		for _, sc := range scenarios {
 			t.Run(sc.Name, func(t *testing.T) {
 				if size == chaos.Short {
 					t.Parallel() // the full form runs one at a time, for honest timings
@@ -89,8 +94,11 @@ func TestChaos(t *testing.T) {
 				e := env
 				e.Logf = t.Logf
 				r, err := chaos.Run(t.Context(), e, sc)
-				results[i] = r
 				require.NoError(t, err)
+				mu.Lock()
+				rep.Results = append(rep.Results, r)
+				writeReport(t, out, rep) // as it goes: a long run that stops keeps its figures
+				mu.Unlock()
 				t.Logf("\n%s", chaos.Table([]chaos.Result{r}))
 				for _, n := range r.Notes {
 					t.Log("note: " + n)
@@ -102,25 +110,27 @@ func TestChaos(t *testing.T) {
 			})
 		}
 	})
-
-	rep := chaos.Report{Command: command(sel), Started: started.Format(time.RFC3339), Host: hostLine(), Results: results}
 	var md strings.Builder
 	require.NoError(t, rep.WriteMarkdown(&md))
 	t.Logf("chaos run:\n%s", md.String())
-	out := os.Getenv(outEnv)
-	if out == "" && size == chaos.Full {
-		out, err = os.MkdirTemp("", "runner-manager-chaos-report-")
-		require.NoError(t, err)
-	}
 	if out != "" {
-		require.NoError(t, os.MkdirAll(out, 0o755))
-		f, err := os.Create(filepath.Join(out, "chaos-report.json"))
-		require.NoError(t, err)
-		require.NoError(t, rep.WriteJSON(f))
-		require.NoError(t, f.Close())
-		require.NoError(t, os.WriteFile(filepath.Join(out, "chaos-report.md"), []byte(md.String()), 0o644))
 		t.Logf("report written to %s", out)
 	}
+}
+
+// writeReport writes rep into dir as chaos-report.json and .md (nothing
+// when dir is "").
+func writeReport(t *testing.T, dir string, rep chaos.Report) {
+	t.Helper()
+	if dir == "" {
+		return
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	var js, md strings.Builder
+	require.NoError(t, rep.WriteJSON(&js))
+	require.NoError(t, rep.WriteMarkdown(&md))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "chaos-report.json"), []byte(js.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "chaos-report.md"), []byte(md.String()), 0o644))
 }
 
 func command(sel string) string {
