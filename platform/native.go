@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -63,7 +62,9 @@ var skippedTopLevel = map[string]bool{
 //     runner's stdout and stderr.
 //
 // The listener (bin/Runner.Listener run) gets the JIT configuration in
-// ACTIONS_RUNNER_INPUT_JITCONFIG, never in argv, and runs in a process group
+// ACTIONS_RUNNER_INPUT_JITCONFIG, never in argv, and an environment built
+// from an allow-list (see WithPassEnv), never a copy of the manager's: a job
+// reads every variable its runner has. It runs in a process group
 // of its own on Unix, so Stop reaches the whole tree. On Windows there is no
 // process group: Stop kills the listener only, and what the job left running
 // outlives it (a gap to close with a job object).
@@ -79,7 +80,7 @@ type NativeLauncher struct {
 	keepFailed time.Duration
 	now        func() time.Time
 	log        *slog.Logger
-	dropEnv    []string
+	passEnv    []string
 	pollEvery  time.Duration
 	spares     *spareRoots
 }
@@ -104,21 +105,6 @@ func WithLauncherLogger(log *slog.Logger) NativeOption {
 	return func(l *NativeLauncher) { l.log = log }
 }
 
-// WithDroppedEnv names more variables of the manager's environment that
-// runners must not inherit (a NAME, or a NAME_ prefix ending in "_*"). The
-// manager's own RUNNER_MANAGER_* variables, GITHUB_TOKEN, GH_TOKEN and any
-// ACTIONS_RUNNER_INPUT_* are always dropped: a job's code runs in the
-// runner's environment and must not see the manager's credentials.
-func WithDroppedEnv(names ...string) NativeOption {
-	return func(l *NativeLauncher) { l.dropEnv = append(l.dropEnv, names...) }
-}
-
-// defaultDroppedEnv never reaches a runner.
-var defaultDroppedEnv = []string{
-	"RUNNER_MANAGER_*", "ACTIONS_RUNNER_INPUT_*",
-	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
-}
-
 // NewNativeLauncher returns a launcher keeping attempt roots under
 // dataDir/attempts and finding installed runners under dataDir/runners.
 func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
@@ -130,7 +116,6 @@ func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
 		keepFailed: DefaultKeepFailed,
 		now:        time.Now,
 		log:        slog.Default(),
-		dropEnv:    append([]string(nil), defaultDroppedEnv...),
 		pollEvery:  adoptedPollEvery,
 	}
 	for _, o := range opts {
@@ -255,41 +240,6 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 	}
 	go p.wait()
 	return p, nil
-}
-
-// environ is the manager's environment without what runners must not see,
-// then spec.Env, then what the runner needs; later entries win.
-func (l *NativeLauncher) environ(spec LaunchSpec) []string {
-	env := make([]string, 0, len(os.Environ())+len(spec.Env)+4)
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !l.dropped(name) {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, spec.Env...)
-	env = append(env,
-		"ACTIONS_RUNNER_INPUT_JITCONFIG="+spec.JITConfig,
-		"ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1",
-		"RUNNER_MANAGER_ATTEMPT="+spec.Attempt.String(),
-	)
-	if runningAsRoot() {
-		env = append(env, "RUNNER_ALLOW_RUNASROOT=1")
-	}
-	return env
-}
-
-func (l *NativeLauncher) dropped(name string) bool {
-	for _, d := range l.dropEnv {
-		if prefix, ok := strings.CutSuffix(d, "*"); ok {
-			if envHasPrefix(name, prefix) {
-				return true
-			}
-		} else if envEqual(name, d) {
-			return true
-		}
-	}
-	return false
 }
 
 // Adopt watches a runner started before a restart, if (pid, start) is still

@@ -122,6 +122,9 @@ func TestNativeLaunch(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "ghp_manager_token")
 	t.Setenv("RUNNER_MANAGER_APP_KEY", "manager-secret")
 	t.Setenv("ACTIONS_RUNNER_INPUT_URL", "stale")
+	t.Setenv("MY_TOKEN", "ghp_under_a_custom_name")
+	t.Setenv("SOME_AWS_SECRET", "aws-secret")
+	t.Setenv("LC_TIME", "C")
 	data := t.TempDir()
 	installed := fakeRunner(t, t.TempDir())
 	l := platform.NewNativeLauncher(data)
@@ -137,10 +140,10 @@ func TestNativeLaunch(t *testing.T) {
 			"the JIT config arrives in ACTIONS_RUNNER_INPUT_JITCONFIG, in the attempt root")
 		assert.Equal(t, id.String(), readFile(t, filepath.Join(root, "attempt.received")))
 		names := strings.Fields(readFile(t, filepath.Join(root, "env.names")))
-		for _, want := range []string{"ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE", "RUNNER_MANAGER_ATTEMPT", "EXTRA", "MODE", "PATH"} {
+		for _, want := range []string{"ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE", "RUNNER_MANAGER_ATTEMPT", "EXTRA", "MODE", "PATH", "LC_TIME"} {
 			assert.Contains(t, names, want)
 		}
-		for _, never := range []string{"GITHUB_TOKEN", "RUNNER_MANAGER_APP_KEY", "ACTIONS_RUNNER_INPUT_URL"} {
+		for _, never := range []string{"GITHUB_TOKEN", "RUNNER_MANAGER_APP_KEY", "ACTIONS_RUNNER_INPUT_URL", "MY_TOKEN", "SOME_AWS_SECRET"} {
 			assert.NotContains(t, names, never, "the manager's secrets stay with the manager")
 		}
 		if os.Geteuid() == 0 {
@@ -213,6 +216,19 @@ func TestNativeLaunch(t *testing.T) {
 			assert.True(t, info.IsDir(), dir)
 		}
 	})
+}
+
+func TestNativeLaunchPassEnv(t *testing.T) {
+	t.Setenv("BUILD_CACHE_URL", "http://cache")
+	t.Setenv("BUILD_MIRROR", "http://mirror")
+	t.Setenv("MY_TOKEN", "ghp_under_a_custom_name")
+	l := platform.NewNativeLauncher(t.TempDir(), platform.WithPassEnv("BUILD_*"))
+	id, p := launch(t, l, fakeRunner(t, t.TempDir()), "exit0")
+	waitDone(t, p, 10*time.Second)
+	names := strings.Fields(readFile(t, filepath.Join(l.Root(id), "env.names")))
+	assert.Contains(t, names, "BUILD_CACHE_URL", "passed by name")
+	assert.Contains(t, names, "BUILD_MIRROR")
+	assert.NotContains(t, names, "MY_TOKEN")
 }
 
 func TestNativeLaunchArgv(t *testing.T) {
