@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -83,6 +84,7 @@ type NativeLauncher struct {
 	passEnv    []string
 	pollEvery  time.Duration
 	spares     *spareRoots
+	scrubOnce  sync.Once
 }
 
 // NativeOption configures a NativeLauncher.
@@ -296,7 +298,34 @@ func (l *NativeLauncher) keep(a rm.AttemptID, root string) error {
 	if err := os.Chtimes(kept, now, now); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
+	if err := scrubRoot(kept); err != nil {
+		return fmt.Errorf("cleanup attempt %s: remove the runner's credentials from its kept root: %w", a, err)
+	}
 	return nil
+}
+
+// scrubRoot removes every top-level file of a kept root but runner.log: the
+// files the JIT configuration wrote (.runner, .credentials,
+// .credentials_rsaparams, and whatever else it names), which would let
+// anyone reading them act as the runner while its registration lasts, and
+// the install's small copies, worth nothing for debugging. runner.log,
+// _diag/ and _work/ stay. Removing by kind, not by name, also takes files a
+// later runner version writes under names not known here.
+func scrubRoot(root string) error {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() == RunnerLogName || !e.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(root, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // pruneFailed removes kept roots older than keepFailed.
@@ -310,15 +339,24 @@ func (l *NativeLauncher) pruneFailed() error {
 		return fmt.Errorf("prune failed attempts: %w", err)
 	}
 	now := l.now()
+	// Roots kept by an earlier version still hold their credentials: scrub
+	// each once, at this launcher's first prune.
+	scrub := false
+	l.scrubOnce.Do(func() { scrub = true })
 	var errs []error
 	for _, e := range entries {
 		info, err := e.Info()
 		if err != nil {
 			continue // removed meanwhile
 		}
+		path := filepath.Join(dir, e.Name())
 		if now.Sub(info.ModTime()) >= l.keepFailed {
-			if err := removeAll(filepath.Join(dir, e.Name())); err != nil {
+			if err := removeAll(path); err != nil {
 				errs = append(errs, fmt.Errorf("prune failed attempt %s: %w", e.Name(), err))
+			}
+		} else if scrub && info.IsDir() {
+			if err := scrubRoot(path); err != nil {
+				errs = append(errs, fmt.Errorf("remove the runner's credentials from kept attempt %s: %w", e.Name(), err))
 			}
 		}
 	}

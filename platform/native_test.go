@@ -36,6 +36,9 @@ var _ launcher = (*platform.NativeLauncher)(nil)
 const fakeListener = `#!/bin/sh
 root="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)"
 printf '%s' "$ACTIONS_RUNNER_INPUT_JITCONFIG" > "$root/jit.received"
+for f in .runner .credentials .credentials_rsaparams; do
+	printf '{"from":"the JIT config"}' > "$root/$f"
+done
 env | cut -d= -f1 | sort > "$root/env.names"
 printf '%s' "$RUNNER_MANAGER_ATTEMPT" > "$root/attempt.received"
 pwd -P > "$root/cwd.seen"
@@ -208,8 +211,8 @@ func TestNativeLaunch(t *testing.T) {
 			assert.Equal(t, a.Mode(), b.Mode(), name)
 			assert.Equal(t, readFile(t, filepath.Join(installed, name)), readFile(t, filepath.Join(root, name)))
 		}
-		_, err = os.Lstat(filepath.Join(root, ".runner"))
-		assert.ErrorIs(t, err, os.ErrNotExist, "an installed runner's configuration is never carried over")
+		assert.NotContains(t, readFile(t, filepath.Join(root, ".runner")), "installed",
+			"an installed runner's configuration is never carried over: the root's is the JIT config's")
 		for _, dir := range []string{"_work", "_diag"} {
 			info, err := os.Lstat(filepath.Join(root, dir))
 			require.NoError(t, err)
@@ -521,6 +524,10 @@ func TestNativeCleanup(t *testing.T) {
 	assert.NoDirExists(t, l.Root(failed))
 	assert.FileExists(t, filepath.Join(kept(failed), "runner.log"), "kept for debugging")
 	assert.Equal(t, filepath.Join(kept(failed), "runner.log"), l.RunnerLog(failed))
+	assert.DirExists(t, filepath.Join(kept(failed), "_diag"), "kept for debugging")
+	for _, secret := range []string{".runner", ".credentials", ".credentials_rsaparams", "jit.received"} {
+		assert.NoFileExists(t, filepath.Join(kept(failed), secret), "a kept root holds no credentials")
+	}
 
 	require.NoError(t, l.Cleanup(failed, true), "cleaning up twice is harmless")
 	require.NoError(t, l.Cleanup(rm.NewAttemptID(), false), "a root never made is not an error")
@@ -539,6 +546,24 @@ func TestNativeCleanup(t *testing.T) {
 	assert.NoDirExists(t, kept(gone), "KeepFailed 0 keeps nothing")
 
 	require.Error(t, l.Cleanup(rm.AttemptID{}, false))
+}
+
+// TestNativeCleanupScrubsEarlierKeptRoots: roots kept with their
+// credentials by an earlier manager lose them at the first Cleanup.
+func TestNativeCleanupScrubsEarlierKeptRoots(t *testing.T) {
+	data := t.TempDir()
+	old := filepath.Join(data, "attempts", ".failed", rm.NewAttemptID().String())
+	require.NoError(t, os.MkdirAll(filepath.Join(old, "_diag"), 0o700))
+	for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "runner.log", "_diag/Runner_1-utc.log"} {
+		require.NoError(t, os.WriteFile(filepath.Join(old, name), []byte("x"), 0o600))
+	}
+	l := platform.NewNativeLauncher(data)
+	require.NoError(t, l.Cleanup(rm.NewAttemptID(), false))
+	for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams"} {
+		assert.NoFileExists(t, filepath.Join(old, name))
+	}
+	assert.FileExists(t, filepath.Join(old, "runner.log"))
+	assert.FileExists(t, filepath.Join(old, "_diag", "Runner_1-utc.log"))
 }
 
 func TestNewestRunner(t *testing.T) {
