@@ -65,7 +65,7 @@ func TestWebhook(t *testing.T) {
 			sig: "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", want: 401, wantJobs: 1},
 		{name: "NoSignature", method: "POST", event: "workflow_job", delivery: "d3", body: jobPayload, sig: "-", want: 401, wantJobs: 1},
 		{name: "NotHex", method: "POST", event: "workflow_job", delivery: "d3", body: jobPayload, sig: "sha256=zz", want: 401, wantJobs: 1},
-		{name: "Oversized", method: "POST", event: "workflow_job", delivery: "d4", body: strings.Repeat("x", github.MaxWebhookBody+1), want: 413, wantJobs: 1},
+		{name: "Oversized", method: "POST", event: "workflow_job", delivery: "d4", body: strings.Repeat("x", github.DefaultWebhookMaxBody+1), want: 413, wantJobs: 1},
 		{name: "OtherEvent", method: "POST", event: "push", delivery: "d5", body: `{}`, want: 204, wantJobs: 1},
 		{name: "NotPOST", method: "GET", event: "workflow_job", delivery: "d6", body: "", want: 405, wantJobs: 1},
 		{name: "Garbage", method: "POST", event: "workflow_job", delivery: "d7", body: `{"action":"queued"}`, want: 400, wantJobs: 1},

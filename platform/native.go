@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"sync"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -63,7 +63,9 @@ var skippedTopLevel = map[string]bool{
 //     runner's stdout and stderr.
 //
 // The listener (bin/Runner.Listener run) gets the JIT configuration in
-// ACTIONS_RUNNER_INPUT_JITCONFIG, never in argv, and runs in a process group
+// ACTIONS_RUNNER_INPUT_JITCONFIG, never in argv, and an environment built
+// from an allow-list (see WithPassEnv), never a copy of the manager's: a job
+// reads every variable its runner has. It runs in a process group
 // of its own on Unix, so Stop reaches the whole tree. On Windows there is no
 // process group: Stop kills the listener only, and what the job left running
 // outlives it (a gap to close with a job object).
@@ -79,9 +81,10 @@ type NativeLauncher struct {
 	keepFailed time.Duration
 	now        func() time.Time
 	log        *slog.Logger
-	dropEnv    []string
+	passEnv    []string
 	pollEvery  time.Duration
 	spares     *spareRoots
+	scrubOnce  sync.Once
 }
 
 // NativeOption configures a NativeLauncher.
@@ -104,21 +107,6 @@ func WithLauncherLogger(log *slog.Logger) NativeOption {
 	return func(l *NativeLauncher) { l.log = log }
 }
 
-// WithDroppedEnv names more variables of the manager's environment that
-// runners must not inherit (a NAME, or a NAME_ prefix ending in "_*"). The
-// manager's own RUNNER_MANAGER_* variables, GITHUB_TOKEN, GH_TOKEN and any
-// ACTIONS_RUNNER_INPUT_* are always dropped: a job's code runs in the
-// runner's environment and must not see the manager's credentials.
-func WithDroppedEnv(names ...string) NativeOption {
-	return func(l *NativeLauncher) { l.dropEnv = append(l.dropEnv, names...) }
-}
-
-// defaultDroppedEnv never reaches a runner.
-var defaultDroppedEnv = []string{
-	"RUNNER_MANAGER_*", "ACTIONS_RUNNER_INPUT_*",
-	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
-}
-
 // NewNativeLauncher returns a launcher keeping attempt roots under
 // dataDir/attempts and finding installed runners under dataDir/runners.
 func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
@@ -130,7 +118,6 @@ func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
 		keepFailed: DefaultKeepFailed,
 		now:        time.Now,
 		log:        slog.Default(),
-		dropEnv:    append([]string(nil), defaultDroppedEnv...),
 		pollEvery:  adoptedPollEvery,
 	}
 	for _, o := range opts {
@@ -257,41 +244,6 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 	return p, nil
 }
 
-// environ is the manager's environment without what runners must not see,
-// then spec.Env, then what the runner needs; later entries win.
-func (l *NativeLauncher) environ(spec LaunchSpec) []string {
-	env := make([]string, 0, len(os.Environ())+len(spec.Env)+4)
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !l.dropped(name) {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, spec.Env...)
-	env = append(env,
-		"ACTIONS_RUNNER_INPUT_JITCONFIG="+spec.JITConfig,
-		"ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1",
-		"RUNNER_MANAGER_ATTEMPT="+spec.Attempt.String(),
-	)
-	if runningAsRoot() {
-		env = append(env, "RUNNER_ALLOW_RUNASROOT=1")
-	}
-	return env
-}
-
-func (l *NativeLauncher) dropped(name string) bool {
-	for _, d := range l.dropEnv {
-		if prefix, ok := strings.CutSuffix(d, "*"); ok {
-			if envHasPrefix(name, prefix) {
-				return true
-			}
-		} else if envEqual(name, d) {
-			return true
-		}
-	}
-	return false
-}
-
 // Adopt watches a runner started before a restart, if (pid, start) is still
 // that process: on Linux through a pidfd, so its exit is seen at once;
 // elsewhere by looking every 2 s. Its ExitCode is -1: the manager is not its
@@ -346,7 +298,34 @@ func (l *NativeLauncher) keep(a rm.AttemptID, root string) error {
 	if err := os.Chtimes(kept, now, now); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
+	if err := scrubRoot(kept); err != nil {
+		return fmt.Errorf("cleanup attempt %s: remove the runner's credentials from its kept root: %w", a, err)
+	}
 	return nil
+}
+
+// scrubRoot removes every top-level file of a kept root but runner.log: the
+// files the JIT configuration wrote (.runner, .credentials,
+// .credentials_rsaparams, and whatever else it names), which would let
+// anyone reading them act as the runner while its registration lasts, and
+// the install's small copies, worth nothing for debugging. runner.log,
+// _diag/ and _work/ stay. Removing by kind, not by name, also takes files a
+// later runner version writes under names not known here.
+func scrubRoot(root string) error {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() == RunnerLogName || !e.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(root, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // pruneFailed removes kept roots older than keepFailed.
@@ -360,15 +339,24 @@ func (l *NativeLauncher) pruneFailed() error {
 		return fmt.Errorf("prune failed attempts: %w", err)
 	}
 	now := l.now()
+	// Roots kept by an earlier version still hold their credentials: scrub
+	// each once, at this launcher's first prune.
+	scrub := false
+	l.scrubOnce.Do(func() { scrub = true })
 	var errs []error
 	for _, e := range entries {
 		info, err := e.Info()
 		if err != nil {
 			continue // removed meanwhile
 		}
+		path := filepath.Join(dir, e.Name())
 		if now.Sub(info.ModTime()) >= l.keepFailed {
-			if err := removeAll(filepath.Join(dir, e.Name())); err != nil {
+			if err := removeAll(path); err != nil {
 				errs = append(errs, fmt.Errorf("prune failed attempt %s: %w", e.Name(), err))
+			}
+		} else if scrub && info.IsDir() {
+			if err := scrubRoot(path); err != nil {
+				errs = append(errs, fmt.Errorf("remove the runner's credentials from kept attempt %s: %w", e.Name(), err))
 			}
 		}
 	}

@@ -36,6 +36,9 @@ var _ launcher = (*platform.NativeLauncher)(nil)
 const fakeListener = `#!/bin/sh
 root="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)"
 printf '%s' "$ACTIONS_RUNNER_INPUT_JITCONFIG" > "$root/jit.received"
+for f in .runner .credentials .credentials_rsaparams; do
+	printf '{"from":"the JIT config"}' > "$root/$f"
+done
 env | cut -d= -f1 | sort > "$root/env.names"
 printf '%s' "$RUNNER_MANAGER_ATTEMPT" > "$root/attempt.received"
 pwd -P > "$root/cwd.seen"
@@ -122,6 +125,9 @@ func TestNativeLaunch(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "ghp_manager_token")
 	t.Setenv("RUNNER_MANAGER_APP_KEY", "manager-secret")
 	t.Setenv("ACTIONS_RUNNER_INPUT_URL", "stale")
+	t.Setenv("MY_TOKEN", "ghp_under_a_custom_name")
+	t.Setenv("SOME_AWS_SECRET", "aws-secret")
+	t.Setenv("LC_TIME", "C")
 	data := t.TempDir()
 	installed := fakeRunner(t, t.TempDir())
 	l := platform.NewNativeLauncher(data)
@@ -137,10 +143,10 @@ func TestNativeLaunch(t *testing.T) {
 			"the JIT config arrives in ACTIONS_RUNNER_INPUT_JITCONFIG, in the attempt root")
 		assert.Equal(t, id.String(), readFile(t, filepath.Join(root, "attempt.received")))
 		names := strings.Fields(readFile(t, filepath.Join(root, "env.names")))
-		for _, want := range []string{"ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE", "RUNNER_MANAGER_ATTEMPT", "EXTRA", "MODE", "PATH"} {
+		for _, want := range []string{"ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE", "RUNNER_MANAGER_ATTEMPT", "EXTRA", "MODE", "PATH", "LC_TIME"} {
 			assert.Contains(t, names, want)
 		}
-		for _, never := range []string{"GITHUB_TOKEN", "RUNNER_MANAGER_APP_KEY", "ACTIONS_RUNNER_INPUT_URL"} {
+		for _, never := range []string{"GITHUB_TOKEN", "RUNNER_MANAGER_APP_KEY", "ACTIONS_RUNNER_INPUT_URL", "MY_TOKEN", "SOME_AWS_SECRET"} {
 			assert.NotContains(t, names, never, "the manager's secrets stay with the manager")
 		}
 		if os.Geteuid() == 0 {
@@ -205,14 +211,27 @@ func TestNativeLaunch(t *testing.T) {
 			assert.Equal(t, a.Mode(), b.Mode(), name)
 			assert.Equal(t, readFile(t, filepath.Join(installed, name)), readFile(t, filepath.Join(root, name)))
 		}
-		_, err = os.Lstat(filepath.Join(root, ".runner"))
-		assert.ErrorIs(t, err, os.ErrNotExist, "an installed runner's configuration is never carried over")
+		assert.NotContains(t, readFile(t, filepath.Join(root, ".runner")), "installed",
+			"an installed runner's configuration is never carried over: the root's is the JIT config's")
 		for _, dir := range []string{"_work", "_diag"} {
 			info, err := os.Lstat(filepath.Join(root, dir))
 			require.NoError(t, err)
 			assert.True(t, info.IsDir(), dir)
 		}
 	})
+}
+
+func TestNativeLaunchPassEnv(t *testing.T) {
+	t.Setenv("BUILD_CACHE_URL", "http://cache")
+	t.Setenv("BUILD_MIRROR", "http://mirror")
+	t.Setenv("MY_TOKEN", "ghp_under_a_custom_name")
+	l := platform.NewNativeLauncher(t.TempDir(), platform.WithPassEnv("BUILD_*"))
+	id, p := launch(t, l, fakeRunner(t, t.TempDir()), "exit0")
+	waitDone(t, p, 10*time.Second)
+	names := strings.Fields(readFile(t, filepath.Join(l.Root(id), "env.names")))
+	assert.Contains(t, names, "BUILD_CACHE_URL", "passed by name")
+	assert.Contains(t, names, "BUILD_MIRROR")
+	assert.NotContains(t, names, "MY_TOKEN")
 }
 
 func TestNativeLaunchArgv(t *testing.T) {
@@ -505,6 +524,10 @@ func TestNativeCleanup(t *testing.T) {
 	assert.NoDirExists(t, l.Root(failed))
 	assert.FileExists(t, filepath.Join(kept(failed), "runner.log"), "kept for debugging")
 	assert.Equal(t, filepath.Join(kept(failed), "runner.log"), l.RunnerLog(failed))
+	assert.DirExists(t, filepath.Join(kept(failed), "_diag"), "kept for debugging")
+	for _, secret := range []string{".runner", ".credentials", ".credentials_rsaparams", "jit.received"} {
+		assert.NoFileExists(t, filepath.Join(kept(failed), secret), "a kept root holds no credentials")
+	}
 
 	require.NoError(t, l.Cleanup(failed, true), "cleaning up twice is harmless")
 	require.NoError(t, l.Cleanup(rm.NewAttemptID(), false), "a root never made is not an error")
@@ -523,6 +546,24 @@ func TestNativeCleanup(t *testing.T) {
 	assert.NoDirExists(t, kept(gone), "KeepFailed 0 keeps nothing")
 
 	require.Error(t, l.Cleanup(rm.AttemptID{}, false))
+}
+
+// TestNativeCleanupScrubsEarlierKeptRoots: roots kept with their
+// credentials by an earlier manager lose them at the first Cleanup.
+func TestNativeCleanupScrubsEarlierKeptRoots(t *testing.T) {
+	data := t.TempDir()
+	old := filepath.Join(data, "attempts", ".failed", rm.NewAttemptID().String())
+	require.NoError(t, os.MkdirAll(filepath.Join(old, "_diag"), 0o700))
+	for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "runner.log", "_diag/Runner_1-utc.log"} {
+		require.NoError(t, os.WriteFile(filepath.Join(old, name), []byte("x"), 0o600))
+	}
+	l := platform.NewNativeLauncher(data)
+	require.NoError(t, l.Cleanup(rm.NewAttemptID(), false))
+	for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams"} {
+		assert.NoFileExists(t, filepath.Join(old, name))
+	}
+	assert.FileExists(t, filepath.Join(old, "runner.log"))
+	assert.FileExists(t, filepath.Join(old, "_diag", "Runner_1-utc.log"))
 }
 
 func TestNewestRunner(t *testing.T) {

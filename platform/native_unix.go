@@ -50,3 +50,9 @@ func runningAsRoot() bool { return os.Geteuid() == 0 }
 func envEqual(a, b string) bool { return a == b }
 
 func envHasPrefix(name, prefix string) bool { return strings.HasPrefix(name, prefix) }
+
+// platformRunnerEnv adds nothing on Unix: the base list covers it.
+var platformRunnerEnv []string
+
+// envKey is how environment names compare: exactly, on Unix.
+func envKey(name string) string { return name }

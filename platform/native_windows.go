@@ -48,3 +48,16 @@ func envEqual(a, b string) bool { return strings.EqualFold(a, b) }
 func envHasPrefix(name, prefix string) bool {
 	return len(name) >= len(prefix) && strings.EqualFold(name[:len(prefix)], prefix)
 }
+
+// platformRunnerEnv are the variables Windows programs need to work at all
+// (the system's directories, the shell, the executable extensions, the
+// user's profile folders, temporary directories) and a few read for the
+// machine's description. None carries a credential.
+var platformRunnerEnv = []string{
+	"SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT", "TEMP", "TMP",
+	"USERPROFILE", "APPDATA", "LOCALAPPDATA", "ProgramData", "ProgramFiles*",
+	"NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "OS",
+}
+
+// envKey is how environment names compare: without case, on Windows.
+func envKey(name string) string { return strings.ToUpper(name) }

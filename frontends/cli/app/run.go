@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,10 +159,11 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 			return fmt.Errorf("serve webhooks on %s: %w", cfg.Webhook.Listen, err)
 		}
 		log.Info("serving workflow_job webhooks", "addr", l.Addr().String())
-		srv := &http.Server{Handler: github.NewWebhookHandler([]byte(secret), hooks.notify), ReadHeaderTimeout: 10 * time.Second}
 		wg.Go(func() {
-			go func() { <-ctx.Done(); _ = srv.Close() }()
-			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			// A delivery only nudges the classic targets to look.
+			err := github.ServeWebhooks(ctx, l, []byte(secret), hooks.notify,
+				github.WithWebhookMaxBody(int64(cfg.Webhook.MaxBody.Bytes())))
+			if err != nil {
 				errs <- fmt.Errorf("the webhook server stopped: %w", err)
 			}
 		})

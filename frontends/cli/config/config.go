@@ -92,6 +92,9 @@ type Webhook struct {
 	Listen string `toml:"listen" env:"RUNNER_MANAGER_WEBHOOK_LISTEN"`
 	// SecretEnv names the environment variable holding the webhook secret.
 	SecretEnv string `toml:"secret_env" env:"RUNNER_MANAGER_WEBHOOK_SECRET_ENV"`
+	// MaxBody is the largest delivery read (0: 1 MiB; at most GitHub's
+	// 25 MB cap); a larger one is refused with 413.
+	MaxBody Size `toml:"max_body" env:"RUNNER_MANAGER_WEBHOOK_MAX_BODY"`
 }
 
 // Daemon configures `run`.

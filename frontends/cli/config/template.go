@@ -64,6 +64,8 @@ disk_floor = "10GiB"
 # webhooks here (their secret comes from the variable secret_env names).
 # listen = "0.0.0.0:8080"
 secret_env = "RUNNER_MANAGER_WEBHOOK_SECRET"
+# Larger deliveries are refused unread (workflow_job payloads are a few KiB).
+# max_body = "1MiB"
 
 [daemon]
 # Serve Prometheus metrics (off when empty). A port alone listens on
