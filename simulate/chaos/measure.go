@@ -186,8 +186,8 @@ func countJobs(jobs []githubtest.JobRecord) jobCounts {
 // errStalled: the run made no progress for too long.
 var errStalled = errors.New("no job started or completed")
 
-// waitJobs waits until every job of the fake completed, or no job started
-// or completed for stall, or timeout passed.
+// waitJobs waits until every job of the fake completed, or no job ran,
+// started or completed for stall, or timeout passed.
 func (w *World) waitJobs(ctx context.Context, stall, timeout time.Duration) error {
 	return w.waitProgress(ctx, stall, timeout, func(c jobCounts) bool { return c.completed == c.total })
 }
@@ -205,7 +205,9 @@ func (w *World) waitProgress(ctx context.Context, stall, timeout time.Duration, 
 		for _, j := range jobs {
 			starts += j.Starts
 		}
-		if sig := fmt.Sprint(starts, c.completed, c.total); sig != last {
+		// A job running is not a stall: a long job shows no progress
+		// for minutes.
+		if sig := fmt.Sprint(starts, c.completed, c.total); sig != last || c.running > 0 {
 			last, lastAt = sig, time.Now()
 		}
 		if time.Since(lastAt) > stall {
