@@ -100,6 +100,11 @@ const (
 	Zombie FailureReason = "zombie"
 	// Stopped: stopped by a user while it ran a job.
 	Stopped FailureReason = "stopped"
+	// GitHubUnavailable: GitHub failed to register the runner (a 5xx, the
+	// network, a rate limit, refused credentials). It says nothing of the
+	// runner or the next launch: the loop backs off instead of counting it
+	// against the launch budget.
+	GitHubUnavailable FailureReason = "github_unavailable"
 )
 
 // Outcome is how an attempt ended. The zero value means it has not.
