@@ -393,7 +393,7 @@ func (s *Server) createSession(c *call) reply {
 	}
 	if se := s.sessionOf(ss); se != nil {
 		return exception(http.StatusConflict, runnerproto.ExSessionConflict,
-			fmt.Sprintf("The scale set %s already has an active session for owner %s.", ss.name, se.owner))
+			fmt.Sprintf("The actions runner scale set %s already has an active session for owner %s.", ss.name, se.owner))
 	}
 	se := &ssSession{id: uuid.NewString(), ss: ss, owner: in.OwnerName, lastActive: s.now(), nextMsgID: 1}
 	s.newQueueToken(se)
@@ -504,10 +504,15 @@ func (s *Server) getMessage(c *call) reply {
 		se.lastActive = s.now()
 		s.mu.Unlock()
 	}()
+	tok := bearer(c.r, "Bearer")
 	for {
 		if s.sessions[se.id] != se {
 			s.mu.Unlock()
 			return exception(http.StatusNotFound, exSessionNotFound, "The message session was deleted.")
+		}
+		if s.queueTokens[tok] != se {
+			s.mu.Unlock() // revoked, or replaced by a refresh
+			return exception(http.StatusUnauthorized, "GitHub.Services.WebApi.VssUnauthorizedException", "The message queue token expired.")
 		}
 		if se.outstanding != nil && se.outstanding.id <= last {
 			se.outstanding = nil // lastMessageId acknowledges it

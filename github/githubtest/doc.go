@@ -37,13 +37,27 @@
 //
 // Controls for tests: Fault per route (status, latency, dropped
 // connections, Retry-After, a replaced body), SetRateLimit and
-// SecondaryLimit, classic PAT scopes (AddTokenWithScopes), call counters
-// (Calls, CallsREST, CallsScaleSet, CallsRunner, CallLog), job histories
-// (Jobs), runners and scale sets as the fake holds them, deprecation of the
-// runner version, zombie runners, runners GitHub drops while idle, lost
-// runners, and WaitFor. Time-driven behaviour (poll timeouts, token
-// lifetimes, lapsing sessions, offline and lost runners, requeues) has an
-// option each; NewTestServer sets quick ones.
+// SecondaryLimit (ChargedCallsWhileLimited counts the charged requests a
+// client sent while a limit held), classic PAT scopes (AddTokenWithScopes),
+// RevokeToken for one token, RevokeCredentials and RestoreCredentials for
+// every credential at once (tokens derived before stay invalid), Restart
+// (the GitHub side forgets the Actions service's state and every runner
+// registration), StopListening and ResumeListening (a connection-refused
+// outage on the same address), ReplayWebhook (a signed delivery sent again
+// under a new X-GitHub-Delivery id), call counters (Calls, CallsREST,
+// CallsScaleSet, CallsRunner, CallLog), job histories (Jobs: who ran each
+// job and how many times it started), runners, scale sets and message
+// sessions (Sessions) as the fake holds them, deprecation of the runner
+// version, zombie runners, runners GitHub drops while idle, lost runners,
+// and WaitFor. Time-driven behaviour (poll timeouts, token
+// lifetimes, offline and lost runners, requeues) has an option each;
+// NewTestServer sets quick ones.
+//
+// Strict as GitHub: scale-set runners are not in the REST runner list (ask
+// the Actions service's agents routes), and a message session never lapses
+// on its own: a dead owner's session answers every new create with 409
+// SessionConflictException until it is deleted by its id
+// (WithSessionIdleTimeout opts in to lapsing).
 //
 // All state is behind one mutex; every change wakes the long polls, so a
 // runner whose registration is deleted hears it at once.

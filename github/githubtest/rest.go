@@ -213,7 +213,9 @@ func (s *Server) listRunners(c *call) reply {
 	if !ok {
 		return rep
 	}
-	all := s.runnersIn(sc)
+	// Scale-set runners are the Actions service's: GitHub's REST list
+	// leaves them out (actions-runner-controller #2990).
+	all := slices.DeleteFunc(s.runnersIn(sc), func(r *runner) bool { return r.scaleSet != 0 })
 	if name := c.r.URL.Query().Get("name"); name != "" {
 		all = slices.DeleteFunc(all, func(r *runner) bool { return !strings.EqualFold(r.name, name) })
 	}
@@ -225,7 +227,9 @@ func (s *Server) listRunners(c *call) reply {
 	return etagReply(c, http.StatusOK, map[string]any{"total_count": len(all), "runners": page}, link)
 }
 
-// runnerIn finds the runner of the path's {runner_id} in the path's scope.
+// runnerIn finds the classic runner of the path's {runner_id} in the path's
+// scope; a scale-set runner is not found, as on GitHub (ask the Actions
+// service's agents route).
 func (s *Server) runnerIn(c *call) (*runner, reply) {
 	sc, rep, ok := s.pathScope(c)
 	if !ok {
@@ -233,7 +237,7 @@ func (s *Server) runnerIn(c *call) (*runner, reply) {
 	}
 	id, err := strconv.ParseInt(c.r.PathValue("runner_id"), 10, 64)
 	r := s.runners[id]
-	if err != nil || r == nil || scopeKey(r.scope) != scopeKey(sc) {
+	if err != nil || r == nil || r.scaleSet != 0 || scopeKey(r.scope) != scopeKey(sc) {
 		return nil, ghError(http.StatusNotFound, "Not Found")
 	}
 	return r, reply{}
@@ -438,7 +442,9 @@ func (s *Server) runJSON(j *job) map[string]any {
 
 func (s *Server) jobJSON(j *job) map[string]any {
 	var runnerID, groupID, startedAt, completedAt, concl, runnerName, groupName any
-	if j.rec.RunnerID != 0 {
+	// GitHub names the runner once the job is in progress; null while
+	// queued, even when handed to a runner that has not started it.
+	if j.rec.RunnerID != 0 && j.rec.Status != statusQueued {
 		runnerID, runnerName, groupID = j.rec.RunnerID, j.rec.RunnerName, j.rec.RunnerGroupID
 		groupName = rm.DefaultRunnerGroup
 		if r := s.runners[j.rec.RunnerID]; r != nil {

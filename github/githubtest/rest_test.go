@@ -481,7 +481,7 @@ func TestWorkflowRunsAndJobs(t *testing.T) {
 	c := restClient(t, s, token)
 	ctx := ctxT(t, 20*time.Second)
 	labels := []string{"self-hosted", "linux"}
-	job := s.EnqueueJob(githubtest.JobSpec{Repo: repo, Labels: labels, Name: "unit", Duration: 50 * time.Millisecond})
+	job := s.EnqueueJob(githubtest.JobSpec{Repo: repo, Labels: labels, Name: "unit", Duration: 2 * time.Second})
 
 	runs, _, err := c.Actions.ListRepositoryWorkflowRuns(ctx, owner, name, &gh.ListWorkflowRunsOptions{Status: "queued"})
 	require.NoError(t, err)
@@ -498,10 +498,32 @@ func TestWorkflowRunsAndJobs(t *testing.T) {
 	assert.Nil(t, wj.RunnerID, "no runner while queued")
 	assert.Nil(t, wj.RunnerName)
 
+	// Handed to a runner whose start report fails: still queued, no runner.
+	s.Fault(githubtest.RouteRunnerJobStart, githubtest.Fault{Status: http.StatusInternalServerError})
 	jit, _, err := c.Actions.GenerateRepoJITConfig(ctx, owner, name, jitRequest("rm-1"))
 	require.NoError(t, err)
 	code, out := runInProcess(t, ctx, jit.GetEncodedJITConfig())
+	require.NoError(t, s.WaitFor(ctx, func() bool { return s.Calls(githubtest.RouteRunnerJobStart) > 0 }))
+	rec, _ := s.Job(job)
+	assert.Equal(t, "rm-1", rec.RunnerName, "the fake knows whom it handed the job")
+	wj, _, err = c.Actions.GetWorkflowJobByID(ctx, owner, name, job)
+	require.NoError(t, err)
+	assert.Equal(t, "queued", wj.GetStatus())
+	assert.Nil(t, wj.RunnerID, "no runner until it is in progress")
+	assert.Nil(t, wj.RunnerName)
+	s.ClearFaults()
+
+	require.NoError(t, s.WaitFor(ctx, func() bool { j, _ := s.Job(job); return j.Status == "in_progress" }))
+	wj, _, err = c.Actions.GetWorkflowJobByID(ctx, owner, name, job)
+	require.NoError(t, err)
+	assert.Equal(t, "in_progress", wj.GetStatus())
+	assert.Equal(t, "rm-1", wj.GetRunnerName())
+	assert.Equal(t, jit.GetRunner().GetID(), wj.GetRunnerID())
 	assert.Equal(t, 0, <-code, out.String())
+	rec, _ = s.Job(job)
+	assert.Equal(t, 1, rec.Starts)
+	assert.Equal(t, jit.GetRunner().GetID(), rec.RunnerID)
+	assert.Equal(t, "rm-1", rec.RunnerName)
 
 	runs, _, err = c.Actions.ListRepositoryWorkflowRuns(ctx, owner, name, &gh.ListWorkflowRunsOptions{Status: "queued"})
 	require.NoError(t, err)

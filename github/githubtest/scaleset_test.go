@@ -2,12 +2,17 @@ package githubtest_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/actions/scaleset"
+	gh "github.com/google/go-github/v88/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -173,7 +178,7 @@ func TestMessageSession(t *testing.T) {
 
 func TestSessionLapses(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, githubtest.WithSessionIdleTimeout(300*time.Millisecond))
+	s := newServer(t, githubtest.WithSessionIdleTimeout(300*time.Millisecond)) // opted in
 	ctx := ctxT(t, 10*time.Second)
 	c, ss := newScaleSet(t, s)
 	_, err := c.MessageSessionClient(ctx, ss.ID, "killed-manager")
@@ -234,11 +239,30 @@ func TestScaleSetRunners(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, none)
 
-	// The scale set's runners show in the REST list too, labelled with it.
-	runners, _, err := restClient(t, s, token).Actions.ListRunners(ctx, owner, name, nil)
+	// As on GitHub, the REST API does not know scale-set runners: only the
+	// Actions service does.
+	rest := restClient(t, s, token)
+	classic, _, err := rest.Actions.GenerateRepoJITConfig(ctx, owner, name, jitRequest("classic-1"))
 	require.NoError(t, err)
-	require.Equal(t, 1, runners.TotalCount)
-	assert.Equal(t, "home", runners.Runners[0].Labels[0].GetName())
+	runners, _, err := rest.Actions.ListRunners(ctx, owner, name, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, runners.TotalCount, "the classic runner only")
+	assert.Equal(t, "classic-1", runners.Runners[0].GetName())
+	runners, _, err = rest.Actions.ListRunners(ctx, owner, name, &gh.ListRunnersOptions{Name: gh.Ptr("rm-1")})
+	require.NoError(t, err)
+	assert.Zero(t, runners.TotalCount)
+	assert.Empty(t, runners.Runners)
+	_, resp, err := rest.Actions.GetRunner(ctx, owner, name, int64(jit.Runner.ID))
+	require.Error(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	resp, err = rest.Actions.RemoveRunner(ctx, owner, name, int64(jit.Runner.ID))
+	require.Error(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	got, err = c.GetRunner(ctx, jit.Runner.ID)
+	require.NoError(t, err, "the REST delete did not remove it")
+	assert.Equal(t, "rm-1", got.Name)
+	_, _, err = rest.Actions.GetRunner(ctx, owner, name, classic.GetRunner().GetID())
+	require.NoError(t, err)
 
 	t.Run("Busy", func(t *testing.T) {
 		session, err := c.MessageSessionClient(ctx, ss.ID, "host")
@@ -310,4 +334,76 @@ func TestAssignedJobNotTakenIsRequeued(t *testing.T) {
 	assert.Equal(t, 3, j.Requeues)
 	assert.Equal(t, 0, j.Starts)
 	assert.Equal(t, []string{"canceled", "canceled", "canceled", "canceled"}, canceled, "each requeue, then the last")
+}
+
+// adminToken runs the chain a scale-set client runs (registration token,
+// then runner-registration) and returns the Actions service token for the
+// test repository.
+func adminToken(t *testing.T, s *githubtest.Server) string {
+	t.Helper()
+	ctx := ctxT(t, 10*time.Second)
+	reg, _, err := restClient(t, s, token).Actions.CreateRegistrationToken(ctx, owner, name)
+	require.NoError(t, err)
+	body := fmt.Sprintf(`{"url": %q, "runner_event": "register"}`, s.URL()+"/"+repo)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.APIURL()+"actions/runner-registration", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "RemoteAuth "+reg.GetToken())
+	resp, err := s.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out struct{ Token string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return out.Token
+}
+
+// actionsCall sends method path (under ActionsURL) with an Actions service
+// token and returns the status and body.
+func actionsCall(t *testing.T, s *githubtest.Server, tok, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t, 10*time.Second), method, s.ActionsURL()+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+func TestSessionStaysUntilDeleted(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	ctx := ctxT(t, 10*time.Second)
+	c, ss := newScaleSet(t, s)
+	dead, err := c.MessageSessionClient(ctx, ss.ID, "killed-manager")
+	require.NoError(t, err)
+	id := dead.Session().SessionID.String()
+
+	// Its owner died without deleting it; a day later it is still there.
+	s.Advance(24 * time.Hour)
+	assert.Equal(t, "killed-manager", s.ScaleSets()[0].SessionOwner)
+	require.Len(t, s.Sessions(), 1)
+	assert.Equal(t, githubtest.SessionRecord{ScaleSetID: ss.ID, SessionID: id, Owner: "killed-manager", LastActive: s.Sessions()[0].LastActive}, s.Sessions()[0])
+	tok := adminToken(t, s)
+	sessions := "_apis/runtime/runnerscalesets/" + strconv.Itoa(ss.ID) + "/sessions"
+	status, body := actionsCall(t, s, tok, http.MethodPost, sessions, `{"ownerName": "new-manager"}`)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Contains(t, body, "SessionConflictException")
+	assert.Contains(t, body, "already has an active session for owner killed-manager")
+
+	// Only a delete by its id removes it.
+	status, _ = actionsCall(t, s, tok, http.MethodDelete, sessions+"/not-"+id, "")
+	assert.Equal(t, http.StatusNotFound, status)
+	status, _ = actionsCall(t, s, tok, http.MethodDelete, sessions+"/"+id, "")
+	assert.Equal(t, http.StatusNoContent, status)
+	assert.Empty(t, s.ScaleSets()[0].SessionOwner)
+	assert.Empty(t, s.Sessions())
+	// A day later the first client's admin token expired: a new client.
+	c = scalesetClient(t, s, s.URL()+"/"+repo)
+	session, err := c.MessageSessionClient(ctx, ss.ID, "new-manager")
+	require.NoError(t, err)
+	assert.Equal(t, "new-manager", session.Session().OwnerName)
 }

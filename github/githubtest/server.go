@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,9 +74,11 @@ func WithInstallationTokenLifetime(d time.Duration) Option {
 	return func(c *config) { c.installationTokenLifetime = d }
 }
 
-// WithSessionIdleTimeout sets after how long without a poll a message session
-// lapses, so a manager killed without closing its session does not lock the
-// scale set out forever (default 2 min).
+// WithSessionIdleTimeout makes a message session nobody polled for d lapse
+// on its own. Zero, the default, means never, as GitHub promises nothing of
+// the kind: a manager killed without deleting its session finds the scale
+// set taken (409 SessionConflictException) until the session is deleted by
+// its id. Opt in only where a test is about something else.
 func WithSessionIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.sessionIdleTimeout = d }
 }
@@ -149,6 +152,9 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	bg        sync.WaitGroup
+	skew      atomic.Int64 // how far tests moved the clock forward, in ns
+	listenMu  sync.Mutex   // guards hs.Listener and stopped
+	stopped   bool
 
 	mu             sync.Mutex
 	wake           chan struct{}
@@ -180,6 +186,9 @@ type Server struct {
 	zombie         bool
 	hooks          hookState
 	routeNames     []string
+	// revoked: RevokeCredentials holds; every manager credential is 401.
+	revoked             bool
+	chargedWhileLimited int
 }
 
 type tokenInfo struct {
@@ -221,7 +230,6 @@ func NewServer(opts ...Option) *Server {
 		queueTokenLifetime:        time.Hour,
 		adminTokenLifetime:        time.Hour,
 		installationTokenLifetime: time.Hour,
-		sessionIdleTimeout:        2 * time.Minute,
 		runnerLostAfter:           10 * time.Minute,
 		offlineAfter:              30 * time.Second,
 		rateLimit:                 5000,
@@ -286,13 +294,12 @@ func NewServer(opts ...Option) *Server {
 }
 
 // NewTestServer starts a fake GitHub for a test with quick timeouts (100 ms
-// polls, sessions lapsing after 2 s, runners offline after 2 s and lost
-// after 5 s), then opts, and closes it when the test ends.
+// polls, runners offline after 2 s and lost after 5 s; sessions never lapse,
+// as on GitHub), then opts, and closes it when the test ends.
 func NewTestServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	base := []Option{
 		WithPollTimeout(100 * time.Millisecond),
-		WithSessionIdleTimeout(2 * time.Second),
 		WithOfflineAfter(2 * time.Second),
 		WithRunnerLostAfter(5 * time.Second),
 	}
@@ -321,13 +328,15 @@ func (s *Server) Client() *http.Client { return s.hs.Client() }
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		s.listenMu.Lock()
 		s.hs.CloseClientConnections()
 		s.hs.Close()
+		s.listenMu.Unlock()
 		s.bg.Wait()
 	})
 }
 
-func (s *Server) now() time.Time { return time.Now() }
+func (s *Server) now() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }
 
 func (s *Server) janitor() {
 	defer s.bg.Done()
@@ -362,6 +371,20 @@ const (
 func (k kind) restHost() bool { return k >= kindREST && k <= kindRegistration }
 
 func (k kind) charged() bool { return k == kindREST || k == kindRegistration }
+
+// managerCredential reports whether the kind authenticates with what a
+// manager holds (RevokeCredentials refuses them all), not a runner's own.
+func (k kind) managerCredential() bool {
+	return k == kindREST || k == kindFree || k == kindApp || k == kindRegistration || k == kindActions || k == kindQueue
+}
+
+// revokedReply is the 401 each kind answers while credentials are revoked.
+func revokedReply(k kind) reply {
+	if k.restHost() {
+		return ghError(http.StatusUnauthorized, "Bad credentials")
+	}
+	return exception(http.StatusUnauthorized, "GitHub.Services.WebApi.VssUnauthorizedException", "The access token is invalid or expired.")
+}
 
 // call is one request as a handler sees it, authenticated.
 type call struct {
@@ -485,6 +508,10 @@ func (s *Server) serve(k kind, route string, r *http.Request, h func(*call) repl
 			return rep
 		}
 	}
+	if s.revoked && k != kindFree && k.managerCredential() {
+		s.mu.Unlock()
+		return revokedReply(k)
+	}
 	if rep, ok := s.authenticate(k, c); !ok {
 		s.mu.Unlock()
 		return rep
@@ -492,6 +519,7 @@ func (s *Server) serve(k kind, route string, r *http.Request, h func(*call) repl
 	if k.charged() {
 		s.refreshRate()
 		if s.rate.remaining <= 0 {
+			s.chargedWhileLimited++
 			s.mu.Unlock()
 			rep := ghError(http.StatusForbidden, "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.")
 			rep.body.(map[string]string)["documentation_url"] = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"
@@ -514,6 +542,7 @@ func (s *Server) secondaryLimited() (reply, bool) {
 	switch {
 	case now.Before(sec.until):
 		sec.violations++
+		s.chargedWhileLimited++
 	case sec.times > 0:
 		sec.times--
 		sec.until = now.Add(sec.retryAfter)
@@ -572,6 +601,9 @@ func (s *Server) authenticate(k kind, c *call) (reply, bool) {
 				return reply{}, true
 			}
 			return ghError(http.StatusUnauthorized, "Requires authentication"), false
+		}
+		if s.revoked {
+			return ghError(http.StatusUnauthorized, "Bad credentials"), false
 		}
 		ti, ok := s.tokens[tok]
 		if !ok || (!ti.expires.IsZero() && s.now().After(ti.expires)) {

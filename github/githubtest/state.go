@@ -175,9 +175,11 @@ type ssMessage struct {
 }
 
 // expired reports whether a session nobody polls any more has lapsed (a
-// manager killed without deleting its session).
+// manager killed without deleting its session); only with
+// WithSessionIdleTimeout, as GitHub does not promise it.
 func (s *Server) expired(se *ssSession) bool {
-	return se.polling == 0 && s.now().Sub(se.lastActive) > s.cfg.sessionIdleTimeout
+	d := s.cfg.sessionIdleTimeout
+	return d > 0 && se.polling == 0 && s.now().Sub(se.lastActive) > d
 }
 
 // sessionOf returns the live session of ss, dropping a lapsed one.

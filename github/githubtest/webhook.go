@@ -2,10 +2,13 @@ package githubtest
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +21,7 @@ type hookState struct {
 	url, secret string
 	queue       []pendingHook
 	deliveries  []Delivery
+	sent        map[string]pendingHook // by delivery id, for ReplayWebhook
 	signal      chan struct{}
 }
 
@@ -40,6 +44,8 @@ type Delivery struct {
 	Status int
 	Err    string
 	At     time.Time
+	// ReplayOf is the delivery ReplayWebhook replayed ("" for an original).
+	ReplayOf string
 }
 
 // DeliverWebhooks sends workflow_job events (queued, in_progress,
@@ -92,7 +98,6 @@ func (s *Server) webhook(action string, j *job) {
 // deliverHooks sends queued webhooks in order until the server closes.
 func (s *Server) deliverHooks() {
 	defer s.bg.Done()
-	client := &http.Client{Timeout: 5 * time.Second}
 	for {
 		select {
 		case <-s.closed:
@@ -108,28 +113,62 @@ func (s *Server) deliverHooks() {
 			h := s.hooks.queue[0]
 			s.hooks.queue = s.hooks.queue[1:]
 			s.mu.Unlock()
-			d := Delivery{ID: h.id, Action: h.action, JobID: h.jobID, At: time.Now()}
-			req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(h.body))
-			if err == nil {
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("User-Agent", "GitHub-Hookshot/githubtest")
-				req.Header.Set("X-GitHub-Event", "workflow_job")
-				req.Header.Set("X-GitHub-Delivery", h.id)
-				req.Header.Set("X-GitHub-Hook-ID", "1")
-				req.Header.Set("X-Hub-Signature-256", Sign(h.secret, h.body))
-				var resp *http.Response
-				if resp, err = client.Do(req); err == nil {
-					d.Status = resp.StatusCode
-					_ = resp.Body.Close()
-				}
-			}
-			if err != nil {
-				d.Err = err.Error()
-			}
-			s.mu.Lock()
-			s.hooks.deliveries = append(s.hooks.deliveries, d)
-			s.changed()
-			s.mu.Unlock()
+			s.send(context.Background(), h, "")
 		}
 	}
+}
+
+var hookClient = &http.Client{Timeout: 5 * time.Second}
+
+// send delivers h once and records the delivery.
+func (s *Server) send(ctx context.Context, h pendingHook, replayOf string) Delivery {
+	d := Delivery{ID: h.id, Action: h.action, JobID: h.jobID, At: time.Now(), ReplayOf: replayOf}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(h.body))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "GitHub-Hookshot/githubtest")
+		req.Header.Set("X-GitHub-Event", "workflow_job")
+		req.Header.Set("X-GitHub-Delivery", h.id)
+		req.Header.Set("X-GitHub-Hook-ID", "1")
+		req.Header.Set("X-Hub-Signature-256", Sign(h.secret, h.body))
+		var resp *http.Response
+		if resp, err = hookClient.Do(req); err == nil {
+			d.Status = resp.StatusCode
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			_ = resp.Body.Close()
+		}
+	}
+	if err != nil {
+		d.Err = err.Error()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hooks.sent == nil {
+		s.hooks.sent = map[string]pendingHook{}
+	}
+	s.hooks.sent[h.id] = h
+	s.hooks.deliveries = append(s.hooks.deliveries, d)
+	s.changed()
+	return d
+}
+
+// ReplayWebhook sends a past delivery again, now, to the URL it went to:
+// the same body with the same valid X-Hub-Signature-256, under a new
+// X-GitHub-Delivery id (which the signature does not cover), as an
+// attacker who captured one could. It returns the new id; err says the
+// delivery is unknown or the receiver could not be reached. The receiver's
+// answer is in Deliveries.
+func (s *Server) ReplayWebhook(ctx context.Context, deliveryID string) (newID string, err error) {
+	s.mu.Lock()
+	h, ok := s.hooks.sent[deliveryID]
+	s.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("githubtest: no delivery %q to replay (see Deliveries)", deliveryID)
+	}
+	h.id = uuid.NewString()
+	d := s.send(ctx, h, deliveryID)
+	if d.Err != "" {
+		return h.id, fmt.Errorf("githubtest: replaying delivery %s: %s", deliveryID, d.Err)
+	}
+	return h.id, nil
 }

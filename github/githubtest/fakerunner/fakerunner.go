@@ -495,7 +495,8 @@ func (l *listener) renew(ctx context.Context, base string, every time.Duration, 
 		}
 		_, err := l.do(ctx, http.MethodPost, l.url(base+"/renew"), "application/json", []byte("{}"), true, nil)
 		var se *serviceError
-		if errors.As(err, &se) && se.status == http.StatusNotFound {
+		if errors.Is(err, errGone) || errors.As(err, &se) && se.status == http.StatusNotFound {
+			// The job, or the whole registration, is gone.
 			close(lost)
 			cancel()
 			return
