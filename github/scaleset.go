@@ -45,6 +45,15 @@ type ScaleSetOptions struct {
 	// CapacityCheck is how often maxCapacity is read during a long poll; a
 	// change ends the poll so the next one carries it (default 1 s).
 	CapacityCheck time.Duration
+	// Journal records each message session opened, so that after a crash
+	// this manager's stale session is deleted by id (at the first open and
+	// on a 409) instead of blocking the scale set. Without one, a stale
+	// session is only waited out.
+	Journal SessionJournal
+	// HostID is recorded with each session; a recorded session is taken
+	// for this manager's only if its owner (and host id, when both are
+	// set) match.
+	HostID string
 	// Logger defaults to the client's.
 	Logger *slog.Logger
 }
@@ -56,15 +65,33 @@ type ScaleSetOptions struct {
 // Actions service are not REST.
 type ScaleSetTarget struct {
 	c      *Client
-	ss     *scaleset.Client
 	target rm.ScaleTarget
 	opts   ScaleSetOptions
-	set    scaleset.RunnerScaleSet
 	log    *slog.Logger
 
-	mu      sync.Mutex // guards session and closed
+	// renewMu serializes rebuilding the client and looking the scale set
+	// up again, which the watch and a reconcile pass may both want at once.
+	renewMu sync.Mutex
+
+	mu sync.Mutex // guards the fields below; never held across a call
+	// ss is replaced on a 401: actions/scaleset keeps its admin token
+	// until near its expiry, even after GitHub stopped accepting it.
+	ss *scaleset.Client
+	// gen counts replacements of ss and set, so that of two callers that
+	// saw the same failure only the first repairs it.
+	gen     uint64
+	set     scaleset.RunnerScaleSet
 	session *scaleset.MessageSessionClient
 	closed  bool
+	// opened is set by the first session: the first open deletes a stale
+	// session of this manager's first.
+	opened bool
+	// stale: the scale set may be gone (a 404): look it up (or create
+	// it) before the next session.
+	stale bool
+	// waitErr is why the watch is not serving, since waitFrom.
+	waitErr  error
+	waitFrom time.Time
 }
 
 var _ Target = (*ScaleSetTarget)(nil)
@@ -104,14 +131,106 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 		return nil, err
 	}
 	t := &ScaleSetTarget{c: c, ss: ss, target: target, opts: opts, log: log}
-	if err := t.ensureScaleSet(ctx); err != nil {
+	if err := t.ensureScaleSet(ctx, ss); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// ScaleSetID is the scale set's id at GitHub.
-func (t *ScaleSetTarget) ScaleSetID() int { return t.set.ID }
+// ScaleSetID is the scale set's id at GitHub (it changes if the scale set
+// vanished and was created again).
+func (t *ScaleSetTarget) ScaleSetID() int {
+	_, id, _ := t.current()
+	return id
+}
+
+// Waiting says why the watch is not serving demand now (credentials
+// refused, GitHub unreachable, a lost scale set being found again), and
+// since when; nil while it serves.
+func (t *ScaleSetTarget) Waiting() (reason error, since time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.waitErr, t.waitFrom
+}
+
+func (t *ScaleSetTarget) setWaiting(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err == nil {
+		t.waitErr, t.waitFrom = nil, time.Time{}
+		return
+	}
+	if t.waitErr == nil {
+		t.waitFrom = t.c.cfg.Now()
+	}
+	t.waitErr = err
+}
+
+// current returns the client, the scale set's id and their generation.
+func (t *ScaleSetTarget) current() (*scaleset.Client, int, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ss, t.set.ID, t.gen
+}
+
+// renewClient replaces the scale-set client after a 401, unless another
+// caller did since generation gen: the new client exchanges a new
+// registration token for a new admin token at its first call.
+func (t *ScaleSetTarget) renewClient(gen uint64) error {
+	t.renewMu.Lock()
+	defer t.renewMu.Unlock()
+	if _, _, now := t.current(); now != gen {
+		return nil
+	}
+	ss, err := t.c.scaleSetClient(t.target.Scope, t.log)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.ss = ss
+	t.gen++
+	t.mu.Unlock()
+	t.log.Info("the Actions service refused our token: getting new registration and admin tokens")
+	return nil
+}
+
+// refindScaleSet looks the scale set up again (creating it if it is gone)
+// after a 404, unless another caller did since generation gen.
+func (t *ScaleSetTarget) refindScaleSet(ctx context.Context, gen uint64) error {
+	t.renewMu.Lock()
+	defer t.renewMu.Unlock()
+	ss, _, now := t.current()
+	if now != gen {
+		return nil
+	}
+	return t.ensureScaleSet(ctx, ss)
+}
+
+// recovering runs fn with the current client and scale set; on a 401 it
+// renews the client, and with setLost on a 404 it finds or creates the
+// scale set again, then runs fn once more.
+func (t *ScaleSetTarget) recovering(ctx context.Context, action string, setLost bool, fn func(ctx context.Context, ss *scaleset.Client, setID int) error) (int, error) {
+	for try := 0; ; try++ {
+		ss, setID, gen := t.current()
+		status, err := t.call(ctx, action, func(ctx context.Context) error { return fn(ctx, ss, setID) })
+		if err == nil || try > 0 || ctx.Err() != nil {
+			return status, err
+		}
+		switch {
+		case errors.Is(err, ErrUnauthorized):
+			if rerr := t.renewClient(gen); rerr != nil {
+				return status, err
+			}
+		case setLost && errors.Is(err, ErrNotFound):
+			t.log.Warn("the scale set is gone at GitHub: finding or creating it again", "error", err.Error())
+			if rerr := t.refindScaleSet(ctx, gen); rerr != nil {
+				return status, fmt.Errorf("%w (finding the scale set again: %v)", err, rerr)
+			}
+		default:
+			return status, err
+		}
+	}
+}
 
 // scaleSetClient returns an actions/scaleset client with the Client's
 // credentials whose every request passes our rate-limit transport.
@@ -227,13 +346,15 @@ func (t *ScaleSetTarget) mapCall(ctx context.Context, action string, err error, 
 	return fmt.Errorf("%s: %w", action, err)
 }
 
-func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context) error {
+// ensureScaleSet finds the target's scale set with ss, or creates it, and
+// makes it the target's.
+func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client) error {
 	name := t.target.ScaleSet
 	groupID := 1 // the default group, everywhere
 	if g := t.target.RunnerGroup; g != "" && !strings.EqualFold(g, rm.DefaultRunnerGroup) {
 		var group *scaleset.RunnerGroup
 		_, err := t.call(ctx, fmt.Sprintf("find runner group %q in %s", g, t.target.Scope), func(ctx context.Context) (err error) {
-			group, err = t.ss.GetRunnerGroupByName(ctx, g)
+			group, err = ss.GetRunnerGroupByName(ctx, g)
 			return err
 		})
 		if err != nil {
@@ -258,7 +379,7 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context) error {
 
 	var found *scaleset.RunnerScaleSet
 	if _, err := t.call(ctx, fmt.Sprintf("find scale set %q in %s", name, t.target.Scope), func(ctx context.Context) (err error) {
-		found, err = t.ss.GetRunnerScaleSet(ctx, groupID, name)
+		found, err = ss.GetRunnerScaleSet(ctx, groupID, name)
 		return err
 	}); err != nil {
 		return err
@@ -268,30 +389,32 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context) error {
 		var created *scaleset.RunnerScaleSet
 		if _, err := t.call(ctx, fmt.Sprintf("create scale set %q in %s", name, t.target.Scope), func(ctx context.Context) (err error) {
 			w := want
-			created, err = t.ss.CreateRunnerScaleSet(ctx, &w)
+			created, err = ss.CreateRunnerScaleSet(ctx, &w)
 			return err
 		}); err != nil {
 			return err
 		}
 		t.log.Info("created the scale set", "id", created.ID)
-		t.set = *created
+		found = created
 	case !sameLabels(found.Labels, labels) || found.RunnerSetting.DisableUpdate != t.opts.DisableUpdate:
 		var updated *scaleset.RunnerScaleSet
 		if _, err := t.call(ctx, fmt.Sprintf("update scale set %q in %s", name, t.target.Scope), func(ctx context.Context) (err error) {
 			w := want
-			updated, err = t.ss.UpdateRunnerScaleSet(ctx, found.ID, &w)
+			updated, err = ss.UpdateRunnerScaleSet(ctx, found.ID, &w)
 			return err
 		}); err != nil {
 			return err
 		}
 		t.log.Info("updated the scale set's labels and settings", "id", found.ID)
-		t.set = *updated
-	default:
-		t.set = *found
+		found = updated
 	}
-	if t.set.ID == 0 {
+	if found == nil || found.ID == 0 {
 		return fmt.Errorf("scale set %q in %s: GitHub answered without an id", name, t.target.Scope)
 	}
+	t.mu.Lock()
+	t.set = *found
+	t.gen++
+	t.mu.Unlock()
 	return nil
 }
 
@@ -308,13 +431,15 @@ func sameLabels(a, b []scaleset.Label) bool {
 }
 
 // JITConfig registers runnerName in the scale set. A runner of the same
-// name that is ours is removed and the registration retried once.
+// name that is ours is removed and the registration retried once. A 401
+// renews the admin token and a vanished scale set is found or created
+// again, each before one more try.
 func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (JITConfig, error) {
 	action := fmt.Sprintf("register runner %s in scale set %q", runnerName, t.target.ScaleSet)
 	for try := 0; ; try++ {
 		var jit *scaleset.RunnerScaleSetJitRunnerConfig
-		status, err := t.call(ctx, action, func(ctx context.Context) (err error) {
-			jit, err = t.ss.GenerateJitRunnerConfig(ctx, &scaleset.RunnerScaleSetJitRunnerSetting{Name: runnerName, WorkFolder: t.opts.WorkFolder}, t.set.ID)
+		status, err := t.recovering(ctx, action, true, func(ctx context.Context, ss *scaleset.Client, setID int) (err error) {
+			jit, err = ss.GenerateJitRunnerConfig(ctx, &scaleset.RunnerScaleSetJitRunnerSetting{Name: runnerName, WorkFolder: t.opts.WorkFolder}, setID)
 			return err
 		})
 		if err == nil {
@@ -335,8 +460,8 @@ func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (JITC
 			return JITConfig{}, fmt.Errorf("%s: a runner of that name exists and is not ours (no %q prefix): pick another name", action, t.opts.NamePrefix)
 		}
 		var old *scaleset.RunnerReference
-		if _, err := t.call(ctx, "look up runner "+runnerName, func(ctx context.Context) (err error) {
-			old, err = t.ss.GetRunnerByName(ctx, runnerName)
+		if _, err := t.recovering(ctx, "look up runner "+runnerName, false, func(ctx context.Context, ss *scaleset.Client, _ int) (err error) {
+			old, err = ss.GetRunnerByName(ctx, runnerName)
 			return err
 		}); err != nil {
 			return JITConfig{}, err
@@ -354,7 +479,7 @@ func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (JITC
 // ErrRunnerBusy while it runs a job, nil when it is already gone.
 func (t *ScaleSetTarget) RemoveRunner(ctx context.Context, id int64) error {
 	action := fmt.Sprintf("remove runner %d from scale set %q", id, t.target.ScaleSet)
-	status, err := t.call(ctx, action, func(ctx context.Context) error { return t.ss.RemoveRunner(ctx, id) })
+	status, err := t.recovering(ctx, action, false, func(ctx context.Context, ss *scaleset.Client, _ int) error { return ss.RemoveRunner(ctx, id) })
 	switch {
 	case err == nil:
 		return nil
@@ -366,11 +491,11 @@ func (t *ScaleSetTarget) RemoveRunner(ctx context.Context, id int64) error {
 	return err
 }
 
-// Runners lists the scope's registrations whose name starts with
-// namePrefix, from the REST runner list (scale-set runners are listed
-// there), every page; unchanged pages are revalidated for free.
+// Runners cannot list a scale set's runners: GitHub's REST runner list
+// does not carry them, and the Actions service lists none. It returns an
+// error wrapping ErrCannotList; LookupRunner asks for one runner.
 func (t *ScaleSetTarget) Runners(ctx context.Context, namePrefix string) ([]Runner, error) {
-	return listRESTRunners(ctx, t.c.gh, t.target.Scope, namePrefix, nil)
+	return nil, fmt.Errorf("list the runners of scale set %q: %w: scale-set runners are not in GitHub's REST runner list; look each one up", t.target.ScaleSet, ErrCannotList)
 }
 
 // LookupRunner asks the Actions service (the service that registered a
@@ -383,11 +508,11 @@ func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string
 	if id == 0 {
 		action = fmt.Sprintf("look up runner %s in scale set %q", name, t.target.ScaleSet)
 	}
-	status, err := t.call(ctx, action, func(ctx context.Context) (err error) {
+	status, err := t.recovering(ctx, action, false, func(ctx context.Context, ss *scaleset.Client, _ int) (err error) {
 		if id == 0 {
-			ref, err = t.ss.GetRunnerByName(ctx, name)
+			ref, err = ss.GetRunnerByName(ctx, name)
 		} else {
-			ref, err = t.ss.GetRunner(ctx, int(id))
+			ref, err = ss.GetRunner(ctx, int(id))
 		}
 		return err
 	})
@@ -402,38 +527,74 @@ func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string
 
 var ownerInMessage = regexp.MustCompile(`(?i)owner\s+'?([^'\s]+?)'?\.?$`)
 
-// openSession opens the scale set's message session, retrying with backoff
-// while another owner holds it.
+// errTargetClosed ends a watch whose target was closed under it.
+var errTargetClosed = errors.New("the scale-set target is closed")
+
+// openSession opens the scale set's message session. The first open, and
+// a 409 naming this manager as owner (or no owner), delete the session the
+// journal says this manager left (a crash kept it at GitHub), then open at
+// once; a session of another owner is never touched: it is retried with
+// backoff, then refused with ErrSessionConflict naming the owner.
 func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSessionClient, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return nil, fmt.Errorf("scale set %q: the target is closed", t.target.ScaleSet)
+	closed, stale, first := t.closed, t.stale, !t.opened
+	t.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("scale set %q: %w", t.target.ScaleSet, errTargetClosed)
 	}
-	if t.session != nil {
-		return t.session, nil
+	if stale {
+		_, _, gen := t.current()
+		if err := t.refindScaleSet(ctx, gen); err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		t.stale = false
+		t.mu.Unlock()
 	}
 	action := fmt.Sprintf("open the message session of scale set %q", t.target.ScaleSet)
+	cleared := false
+	if first {
+		var err error
+		if cleared, err = t.clearOwnSession(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for try := 0; ; try++ {
+		ss, setID, _ := t.current()
 		rctx, rec := withCallRecord(ctx)
-		s, err := t.ss.MessageSessionClient(rctx, t.set.ID, t.opts.Owner, scaleset.WithRetryableHTTPClint(t.c.retryableClient()))
+		s, err := ss.MessageSessionClient(rctx, setID, t.opts.Owner, scaleset.WithRetryableHTTPClint(t.c.retryableClient()))
 		if err == nil {
-			t.session = s
-			t.log.Info("message session open", "owner", t.opts.Owner)
-			return s, nil
+			return t.adopt(ctx, s)
 		}
 		status, _, body := rec.last()
 		if status != http.StatusConflict {
 			return nil, t.mapCall(ctx, action, err, rec)
 		}
 		_, msg := actionsMessage(body)
-		if try >= t.opts.SessionConflictRetries {
-			owner := "unknown"
-			if m := ownerInMessage.FindStringSubmatch(msg); m != nil {
-				owner = m[1]
+		owner := ""
+		if m := ownerInMessage.FindStringSubmatch(msg); m != nil {
+			owner = m[1]
+		}
+		if !cleared && (owner == "" || owner == t.opts.Owner) {
+			cleared = true
+			ok, err := t.clearOwnSession(ctx)
+			if err != nil {
+				return nil, err
 			}
-			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; stop it or wait (GitHub said: %s)",
-				ErrSessionConflict, owner, t.target.ScaleSet, msg)
+			if ok {
+				continue
+			}
+		}
+		if try >= t.opts.SessionConflictRetries {
+			if owner == "" {
+				owner = "unknown"
+			}
+			hint := "stop it or wait"
+			if owner == t.opts.Owner {
+				hint = "it is this manager's own name: stop the other manager running under it, or wait for GitHub to drop the session"
+			}
+			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; %s (GitHub said: %s)",
+				ErrSessionConflict, owner, t.target.ScaleSet, hint, msg)
 		}
 		wait := (&limiter{retry: RetryPolicy{Base: 2 * time.Second, Cap: 30 * time.Second}}).backoff(try)
 		t.log.Warn("the message session is held by another owner, retrying", "try", try+1, "wait", wait, "github", msg)
@@ -443,31 +604,111 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 	}
 }
 
-// dropSession forgets a session GitHub answered 404 for, deleting it
-// first in case it still exists (a reopened session would conflict with
-// it).
+// adopt makes s the target's session and records it in the journal; a
+// target closed meanwhile deletes it again.
+func (t *ScaleSetTarget) adopt(ctx context.Context, s *scaleset.MessageSessionClient) (*scaleset.MessageSessionClient, error) {
+	_, setID, _ := t.current()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		_, _ = t.call(ctx, "delete the message session", s.Close)
+		return nil, fmt.Errorf("scale set %q: %w", t.target.ScaleSet, errTargetClosed)
+	}
+	t.session, t.opened = s, true
+	t.mu.Unlock()
+	id := s.Session().SessionID.String()
+	if j := t.opts.Journal; j != nil {
+		rec := SessionRecord{ScaleSetID: setID, SessionID: id, Owner: t.opts.Owner, HostID: t.opts.HostID, Scope: t.target.Scope.String(), CreatedAt: t.c.cfg.Now()}
+		if err := j.RecordSession(ctx, rec); err != nil {
+			// Serving matters more; a crash now would cost a wait on the
+			// session instead of a delete.
+			t.log.Warn("cannot record the message session in the journal", "session", id, "error", err.Error())
+		}
+	}
+	t.log.Info("message session open", "owner", t.opts.Owner, "session", id, "scale_set_id", setID)
+	return s, nil
+}
+
+// clearOwnSession deletes, at GitHub and in the journal, the session the
+// journal says this manager (same owner, same host) opened on the scale
+// set and never closed. It reports whether there was one.
+func (t *ScaleSetTarget) clearOwnSession(ctx context.Context) (bool, error) {
+	j := t.opts.Journal
+	if j == nil {
+		return false, nil
+	}
+	_, setID, _ := t.current()
+	rec, found, err := j.SessionOf(ctx, setID)
+	if err != nil {
+		t.log.Warn("cannot read the journal's record of the message session", "error", err.Error())
+		return false, nil
+	}
+	if !found || rec.Owner != t.opts.Owner || (t.opts.HostID != "" && rec.HostID != "" && rec.HostID != t.opts.HostID) {
+		return false, nil
+	}
+	t.log.Info("deleting the message session this manager left open", "session", rec.SessionID, "opened", rec.CreatedAt)
+	if err := t.c.deleteSession(ctx, t.target.Scope, setID, rec.SessionID); err != nil {
+		return false, err
+	}
+	if err := j.ForgetSession(ctx, setID, rec.SessionID); err != nil {
+		t.log.Warn("cannot forget the deleted message session in the journal", "session", rec.SessionID, "error", err.Error())
+	}
+	return true, nil
+}
+
+// dropSession deletes a session the watch gives up (lost, refused, or
+// restarted so that GitHub offers its jobs again) and forgets it in the
+// journal once GitHub no longer has it. A failed delete keeps the record:
+// the next open's 409 deletes it by id.
 func (t *ScaleSetTarget) dropSession(ctx context.Context, s *scaleset.MessageSessionClient) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.session == s {
 		t.session = nil
 	}
-	if _, err := t.call(ctx, "delete the lost message session", func(ctx context.Context) error { return s.Close(ctx) }); err != nil {
-		t.log.Debug("the lost message session could not be deleted", "error", err.Error())
+	t.mu.Unlock()
+	t.endSession(ctx, s, "delete the message session")
+}
+
+// endSession deletes s at GitHub and then in the journal.
+func (t *ScaleSetTarget) endSession(ctx context.Context, s *scaleset.MessageSessionClient, action string) error {
+	_, setID, _ := t.current()
+	id := s.Session().SessionID.String()
+	status, err := t.call(ctx, action, s.Close)
+	if err != nil && status != http.StatusNotFound {
+		t.log.Debug("the message session could not be deleted", "session", id, "error", err.Error())
+		return err
 	}
+	if j := t.opts.Journal; j != nil {
+		if err := j.ForgetSession(ctx, setID, id); err != nil {
+			t.log.Warn("cannot forget the message session in the journal", "session", id, "error", err.Error())
+		}
+	}
+	return nil
 }
 
 var errCapacityChanged = errors.New("capacity changed")
 
-// Watch opens the message session and long-polls it until ctx ends (nil)
-// or a fatal error (ErrUnauthorized, ErrNotFound, ErrSessionConflict).
-// Each message is acknowledged, its available jobs acquired, and its
-// statistics.TotalAssignedJobs reported as demand with its job events.
-// maxCapacity is sent with every poll; it is also read every
-// CapacityCheck during a poll, from another goroutine, and a change ends
-// the poll early so GitHub learns it at once. Transient errors are retried
-// with backoff; a rate limit is waited out; an expired queue token
-// refreshes the session, a lost session is reopened.
+// recoveryBackoff is the wait after the nth failure in a row of the
+// watch: from about 1 s, doubling, capped at 30 s, so that restored
+// credentials or a restarted GitHub are served again within 30 s.
+func recoveryBackoff(n int) time.Duration {
+	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: 30 * time.Second}}).backoff(n)
+}
+
+// Watch opens the message session and long-polls it until ctx ends (nil),
+// the target is closed, or another owner keeps the session
+// (ErrSessionConflict). Each message is acknowledged, its available jobs
+// acquired, and its statistics.TotalAssignedJobs reported as demand with
+// its job events. maxCapacity is sent with every poll; it is also read
+// every CapacityCheck during a poll, from another goroutine, and a change
+// ends the poll early so GitHub learns it at once.
+//
+// Watch recovers by itself, with backoff from about 1 s capped at 30 s,
+// and Waiting says why it waits: a 401 (admin, queue or session token, or
+// the credentials themselves) renews the registration and admin tokens
+// and opens a new session; a 404 (session or scale set gone) finds or
+// creates the scale set again and opens a new session; 5xx and network
+// errors are retried; a rate limit is waited out.
 func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
 	var (
 		sess     *scaleset.MessageSessionClient
@@ -497,9 +738,16 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			switch {
 			case err == nil && msg != nil:
 				lastID = msg.MessageID
-				d := t.handle(ctx, sess, msg)
+				d, acquireErr := t.handle(ctx, sess, msg)
 				wanted = d.Wanted
 				report(d)
+				if acquireErr != nil && ctx.Err() == nil {
+					// As GitHub's own listener does: a new session is
+					// offered the jobs this one could not acquire.
+					t.log.Warn("cannot acquire jobs: restarting the message session so that GitHub offers them again", "error", acquireErr.Error())
+					t.dropSession(ctx, sess)
+					sess, err = nil, acquireErr
+				}
 			case err == nil && wanted > 0:
 				// Idle (nothing wanted) stays silent: no pass, no call.
 				report(Demand{Wanted: wanted, At: t.c.cfg.Now()})
@@ -508,27 +756,45 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 		switch {
 		case err == nil, errors.Is(err, errCapacityChanged):
 			failures = 0
+			t.setWaiting(nil)
 			continue
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, ErrSessionConflict), errors.Is(err, ErrUnauthorized):
+		case errors.Is(err, errTargetClosed):
 			return err
-		case errors.Is(err, ErrNotFound):
-			if sess == nil {
-				return err
+		case errors.Is(err, ErrSessionConflict):
+			t.setWaiting(err)
+			return err
+		case errors.Is(err, ErrUnauthorized):
+			if sess != nil {
+				t.dropSession(ctx, sess)
+				sess = nil
 			}
-			// The session (not the scale set) is gone: open a new one.
-			t.log.Warn("the message session was lost; opening a new one", "error", err.Error())
-			t.dropSession(ctx, sess)
-			sess = nil
-			continue
+			_, _, gen := t.current()
+			if rerr := t.renewClient(gen); rerr != nil {
+				t.log.Warn("cannot renew the scale-set client", "error", rerr.Error())
+			}
+		case errors.Is(err, ErrNotFound):
+			if sess != nil {
+				t.log.Warn("the message session was lost; opening a new one", "error", err.Error())
+				t.dropSession(ctx, sess)
+				sess = nil
+			}
+			t.mu.Lock()
+			t.stale = true
+			t.mu.Unlock()
+			if failures == 0 {
+				failures++
+				continue // at once, the first time
+			}
 		}
-		wait := watchBackoff(failures)
+		wait := recoveryBackoff(failures)
 		failures++
 		if rle, ok := asRateLimit(err); ok {
 			wait = max(rle.Reset.Sub(t.c.cfg.Now()), time.Second)
 		}
-		t.log.Warn("scale-set poll failed, retrying", "error", err.Error(), "wait", wait)
+		t.setWaiting(err)
+		t.log.Warn("scale-set watch failed, retrying", "error", err.Error(), "wait", wait, "failures", failures)
 		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
 			return nil
 		}
@@ -577,23 +843,23 @@ func (t *ScaleSetTarget) poll(ctx context.Context, sess *scaleset.MessageSession
 func clampCapacity(n int) int { return min(max(n, 0), math.MaxInt32) }
 
 // handle acknowledges a message, acquires its available jobs and turns it
-// into a Demand.
-func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessionClient, msg *scaleset.RunnerScaleSetMessage) Demand {
+// into a Demand. The error is the acquisition's: the caller restarts the
+// session so that GitHub offers those jobs again.
+func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessionClient, msg *scaleset.RunnerScaleSetMessage) (Demand, error) {
 	now := t.c.cfg.Now()
 	if _, err := t.call(ctx, "acknowledge a message", func(ctx context.Context) error { return sess.DeleteMessage(ctx, msg.MessageID) }); err != nil {
 		t.log.Warn("cannot acknowledge a message; it may come again", "message", msg.MessageID, "error", err.Error())
 	}
+	var acquireErr error
 	if len(msg.JobAvailableMessages) > 0 {
 		ids := make([]int64, 0, len(msg.JobAvailableMessages))
 		for _, j := range msg.JobAvailableMessages {
 			ids = append(ids, j.RunnerRequestID)
 		}
-		if _, err := t.call(ctx, "acquire jobs", func(ctx context.Context) error {
+		_, acquireErr = t.call(ctx, fmt.Sprintf("acquire %d jobs", len(ids)), func(ctx context.Context) error {
 			_, err := sess.AcquireJobs(ctx, ids)
 			return err
-		}); err != nil {
-			t.log.Warn("cannot acquire jobs; GitHub offers them again", "count", len(ids), "error", err.Error())
-		}
+		})
 	}
 	d := Demand{At: now}
 	if msg.Statistics != nil {
@@ -608,7 +874,7 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 	for _, j := range msg.JobCompletedMessages {
 		d.Events = append(d.Events, jobEvent(JobCompleted, j.JobMessageBase, j.RunnerID, j.RunnerName, j.Result, now))
 	}
-	return d
+	return d, acquireErr
 }
 
 func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runnerName, result string, now time.Time) JobEvent {
@@ -619,26 +885,28 @@ func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runner
 	}
 }
 
-// Close deletes the message session, and the scale set with DeleteOnClose.
+// Close deletes the message session (and forgets it in the journal), and
+// the scale set with DeleteOnClose.
 func (t *ScaleSetTarget) Close(ctx context.Context) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.closed {
+		t.mu.Unlock()
 		return nil
 	}
 	t.closed = true
+	s := t.session
+	t.session = nil
+	ss, setID := t.ss, t.set.ID
+	t.mu.Unlock()
 	var errs []error
-	if t.session != nil {
-		s := t.session
-		t.session = nil
-		status, err := t.call(ctx, "delete the message session", func(ctx context.Context) error { return s.Close(ctx) })
-		if err != nil && status != http.StatusNotFound {
+	if s != nil {
+		if err := t.endSession(ctx, s, "delete the message session"); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if t.opts.DeleteOnClose {
 		status, err := t.call(ctx, fmt.Sprintf("delete scale set %q", t.target.ScaleSet), func(ctx context.Context) error {
-			return t.ss.DeleteRunnerScaleSet(ctx, t.set.ID)
+			return ss.DeleteRunnerScaleSet(ctx, setID)
 		})
 		if err != nil && status != http.StatusNotFound {
 			errs = append(errs, err)

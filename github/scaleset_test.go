@@ -75,11 +75,14 @@ func TestScaleSetRegistrar(t *testing.T) {
 			assert.NotEqual(t, jit.RunnerID, jit2.RunnerID)
 			assert.Equal(t, 1, env.fake.Calls(githubtest.RouteDeleteAgent))
 
-			_, err = st.JITConfig(ctx, prefix+"s2")
+			s2, err := st.JITConfig(ctx, prefix+"s2")
 			require.NoError(t, err)
-			runners, err := st.Runners(ctx, prefix)
+			_, err = st.Runners(ctx, prefix)
+			require.ErrorIs(t, err, github.ErrCannotList, "scale-set runners are not in the REST list")
+			r, found, err := st.LookupRunner(ctx, s2.RunnerID, "")
 			require.NoError(t, err)
-			assert.Len(t, runners, 2)
+			assert.True(t, found)
+			assert.Equal(t, prefix+"s2", r.Name)
 
 			require.NoError(t, st.RemoveRunner(ctx, jit2.RunnerID))
 			_, ok = env.runner(prefix + "s1")

@@ -7,6 +7,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -33,6 +34,29 @@ type AttemptFilter struct {
 	Since, Until time.Time
 	// Limit caps the result (newest first); 0 means no limit.
 	Limit int
+}
+
+// ScaleSetSession is a scale set's message session as a manager recorded
+// it when it opened it. GitHub keeps a session whose owner died and refuses
+// a new one while it exists; the record lets the manager's next start (or
+// doctor) delete its own stale session by id, and only its own.
+type ScaleSetSession struct {
+	ScaleSetID int
+	SessionID  string
+	// Owner is the owner name the session was opened with.
+	Owner string
+	// HostID is the host whose manager opened it.
+	HostID string
+	// Scope is the scale set's scope, as runnermanager.Scope.String().
+	Scope     string
+	CreatedAt time.Time
+}
+
+func (s ScaleSetSession) validate() error {
+	if s.ScaleSetID <= 0 || s.SessionID == "" || s.Owner == "" {
+		return fmt.Errorf("%w: a session record needs a scale set id, a session id and an owner (got %d, %q, %q)", rm.ErrInvalid, s.ScaleSetID, s.SessionID, s.Owner)
+	}
+	return nil
 }
 
 // Store is the journal. Implementations are safe for concurrent use.
@@ -81,6 +105,20 @@ type Store interface {
 	// does not exist; otherwise as RecordAttempt (validation, ErrConflict
 	// for an unknown policy, CreatedAt kept).
 	ForceAttempt(ctx context.Context, a rm.Attempt) error
+
+	// RecordSession inserts or replaces the message session of a scale
+	// set (one per scale set). A zero CreatedAt is stamped with the
+	// current time; a record without scale set id, session id or owner is
+	// refused with runnermanager.ErrInvalid.
+	RecordSession(ctx context.Context, s ScaleSetSession) error
+	// SessionOf returns the session recorded for a scale set; found is
+	// false, with a nil error, when there is none.
+	SessionOf(ctx context.Context, scaleSetID int) (s ScaleSetSession, found bool, err error)
+	// ForgetSession removes a scale set's record only if it still names
+	// sessionID; forgetting what is not recorded is not an error.
+	ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error
+	// Sessions lists every recorded session, by scale set id.
+	Sessions(ctx context.Context) ([]ScaleSetSession, error)
 
 	Close() error
 }

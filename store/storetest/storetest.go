@@ -49,6 +49,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ForceAttempt", testForceAttempt},
 		{"Canceled", testCanceled},
 		{"Concurrent", testConcurrent},
+		{"Sessions", testSessions},
+		{"SessionInvalid", testSessionInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -719,3 +721,62 @@ func testConcurrent(t *testing.T, s store.Store) {
 }
 
 func compareIDs(a, b rm.AttemptID) int { return strings.Compare(a.String(), b.String()) }
+
+func testSessions(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	_, found, err := s.SessionOf(ctx, 7)
+	require.NoError(t, err)
+	assert.False(t, found)
+	require.NoError(t, s.ForgetSession(ctx, 7, "nothing"), "forgetting what is not recorded")
+
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	a := store.ScaleSetSession{ScaleSetID: 7, SessionID: "s-1", Owner: "host-a/1234", HostID: "h1", Scope: "repo:octo/app", CreatedAt: at}
+	b := store.ScaleSetSession{ScaleSetID: 3, SessionID: "s-9", Owner: "host-b", HostID: "h2", Scope: "org:octo", CreatedAt: at.Add(time.Minute)}
+	require.NoError(t, s.RecordSession(ctx, a))
+	require.NoError(t, s.RecordSession(ctx, b))
+	got, found, err := s.SessionOf(ctx, 7)
+	require.NoError(t, err)
+	require.True(t, found)
+	got.CreatedAt = normTime(got.CreatedAt)
+	assert.Equal(t, a, got)
+
+	all, err := s.Sessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, []int{3, 7}, []int{all[0].ScaleSetID, all[1].ScaleSetID}, "listed by scale set id")
+
+	// A new session of the same scale set replaces the old record.
+	a2 := a
+	a2.SessionID, a2.CreatedAt = "s-2", time.Time{}
+	require.NoError(t, s.RecordSession(ctx, a2))
+	got, _, err = s.SessionOf(ctx, 7)
+	require.NoError(t, err)
+	assert.Equal(t, "s-2", got.SessionID)
+	assert.False(t, got.CreatedAt.IsZero(), "a zero CreatedAt is stamped")
+
+	// Forgetting the old id leaves the new record alone.
+	require.NoError(t, s.ForgetSession(ctx, 7, "s-1"))
+	_, found, err = s.SessionOf(ctx, 7)
+	require.NoError(t, err)
+	assert.True(t, found, "a newer session is not forgotten by the old id")
+	require.NoError(t, s.ForgetSession(ctx, 7, "s-2"))
+	_, found, err = s.SessionOf(ctx, 7)
+	require.NoError(t, err)
+	assert.False(t, found)
+	all, err = s.Sessions(ctx)
+	require.NoError(t, err)
+	assert.Len(t, all, 1)
+}
+
+func testSessionInvalid(t *testing.T, s store.Store) {
+	for _, se := range []store.ScaleSetSession{
+		{SessionID: "s", Owner: "o"},
+		{ScaleSetID: 1, Owner: "o"},
+		{ScaleSetID: 1, SessionID: "s"},
+	} {
+		require.ErrorIs(t, s.RecordSession(t.Context(), se), rm.ErrInvalid)
+	}
+	all, err := s.Sessions(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, all)
+}
