@@ -276,3 +276,94 @@ func TestGitHubBackoff(t *testing.T) {
 		loop.Close()
 	})
 }
+
+// TestAnExitedRunnerWaitingForGitHubsWordHoldsNoSlot: a runner that exited
+// with no job known waits up to JobWordGrace for GitHub's word on its job,
+// but neither admission, nor the capacity told to GitHub, nor the demand
+// keeps its slot meanwhile.
+func TestAnExitedRunnerWaitingForGitHubsWordHoldsNoSlot(t *testing.T) {
+	adm := &reconcile.Admission{Memory: fakeMemory{4 << 30}, Reserve: 512 << 20}
+	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 4).MemoryEstimate(1536<<20), func(c *reconcile.Config) {
+		c.Admission = adm
+		c.JobWordGrace = 30 * time.Second
+	})
+	e.demand(2)
+	e.pass()
+	live := e.live()
+	require.Len(t, live, 2, "two of 1.5 GiB fit in 3.5 GiB")
+	e.launcher.proc(live[0].ID).exit(0)
+	for range 3 {
+		e.pass()
+		assert.Equal(t, 3, e.launcher.launches(), "its slot is refilled at once, and once")
+		assert.Equal(t, 2, e.loop.Capacity(), "the capacity told to GitHub counts it out")
+		assert.Equal(t, uint64(3<<30), adm.Status().CommittedBytes, "admission counts it out")
+		assert.True(t, e.attempt(live[0].ID).Live(), "it waits for GitHub's word")
+		e.clock.Advance(5 * time.Second)
+	}
+	e.clock.Advance(30 * time.Second)
+	e.pass()
+	assert.Equal(t, rm.ExitedIdleWithoutWork, e.attempt(live[0].ID).Outcome.Kind)
+	assert.Equal(t, 3, e.launcher.launches())
+}
+
+// TestTheWatchsRecoveryEndsTheBackoff: after a long outage the loop's
+// backoff has grown to a minute; the demand watch's first report after
+// failing says GitHub answers again, and the registration waiting for
+// the backoff goes at once.
+func TestTheWatchsRecoveryEndsTheBackoff(t *testing.T) {
+	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), nil)
+	synctest.Test(t, func(t *testing.T) {
+		cfg := e.cfg
+		cfg.Now = time.Now
+		cfg.BackoffBase, cfg.BackoffMax = time.Second, 2*time.Minute
+		start := time.Now()
+		var mu sync.Mutex
+		var jits []time.Duration
+		var recovered time.Duration
+		e.target.onJIT = func(string) {
+			mu.Lock()
+			jits = append(jits, time.Since(start))
+			mu.Unlock()
+		}
+		outage := errors.New("GitHub answered 503")
+		e.target.setErr(outage, nil, nil)
+		e.target.watch = func(ctx context.Context, _ func() int, report func(github.Demand)) error {
+			if time.Since(start) < 2*time.Minute {
+				time.Sleep(time.Second)
+				return outage
+			}
+			e.target.setErr(nil, nil, nil)
+			mu.Lock()
+			recovered = time.Since(start)
+			mu.Unlock()
+			report(github.Demand{Wanted: 1, At: time.Now()})
+			<-ctx.Done()
+			return nil
+		}
+		loop, err := reconcile.NewLoop(cfg)
+		require.NoError(t, err)
+		loop.ReportDemand(github.Demand{Wanted: 1, At: time.Now()})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = loop.Run(ctx)
+		}()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		cancel()
+		<-done
+		loop.Close()
+
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotZero(t, recovered, "the watch recovered")
+		require.NotEmpty(t, jits)
+		last := jits[len(jits)-1]
+		assert.GreaterOrEqual(t, last, recovered)
+		assert.Less(t, last-recovered, 100*time.Millisecond, "registered at the watch's recovery, not at the backoff's end: %v, recovered at %v", jits, recovered)
+		as, err := e.st.ActiveAttempts(context.Background(), e.policy.ID)
+		require.NoError(t, err)
+		assert.Len(t, as, 1)
+	})
+}
