@@ -100,8 +100,10 @@ const (
 	Zombie FailureReason = "zombie"
 	// Stopped: stopped by a user (or by the manager) while it ran a job.
 	Stopped FailureReason = "stopped"
-	// GitHubUnavailable: the registration failed because GitHub did (5xx,
-	// network, rate limit, 401): not a runner failure.
+	// GitHubUnavailable: GitHub failed to register the runner (a 5xx, the
+	// network, a rate limit, refused credentials). It says nothing of the
+	// runner or the next launch: the loop backs off instead of counting it
+	// against the launch budget.
 	GitHubUnavailable FailureReason = "github_unavailable"
 )
 

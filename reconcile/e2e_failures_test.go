@@ -56,55 +56,71 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 	cfg.Loop.MaxFailedLaunchesPerMinute = 3
 
 	t.Run("Registration", func(t *testing.T) {
-		// JIT requests and the demand watch fail: launches (for min idle)
-		// stop at the failure budget, backing off meanwhile.
+		// JIT requests and the demand watch fail: GitHub's failures are
+		// not runner failures, so launches (for min idle) do not pause at
+		// the failure budget; the loop backs off, one request at a time.
 		for _, r := range []string{githubtest.RouteScaleSetJITConfig, githubtest.RouteMessages} {
 			w.fake.Fault(r, githubtest.Fault{Status: http.StatusInternalServerError})
 		}
 		sup, stop := w.run(cfg)
 		defer stop()
-		w.waitFor(30*time.Second, "three failed JIT requests", func() bool { return w.fake.Calls(githubtest.RouteScaleSetJITConfig) >= 3 })
+		w.waitFor(30*time.Second, "five failed JIT requests", func() bool { return w.fake.Calls(githubtest.RouteScaleSetJITConfig) >= 5 })
 		polls := w.fake.Calls(githubtest.RouteMessages)
 		w.waitFor(30*time.Second, "the demand watch to retry", func() bool { return w.fake.Calls(githubtest.RouteMessages) >= polls+2 })
-		assert.Equal(t, 3, w.fake.Calls(githubtest.RouteScaleSetJITConfig), "no spawn storm: launches pause at the budget")
+		var jits []time.Time
+		for _, c := range w.fake.CallLog() {
+			if c.Route == githubtest.RouteScaleSetJITConfig {
+				jits = append(jits, c.At)
+			}
+		}
+		for i := 1; i < len(jits); i++ {
+			assert.GreaterOrEqual(t, jits[i].Sub(jits[i-1]), cfg.Loop.BackoffBase/2, "no spawn storm: request %d comes after a backoff", i)
+		}
 		ps := sup.Status().Policies[0]
-		assert.Contains(t, ps.LastError, "launches failed in the last minute", "the failure is visible")
+		assert.Contains(t, ps.LastError, "GitHub failed", "the failure is visible")
+		assert.NotContains(t, w.logs.String(), "launches paused")
 		w.fake.ClearFaults()
 	})
-	t.Run("Lists", func(t *testing.T) {
-		// Runner lists fail: the loop backs off (jittered, doubling to
-		// BackoffMax) instead of hammering GitHub.
-		w.fake.Fault(githubtest.RouteRepoRunners, githubtest.Fault{Status: http.StatusInternalServerError})
-		before := w.fake.Calls(githubtest.RouteRepoRunners)
+	t.Run("Lookups", func(t *testing.T) {
+		// The Actions service's runner lookups fail (scale-set runners are
+		// not in the REST list: each is looked up): the loop backs off
+		// (jittered, doubling to BackoffMax) instead of hammering GitHub,
+		// and stops no runner for it.
+		w.fake.Fault(githubtest.RouteAgent, githubtest.Fault{Status: http.StatusInternalServerError})
+		before := w.fake.Calls(githubtest.RouteAgent)
 		start := time.Now()
 		_, stop := w.run(cfg)
-		w.waitFor(30*time.Second, "six failed lists", func() bool { return w.fake.Calls(githubtest.RouteRepoRunners) >= before+6 })
+		w.waitFor(30*time.Second, "six failed lookups", func() bool { return w.fake.Calls(githubtest.RouteAgent) >= before+6 })
 		elapsed := time.Since(start)
 		stop()
-		// The client retries a failed GET itself (4 tries); the loop's
-		// backoff spaces the passes: 6 requests take more than one pass.
-		t.Logf("6 failed lists in %s", elapsed.Round(time.Millisecond))
+		t.Logf("6 failed lookups in %s", elapsed.Round(time.Millisecond))
 		assert.Greater(t, elapsed, cfg.Loop.BackoffBase)
+		for _, a := range w.attempts() {
+			assert.NotEqual(t, rm.Zombie, a.Outcome.Reason, "a failed lookup says nothing of a runner")
+		}
 		w.fake.ClearFaults()
 	})
 	t.Run("Recovered", func(t *testing.T) {
-		// (The failure budget would hold launches a minute after the three
-		// failures; a manager restarted with a larger one goes at once.)
-		cfg.Loop.MaxFailedLaunchesPerMinute = 10
 		w.run(cfg)
 		w.waitJobs(90 * time.Second)
 		for _, j := range w.fake.Jobs() {
 			assert.Equal(t, 1, j.Starts)
 			assert.Equal(t, "succeeded", j.Result)
 		}
+		failedJIT := 0
+		for _, c := range w.fake.CallLog() {
+			if c.Route == githubtest.RouteScaleSetJITConfig && c.Status == http.StatusInternalServerError {
+				failedJIT++
+			}
+		}
 		failed := 0
 		for _, a := range w.attempts() {
 			if a.Outcome.Kind == rm.Failed {
 				failed++
-				assert.Equal(t, rm.RegistrationFailed, a.Outcome.Reason, a.Outcome.String())
+				assert.Equal(t, rm.GitHubUnavailable, a.Outcome.Reason, a.Outcome.String())
 			}
 		}
-		assert.Equal(t, 3, failed, "one failed attempt per failed JIT request, nothing else")
+		assert.Equal(t, failedJIT, failed, "one failed attempt per failed JIT request, nothing else")
 	})
 }
 

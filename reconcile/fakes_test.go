@@ -54,7 +54,12 @@ type fakeTarget struct {
 	listErr   error
 	// onJIT runs at each JIT call (under no lock), for ordering checks.
 	onJIT func(name string)
-	watch func(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+	// cannotList makes Runners answer github.ErrCannotList, as a scale
+	// set's target does; unlisted names are left out of the list, and
+	// both are still found by LookupRunner.
+	cannotList bool
+	unlisted   map[string]bool
+	watch      func(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
 }
 
 var _ github.Target = (*fakeTarget)(nil)
@@ -103,12 +108,15 @@ func (f *fakeTarget) Runners(ctx context.Context, prefix string) ([]github.Runne
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["list"]++
+	if f.cannotList {
+		return nil, fmt.Errorf("list runners: %w", github.ErrCannotList)
+	}
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
 	var out []github.Runner
 	for _, r := range f.runners {
-		if strings.HasPrefix(r.Name, prefix) {
+		if strings.HasPrefix(r.Name, prefix) && !f.unlisted[r.Name] {
 			out = append(out, *r)
 		}
 	}

@@ -51,6 +51,8 @@ type Loop struct {
 	jobEnds    []time.Time
 	events     []github.JobEvent
 	quietUntil time.Time
+	// quietLimit: quietUntil is a rate limit's reset, which only time ends.
+	quietLimit bool
 	ghFailures int
 	watchErr   string
 	status     loopStatus
@@ -66,6 +68,7 @@ type Loop struct {
 	listed  bool
 	// listedIdle: the last list was taken with nothing live.
 	listedIdle bool
+	reg        registry
 }
 
 // loopStatus is the loop's part of the supervisor's Status.
@@ -296,13 +299,27 @@ func (l *Loop) Live() int {
 }
 
 // watch runs the target's demand watch until ctx ends, restarting it after
-// failures: at a rate limit's reset, or with a backoff.
+// failures: at a rate limit's reset, or with a backoff that starts again
+// from BackoffBase once the watch has reported (a success). The first
+// report after a failure also ends the pass's GitHub backoff: GitHub
+// answers again.
 func (l *Loop) watch(ctx context.Context) {
 	failures := 0
+	var reported, failing atomic.Bool
+	report := func(d github.Demand) {
+		reported.Store(true)
+		if failing.CompareAndSwap(true, false) {
+			l.githubRecovered(l.cfg.Now())
+		}
+		l.ReportDemand(d)
+	}
 	for ctx.Err() == nil {
-		err := l.cfg.Target.Watch(ctx, l.Capacity, l.ReportDemand)
+		err := l.cfg.Target.Watch(ctx, l.Capacity, report)
 		if ctx.Err() != nil {
 			return
+		}
+		if reported.Swap(false) {
+			failures = 0
 		}
 		var wait time.Duration
 		var rl *github.RateLimitError
@@ -315,6 +332,7 @@ func (l *Loop) watch(ctx context.Context) {
 			l.noteWatchError(err)
 		default:
 			failures++
+			failing.Store(true)
 			wait = backoff(failures, l.cfg.BackoffBase, l.cfg.BackoffMax, rand.Float64())
 			if errors.Is(err, github.ErrUnauthorized) || errors.Is(err, github.ErrNotFound) || errors.Is(err, github.ErrSessionConflict) {
 				// A stale figure would keep runners for jobs nobody can
@@ -343,8 +361,8 @@ func (l *Loop) noteWatchError(err error) {
 }
 
 // githubFailed starts (or extends) a quiet period without GitHub calls: at
-// a rate limit until its reset, else a jittered backoff growing with each
-// failure in a row.
+// a rate limit until its reset, else a jittered backoff from BackoffBase,
+// doubling with each failure in a row up to BackoffMax.
 func (l *Loop) githubFailed(err error, now time.Time) {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, github.ErrRunnerBusy) {
 		return
@@ -354,20 +372,34 @@ func (l *Loop) githubFailed(err error, now time.Time) {
 	var rl *github.RateLimitError
 	if errors.As(err, &rl) {
 		if rl.Reset.After(l.quietUntil) {
-			l.quietUntil = rl.Reset
+			l.quietUntil, l.quietLimit = rl.Reset, true
 		}
 		return
 	}
 	l.ghFailures++
 	until := now.Add(backoff(l.ghFailures, l.cfg.BackoffBase, l.cfg.BackoffMax, rand.Float64()))
 	if until.After(l.quietUntil) {
-		l.quietUntil = until
+		l.quietUntil, l.quietLimit = until, false
 	}
 }
 
+// githubOK notes a successful GitHub call: the next failure backs off
+// from BackoffBase again.
 func (l *Loop) githubOK() {
 	l.mu.Lock()
 	l.ghFailures = 0
+	l.mu.Unlock()
+}
+
+// githubRecovered notes that GitHub answers again (the demand watch
+// reported after failing): the backoff starts over and its quiet period
+// ends now; a rate limit's does not.
+func (l *Loop) githubRecovered(now time.Time) {
+	l.mu.Lock()
+	l.ghFailures = 0
+	if !l.quietLimit && now.Before(l.quietUntil) {
+		l.quietUntil = now
+	}
 	l.mu.Unlock()
 }
 

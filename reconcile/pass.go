@@ -347,7 +347,7 @@ func (p *pass) markGone(it *item, why string) {
 // makes none.
 func (p *pass) listRunners(ctx context.Context) {
 	l := p.l
-	if p.quiet {
+	if p.quiet || l.reg.cannotList {
 		return
 	}
 	age := p.now.Sub(l.listAt)
@@ -379,6 +379,12 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	at := l.cfg.Now()
 	rs, err := l.cfg.Target.Runners(ctx, rm.RunnerNamePrefix(l.cfg.Host.ID))
+	if errors.Is(err, github.ErrCannotList) {
+		// Scale-set runners: observeRunners looks each one up instead.
+		l.log.Debug("the target cannot list its runners; looking each one up", "err", err)
+		l.reg.cannotList = true
+		return
+	}
 	if err != nil {
 		p.githubErr(err, "list runners")
 		return
@@ -388,8 +394,15 @@ func (p *pass) listRunners(ctx context.Context) {
 	l.listedIdle = live == 0
 }
 
+// findRunner returns GitHub's newest word on an attempt's registration:
+// its lookup, when newer than the list (or the target cannot list), else
+// the list's entry.
 func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
-	for _, r := range p.l.runners {
+	l := p.l
+	if lk, ok := l.reg.looked[a.ID]; ok && (l.reg.cannotList || !lk.at.Before(l.listAt)) {
+		return lk.runner, lk.found
+	}
+	for _, r := range l.runners {
 		if (a.GitHubRunnerID != 0 && r.ID == a.GitHubRunnerID) || r.Name == a.RunnerName {
 			return r, true
 		}
@@ -398,42 +411,32 @@ func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
 }
 
 // observeRunners moves attempts by GitHub's word (online → idle, busy →
-// busy) and notes live runners GitHub no longer lists (zombie candidates).
+// busy) and marks live runners whose registration GitHub says is gone
+// (zombie candidates). A runner the list lacks is looked up before it
+// counts as missing; a target that cannot list has each runner looked up
+// (lookUpRunners).
 func (p *pass) observeRunners(ctx context.Context) {
-	if !p.fresh {
+	l := p.l
+	l.reg.prune(p.items)
+	if l.reg.cannotList {
+		p.lookUpRunners(ctx)
 		return
 	}
-	l := p.l
+	var lacked []*item
 	for _, it := range p.items {
-		if !it.holdsSlot() || it.proc == nil {
+		if !p.fresh || !it.holdsSlot() || it.proc == nil {
 			continue
 		}
-		r, found := p.findRunner(it.a)
-		if found {
+		if r, found := p.findRunner(it.a); found {
 			l.tab.with(it.a.ID, func(rt *runtime) { rt.missingSince = time.Time{} })
-			a := it.a
-			switch {
-			case r.Busy && (a.State == rm.StateStarting || a.State == rm.StateIdle):
-				a, _ = a.MoveTo(rm.StateBusy, p.now)
-				if p.record(ctx, it, a) {
-					it.log.Info("runner is busy")
-				}
-			case r.Online && !r.Busy && a.State == rm.StateStarting:
-				a, _ = a.MoveTo(rm.StateIdle, p.now)
-				if p.record(ctx, it, a) {
-					it.log.Info("runner is online")
-				}
-			}
+			p.sawRunner(ctx, it, r, r.Online)
 			continue
 		}
-		if it.a.GitHubRunnerID != 0 && it.a.StartedAt.Before(l.listAt) {
-			l.tab.with(it.a.ID, func(rt *runtime) {
-				if rt.stop == stopNone && rt.missingSince.IsZero() {
-					rt.missingSince = l.listAt
-				}
-			})
+		if it.a.GitHubRunnerID != 0 && it.a.StartedAt.Before(l.listAt) && !p.running(it) {
+			lacked = append(lacked, it)
 		}
 	}
+	p.confirmMissing(ctx, lacked)
 }
 
 // concludeExited concludes every attempt whose process is gone, from its
@@ -621,6 +624,19 @@ func (p *pass) repairUnfinishedLaunches(ctx context.Context) {
 			l.watchProcess(a.ID, rt.proc)
 			continue
 		}
+		if it.a.GitHubRunnerID == 0 && it.a.State == rm.StateRegistering {
+			// The JIT request may have answered before the crash: a
+			// registration of this name is the attempt's.
+			if p.isQuiet() {
+				p.deadline(p.quietUntil)
+				continue // GitHub is asked once it answers again
+			}
+			id, ok := p.leftoverRegistration(ctx, it)
+			if !ok {
+				continue
+			}
+			it.a.GitHubRunnerID = id
+		}
 		if it.a.GitHubRunnerID == 0 {
 			p.conclude(ctx, it, rm.FailedWith(rm.RegistrationFailed, "the manager stopped before the runner was registered"), -1, false)
 		} else {
@@ -630,8 +646,9 @@ func (p *pass) repairUnfinishedLaunches(ctx context.Context) {
 }
 
 // reapRunners stops runners the manager must stop: asked by a user, not
-// online past StartTimeout, idle past IdleTimeout, or zombies (alive while
-// GitHub no longer lists them) past ZombieGrace.
+// online past StartTimeout, idle past IdleTimeout, or zombies (alive, not
+// running a job, and their registration said gone by two lookups at least
+// ZombieGrace apart).
 func (p *pass) reapRunners(ctx context.Context) {
 	l := p.l
 	for _, it := range p.items {
@@ -655,7 +672,9 @@ func (p *pass) reapRunners(ctx context.Context) {
 			if p.deregister(ctx, it, false) {
 				p.stop(ctx, it, stopIdleTimeout)
 			}
-		case !rt.missingSince.IsZero() && !p.now.Before(rt.missingSince.Add(l.cfg.ZombieGrace)):
+		case p.zombie(it, rt):
+			it.log.Warn("runner is a zombie: alive, no job, and GitHub has had no registration for it since",
+				"missing_since", rt.missingSince.Format(time.RFC3339))
 			p.stop(ctx, it, stopZombie)
 		default:
 			if a.State == rm.StateStarting {
@@ -664,7 +683,7 @@ func (p *pass) reapRunners(ctx context.Context) {
 			if a.State == rm.StateIdle && l.cfg.IdleTimeout > 0 {
 				p.deadline(a.IdleAt.Add(l.cfg.IdleTimeout))
 			}
-			if !rt.missingSince.IsZero() {
+			if !rt.missingSince.IsZero() && !p.running(it) {
 				p.deadline(rt.missingSince.Add(l.cfg.ZombieGrace))
 			}
 		}

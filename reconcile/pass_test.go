@@ -319,7 +319,7 @@ func TestRegistrationFailureBacksOff(t *testing.T) {
 	assert.LessOrEqual(t, res.RequeueAfter, time.Second)
 	ended := e.ended()
 	require.Len(t, ended, 1)
-	assert.Equal(t, rm.RegistrationFailed, ended[0].Outcome.Reason)
+	assert.Equal(t, rm.GitHubUnavailable, ended[0].Outcome.Reason)
 	assert.Contains(t, ended[0].Outcome.Detail, "500")
 
 	calls := e.target.count("jit") + e.target.count("list") + e.target.count("remove")

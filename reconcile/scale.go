@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -135,58 +136,81 @@ func (p *pass) scaleDown(ctx context.Context, surplus int, demandKnown bool) {
 // scaleUp launches up to need runners (at most MaxLaunchesPerPass), each
 // admitted first: its journal row is written inside the admission session,
 // so the next decision, of any loop, counts it. It also sets the admitted
-// capacity. It returns how many launches succeeded.
+// capacity. One launch goes first; only once GitHub registered it do the
+// others fire, in parallel: when GitHub fails, one registration finds out,
+// not a burst of them. It returns how many launches succeeded.
 func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]int) int {
 	l := p.l
-	adm := l.cfg.Admission
-	sess, err := adm.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab})
-	if err != nil {
-		p.addErr(err)
-		return 0
-	}
-	var todo []*item
-	func() {
-		defer sess.end()
-		draining := l.draining.Load()
-		if need > 0 && !draining {
-			if p.quiet {
-				for _, pol := range p.policies {
-					p.note(pol.ID, fmt.Sprintf("GitHub calls held back until %s", p.quietUntil.Format(time.TimeOnly)))
-				}
-				p.deadline(p.quietUntil)
-			} else {
-				todo = p.admit(ctx, sess, min(need, l.cfg.MaxLaunchesPerPass), livePer)
+	n := 0
+	if need > 0 && !l.draining.Load() {
+		if p.quiet {
+			for _, pol := range p.policies {
+				p.note(pol.ID, fmt.Sprintf("GitHub calls held back until %s", p.quietUntil.Format(time.TimeOnly)))
 			}
+			p.deadline(p.quietUntil)
+		} else {
+			n = min(need, l.cfg.MaxLaunchesPerPass)
 		}
-		p.setCapacity(sess, livePer, draining)
-	}()
-	if len(todo) == 0 {
+	}
+	var budgets map[rm.PolicyID]int
+	if n > 0 {
+		budgets = p.launchBudgets(ctx)
+	}
+	first := p.admitBatch(ctx, min(n, 1), livePer, budgets)
+	if len(first) == 0 {
 		return 0
 	}
+	jit, registered := p.register(ctx, first[0])
+	if !registered {
+		return 0 // GitHub failed: the pass's other launches do not fire
+	}
+	todo := first
 	var wg sync.WaitGroup
-	ok := make([]bool, len(todo))
-	for i, it := range todo {
-		wg.Go(func() { ok[i] = p.launch(ctx, it) })
+	ok := make([]bool, n)
+	wg.Go(func() { ok[0] = p.start(ctx, first[0], jit) })
+	if n > 1 && !p.isQuiet() {
+		rest := p.admitBatch(ctx, n-1, livePer, budgets)
+		for i, it := range rest {
+			wg.Go(func() { ok[i+1] = p.launch(ctx, it) })
+		}
+		todo = append(todo, rest...)
 	}
 	wg.Wait()
-	n := 0
+	launched := 0
 	for i, it := range todo {
 		if ok[i] {
-			n++
+			launched++
 			l.watchProcess(it.a.ID, it.proc)
 			p.items = append(p.items, it)
 			p.deadline(it.a.StartedAt.Add(l.cfg.StartTimeout))
 		}
 	}
-	return n
+	return launched
+}
+
+// admitBatch takes one admission session: up to n new attempts admitted
+// (their rows written), and the admitted capacity set.
+func (p *pass) admitBatch(ctx context.Context, n int, livePer, budgets map[rm.PolicyID]int) []*item {
+	l := p.l
+	sess, err := l.cfg.Admission.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab})
+	if err != nil {
+		p.addErr(err)
+		return nil
+	}
+	defer sess.end()
+	var todo []*item
+	if n > 0 {
+		todo = p.admit(ctx, sess, n, livePer, budgets)
+	}
+	p.setCapacity(sess, livePer, l.draining.Load())
+	return todo
 }
 
 // admit picks the policy of each new attempt (the active one with room and
 // the fewest live), asks admission, and writes the admitted attempts'
 // pending rows: journal first.
-func (p *pass) admit(ctx context.Context, sess *session, n int, livePer map[rm.PolicyID]int) []*item {
+func (p *pass) admit(ctx context.Context, sess *session, n int, livePer, budgets map[rm.PolicyID]int) []*item {
 	l := p.l
-	budgets := p.launchBudgets(ctx)
 	refused := make(map[rm.PolicyID]bool)
 	var todo []*item
 	for len(todo) < n {
@@ -357,29 +381,49 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 	l.capacity.Store(int64(total))
 }
 
-// launch runs one admitted attempt's launch: registering recorded, the JIT
-// config asked for, its runner id recorded, the process started, starting
-// with pid and start stamp recorded. A failure concludes the attempt
-// (RegistrationFailed, LaunchFailed) and removes what was made.
+// launch runs one admitted attempt's launch: register, then start.
 func (p *pass) launch(ctx context.Context, it *item) bool {
+	jit, ok := p.register(ctx, it)
+	return ok && p.start(ctx, it, jit)
+}
+
+// register is a launch's first half: registering recorded, the JIT config
+// asked for, its runner id recorded. A failure concludes the attempt:
+// Failed(GitHubUnavailable) when GitHub failed (githubUnavailable), else
+// Failed(RegistrationFailed).
+func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) {
 	l := p.l
-	defer l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
 	a, _ := it.a.MoveTo(rm.StateRegistering, l.cfg.Now())
 	if !p.record(ctx, it, a) {
-		return false // the next pass concludes the pending row
+		l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
+		return github.JITConfig{}, false // the next pass concludes the pending row
 	}
 	jctx, cancel := context.WithTimeout(ctx, l.cfg.RegisterTimeout)
 	jit, err := l.cfg.Target.JITConfig(jctx, a.RunnerName)
 	cancel()
 	if err != nil {
 		p.githubErr(err, "register runner")
-		p.failLaunch(ctx, it, rm.RegistrationFailed, "registering the runner: "+err.Error(), 0)
-		return false
+		reason := rm.RegistrationFailed
+		if githubUnavailable(err) {
+			reason = rm.GitHubUnavailable
+		}
+		p.failLaunch(ctx, it, reason, "registering the runner: "+err.Error(), 0)
+		return github.JITConfig{}, false
 	}
 	l.githubOK()
 	a = it.a
 	a.GitHubRunnerID = jit.RunnerID
 	p.record(ctx, it, a)
+	return jit, true
+}
+
+// start is a launch's second half: the process started, starting with pid
+// and start stamp recorded. A failure concludes the attempt
+// (LaunchFailed) and removes its registration.
+func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
+	l := p.l
+	defer l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
+	a := it.a
 	dir, err := l.runnerDir(*it.pol)
 	if err != nil {
 		p.failLaunch(ctx, it, rm.LaunchFailed, err.Error(), jit.RunnerID)
@@ -423,6 +467,12 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 		if err := l.cfg.Launcher.Cleanup(it.a.ID, true); err != nil {
 			it.log.Warn("could not clean the attempt's directory", "err", err)
 		}
+	}
+	if reason == rm.GitHubUnavailable {
+		until, _ := l.quiet(l.cfg.Now())
+		it.log.Warn("GitHub failed to register the runner; backing off", "detail", detail, "until", until.Format(time.RFC3339Nano))
+		p.note(it.pol.ID, fmt.Sprintf("GitHub failed: %s; trying again at %s", detail, until.Format(time.TimeOnly)))
+		return
 	}
 	it.log.Warn("launch failed", "reason", string(reason), "detail", detail)
 	p.note(it.pol.ID, "launch failed: "+detail)

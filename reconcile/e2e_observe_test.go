@@ -1,0 +1,154 @@
+//go:build linux
+
+package reconcile_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/githubtest"
+)
+
+// listsNothing is a scale-set target as it was before it said
+// github.ErrCannotList: its REST list lacks every scale-set runner.
+type listsNothing struct{ github.Target }
+
+func (listsNothing) Runners(context.Context, string) ([]github.Runner, error) { return nil, nil }
+
+// TestE2ELongScaleSetJob is the short form of a 240 s scale-set job: a job
+// 10× longer than ZombieGrace completes and its runner is never stopped,
+// nor is the min-idle runner that waits beside it, whether the target
+// says it cannot list (the runners are looked up) or lists none of them
+// (a runner a list lacks is looked up before it counts as missing).
+func TestE2ELongScaleSetJob(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wrap func(github.Target) github.Target
+	}{
+		{"CannotList", func(t github.Target) github.Target { return t }},
+		{"EmptyList", func(t github.Target) github.Target { return listsNothing{t} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const grace = 300 * time.Millisecond
+			w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 2, minIdle: 1})
+			cfg := w.supervisorConfig(nil, nil)
+			cfg.Loop.ZombieGrace = grace
+			cfg.Loop.RunnerListEvery = 100 * time.Millisecond
+			targets := cfg.Targets
+			cfg.Targets = func(ctx context.Context, p rm.Policy) (github.Target, error) {
+				t, err := targets(ctx, p)
+				if err != nil {
+					return nil, err
+				}
+				return tc.wrap(t), nil
+			}
+			w.run(cfg)
+			var spare rm.Attempt
+			w.waitFor(30*time.Second, "a min-idle runner", func() bool {
+				for _, a := range w.attempts() {
+					// (A list that lacks it cannot say it is online.)
+					if a.State == rm.StateIdle || (tc.name == "EmptyList" && a.State == rm.StateStarting) {
+						spare = a
+						return true
+					}
+				}
+				return false
+			})
+			w.enqueue(1, 10*grace, 8<<20)
+			w.waitJobs(60 * time.Second)
+			// The spare outlives many graces too.
+			deadline := time.Now().Add(10 * grace)
+			w.waitFor(30*time.Second, "ten zombie graces", func() bool { return time.Now().After(deadline) })
+
+			jobs := w.fake.Jobs()
+			require.Len(t, jobs, 1)
+			assert.Equal(t, "succeeded", jobs[0].Result)
+			assert.Equal(t, 1, jobs[0].Starts)
+			assert.GreaterOrEqual(t, jobs[0].CompletedAt.Sub(jobs[0].StartedAt), 10*grace)
+			ran := false
+			for _, a := range w.attempts() {
+				assert.NotEqual(t, rm.Zombie, a.Outcome.Reason, "attempt %s: %s", a.ID, a.Outcome)
+				assert.NotContains(t, a.LastMessage, "stopping", "attempt %s", a.ID)
+				if a.Outcome.Kind == rm.CompletedJob && a.Job.ID == jobs[0].ID {
+					ran = true
+				}
+				if a.ID == spare.ID && a.Job.ID == 0 {
+					assert.True(t, a.Live(), "the idle spare is still there: %s", a.Outcome)
+				}
+			}
+			assert.True(t, ran, "the job's attempt completed it")
+			assert.NotContains(t, w.logs.String(), "runner is a zombie")
+		})
+	}
+}
+
+// runnerRoutes are the routes that register, look up, list and remove
+// runners, in both modes.
+var runnerRoutes = []string{
+	githubtest.RouteScaleSetJITConfig, githubtest.RouteAgent, githubtest.RouteAgentByName, githubtest.RouteDeleteAgent,
+	githubtest.RouteRepoJITConfig, githubtest.RouteRepoRunners, githubtest.RouteRepoRunner, githubtest.RouteRepoDeleteRunner,
+}
+
+// TestE2ERunnerRoutesStorm: 10 s of 500s on the runner routes do not pause
+// launches (GitHub's failures are not runner failures), and the next job
+// starts within about 2 s of the storm's end.
+func TestE2ERunnerRoutesStorm(t *testing.T) {
+	for _, mode := range []rm.Mode{rm.ModeScaleSet, rm.ModeClassic} {
+		t.Run(mode.String(), func(t *testing.T) {
+			const storm = 10 * time.Second
+			w := newWorld(t, worldOpts{mode: mode, max: 2})
+			cfg := w.supervisorConfig(nil, nil)
+			cfg.Loop.MaxFailedLaunchesPerMinute = 3
+			for _, r := range runnerRoutes {
+				w.fake.Fault(r, githubtest.Fault{Status: http.StatusInternalServerError})
+			}
+			w.run(cfg)
+			w.enqueue(4, 200*time.Millisecond, 8<<20)
+			time.Sleep(storm) // the storm's length, not a wait for a result
+			w.fake.ClearFaults()
+			ended := time.Now()
+			w.waitJobs(60 * time.Second)
+			w.settled(30 * time.Second)
+
+			first := time.Time{}
+			for _, j := range w.fake.Jobs() {
+				assert.Equal(t, 1, j.Starts)
+				assert.Equal(t, "succeeded", j.Result)
+				if first.IsZero() || j.StartedAt.Before(first) {
+					first = j.StartedAt
+				}
+			}
+			after := first.Sub(ended)
+			t.Logf("%s: first job started %s after the storm's end", mode, after.Round(time.Millisecond))
+			assert.Less(t, after, 2*time.Second, "the next job starts within ~2 s of the storm's end")
+			failedJIT := 0
+			for _, c := range w.fake.CallLog() {
+				if (c.Route == githubtest.RouteScaleSetJITConfig || c.Route == githubtest.RouteRepoJITConfig) && c.Status == http.StatusInternalServerError {
+					failedJIT++
+				}
+			}
+			failed := 0
+			for _, a := range w.attempts() {
+				if a.Outcome.Kind == rm.Failed {
+					failed++
+					assert.Equal(t, rm.GitHubUnavailable, a.Outcome.Reason, a.Outcome.String())
+				}
+			}
+			t.Logf("%s: %d failed registrations during the storm", mode, failedJIT)
+			if mode == rm.ModeScaleSet {
+				// (Classic mode's failing runner list holds its passes back
+				// before any registration.)
+				assert.Greater(t, failedJIT, cfg.Loop.MaxFailedLaunchesPerMinute, "more failures than the launch budget...")
+			}
+			assert.NotContains(t, w.logs.String(), "launches paused", "...and launches never paused")
+			assert.Equal(t, failedJIT, failed)
+		})
+	}
+}
