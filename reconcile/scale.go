@@ -309,7 +309,15 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 				ends = append(ends, a.EndedAt)
 			}
 		}
-		budgets[pol.ID] = max(capN-len(ends)-pending[pol.ID], 0)
+		// Launches not yet proven (not online, busy or concluded) count
+		// only once the policy has failed in the window: a healthy policy
+		// ramps up freely, a failing one stops at exactly the cap even when
+		// its runners take seconds to fail.
+		unproven := 0
+		if len(ends) > 0 {
+			unproven = pending[pol.ID]
+		}
+		budgets[pol.ID] = max(capN-len(ends)-unproven, 0)
 		if len(ends) < capN {
 			if l.pauses.set(pol.ID, false) {
 				l.log.Info("launches resume", "policy", pol.Name, "failed_last_minute", len(ends))
