@@ -58,6 +58,8 @@ type ClassicTarget struct {
 	opts   ClassicOptions
 	labels []string
 	log    *slog.Logger
+	// scopeLog is for the scope's watcher, which serves other targets too.
+	scopeLog *slog.Logger
 
 	groupMu sync.Mutex
 	groupID int64
@@ -115,7 +117,7 @@ func NewClassicTarget(c *Client, target rm.ScaleTarget, opts ClassicOptions) (*C
 	}
 	return &ClassicTarget{
 		c: c, target: target, opts: opts, labels: labels,
-		log: log.With("target", target.String()),
+		log: log.With("target", target.String()), scopeLog: log,
 	}, nil
 }
 
@@ -430,7 +432,7 @@ func (t *ClassicTarget) concerns(ev WorkflowJobEvent) bool {
 func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
 	sub := &demandSub{labels: t.labels, prefix: t.opts.NamePrefix, idle: t.opts.PollInterval, busy: t.opts.BusyPollInterval,
 		capacity: maxCapacity, report: report, fatal: make(chan error, 1)}
-	w := t.c.classic.watcher(t.c, t.target.Scope, t.log, sub)
+	w := t.c.classic.watcher(t.c, t.target.Scope, t.scopeLog, sub)
 	defer w.release(sub)
 	select {
 	case <-ctx.Done():

@@ -126,7 +126,7 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 
 func TestE2ERateLimit(t *testing.T) {
 	w := newWorld(t, worldOpts{mode: rm.ModeClassic, max: 2,
-		fake: []githubtest.Option{githubtest.WithRateLimit(30), githubtest.WithRateLimitWindow(2 * time.Second)}})
+		fake: []githubtest.Option{githubtest.WithRateLimit(12), githubtest.WithRateLimitWindow(2 * time.Second)}})
 	w.enqueue(8, 100*time.Millisecond, 8<<20)
 	var mu sync.Mutex
 	exhausted := 0
