@@ -142,7 +142,8 @@ func (w *world) targets(ctx context.Context, p rm.Policy) (github.Target, error)
 		return github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: w.poll, Logger: w.log})
 	}
 	return github.NewScaleSetTarget(ctx, w.client, p.Target, github.ScaleSetOptions{
-		Owner: w.host.Name, DisableUpdate: true, NamePrefix: prefix, Logger: w.log, CapacityCheck: 50 * time.Millisecond})
+		Owner: w.host.Name, HostID: w.host.ID.String(), Journal: reconcile.SessionJournal(w.st),
+		DisableUpdate: true, NamePrefix: prefix, Logger: w.log, CapacityCheck: 50 * time.Millisecond})
 }
 
 // supervisorConfig is the manager's wiring with test timings.

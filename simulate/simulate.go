@@ -205,28 +205,12 @@ func Targets(c *github.Client, host rm.Host, st store.Store, logger *slog.Logger
 	return func(ctx context.Context, p rm.Policy) (github.Target, error) {
 		if p.Target.Mode() == rm.ModeScaleSet {
 			return github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
-				Owner: host.Name, HostID: host.ID.String(), Journal: sessionJournal{st},
+				Owner: host.Name, HostID: host.ID.String(), Journal: reconcile.SessionJournal(st),
 				DisableUpdate: true, NamePrefix: prefix, Logger: logger,
 			})
 		}
 		return github.NewClassicTarget(c, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: poll, Logger: logger})
 	}
-}
-
-// sessionJournal keeps scale-set message sessions in the journal.
-type sessionJournal struct{ st store.Store }
-
-func (j sessionJournal) SessionOf(ctx context.Context, scaleSetID int) (github.SessionRecord, bool, error) {
-	s, found, err := j.st.SessionOf(ctx, scaleSetID)
-	return github.SessionRecord(s), found, err
-}
-
-func (j sessionJournal) RecordSession(ctx context.Context, s github.SessionRecord) error {
-	return j.st.RecordSession(ctx, store.ScaleSetSession(s))
-}
-
-func (j sessionJournal) ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error {
-	return j.st.ForgetSession(ctx, scaleSetID, sessionID)
 }
 
 // Supervisor is the simulation's supervisor (for Status, StopAttempt).

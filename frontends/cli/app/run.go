@@ -215,7 +215,7 @@ func productionTargets(c *github.Client, host rm.Host, st store.Store, log *slog
 		plog := log.With("policy", p.Name)
 		if p.Target.Mode() == rm.ModeScaleSet {
 			t, err := github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
-				Owner: sessionOwner(host), HostID: host.ID.String(), Journal: sessionJournal{st},
+				Owner: sessionOwner(host), HostID: host.ID.String(), Journal: reconcile.SessionJournal(st),
 				DisableUpdate: true, NamePrefix: prefix, Logger: plog,
 			})
 			if err != nil {
@@ -236,22 +236,6 @@ func productionTargets(c *github.Client, host rm.Host, st store.Store, log *slog
 // name and the start of its id, so two hosts of one name stay apart.
 func sessionOwner(host rm.Host) string {
 	return host.Name + "/" + strings.ToLower(host.ID.String()[:8])
-}
-
-// sessionJournal keeps scale-set message sessions in the journal.
-type sessionJournal struct{ st store.Store }
-
-func (j sessionJournal) SessionOf(ctx context.Context, scaleSetID int) (github.SessionRecord, bool, error) {
-	s, found, err := j.st.SessionOf(ctx, scaleSetID)
-	return github.SessionRecord(s), found, err
-}
-
-func (j sessionJournal) RecordSession(ctx context.Context, s github.SessionRecord) error {
-	return j.st.RecordSession(ctx, store.ScaleSetSession(s))
-}
-
-func (j sessionJournal) ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error {
-	return j.st.ForgetSession(ctx, scaleSetID, sessionID)
 }
 
 // hookedTarget leaves the webhook set when its loop closes it.
