@@ -75,7 +75,13 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 			ran := false
 			for _, a := range w.attempts() {
 				assert.NotEqual(t, rm.Zombie, a.Outcome.Reason, "attempt %s: %s", a.ID, a.Outcome)
-				assert.NotContains(t, a.LastMessage, "stopping", "attempt %s", a.ID)
+				// An extra idle runner may be scaled down when the demand
+				// figure moves; no runner is stopped as a zombie, and the
+				// one that ran the job is never stopped.
+				assert.NotContains(t, a.LastMessage, "stopping: zombie", "attempt %s", a.ID)
+				if a.Job.ID != 0 {
+					assert.NotContains(t, a.LastMessage, "stopping", "attempt %s ran a job", a.ID)
+				}
 				if a.Outcome.Kind == rm.CompletedJob && a.Job.ID == jobs[0].ID {
 					ran = true
 				}
