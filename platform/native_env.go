@@ -44,6 +44,14 @@ func (l *NativeLauncher) environ(spec LaunchSpec) []string {
 	return runnerEnviron(os.Environ(), l.passEnv, spec, runningAsRoot())
 }
 
+// RunnerEnviron is the environment any launcher gives a runner for spec,
+// built from the manager's environment by the allow-list (see WithPassEnv;
+// pass names more variables): a launcher of its own uses it so that no
+// variable of the manager beyond the list reaches a job.
+func RunnerEnviron(spec LaunchSpec, pass ...string) []string {
+	return runnerEnviron(os.Environ(), pass, spec, runningAsRoot())
+}
+
 // runnerEnviron builds a runner's environment from parent (the manager's
 // environment) keeping only the names allowed by the base list, the
 // platform's list and pass.

@@ -177,8 +177,9 @@ func (l *tinyLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (pl
 	}
 	cmd := exec.Command(listener, "run")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), spec.Env...)
-	cmd.Env = append(cmd.Env, "ACTIONS_RUNNER_INPUT_JITCONFIG="+spec.JITConfig)
+	// The allow-list, never a copy of this program's environment: a job
+	// reads every variable its runner has.
+	cmd.Env = platform.RunnerEnviron(spec)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
