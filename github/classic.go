@@ -429,6 +429,10 @@ func (t *ClassicTarget) concerns(ev WorkflowJobEvent) bool {
 // run a job. While a rate limit holds, the watcher waits for its reset;
 // other errors are retried with backoff. maxCapacity bounds how many
 // queued jobs the poll needs to read to keep the target launching.
+// Waiting is always nil: a classic Watch returns its errors, which the
+// loop shows.
+func (t *ClassicTarget) Waiting() (error, time.Time) { return nil, time.Time{} }
+
 func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
 	sub := &demandSub{labels: t.labels, prefix: t.opts.NamePrefix, idle: t.opts.PollInterval, busy: t.opts.BusyPollInterval,
 		capacity: maxCapacity, report: report, fatal: make(chan error, 1)}

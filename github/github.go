@@ -148,6 +148,11 @@ type DemandSource interface {
 	// ErrNotFound, ErrSessionConflict). maxCapacity is read before every
 	// poll: it is the admitted capacity, and changes live.
 	Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error
+	// Waiting says why a watch that recovers by itself is not serving
+	// demand now (credentials refused, GitHub unreachable, a lost scale set
+	// being found again) and since when; nil while it serves. A source
+	// whose Watch returns its errors instead answers nil.
+	Waiting() (reason error, since time.Time)
 }
 
 // Target is one scale target's GitHub side.

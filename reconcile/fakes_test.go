@@ -44,10 +44,12 @@ func (c *clock) Advance(d time.Duration) {
 // fakeTarget is an in-memory GitHub target: registrations, call counts,
 // injectable failures.
 type fakeTarget struct {
-	mu      sync.Mutex
-	nextID  int64
-	runners map[int64]*github.Runner
-	calls   map[string]int
+	mu        sync.Mutex
+	waitErr   error
+	waitSince time.Time
+	nextID    int64
+	runners   map[int64]*github.Runner
+	calls     map[string]int
 	// jitErr, removeErr and listErr fail the next calls while set.
 	jitErr    error
 	removeErr error
@@ -137,6 +139,12 @@ func (f *fakeTarget) LookupRunner(ctx context.Context, id int64, name string) (g
 		}
 	}
 	return github.Runner{}, false, nil
+}
+
+func (f *fakeTarget) Waiting() (error, time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waitErr, f.waitSince
 }
 
 func (f *fakeTarget) Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error {

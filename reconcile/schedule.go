@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 )
@@ -61,6 +63,7 @@ func (p *pass) publish(live int) {
 	} else if len(p.ghErrs) > 0 {
 		passErr = p.ghErrs[0].Error()
 	}
+	waitErr, waitSince := l.cfg.Target.Waiting()
 	st := loopStatus{live: live}
 	for _, pol := range p.policies {
 		ps := PolicyStatus{
@@ -77,6 +80,8 @@ func (p *pass) publish(live int) {
 			ps.LastError = p.notes[pol.ID]
 		case passErr != "":
 			ps.LastError = passErr
+		case waitErr != nil:
+			ps.LastError = fmt.Sprintf("waiting for GitHub since %s: %v", waitSince.Format(time.TimeOnly), waitErr)
 		default:
 			ps.LastError = l.watchErr
 		}

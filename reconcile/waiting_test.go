@@ -1,0 +1,36 @@
+package reconcile_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStatusSaysWhyItWaits: a demand watch that recovers by itself (a
+// scale set whose credentials were revoked) says why it is not serving,
+// and the policy's status shows it until it serves again.
+func TestStatusSaysWhyItWaits(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.pass()
+	require.Len(t, e.loop.Status().Policies, 1)
+	assert.Empty(t, e.loop.Status().Policies[0].LastError)
+
+	e.target.mu.Lock()
+	e.target.waitErr = errors.New("GitHub refused the credentials")
+	e.target.waitSince = e.clock.Now()
+	e.target.mu.Unlock()
+	e.clock.Advance(time.Second)
+	e.pass()
+	got := e.loop.Status().Policies[0].LastError
+	assert.Contains(t, got, "waiting for GitHub since")
+	assert.Contains(t, got, "GitHub refused the credentials")
+
+	e.target.mu.Lock()
+	e.target.waitErr = nil
+	e.target.mu.Unlock()
+	e.pass()
+	assert.Empty(t, e.loop.Status().Policies[0].LastError)
+}
