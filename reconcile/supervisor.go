@@ -183,6 +183,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	s.started = s.cfg.Now()
 	s.mu.Unlock()
 	s.sweep(ctx)
+	s.sweepRoots(ctx, 0)
+	swept := s.cfg.Now()
 
 	// Loops and sampling outlive ctx while they drain.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -204,6 +206,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			return nil
 		case <-s.refresh:
 		case <-t.C:
+			if now := s.cfg.Now(); now.Sub(swept) >= rootSweepEvery {
+				s.sweepRoots(ctx, rootSweepMinAge)
+				swept = now
+			}
 		}
 	}
 }
@@ -506,6 +512,7 @@ func (s *Supervisor) RunOnce(ctx context.Context) error {
 		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
 	}
 	s.sweep(ctx)
+	s.sweepRoots(ctx, 0)
 	gs, wanted, err := s.groups(ctx)
 	if err != nil {
 		return err
