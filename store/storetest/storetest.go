@@ -49,6 +49,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ForceAttempt", testForceAttempt},
 		{"Canceled", testCanceled},
 		{"Concurrent", testConcurrent},
+		{"HostLease", testHostLease},
+		{"HostLeaseInvalid", testHostLeaseInvalid},
+		{"HostLeaseRace", testHostLeaseRace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
