@@ -57,7 +57,15 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	// The socket is the daemon's lock: one daemon per data directory.
+	// One daemon per data directory: the lock, held for the daemon's life
+	// (the socket alone is no lock: deleting it would let a second daemon
+	// start and sweep the first one's runners). The host lease in the
+	// journal (the supervisor's) covers two data directories over one.
+	lock, err := platform.LockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	sock, err := daemonapi.Listen(dataDir)
 	if err != nil {
 		if errors.Is(err, daemonapi.ErrAlreadyRunning) {
@@ -137,6 +145,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		}
 	})
 	wg.Go(func() { met.Run(ctx, 2*time.Second) })
+	wg.Go(func() { keepLock(ctx, lock, log) })
 	if cfg.Daemon.MetricsAddr != "" {
 		l, err := net.Listen("tcp", cfg.Daemon.MetricsListenAddr())
 		if err != nil {
@@ -181,6 +190,24 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		log.Info("runner-manager stopped")
 	}
 	return err
+}
+
+// keepLock checks the data directory's lock every lease renewal until ctx
+// ends: a lock file deleted (with the data directory) is locked again on a
+// new file before a second daemon can take it.
+func keepLock(ctx context.Context, lock *platform.DirLock, log *slog.Logger) {
+	t := time.NewTicker(reconcile.LeaseRenewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := lock.Check(); err != nil {
+			log.Error("the data directory lock is lost", "path", lock.Path(), "err", err)
+		}
+	}
 }
 
 // classicTargets are the live classic-mode targets, which webhooks feed.
