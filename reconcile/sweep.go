@@ -61,7 +61,7 @@ func (s *Supervisor) sweepRoots(ctx context.Context, minAge time.Duration) int {
 			continue
 		case a.Live():
 			continue
-		case now.Sub(a.EndedAt) < minAge:
+		case minAge > 0 && now.Sub(a.EndedAt) < minAge:
 			continue
 		default:
 			failed = a.Outcome.Kind == rm.Failed
