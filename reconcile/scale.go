@@ -116,7 +116,7 @@ func (p *pass) scaleDown(ctx context.Context, surplus int, demandKnown bool) {
 	})
 	why := stopScaleDown
 	if draining {
-		why = stopDrain
+		why = l.drainReason()
 	}
 	for _, it := range cands {
 		if surplus == 0 || p.isQuiet() {
