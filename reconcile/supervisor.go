@@ -44,8 +44,9 @@ type SupervisorConfig struct {
 	// looks for runner processes whose working directory is under it).
 	DataDir string
 	// Drain: when Run's context ends, remove idle runners and wait for busy
-	// ones (bounded by DrainTimeout when set), instead of leaving runners
-	// running to be re-adopted at the next start.
+	// ones (bounded by DrainTimeout when set). Without it, idle runners are
+	// removed and busy ones left to their jobs, to be re-adopted at the
+	// next start (bounded by Loop.StopTimeout).
 	Drain        bool
 	DrainTimeout time.Duration
 	// RefreshEvery is how often policies are re-read (DefaultRefreshEvery);

@@ -26,7 +26,7 @@ import (
 // RunCmd is the daemon.
 type RunCmd struct {
 	Once        bool   `help:"Run one pass of every policy's loop (conclude, reap, keep min idle) and exit."`
-	Drain       bool   `help:"On SIGINT/SIGTERM, remove idle runners and wait for busy ones to finish before exiting (default: leave them running; the next start re-adopts them)."`
+	Drain       bool   `help:"On SIGINT/SIGTERM, remove idle runners and wait for busy ones to finish before exiting (default: busy ones keep running; the next start re-adopts them)."`
 	MetricsAddr string `help:"Serve Prometheus metrics at http://ADDR/metrics; a port alone (:9464) listens on loopback only (default: off, or [daemon] metrics_addr)." env:"RUNNER_MANAGER_METRICS_ADDR" placeholder:"ADDR"`
 }
 
@@ -38,9 +38,10 @@ queued jobs, or webhooks), starts one ephemeral runner per job as memory and
 disk admit, concludes and cleans each attempt, and reaps leftovers. It serves
 its live figures to "status" and "tui" on <data>/manager.sock.
 
-SIGINT or SIGTERM stop it. Runners keep running and are re-adopted at the
-next start, unless --drain: then idle runners are removed and busy ones
-awaited first.`
+SIGINT or SIGTERM stop it: idle runners are deregistered and stopped; busy
+ones keep their jobs and are re-adopted at the next start, unless --drain:
+then busy ones are awaited first. One daemon runs a data directory (a lock
+on <data>/manager.lock) and a host (a lease in the journal).`
 }
 
 // Run runs the daemon until ctx ends.
