@@ -333,7 +333,9 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 			if pol == nil {
 				break
 			}
-			if _, ok := sim.admit(l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol), per[pol.ID], pol.Max); !ok {
+			r, ok := sim.admit(l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol), per[pol.ID], pol.Max)
+			p.noteFit(pol, r)
+			if !ok {
 				refused[pol.ID] = true
 				continue
 			}

@@ -98,7 +98,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		Store:    st,
 		Host:     host,
 		Launcher: platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(log)),
-		Meters:   meter.New(filepath.Join(dataDir, stateDir, peaksName)),
+		Meters:   meter.New(filepath.Join(dataDir, stateDir, peaksName), meter.WithLogger(log), meter.WithHostMemory(host.MemoryBytes)),
 		Targets:  productionTargets(client, host, log, hooks),
 		Admission: &reconcile.Admission{
 			Memory: reconcile.HostMemory{}, Reserve: cfg.Admission.MemoryReserve.Bytes(),
