@@ -38,6 +38,7 @@ type exitFacts struct {
 //	stop: start timeout                  → Failed(StartTimeout)
 //	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
 //	stop: user                           → Failed(Stopped) during a job, else ExitedIdleWithoutWork
+//	stop: manager stopped, no job        → ExitedIdleWithoutWork
 //	gone while the manager was down      → CompletedJob with a job; after the grace
 //	                                       Failed(ProcessExitedUnexpectedly) if GitHub still
 //	                                       lists it, else Failed(Lost)
@@ -59,6 +60,11 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
 		}
 		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
+	case stopShutdown:
+		if !f.job {
+			// Its exit code is the manager's SIGTERM's (143), or 0.
+			return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: string(stopShutdown)}, false
+		}
 	case stopUser:
 		if f.job && !f.jobCompleted {
 			return rm.FailedWith(rm.Stopped, "stopped by a user during its job"), false
