@@ -140,7 +140,7 @@ type AttemptMeters struct {
 // New returns meters whose ended attempts' peaks are kept in peaksFile, with
 // those kept there before; "" keeps peaks in memory only. A peaks file that
 // cannot be read is logged and the meters start with no peaks.
-func New(peaksFile string) *AttemptMeters {
+func New(peaksFile string, opts ...Option) *AttemptMeters {
 	ms := &AttemptMeters{
 		meters:    map[rm.AttemptID]*meter{},
 		exited:    map[rm.AttemptID]time.Time{},
@@ -151,8 +151,15 @@ func New(peaksFile string) *AttemptMeters {
 		now:       time.Now,
 		log:       slog.Default(),
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log != nil {
+		ms.log = o.log
+	}
 	if peaksFile != "" {
-		peaks, err := platform.LoadPeaks(peaksFile)
+		peaks, err := platform.LoadPeaks(peaksFile, platform.PeaksLogger(ms.log), platform.PeaksAtMost(o.hostMemory))
 		if err != nil {
 			ms.log.Warn("the measured memory peaks could not be read: starting without them", "err", err)
 		}

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -41,14 +43,47 @@ type peaksFile struct {
 
 const peaksHeader = "# runner-manager: peak memory (bytes) of the newest completed jobs per\n# policy, oldest first. Written by the manager; safe to delete.\n\n"
 
+// PeaksOption configures LoadPeaks.
+type PeaksOption func(*peaksLoad)
+
+type peaksLoad struct {
+	log     *slog.Logger
+	atMost  uint64
+	dropped []string
+}
+
+// PeaksLogger sets where LoadPeaks warns (default slog.Default()): the
+// daemon's configured logger, so the warning has the configured format.
+func PeaksLogger(log *slog.Logger) PeaksOption {
+	return func(o *peaksLoad) {
+		if log != nil {
+			o.log = log
+		}
+	}
+}
+
+// PeaksAtMost checks the peaks on load: 0 and values above bytes (the
+// host's total memory) are refused, since no job of this host can have had
+// them, and one such value would make admission expect the impossible.
+// Without it the values are read as they are.
+func PeaksAtMost(bytes uint64) PeaksOption {
+	return func(o *peaksLoad) { o.atMost = bytes }
+}
+
 // LoadPeaks reads the peaks file at path. A missing file means no peaks yet:
 // empty Peaks and a nil error. A corrupt file (not TOML, or not the shape
-// above) is logged as a warning with the TOML error and its line, moved
-// aside to "<path>.corrupt-<unix seconds>" for inspection, and also read as
-// empty Peaks with a nil error, so a damaged file never stops the manager;
-// the error is non-nil only when the file cannot be read or moved aside.
-// The returned Policies map is never nil.
-func LoadPeaks(path string) (Peaks, error) {
+// above, or a negative value) is logged as a warning with the TOML error and
+// its line, moved aside to "<path>.corrupt-<unix seconds>" for inspection,
+// and also read as empty Peaks with a nil error, so a damaged file never
+// stops the manager; the error is non-nil only when the file cannot be read
+// or moved aside. Implausible values (0, or above PeaksAtMost) are left out
+// with a warning; the rest of the file is kept. The returned Policies map is
+// never nil.
+func LoadPeaks(path string, opts ...PeaksOption) (Peaks, error) {
+	o := peaksLoad{log: slog.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	empty := Peaks{Policies: map[string][]uint64{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -59,16 +94,47 @@ func LoadPeaks(path string) (Peaks, error) {
 	}
 	p, err := decodePeaks(b)
 	if err == nil {
+		if o.atMost > 0 {
+			o.plausible(p)
+		}
+		if len(o.dropped) > 0 {
+			o.log.Warn("memory peaks file holds implausible peaks; left out", "path", path,
+				"dropped", strings.Join(o.dropped, ", "), "host_memory", o.atMost)
+		}
 		return p, nil
 	}
 	aside, mvErr := moveAside(path)
 	if mvErr != nil {
-		slog.Warn("memory peaks file is corrupt; ignoring it", "path", path, "err", err)
+		o.log.Warn("memory peaks file is corrupt; ignoring it", "path", path, "err", err)
 		return empty, fmt.Errorf("memory peaks file %s is corrupt (%v) and could not be moved aside: %w; delete or fix it", path, err, mvErr)
 	}
-	slog.Warn("memory peaks file is corrupt; moved aside, starting with no peaks",
+	o.log.Warn("memory peaks file is corrupt; moved aside, starting with no peaks",
 		"path", path, "moved_to", aside, "err", err)
 	return empty, nil
+}
+
+// plausible drops from p the peaks no job can have had: 0, or above the
+// host's memory; a policy left with none is dropped.
+func (o *peaksLoad) plausible(p Peaks) {
+	for id, vs := range p.Policies {
+		if len(vs) == 0 {
+			continue
+		}
+		kept := vs[:0]
+		for _, v := range vs {
+			if v == 0 || v > o.atMost {
+				o.dropped = append(o.dropped, fmt.Sprintf("%s: %d", id, v))
+				continue
+			}
+			kept = append(kept, v)
+		}
+		if len(kept) == 0 {
+			delete(p.Policies, id)
+		} else {
+			p.Policies[id] = kept
+		}
+	}
+	slices.Sort(o.dropped)
 }
 
 func decodePeaks(b []byte) (Peaks, error) {

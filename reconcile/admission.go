@@ -36,6 +36,11 @@ const (
 type Refusal struct {
 	Reason string
 	Detail string
+	// HostTooSmall: the candidate's expected peak exceeds what the host
+	// admits even with nothing else running. Such a candidate is admitted
+	// when nothing else runs (one at a time), with this refusal as its
+	// note, so learned data alone never stalls a policy for good.
+	HostTooSmall bool
 }
 
 func (r Refusal) String() string { return r.Reason + ": " + r.Detail }
@@ -49,6 +54,12 @@ func (r Refusal) String() string { return r.Reason + ": " + r.Detail }
 // the data directory's filesystem has at least DiskFloor free, and P has
 // fewer than Max live attempts. expected(P) is the meters' ExpectedPeak of
 // P's banked peaks, else P's MemoryEstimate, else DefaultEstimate.
+//
+// A P whose expected(P) alone exceeds total − Reserve would never be
+// admitted, and the capacity told to GitHub would stay 0 until a smaller
+// peak is learned, which takes a job that cannot run: such a P is
+// admitted when nothing else runs on the host (nothing committed), one at
+// a time, and refused with a HostTooSmall refusal otherwise.
 //
 // One Admission serves every loop of a host: it serializes their decisions,
 // and the loop writes the admitted attempts' journal rows before the next
@@ -91,16 +102,22 @@ type Ask struct {
 // Decide answers one question: admitted, or the refusal and its figures.
 func (a *Admission) Decide(q Ask) (Refusal, bool) {
 	if q.Live >= q.Max {
-		return Refusal{RefusedMax, fmt.Sprintf("%d live of max %d", q.Live, q.Max)}, false
+		return Refusal{Reason: RefusedMax, Detail: fmt.Sprintf("%d live of max %d", q.Live, q.Max)}, false
 	}
 	if q.DiskKnown && q.DiskFree < a.DiskFloor {
-		return Refusal{RefusedDisk, fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
+		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
 			formatBytes(q.DiskFree), a.DiskPath, formatBytes(a.DiskFloor))}, false
 	}
 	if q.TotalMemory > 0 {
 		limit := sub(q.TotalMemory, a.Reserve)
+		if q.Expected > limit && limit > 0 {
+			r := Refusal{Reason: RefusedMemory, HostTooSmall: true, Detail: fmt.Sprintf(
+				"its jobs need ~%s, this host admits %s at most (%s total − %s reserve): one runs at a time, when nothing else does",
+				formatBytes(q.Expected), formatBytes(limit), formatBytes(q.TotalMemory), formatBytes(a.Reserve))}
+			return r, q.Committed == 0
+		}
 		if q.Committed+q.Expected > limit {
-			return Refusal{RefusedMemory, fmt.Sprintf("%s committed + %s expected > %s (%s total − %s reserve)",
+			return Refusal{Reason: RefusedMemory, Detail: fmt.Sprintf("%s committed + %s expected > %s (%s total − %s reserve)",
 				formatBytes(q.Committed), formatBytes(q.Expected), formatBytes(limit),
 				formatBytes(q.TotalMemory), formatBytes(a.Reserve))}, false
 		}
@@ -252,10 +269,10 @@ func (s *session) ask(expected uint64, live, max int) Ask {
 // admit decides one candidate and, when admitted, commits its expected peak.
 func (s *session) admit(expected uint64, live, max int) (Refusal, bool) {
 	if s.memErr != nil {
-		return Refusal{RefusedMemory, "cannot read the host's memory: " + s.memErr.Error()}, false
+		return Refusal{Reason: RefusedMemory, Detail: "cannot read the host's memory: " + s.memErr.Error()}, false
 	}
 	if s.diskErr != nil {
-		return Refusal{RefusedDisk, fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
+		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
 	}
 	r, ok := s.a.Decide(s.ask(expected, live, max))
 	if ok {
@@ -284,6 +301,36 @@ func sub(a, b uint64) uint64 {
 		return 0
 	}
 	return a - b
+}
+
+// noteFit keeps a policy's HostTooSmall refusal as its last refusal,
+// logged and counted once per change, from every admission answer the
+// capacity computation gets: in scale-set mode GitHub is told the capacity
+// and sends no demand beyond it, so a policy that does not fit may never
+// ask for a launch, and its refusal must show all the same. Once the policy
+// fits again the refusal is dropped, and that is logged too.
+func (p *pass) noteFit(pol *rm.Policy, r Refusal) {
+	l := p.l
+	l.mu.Lock()
+	prev, had := l.refusals[pol.ID]
+	switch {
+	case r.HostTooSmall:
+		l.refusals[pol.ID] = r
+		l.mu.Unlock()
+		if had && prev.HostTooSmall && prev.Detail == r.Detail {
+			return
+		}
+		l.log.Warn("a policy's jobs do not fit this host; running one at a time", "policy", pol.Name, "detail", r.Detail)
+		if l.cfg.OnRefusal != nil {
+			l.cfg.OnRefusal(pol.ID, r)
+		}
+	case had && prev.HostTooSmall:
+		delete(l.refusals, pol.ID)
+		l.mu.Unlock()
+		l.log.Info("a policy's jobs fit this host again", "policy", pol.Name)
+	default:
+		l.mu.Unlock()
+	}
 }
 
 // formatBytes prints a size in binary units: "1.5 GiB", "512 MiB".

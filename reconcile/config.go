@@ -34,6 +34,9 @@ const (
 	// a scale-down may remove it, so a demand figure that lags a new job
 	// does not churn runners.
 	DefaultScaleDownAfter = 10 * time.Second
+	// DefaultStopTimeout bounds a stop without drain: removing the idle
+	// runners' registrations and stopping their processes.
+	DefaultStopTimeout = time.Minute
 	// DefaultActiveRequeue is the next pass while anything is live or wanted.
 	DefaultActiveRequeue = 3 * time.Second
 	// DefaultIdleRequeue is the next pass when nothing is live or wanted.
@@ -119,10 +122,13 @@ type Config struct {
 	MaxFailedLaunchesPerMinute int
 
 	// Drain: when Run's context ends, remove idle runners and wait for busy
-	// ones to finish (bounded by DrainTimeout, if set) instead of leaving
-	// them running to be re-adopted at the next start.
+	// ones to finish (bounded by DrainTimeout, if set). Without it, idle
+	// and starting runners are removed (registration first) within
+	// StopTimeout, and busy ones keep their jobs, to be re-adopted at the
+	// next start.
 	Drain        bool
 	DrainTimeout time.Duration
+	StopTimeout  time.Duration
 
 	// OnRefusal is told of every admission refusal (the supervisor counts
 	// them by reason).
@@ -151,6 +157,7 @@ func (c *Config) setDefaults() {
 	dur(&c.StartTimeout, DefaultStartTimeout)
 	dur(&c.ZombieGrace, DefaultZombieGrace)
 	dur(&c.StopGrace, DefaultStopGrace)
+	dur(&c.StopTimeout, DefaultStopTimeout)
 	dur(&c.JobWordGrace, DefaultJobWordGrace)
 	if c.ScaleDownAfter < 0 {
 		c.ScaleDownAfter = 0

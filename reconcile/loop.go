@@ -39,6 +39,9 @@ type Loop struct {
 
 	capacity atomic.Int64
 	draining atomic.Bool
+	// stopping: Run's context ended without Drain; draining is set too,
+	// and the runners it removes are concluded "manager stopped".
+	stopping atomic.Bool
 	running  atomic.Bool
 
 	mu          sync.Mutex // guards the fields below; never held across I/O
@@ -222,9 +225,10 @@ func (l *Loop) Close() {
 
 // Run drives passes until ctx ends: at once on Nudge, after the pass's
 // RequeueAfter otherwise, backing off while passes fail, waiting out rate
-// limits. It watches the target's demand meanwhile. When ctx ends, live
-// runners keep running (the next start re-adopts them), unless the Drain
-// option is set. Run returns nil when ctx ends, after the drain.
+// limits. It watches the target's demand meanwhile. When ctx ends, it
+// stops the idle runners (stopIdle) and leaves busy ones to their jobs
+// (the next start re-adopts them), or with the Drain option waits for them
+// too. Run returns nil when ctx ends, after the stop or the drain.
 func (l *Loop) Run(ctx context.Context) error {
 	if !l.running.CompareAndSwap(false, true) {
 		return errors.New("reconcile: loop is already running")
@@ -259,9 +263,73 @@ func (l *Loop) Run(ctx context.Context) error {
 		return res, err
 	})
 	if !l.cfg.Drain {
+		l.stopIdle(context.WithoutCancel(ctx))
 		return nil
 	}
 	return l.drain(context.WithoutCancel(ctx))
+}
+
+// stopIdle is a stop without drain: launch nothing, remove every runner
+// that holds no job (idle ones, and starting ones not yet online), each
+// registration first, then its process, and conclude them; runners that
+// run a job, or that GitHub refuses to remove because one was just
+// assigned, keep running and are re-adopted at the next start. Left
+// running, an idle runner would keep polling GitHub for a job nobody
+// serves, and leak if the manager never returns. Bounded by StopTimeout:
+// while GitHub cannot be reached, what is left is left registered.
+func (l *Loop) stopIdle(ctx context.Context) {
+	l.stopping.Store(true)
+	l.draining.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.StopTimeout)
+	defer cancel()
+	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log,
+		until: l.onlyJobsLeft}
+	d.run(ctx, l.Reconcile)
+	busy, other := 0, 0
+	for _, a := range l.snapshot().attempts {
+		if l.holdsJob(a) {
+			busy++
+		} else {
+			other++
+		}
+	}
+	if other > 0 {
+		l.log.Warn("stopped with runners not removed; the next start looks at them", "busy", busy, "not_removed", other, "err", ctx.Err())
+		return
+	}
+	l.log.Info("stopped: idle runners removed; busy ones keep their jobs until the next start", "busy", busy)
+}
+
+// onlyJobsLeft: every live attempt of the last pass runs a job.
+func (l *Loop) onlyJobsLeft() bool {
+	for _, a := range l.snapshot().attempts {
+		if !l.holdsJob(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsJob: the attempt runs a job (as the journal or GitHub's refusal to
+// remove its registration says) and its process is still there.
+func (l *Loop) holdsJob(a AttemptStatus) bool {
+	rt, _ := l.tab.get(a.ID)
+	if rt.proc != nil {
+		select {
+		case <-rt.proc.Done():
+			return false // exited: to be concluded
+		default:
+		}
+	}
+	return a.State == rm.StateBusy || rt.refusedBusy
+}
+
+// drainReason is why a draining pass stops a runner.
+func (l *Loop) drainReason() stopReason {
+	if l.stopping.Load() {
+		return stopShutdown
+	}
+	return stopDrain
 }
 
 // drain stops launching, removes idle runners and waits until every live

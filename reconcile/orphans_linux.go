@@ -44,7 +44,10 @@ func findRunnerProcesses(dataDir string) ([]RunnerProcess, error) {
 		}
 		dir := filepath.Join("/proc", e.Name())
 		cwd, err := os.Readlink(filepath.Join(dir, "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, under) {
+		if err != nil || !strings.HasPrefix(cwd, under) || strings.HasSuffix(cwd, " (deleted)") {
+			// A runner working in a deleted directory is of a data
+			// directory that is gone (and perhaps of a daemon still
+			// running there): not this one's to stop.
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join(dir, "environ"))

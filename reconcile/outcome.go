@@ -46,7 +46,7 @@ type exitFacts struct {
 //
 //	stop: start timeout, no job          → Failed(StartTimeout)
 //	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
-//	stop: user, scale-down, drain, idle timeout, or deregistered by the manager:
+//	stop: user, scale-down, drain, idle timeout, shutdown, or deregistered by the manager:
 //	  no job                             → ExitedIdleWithoutWork, whatever the exit code
 //	  job completed, or exit 0           → CompletedJob
 //	  during a job                       → Failed(Stopped)
@@ -75,7 +75,7 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
 		}
 		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
-	case stopUser, stopScaleDown, stopDrain, stopIdleTimeout:
+	case stopUser, stopScaleDown, stopDrain, stopIdleTimeout, stopShutdown:
 		by := "by the manager (" + string(stop) + ")"
 		if stop == stopUser {
 			by = "by a user"

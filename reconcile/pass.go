@@ -725,6 +725,7 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 		l.tab.with(it.a.ID, func(r *runtime) { r.deregistered = true })
 		return true
 	case errors.Is(err, github.ErrRunnerBusy):
+		l.tab.with(it.a.ID, func(r *runtime) { r.refusedBusy = true })
 		it.log.Info("GitHub says the runner is busy; left running")
 		p.noteAttempt(ctx, it, "GitHub says it is busy: left running")
 		return force

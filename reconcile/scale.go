@@ -119,7 +119,7 @@ func (p *pass) scaleDown(ctx context.Context, surplus int, demandKnown bool) {
 	})
 	why := stopScaleDown
 	if draining {
-		why = stopDrain
+		why = l.drainReason()
 	}
 	for _, it := range cands {
 		if surplus == 0 || p.isQuiet() {
@@ -377,7 +377,9 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 			if pol == nil {
 				break
 			}
-			if _, ok := sim.admit(l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol), per[pol.ID], pol.Max); !ok {
+			r, ok := sim.admit(l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol), per[pol.ID], pol.Max)
+			p.noteFit(pol, r)
+			if !ok {
 				refused[pol.ID] = true
 				continue
 			}

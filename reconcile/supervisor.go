@@ -16,6 +16,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -43,8 +44,9 @@ type SupervisorConfig struct {
 	// looks for runner processes whose working directory is under it).
 	DataDir string
 	// Drain: when Run's context ends, remove idle runners and wait for busy
-	// ones (bounded by DrainTimeout when set), instead of leaving runners
-	// running to be re-adopted at the next start.
+	// ones (bounded by DrainTimeout when set). Without it, idle runners are
+	// removed and busy ones left to their jobs, to be re-adopted at the
+	// next start (bounded by Loop.StopTimeout).
 	Drain        bool
 	DrainTimeout time.Duration
 	// RefreshEvery is how often policies are re-read (DefaultRefreshEvery);
@@ -88,6 +90,10 @@ type Supervisor struct {
 	tab     *table
 	refresh chan struct{}
 	running atomic.Bool
+	// identify and alive name this process and judge a lease's holder
+	// (platform.Identify, platform.Alive).
+	identify func() (platform.Self, error)
+	alive    func(pid int, start uint64) bool
 
 	mu        sync.Mutex
 	loops     map[string]*loopRun
@@ -137,6 +143,8 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 		cfg.FindRunners = findRunnerProcesses
 	}
 	return &Supervisor{
+		identify:  platform.Identify,
+		alive:     platform.Alive,
 		cfg:       cfg,
 		log:       cfg.Logger,
 		tab:       newTable(),
@@ -166,9 +174,12 @@ func (s *Supervisor) Nudge(targetKey string) {
 }
 
 // Run runs the host's loops until ctx ends, then stops them: by default
-// live runners keep running (the next start re-adopts them); with Drain,
-// idle runners are removed and busy ones awaited first. It returns nil when
-// ctx ends, or an error when the journal cannot be written at start.
+// idle runners are deregistered and stopped and busy ones keep their jobs
+// (the next start re-adopts them); with Drain, busy ones are awaited too.
+// It holds the host's lease in the journal meanwhile. It returns nil when
+// ctx ends, an error when the journal cannot be written at start or another
+// daemon holds the host's lease (a *store.LeaseHeldError naming it), and
+// ErrLeaseLost if another daemon took the lease while it ran.
 func (s *Supervisor) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("reconcile: supervisor is already running")
@@ -179,10 +190,25 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	if err := s.cfg.Store.PutHost(ctx, host); err != nil {
 		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
 	}
+	lease, err := s.takeLease(ctx)
+	if err != nil {
+		return err
+	}
+	defer lease.release()
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	// The lease is renewed until Run returns, through a drain too.
+	leaseCtx, stopLease := context.WithCancel(context.WithoutCancel(ctx))
+	var renewing sync.WaitGroup
+	renewing.Go(func() { lease.keep(leaseCtx, lost) })
+	defer renewing.Wait()
+	defer stopLease()
 	s.mu.Lock()
 	s.started = s.cfg.Now()
 	s.mu.Unlock()
 	s.sweep(ctx)
+	s.sweepRoots(ctx, 0)
+	swept := s.cfg.Now()
 
 	// Loops and sampling outlive ctx while they drain.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -201,9 +227,16 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.stopAll()
 			stopBG()
 			sampling.Wait()
+			if err := context.Cause(ctx); errors.Is(err, ErrLeaseLost) {
+				return err
+			}
 			return nil
 		case <-s.refresh:
 		case <-t.C:
+			if now := s.cfg.Now(); now.Sub(swept) >= rootSweepEvery {
+				s.sweepRoots(ctx, rootSweepMinAge)
+				swept = now
+			}
 		}
 	}
 }
@@ -505,7 +538,18 @@ func (s *Supervisor) RunOnce(ctx context.Context) error {
 	if err := s.cfg.Store.PutHost(ctx, host); err != nil {
 		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
 	}
+	lease, err := s.takeLease(ctx)
+	if err != nil {
+		return err
+	}
+	defer lease.release()
+	leaseCtx, stopLease := context.WithCancel(ctx)
+	var renewing sync.WaitGroup
+	renewing.Go(func() { lease.keep(leaseCtx, func(error) {}) })
+	defer renewing.Wait()
+	defer stopLease()
 	s.sweep(ctx)
+	s.sweepRoots(ctx, 0)
 	gs, wanted, err := s.groups(ctx)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ const (
 	stopZombie       stopReason = "zombie"
 	stopUser         stopReason = "stopped by a user"
 	stopDrain        stopReason = "drained"
+	stopShutdown     stopReason = "manager stopped"
 )
 
 // runtime is what this process knows of one attempt beyond the journal:
@@ -43,6 +44,9 @@ type runtime struct {
 	stopping bool
 	// deregistered: its registration was removed by the manager.
 	deregistered bool
+	// refusedBusy: GitHub refused to remove its registration: a job was
+	// just assigned to it. A stop leaves it running.
+	refusedBusy bool
 	// jobCompleted: GitHub said its job completed.
 	jobCompleted bool
 	// missingSince: when a runner list first lacked its registration.

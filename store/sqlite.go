@@ -6,7 +6,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -50,14 +52,39 @@ type SQLite struct {
 
 var _ Store = (*SQLite)(nil)
 
+// OpenOption configures OpenSQLite.
+type OpenOption func(*openOptions)
+
+type openOptions struct {
+	log *slog.Logger
+}
+
+// WithLogger sets where OpenSQLite warns of what it found (an empty journal
+// file); by default nowhere.
+func WithLogger(log *slog.Logger) OpenOption {
+	return func(o *openOptions) { o.log = log }
+}
+
 // OpenSQLite opens (creating if needed) the journal at path and brings its
 // schema up to date. A new file is created readable by its owner only (0600;
 // SQLite gives the -wal and -shm files the same mode). The parent directory
 // must exist.
-func OpenSQLite(path string) (*SQLite, error) {
+//
+// An existing but empty file is a journal that lost its contents (or one
+// created and never written): it starts fresh, with a warning, unless its
+// -wal sibling holds data, which shows the journal had some. Then OpenSQLite
+// refuses, writing nothing, so the WAL can still be recovered.
+func OpenSQLite(path string, opts ...OpenOption) (*SQLite, error) {
+	o := openOptions{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	if err := checkEmpty(abs, o.log); err != nil {
+		return nil, err
 	}
 	if err := createPrivate(abs); err != nil {
 		return nil, fmt.Errorf("open journal: %w (does its directory exist and is it writable?)", err)
@@ -90,6 +117,24 @@ func OpenSQLiteInMemory() (*SQLite, error) {
 
 // Path is the journal file's absolute path.
 func (s *SQLite) Path() string { return s.path }
+
+// checkEmpty warns of an existing, empty journal file, and refuses one whose
+// -wal sibling holds data: SQLite would take the empty file for a new
+// database and the WAL's transactions would be lost for good.
+func checkEmpty(path string, log *slog.Logger) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > 0 || !fi.Mode().IsRegular() {
+		return nil // missing (a new journal), or SQLite's to judge
+	}
+	wal := path + "-wal"
+	if wi, err := os.Stat(wal); err == nil && wi.Size() > 0 {
+		return fmt.Errorf("open journal %s: the file is empty but %s holds %d bytes, so the journal had data; nothing was written. "+
+			"Restore %s from a backup (with its -wal file), or move both files aside to start a fresh journal",
+			path, filepath.Base(wal), wi.Size(), filepath.Base(path))
+	}
+	log.Warn("the journal file is empty: starting a fresh journal, with no policies and no history", "path", path)
+	return nil
+}
 
 // createPrivate creates path with mode 0600 unless it exists.
 func createPrivate(path string) error {
@@ -163,7 +208,8 @@ func (s *SQLite) openErr(err error) error {
 	return fmt.Errorf("open journal %s: %w", s.path, err)
 }
 
-// migration is one embedded schema step, numbered from 1.
+// migration is one embedded schema step, numbered from 1. user_version is
+// the number of the newest step applied.
 type migration struct {
 	version int
 	name    string
@@ -171,7 +217,8 @@ type migration struct {
 }
 
 // migrations returns the embedded migrations in order, checking that they
-// are numbered 1, 2, 3... without gaps.
+// are numbered from 1 up, each number once. A number may be missing: one
+// reserved by a step still being written elsewhere.
 func migrations() ([]migration, error) {
 	entries, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
@@ -192,8 +239,8 @@ func migrations() ([]migration, error) {
 	}
 	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
 	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: want number %d (no gaps or duplicates)", m.name, i+1)
+		if m.version < 1 || (i > 0 && m.version == ms[i-1].version) {
+			return nil, fmt.Errorf("migration %s: numbers start at 1 and are used once", m.name)
 		}
 	}
 	return ms, nil
@@ -203,10 +250,10 @@ func migrations() ([]migration, error) {
 // its newest migration.
 func SchemaVersion() int {
 	ms, err := migrations()
-	if err != nil {
+	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return len(ms)
+	return ms[len(ms)-1].version
 }
 
 // migrate applies the migrations the file lacks in one immediate
@@ -222,19 +269,23 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
 		}
-		if have > len(ms) {
-			return fmt.Errorf("the journal has schema version %d, newer than this program's %d: upgrade runner-manager", have, len(ms))
+		newest := ms[len(ms)-1].version
+		if have > newest {
+			return fmt.Errorf("the journal has schema version %d, newer than this program's %d: upgrade runner-manager", have, newest)
 		}
-		if have == len(ms) {
+		if have == newest {
 			return nil
 		}
-		for _, m := range ms[have:] {
+		for _, m := range ms {
+			if m.version <= have {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 		}
 		// PRAGMA takes no parameters; the value is our own integer.
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(ms))); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", newest)); err != nil {
 			return fmt.Errorf("stamp schema version: %w", err)
 		}
 		return nil

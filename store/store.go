@@ -119,6 +119,64 @@ type Store interface {
 	ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error
 	// Sessions lists every recorded session, by scale set id.
 	Sessions(ctx context.Context) ([]ScaleSetSession, error)
+	// AcquireHostLease takes or renews the lease of l.Host for l.Holder.
+	// It succeeds when no daemon holds it, when the held lease expired by
+	// l.RenewedAt, when l.Holder holds it (a renewal: AcquiredAt is kept),
+	// or when takeOver is not "" and names its holder (one the caller
+	// found dead: its process is gone on this machine). Otherwise it
+	// returns a *LeaseHeldError (errors.Is ErrConflict) naming the holder.
+	// It returns the lease as stored.
+	AcquireHostLease(ctx context.Context, l HostLease, takeOver string) (HostLease, error)
+	// HostLease returns the host's lease; ErrNotFound if none is held.
+	HostLease(ctx context.Context, host rm.HostID) (HostLease, error)
+	// ReleaseHostLease drops the host's lease if holder holds it; a lease
+	// held by another, or none, is left as is.
+	ReleaseHostLease(ctx context.Context, host rm.HostID, holder string) error
 
 	Close() error
 }
+
+// HostLease says which daemon runs a host: one at a time, so that two
+// daemons never serve (and sweep) the same host's runners. The daemon
+// renews it well before ExpiresAt and releases it when it stops.
+type HostLease struct {
+	Host rm.HostID
+	// Holder is a random token of one daemon run.
+	Holder string
+	// PID and ProcessStart name the holder's process on Hostname, booted
+	// as BootID: a holder whose process is gone on this very boot of this
+	// machine is dead, whatever its ExpiresAt.
+	PID          int
+	ProcessStart uint64
+	Hostname     string
+	BootID       string
+	AcquiredAt   time.Time
+	RenewedAt    time.Time
+	ExpiresAt    time.Time
+}
+
+func (l HostLease) validate() error {
+	switch {
+	case l.Host.IsZero():
+		return fmt.Errorf("%w: a host lease needs its host", rm.ErrInvalid)
+	case l.Holder == "":
+		return fmt.Errorf("%w: a host lease needs its holder", rm.ErrInvalid)
+	case l.RenewedAt.IsZero() || !l.ExpiresAt.After(l.RenewedAt):
+		return fmt.Errorf("%w: a host lease must expire after it is renewed (renewed %s, expires %s)", rm.ErrInvalid, l.RenewedAt, l.ExpiresAt)
+	}
+	return nil
+}
+
+// LeaseHeldError: another daemon holds the host's lease.
+type LeaseHeldError struct {
+	Lease HostLease
+}
+
+func (e *LeaseHeldError) Error() string {
+	l := e.Lease
+	return fmt.Sprintf("host %s is run by another runner-manager daemon: pid %d on %s (lease renewed %s, expires %s); stop that daemon first, or wait for its lease to expire if it is gone",
+		l.Host, l.PID, l.Hostname, l.RenewedAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// Is makes a held lease a conflict.
+func (e *LeaseHeldError) Is(target error) bool { return target == ErrConflict }

@@ -51,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", testConcurrent},
 		{"Sessions", testSessions},
 		{"SessionInvalid", testSessionInvalid},
+		{"HostLease", testHostLease},
+		{"HostLeaseInvalid", testHostLeaseInvalid},
+		{"HostLeaseRace", testHostLeaseRace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

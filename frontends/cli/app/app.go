@@ -184,7 +184,7 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenSQLite(filepath.Join(dir, JournalName))
+	st, err := store.OpenSQLite(filepath.Join(dir, JournalName), store.WithLogger(a.Logger()))
 	if err != nil {
 		return nil, fmt.Errorf("open the journal: %w", err)
 	}

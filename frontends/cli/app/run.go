@@ -26,7 +26,7 @@ import (
 // RunCmd is the daemon.
 type RunCmd struct {
 	Once        bool   `help:"Run one pass of every policy's loop (conclude, reap, keep min idle) and exit."`
-	Drain       bool   `help:"On SIGINT/SIGTERM, remove idle runners and wait for busy ones to finish before exiting (default: leave them running; the next start re-adopts them)."`
+	Drain       bool   `help:"On SIGINT/SIGTERM, remove idle runners and wait for busy ones to finish before exiting (default: busy ones keep running; the next start re-adopts them)."`
 	MetricsAddr string `help:"Serve Prometheus metrics at http://ADDR/metrics; a port alone (:9464) listens on loopback only (default: off, or [daemon] metrics_addr)." env:"RUNNER_MANAGER_METRICS_ADDR" placeholder:"ADDR"`
 }
 
@@ -38,9 +38,10 @@ queued jobs, or webhooks), starts one ephemeral runner per job as memory and
 disk admit, concludes and cleans each attempt, and reaps leftovers. It serves
 its live figures to "status" and "tui" on <data>/manager.sock.
 
-SIGINT or SIGTERM stop it. Runners keep running and are re-adopted at the
-next start, unless --drain: then idle runners are removed and busy ones
-awaited first.`
+SIGINT or SIGTERM stop it: idle runners are deregistered and stopped; busy
+ones keep their jobs and are re-adopted at the next start, unless --drain:
+then busy ones are awaited first. One daemon runs a data directory (a lock
+on <data>/manager.lock) and a host (a lease in the journal).`
 }
 
 // Run runs the daemon until ctx ends.
@@ -57,7 +58,15 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	// The socket is the daemon's lock: one daemon per data directory.
+	// One daemon per data directory: the lock, held for the daemon's life
+	// (the socket alone is no lock: deleting it would let a second daemon
+	// start and sweep the first one's runners). The host lease in the
+	// journal (the supervisor's) covers two data directories over one.
+	lock, err := platform.LockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	sock, err := daemonapi.Listen(dataDir)
 	if err != nil {
 		if errors.Is(err, daemonapi.ErrAlreadyRunning) {
@@ -89,7 +98,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		Store:    st,
 		Host:     host,
 		Launcher: platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(log)),
-		Meters:   meter.New(filepath.Join(dataDir, stateDir, peaksName)),
+		Meters:   meter.New(filepath.Join(dataDir, stateDir, peaksName), meter.WithLogger(log), meter.WithHostMemory(host.MemoryBytes)),
 		Targets:  productionTargets(client, host, st, log, hooks),
 		Admission: &reconcile.Admission{
 			Memory: reconcile.HostMemory{}, Reserve: cfg.Admission.MemoryReserve.Bytes(),
@@ -137,6 +146,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		}
 	})
 	wg.Go(func() { met.Run(ctx, 2*time.Second) })
+	wg.Go(func() { keepLock(ctx, lock, log) })
 	if cfg.Daemon.MetricsAddr != "" {
 		l, err := net.Listen("tcp", cfg.Daemon.MetricsListenAddr())
 		if err != nil {
@@ -182,6 +192,24 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		log.Info("runner-manager stopped")
 	}
 	return err
+}
+
+// keepLock checks the data directory's lock every lease renewal until ctx
+// ends: a lock file deleted (with the data directory) is locked again on a
+// new file before a second daemon can take it.
+func keepLock(ctx context.Context, lock *platform.DirLock, log *slog.Logger) {
+	t := time.NewTicker(reconcile.LeaseRenewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := lock.Check(); err != nil {
+			log.Error("the data directory lock is lost", "path", lock.Path(), "err", err)
+		}
+	}
 }
 
 // classicTargets are the live classic-mode targets, which webhooks feed.

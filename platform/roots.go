@@ -1,0 +1,39 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// Roots lists the attempts that have a root directory under
+// <data>/attempts/, in one ReadDir: what a crash between an attempt's
+// conclusion and its Cleanup leaves behind. Kept failed roots (.failed/),
+// spare roots (.spare/) and entries that do not name an attempt are not
+// listed. A missing attempts directory lists nothing.
+func (l *NativeLauncher) Roots() ([]rm.AttemptID, error) {
+	entries, err := os.ReadDir(filepath.Join(l.dataDir, attemptsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list attempt roots: %w", err)
+	}
+	var ids []rm.AttemptID
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		id, err := rm.ParseAttemptID(e.Name())
+		if err != nil || id.IsZero() || id.String() != e.Name() {
+			continue // not ours to judge
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}

@@ -1,0 +1,127 @@
+package store_test
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/storetest"
+)
+
+// walWithData makes a journal with a policy and returns the bytes of its
+// -wal file while the writer holds them (before the checkpoint at Close).
+func walWithData(t *testing.T) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "journal.db")
+	s, err := store.OpenSQLite(path)
+	require.NoError(t, err)
+	defer s.Close()
+	h := storetest.NewHost().Build()
+	require.NoError(t, s.PutHost(t.Context(), h))
+	require.NoError(t, s.InsertPolicy(t.Context(), storetest.NewPolicy().Host(h.ID).Build()))
+	wal, err := os.ReadFile(path + "-wal")
+	require.NoError(t, err)
+	require.NotEmpty(t, wal)
+	return wal
+}
+
+func TestOpenEmptyJournal(t *testing.T) {
+	t.Run("FreshWithAWarning", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "journal.db")
+		require.NoError(t, os.WriteFile(path, nil, 0o600))
+		var logs bytes.Buffer
+		s, err := store.OpenSQLite(path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		require.NoError(t, err)
+		defer s.Close()
+		assert.Contains(t, logs.String(), "level=WARN")
+		assert.Contains(t, logs.String(), "the journal file is empty")
+		ps, err := s.Policies(t.Context())
+		require.NoError(t, err)
+		assert.Empty(t, ps)
+	})
+	t.Run("NewFileIsQuiet", func(t *testing.T) {
+		var logs bytes.Buffer
+		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "journal.db"), store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		require.NoError(t, err)
+		defer s.Close()
+		assert.Empty(t, logs.String(), "a journal that did not exist is simply new")
+	})
+	t.Run("RefusedWhenTheWALHasData", func(t *testing.T) {
+		wal := walWithData(t)
+		path := filepath.Join(t.TempDir(), "journal.db")
+		require.NoError(t, os.WriteFile(path, nil, 0o600))
+		require.NoError(t, os.WriteFile(path+"-wal", wal, 0o600))
+		var logs bytes.Buffer
+		_, err := store.OpenSQLite(path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the file is empty but journal.db-wal holds")
+		assert.Contains(t, err.Error(), "nothing was written")
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Zero(t, fi.Size(), "the journal file is left as it was")
+		got, err := os.ReadFile(path + "-wal")
+		require.NoError(t, err)
+		assert.Equal(t, wal, got, "the WAL is left as it was")
+		_, err = os.Stat(path + "-shm")
+		assert.ErrorIs(t, err, os.ErrNotExist, "SQLite never opened it")
+	})
+	t.Run("AnEmptyWALIsNoData", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "journal.db")
+		require.NoError(t, os.WriteFile(path, nil, 0o600))
+		require.NoError(t, os.WriteFile(path+"-wal", nil, 0o600))
+		s, err := store.OpenSQLite(path)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	})
+}
+
+// atVersion makes a journal file stamped with version v, holding the
+// schema of migration 0001 plus extra.
+func atVersion(t *testing.T, v int, extra string) string {
+	t.Helper()
+	init, err := os.ReadFile(filepath.Join("migrations", "0001_init.sql"))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "journal.db")
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL")
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(string(init) + extra + fmt.Sprintf("; PRAGMA user_version = %d", v))
+	require.NoError(t, err)
+	return path
+}
+
+func TestMigrateTheHostLease(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		version int
+		extra   string
+	}{
+		{"OnTopOf1", 1, ""},
+		// The step numbered 2 comes from elsewhere; a journal it made
+		// takes this one on top.
+		{"OnTopOf2", 2, "; CREATE TABLE step_two (id INTEGER PRIMARY KEY)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := atVersion(t, tt.version, tt.extra)
+			s, err := store.OpenSQLite(path)
+			require.NoError(t, err)
+			defer s.Close()
+			assert.Equal(t, fmt.Sprint(store.SchemaVersion()), pragma(t, store.WriterDB(s), "user_version"))
+			assert.GreaterOrEqual(t, store.SchemaVersion(), 3)
+			host := rm.NewHostID()
+			now := time.Now()
+			_, err = s.AcquireHostLease(t.Context(), store.HostLease{Host: host, Holder: "x", PID: 1, RenewedAt: now, ExpiresAt: now.Add(time.Minute)}, "")
+			require.NoError(t, err, "the lease table is there")
+		})
+	}
+}
