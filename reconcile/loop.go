@@ -282,8 +282,11 @@ func (l *Loop) stopIdle(ctx context.Context) {
 	l.draining.Store(true)
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.StopTimeout)
 	defer cancel()
+	// A stop does not wait out an outage: after stopGiveUpFailures GitHub
+	// failures in a row, what could not be removed is left for the next
+	// start (or doctor) to remove.
 	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log,
-		until: l.onlyJobsLeft}
+		until: func() bool { return l.onlyJobsLeft() || l.githubFailuresInRow() >= stopGiveUpFailures }}
 	d.run(ctx, l.Reconcile)
 	busy, other := 0, 0
 	for _, a := range l.snapshot().attempts {
@@ -298,6 +301,17 @@ func (l *Loop) stopIdle(ctx context.Context) {
 		return
 	}
 	l.log.Info("stopped: idle runners removed; busy ones keep their jobs until the next start", "busy", busy)
+}
+
+// stopGiveUpFailures is how many GitHub failures in a row end a stop
+// without drain early.
+const stopGiveUpFailures = 3
+
+// githubFailuresInRow is how many GitHub calls failed since the last success.
+func (l *Loop) githubFailuresInRow() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ghFailures
 }
 
 // onlyJobsLeft: every live attempt of the last pass runs a job.
