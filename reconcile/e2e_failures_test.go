@@ -101,6 +101,8 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 		w.fake.ClearFaults()
 	})
 	t.Run("Recovered", func(t *testing.T) {
+		// GitHub answers again: jobs queued now are served.
+		w.enqueue(2, 200*time.Millisecond, 8<<20)
 		w.run(cfg)
 		w.waitJobs(90 * time.Second)
 		for _, j := range w.fake.Jobs() {

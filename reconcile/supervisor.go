@@ -188,10 +188,16 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	host := s.cfg.Host
 	host.SeenAt = s.cfg.Now()
 	if err := s.cfg.Store.PutHost(ctx, host); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
 	}
 	lease, err := s.takeLease(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return err
 	}
 	defer lease.release()
@@ -536,6 +542,9 @@ func (s *Supervisor) RunOnce(ctx context.Context) error {
 	host := s.cfg.Host
 	host.SeenAt = s.cfg.Now()
 	if err := s.cfg.Store.PutHost(ctx, host); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("record host %s in the journal: %w", host.Name, err)
 	}
 	lease, err := s.takeLease(ctx)
