@@ -205,9 +205,11 @@ func (w *World) waitProgress(ctx context.Context, stall, timeout time.Duration, 
 		for _, j := range jobs {
 			starts += j.Starts
 		}
-		// A job running is not a stall: a long job shows no progress
-		// for minutes.
-		if sig := fmt.Sprint(starts, c.completed, c.total); sig != last || c.running > 0 {
+		// A job running is not a stall (a long job shows no progress for
+		// minutes) while it may still be running: one that has run longer
+		// than the longest job queued plus the stall is stuck (its runner
+		// died with GitHub's word on it lost, say).
+		if sig := fmt.Sprint(starts, c.completed, c.total); sig != last || w.mayStillRun(jobs, stall) {
 			last, lastAt = sig, time.Now()
 		}
 		if time.Since(lastAt) > stall {
@@ -222,6 +224,20 @@ func (w *World) waitProgress(ctx context.Context, stall, timeout time.Duration, 
 		return fmt.Errorf("%w (jobs: %d queued, %d running, %d completed of %d)", err, c.queued, c.running, c.completed, c.total)
 	}
 	return nil
+}
+
+// mayStillRun reports whether a running job started recently enough to
+// be running still.
+func (w *World) mayStillRun(jobs []githubtest.JobRecord, slack time.Duration) bool {
+	w.mu.Lock()
+	longest := w.longestJob
+	w.mu.Unlock()
+	for _, j := range jobs {
+		if j.Status == "in_progress" && time.Since(j.StartedAt) < longest+slack {
+			return true
+		}
+	}
+	return false
 }
 
 // leftovers is what the world holds beyond its jobs.

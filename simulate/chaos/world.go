@@ -80,6 +80,8 @@ type World struct {
 	daemon *exec.Cmd
 	exited chan struct{}
 	starts []time.Time
+	// longestJob is the longest job queued so far.
+	longestJob time.Duration
 	// faultEnds are when faults ended or the daemon came back.
 	faultEnds []time.Time
 	logFile   *os.File
@@ -277,6 +279,9 @@ func (w *World) DaemonAlive() bool {
 
 // Enqueue queues n jobs of duration d for the world's policy.
 func (w *World) Enqueue(n int, d time.Duration) []int64 {
+	w.mu.Lock()
+	w.longestJob = max(w.longestJob, d)
+	w.mu.Unlock()
 	ids := make([]int64, 0, n)
 	for range n {
 		ids = append(ids, w.Fake.EnqueueJob(githubtest.JobSpec{Repo: Repo, Labels: []string{w.label}, Duration: d, MemoryBytes: 4 << 20}))
