@@ -85,6 +85,9 @@ type NativeLauncher struct {
 	pollEvery  time.Duration
 	spares     *spareRoots
 	scrubOnce  sync.Once
+	// copyWarned holds the installed runners whose files had to be copied
+	// (not hard-linked): said once at WARN per runner, then at DEBUG.
+	copyWarned sync.Map
 }
 
 // NativeOption configures a NativeLauncher.
@@ -206,7 +209,11 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 		}
 		if copied > 0 {
-			l.log.Warn("runner files copied, not hard-linked: put the data directory on the runner's filesystem to save the copy",
+			level := slog.LevelDebug
+			if _, said := l.copyWarned.LoadOrStore(src, true); !said {
+				level = slog.LevelWarn
+			}
+			l.log.Log(ctx, level, "runner files copied, not hard-linked: put the data directory on the runner's filesystem to save the copy",
 				"attempt", spec.Attempt.String(), "files", copied, "runner", src)
 		}
 	}
