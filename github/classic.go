@@ -447,9 +447,9 @@ func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, repor
 }
 
 // watchBackoff is the wait after n consecutive failures: 1 s doubling to
-// 5 min, the upper half jittered.
+// MaxOutageWait, the upper half jittered.
 func watchBackoff(n int) time.Duration {
-	lim := limiter{retry: RetryPolicy{Base: time.Second, Cap: 5 * time.Minute}}
+	lim := limiter{retry: RetryPolicy{Base: time.Second, Cap: MaxOutageWait}}
 	return lim.backoff(n)
 }
 

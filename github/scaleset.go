@@ -710,11 +710,19 @@ func (t *ScaleSetTarget) endSession(ctx context.Context, s *scaleset.MessageSess
 var errCapacityChanged = errors.New("capacity changed")
 
 // recoveryBackoff is the wait after the nth failure in a row of the
-// watch: from about 1 s, doubling, capped at 30 s, so that restored
-// credentials or a restarted GitHub are served again within 30 s.
+// watch: from about 1 s, doubling, capped at MaxOutageWait, so that GitHub
+// back from a 5xx storm, an outage, a restart or revoked credentials is
+// served again within seconds (one request per few seconds while it is
+// down costs nothing that matters).
 func recoveryBackoff(n int) time.Duration {
-	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: 30 * time.Second}}).backoff(n)
+	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: MaxOutageWait}}).backoff(n)
 }
+
+// MaxOutageWait caps the wait between two tries while GitHub fails (5xx,
+// network, refused credentials, a forgotten session): how late, at most,
+// the manager notices that GitHub is back. Rate limits are waited out to
+// their reset instead.
+const MaxOutageWait = 5 * time.Second
 
 // Watch opens the message session and long-polls it until ctx ends (nil),
 // the target is closed, or another owner keeps the session

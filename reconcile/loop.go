@@ -459,7 +459,11 @@ func (l *Loop) githubFailed(err error, now time.Time) {
 		return
 	}
 	l.ghFailures++
-	until := now.Add(backoff(l.ghFailures, l.cfg.BackoffBase, l.cfg.BackoffMax, rand.Float64()))
+	// GitHub's failures are probed again within github.MaxOutageWait, so
+	// work resumes within seconds of GitHub's return; BackoffMax still
+	// bounds it (tests shorten it), and the journal's own failures back
+	// off to BackoffMax in the driver.
+	until := now.Add(backoff(l.ghFailures, l.cfg.BackoffBase, min(l.cfg.BackoffMax, github.MaxOutageWait), rand.Float64()))
 	if until.After(l.quietUntil) {
 		l.quietUntil, l.quietLimit = until, false
 	}

@@ -251,7 +251,9 @@ func TestGitHubBackoff(t *testing.T) {
 			gap := failed[i] - failed[i-1]
 			assert.GreaterOrEqual(t, gap, ceil/2, "wait %d of %v", i, failed)
 			assert.LessOrEqual(t, gap, ceil, "wait %d of %v", i, failed)
-			ceil *= 2
+			// Doubling, but never beyond github.MaxOutageWait: GitHub's
+			// return is noticed within seconds.
+			ceil = min(ceil*2, github.MaxOutageWait)
 		}
 		require.Greater(t, len(storm), len(failed))
 		resumed := storm[len(failed)]
