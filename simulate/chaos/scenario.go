@@ -309,11 +309,18 @@ func primaryDrive(window time.Duration) func(context.Context, *World, *Result) e
 			return err
 		}
 		w.Enqueue(4, 2*time.Second)
-		if err := sleep(ctx, time.Until(reset)); err != nil {
+		// The full budget is in place just before the reset, as GitHub's
+		// is at it: set at the reset itself, a request arriving in the
+		// same instant would open a new window of the spent budget, and
+		// its 403 would carry a reset a whole window later.
+		if err := sleep(ctx, time.Until(reset)-200*time.Millisecond); err != nil {
 			return err
 		}
 		w.Fake.SetRateLimitWindow(time.Hour)
 		w.Fake.SetRateLimit(5000)
+		if err := sleep(ctx, time.Until(reset)); err != nil {
+			return err
+		}
 		w.markFaultEnd()
 		r.ChargedWhileLimited = w.Fake.ChargedCallsWhileLimited()
 		if n := chargedBetween(w, from, reset); n != r.ChargedWhileLimited {
