@@ -14,12 +14,12 @@
 //     banking of memory peaks per policy.
 //   - github: what the manager needs from GitHub, as small interfaces, with
 //     a scale-set and a classic REST implementation, the webhook receiver,
-//     and github/githubtest, a fake GitHub for tests and the demo.
+//     and github/fakegithub, a fake GitHub for tests and the demo.
 //   - reconcile: the level-based Loop (one per scale target), the supervisor
 //     that runs a host's loops, and memory/disk admission.
 //   - metrics: the Prometheus collectors (runner_manager_…), fed from the
 //     supervisor's Status, the journal and the GitHub transport.
-//   - simulate: a busy day against github/githubtest with real runner
+//   - simulate: a busy day against github/fakegithub with real runner
 //     processes; the demo and examples/simulate run it.
 //   - frontends/cli (with its configuration, frontends/cli/config) and
 //     frontends/tui: the programs; frontends/daemonapi: the daemon's local

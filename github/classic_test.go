@@ -10,7 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,8 +56,8 @@ func TestClassicRegistrar(t *testing.T) {
 			again, err := ct.JITConfig(ctx, prefix+"one")
 			require.NoError(t, err)
 			assert.NotEqual(t, jit.RunnerID, again.RunnerID)
-			assert.Equal(t, 3, env.fake.Calls(githubtest.RouteRepoJITConfig), "the first, the 409, the retry")
-			assert.Equal(t, 1, env.fake.Calls(githubtest.RouteRepoDeleteRunner))
+			assert.Equal(t, 3, env.fake.Calls(fakegithub.RouteRepoJITConfig), "the first, the 409, the retry")
+			assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteRepoDeleteRunner))
 
 			_, err = ct.JITConfig(ctx, prefix+"two")
 			require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestClassicRunnerBusy(t *testing.T) {
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{})
 	jit, err := ct.JITConfig(t.Context(), prefix+"busy")
 	require.NoError(t, err)
-	env.fake.Fault(githubtest.RouteRepoDeleteRunner, githubtest.Fault{Status: http.StatusUnprocessableEntity, Times: 1})
+	env.fake.Fault(fakegithub.RouteRepoDeleteRunner, fakegithub.Fault{Status: http.StatusUnprocessableEntity, Times: 1})
 	err = ct.RemoveRunner(t.Context(), jit.RunnerID)
 	require.ErrorIs(t, err, github.ErrRunnerBusy)
 	_, ok := env.runner(prefix + "busy")
@@ -121,7 +121,7 @@ func TestClassicRunnersEveryPage(t *testing.T) {
 	runners, err := ct.Runners(t.Context(), prefix)
 	require.NoError(t, err)
 	assert.Len(t, runners, 130)
-	assert.Equal(t, 2, env.fake.Calls(githubtest.RouteRepoRunners), "135 runners are two pages of 100")
+	assert.Equal(t, 2, env.fake.Calls(fakegithub.RouteRepoRunners), "135 runners are two pages of 100")
 
 	before := env.remaining()
 	runners, err = ct.Runners(t.Context(), prefix)
@@ -144,7 +144,7 @@ func TestClassicRunnerGroups(t *testing.T) {
 	reg, ok := env.runner(prefix + "g1")
 	require.True(t, ok)
 	assert.Equal(t, gid, reg.GroupID)
-	assert.Equal(t, 1, env.fake.Calls(githubtest.RouteOrgRunnerGroups), "the group id is looked up once")
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteOrgRunnerGroups), "the group id is looked up once")
 
 	missing := newClassic(t, env, labelTarget(t, org, "nope", "gpu"), github.ClassicOptions{})
 	_, err = missing.JITConfig(t.Context(), prefix+"g3")
@@ -168,8 +168,8 @@ func TestClassicErrors(t *testing.T) {
 		{"UnknownOrg", nil, "org:nobody", github.ErrNotFound, "organization nobody"},
 		{"Revoked", func(env *fakeEnv) { env.fake.RevokeToken(fakeToken) }, "repo:" + fakeRepo, github.ErrUnauthorized, "invalid, revoked or expired"},
 		{"Forbidden", func(env *fakeEnv) {
-			env.fake.Fault(githubtest.RouteRepoJITConfig, githubtest.Fault{Status: http.StatusForbidden})
-			env.fake.Fault(githubtest.RouteRepoRunners, githubtest.Fault{Status: http.StatusForbidden})
+			env.fake.Fault(fakegithub.RouteRepoJITConfig, fakegithub.Fault{Status: http.StatusForbidden})
+			env.fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Status: http.StatusForbidden})
 		}, "repo:" + fakeRepo, github.ErrUnauthorized, "administration:write"},
 	}
 	for _, tt := range tests {
@@ -226,11 +226,11 @@ func TestClassicDemandPoll(t *testing.T) {
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
 	ours := []string{"self-hosted", "linux", "gpu"}
 	for range 3 {
-		env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: ours})
+		env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: ours})
 	}
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "windows"}})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"ubuntu-latest"}})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: "octo-org/other", Labels: ours})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "windows"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"ubuntu-latest"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: "octo-org/other", Labels: ours})
 
 	log, _ := watch(t, ct, fixed(10))
 	require.Eventually(t, log.wanted(3), 5*time.Second, 10*time.Millisecond)
@@ -244,7 +244,7 @@ func TestClassicDemandPoll(t *testing.T) {
 	assert.Equal(t, before, env.remaining(), "an unchanged poll is free")
 
 	// A new job shows at the next nudge (a webhook's).
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
 	ct.Notify(github.WorkflowJobEvent{Action: "queued", Repository: fakeRepo, Labels: []string{"gpu"}})
 	require.Eventually(t, log.wanted(4), 5*time.Second, 10*time.Millisecond)
 }
@@ -253,7 +253,7 @@ func TestClassicDemandWaitsOutRateLimit(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	env.fake.SetRateLimit(2)
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
 
 	log, _ := watch(t, ct, fixed(1))
 	// Two lists spend the budget; the jobs list is refused without a call.
@@ -261,7 +261,7 @@ func TestClassicDemandWaitsOutRateLimit(t *testing.T) {
 	_, _, reset := env.fake.RateLimit()
 	waits := env.sleeps.all()
 	assert.InDelta(t, time.Until(reset).Seconds(), waits[0].Seconds(), 2, "Watch waits until the reset")
-	assert.Equal(t, 0, env.fake.Calls(githubtest.RouteRunJobs), "nothing is sent while the budget is exhausted")
+	assert.Equal(t, 0, env.fake.Calls(fakegithub.RouteRunJobs), "nothing is sent while the budget is exhausted")
 	assert.Equal(t, 0, log.count())
 }
 
@@ -282,9 +282,9 @@ func TestClassicFatalErrorsEndWatch(t *testing.T) {
 func TestClassicTransientErrorsRetried(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
 	// More 502s than the transport's tries: Watch itself backs off.
-	env.fake.Fault(githubtest.RouteRepoRuns, githubtest.Fault{Status: http.StatusBadGateway, Times: 6})
+	env.fake.Fault(fakegithub.RouteRepoRuns, fakegithub.Fault{Status: http.StatusBadGateway, Times: 6})
 	log, _ := watch(t, ct, fixed(1))
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
 	assert.GreaterOrEqual(t, len(env.sleeps.all()), 4)

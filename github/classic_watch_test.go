@@ -10,6 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +20,7 @@ import (
 const routeRepoJob = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}"
 
 // listCalls counts the run lists the fake answered.
-func listCalls(env *fakeEnv) int { return env.fake.Calls(githubtest.RouteRepoRuns) }
+func listCalls(env *fakeEnv) int { return env.fake.Calls(fakegithub.RouteRepoRuns) }
 
 // TestClassicTargetsShareOnePoll: two label sets of one repository poll it
 // once between them, and each is told only its own jobs.
@@ -28,25 +29,25 @@ func TestClassicTargetsShareOnePoll(t *testing.T) {
 	gpu := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
 	cpu := newClassic(t, env, labelTarget(t, repoScope(t), "", "cpu"), github.ClassicOptions{PollInterval: time.Hour})
 	for range 3 {
-		env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
+		env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
 	}
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"cpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"cpu"}})
 
 	gl, _ := watch(t, gpu, fixed(10))
 	require.Eventually(t, gl.wanted(3), 5*time.Second, 10*time.Millisecond)
 	cl, _ := watch(t, cpu, fixed(10))
 	require.Eventually(t, cl.wanted(1), 5*time.Second, 10*time.Millisecond, "a target that joins learns the figure at once")
 	assert.Equal(t, 3, listCalls(env), "one poll: queued, in progress, completed lately")
-	assert.Equal(t, 4, env.fake.Calls(githubtest.RouteRunJobs), "each run's jobs read once")
+	assert.Equal(t, 4, env.fake.Calls(fakegithub.RouteRunJobs), "each run's jobs read once")
 
 	// A nudge of either target polls once for both.
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"cpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"cpu"}})
 	gpolls, cpolls := gl.count(), cl.count()
 	cpu.Nudge()
 	require.Eventually(t, cl.wanted(2), 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return gl.count() > gpolls }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 6, listCalls(env), "one more poll, not two")
-	assert.Equal(t, 5, env.fake.Calls(githubtest.RouteRunJobs), "only the new run's jobs are read")
+	assert.Equal(t, 5, env.fake.Calls(fakegithub.RouteRunJobs), "only the new run's jobs are read")
 	assert.Equal(t, cpolls+1, cl.count())
 	d, _ := gl.last()
 	assert.Equal(t, 3, d.Wanted)
@@ -66,11 +67,11 @@ func TestClassicQueuedRunsReadAsNeeded(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
 	for range 30 {
-		env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+		env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
 	}
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, log.wanted(6), 5*time.Second, 10*time.Millisecond, "2×2+2 jobs known")
-	assert.Equal(t, 6, env.fake.Calls(githubtest.RouteRunJobs), "6 runs read, not 30")
+	assert.Equal(t, 6, env.fake.Calls(fakegithub.RouteRunJobs), "6 runs read, not 30")
 }
 
 // TestClassicEvidenceOnFirstPoll: a manager that starts after its runners
@@ -84,7 +85,7 @@ func TestClassicEvidenceOnFirstPoll(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
-	done := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 10 * time.Millisecond})
+	done := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 10 * time.Millisecond})
 	jit, err := ct.JITConfig(t.Context(), prefix+"done")
 	require.NoError(t, err)
 	m.launch(jit)
@@ -92,7 +93,7 @@ func TestClassicEvidenceOnFirstPoll(t *testing.T) {
 		j, _ := env.fake.Job(done)
 		return j.Status == "completed"
 	}))
-	running := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 3 * time.Second})
+	running := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 3 * time.Second})
 	jit2, err := ct.JITConfig(t.Context(), prefix+"running")
 	require.NoError(t, err)
 	m.launch(jit2)
@@ -149,8 +150,8 @@ func TestClassicOrgWebhooksVerified(t *testing.T) {
 	ev := func(delivery string, id int64, labels ...string) github.WorkflowJobEvent {
 		return github.WorkflowJobEvent{Delivery: delivery, Action: "queued", JobID: id, Repository: fakeRepo, Organization: "octo-org", Labels: labels}
 	}
-	ours := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
-	theirs := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"windows"}})
+	ours := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
+	theirs := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"windows"}})
 
 	polls := log.count()
 	ct.Notify(ev("d1", ours, "self-hosted", "gpu"))
@@ -197,7 +198,7 @@ func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
 
-	id := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 10 * time.Millisecond})
+	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 10 * time.Millisecond})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,7 +104,7 @@ func (m *miniManager) launch(jit github.JITConfig) {
 		m.t.Error(err)
 		return
 	}
-	name := githubtest.ListenerName()
+	name := fakegithub.ListenerName()
 	if err := os.Link(filepath.Join(m.install, "bin", name), filepath.Join(bin, name)); err != nil {
 		m.t.Error(err)
 		return
@@ -184,7 +185,7 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 
 				m := &miniManager{t: t, target: target, install: install, max: max, exited: map[*exec.Cmd]chan struct{}{}}
 				for i := range jobs {
-					env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: labels, Name: fmt.Sprintf("build-%d", i), Duration: 100 * time.Millisecond})
+					env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: labels, Name: fmt.Sprintf("build-%d", i), Duration: 100 * time.Millisecond})
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				watchDone := make(chan error, 1)
@@ -250,7 +251,7 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 				assert.LessOrEqual(t, spare, max, "a late figure may start a spare runner, never a storm")
 				m.mu.Unlock()
 
-				restCalls, ssCalls := byKind(busyCalls, githubtest.KindREST), byKind(busyCalls, githubtest.KindScaleSet)
+				restCalls, ssCalls := byKind(busyCalls, fakegithub.KindREST), byKind(busyCalls, fakegithub.KindScaleSet)
 				t.Logf("%s/%s: %d jobs, %d runners: REST %d requests (%.2f/job), quota charged %d (%.2f/job); scale-set service %d (%.2f/job); idle second: %d requests, %d quota",
 					mode, kind, jobs, m.started, len(restCalls), float64(len(restCalls))/jobs, busyQuota, float64(busyQuota)/jobs,
 					len(ssCalls), float64(len(ssCalls))/jobs, len(idle), remaining-idleRemaining)
@@ -258,15 +259,15 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 				t.Logf("scale-set routes: %s", routeCounts(ssCalls))
 				assert.Equal(t, 0, remaining-idleRemaining, "idle costs no quota")
 				if mode == "scale-set" {
-					assert.Empty(t, byKind(idle, githubtest.KindREST), "scale-set mode sends no REST request while idle")
+					assert.Empty(t, byKind(idle, fakegithub.KindREST), "scale-set mode sends no REST request while idle")
 				}
 			})
 		}
 	}
 }
 
-func byKind(calls []githubtest.Call, kind string) []githubtest.Call {
-	var out []githubtest.Call
+func byKind(calls []fakegithub.Call, kind string) []fakegithub.Call {
+	var out []fakegithub.Call
 	for _, c := range calls {
 		if c.Kind == kind {
 			out = append(out, c)
@@ -275,7 +276,7 @@ func byKind(calls []githubtest.Call, kind string) []githubtest.Call {
 	return out
 }
 
-func routeCounts(calls []githubtest.Call) string {
+func routeCounts(calls []fakegithub.Call) string {
 	n := map[string]int{}
 	for _, c := range calls {
 		n[fmt.Sprintf("%s %d", c.Route, c.Status)]++

@@ -14,6 +14,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/stretchr/testify/require"
 )
@@ -50,7 +51,7 @@ func (l *logBuffer) String() string {
 
 // fakeEnv is a fake GitHub with a client of one auth kind.
 type fakeEnv struct {
-	fake   *githubtest.Server
+	fake   *fakegithub.Server
 	client *github.Client
 	logs   *logBuffer
 	sleeps *sleeps
@@ -60,9 +61,9 @@ type fakeEnv struct {
 
 // newFakeEnv starts a fake GitHub with fakeRepo and a client authenticated
 // by kind. Sleeps are recorded and skipped unless realSleep.
-func newFakeEnv(t *testing.T, kind string, opts ...githubtest.Option) *fakeEnv {
+func newFakeEnv(t *testing.T, kind string, opts ...fakegithub.Option) *fakeEnv {
 	t.Helper()
-	fake := githubtest.NewTestServer(t, append([]githubtest.Option{githubtest.WithToken(fakeToken), githubtest.WithRepo(fakeRepo)}, opts...)...)
+	fake := githubtest.NewTestServer(t, append([]fakegithub.Option{fakegithub.WithToken(fakeToken), fakegithub.WithRepo(fakeRepo)}, opts...)...)
 	env := &fakeEnv{fake: fake, logs: &logBuffer{}, sleeps: &sleeps{}}
 	cfg := github.Config{
 		WebURL: fake.URL(), APIURL: fake.APIURL(),
@@ -78,7 +79,7 @@ func newFakeEnv(t *testing.T, kind string, opts ...githubtest.Option) *fakeEnv {
 		fake.AddApp(appID, &key.PublicKey, appInst)
 		cfg.App = &github.App{AppID: appID, InstallationID: appInst, PrivateKeyPEM: keyPEM}
 		if kind == "AppClientID" {
-			cfg.App = &github.App{ClientID: githubtest.AppClientID(appID), InstallationID: appInst, PrivateKeyPEM: keyPEM}
+			cfg.App = &github.App{ClientID: fakegithub.AppClientID(appID), InstallationID: appInst, PrivateKeyPEM: keyPEM}
 		}
 		for _, line := range strings.Split(string(keyPEM), "\n") {
 			if line != "" && !strings.HasPrefix(line, "-----") {
@@ -137,13 +138,13 @@ func scaleSetTarget(t *testing.T, scope rm.Scope, group, name string) rm.ScaleTa
 	return tg
 }
 
-func (e *fakeEnv) runner(name string) (githubtest.RunnerRecord, bool) {
+func (e *fakeEnv) runner(name string) (fakegithub.RunnerRecord, bool) {
 	for _, r := range e.fake.Runners() {
 		if r.Name == name {
 			return r, true
 		}
 	}
-	return githubtest.RunnerRecord{}, false
+	return fakegithub.RunnerRecord{}, false
 }
 
 // remaining is the fake's REST budget left.

@@ -4,7 +4,7 @@
 // downloads. It has two implementations, scale-set mode over
 // github.com/actions/scaleset and classic mode over go-github, sharing one
 // transport (authentication, rate limits, retries, conditional requests).
-// github/githubtest is a fake GitHub for tests and the demo.
+// github/fakegithub is a fake GitHub for tests and the demo.
 package github
 
 import (

@@ -10,7 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +33,7 @@ func TestFakeExhaustedBudget(t *testing.T) {
 				require.NoError(t, err)
 			}
 			assert.Equal(t, 0, env.client.Budget().Remaining)
-			sent := env.fake.Calls(githubtest.RouteRepoJITConfig) + env.fake.Calls(githubtest.RouteRepoRunners)
+			sent := env.fake.Calls(fakegithub.RouteRepoJITConfig) + env.fake.Calls(fakegithub.RouteRepoRunners)
 
 			for range 5 {
 				_, err := ct.JITConfig(ctx, prefix+"refused")
@@ -44,7 +44,7 @@ func TestFakeExhaustedBudget(t *testing.T) {
 				require.ErrorAs(t, err, &rle)
 				env.noSecret(t, err)
 			}
-			assert.Equal(t, sent, env.fake.Calls(githubtest.RouteRepoJITConfig)+env.fake.Calls(githubtest.RouteRepoRunners),
+			assert.Equal(t, sent, env.fake.Calls(fakegithub.RouteRepoJITConfig)+env.fake.Calls(fakegithub.RouteRepoRunners),
 				"no request reaches GitHub while the budget is exhausted")
 
 			reset := env.client.Budget().Reset
@@ -89,31 +89,31 @@ func TestFakeServerErrorsAndDrops(t *testing.T) {
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{})
 	ctx := t.Context()
 
-	env.fake.Fault(githubtest.RouteRepoRunners, githubtest.Fault{Status: http.StatusBadGateway, Times: 3})
+	env.fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Status: http.StatusBadGateway, Times: 3})
 	_, err := ct.Runners(ctx, prefix)
 	require.NoError(t, err, "a GET survives a storm of 5xx")
-	assert.Equal(t, 4, env.fake.Calls(githubtest.RouteRepoRunners))
+	assert.Equal(t, 4, env.fake.Calls(fakegithub.RouteRepoRunners))
 
-	env.fake.Fault(githubtest.RouteRepoRunners, githubtest.Fault{Drop: true, Times: 2})
+	env.fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Drop: true, Times: 2})
 	_, err = ct.Runners(ctx, prefix)
 	require.NoError(t, err, "a GET survives dropped connections")
-	assert.Equal(t, 7, env.fake.Calls(githubtest.RouteRepoRunners))
+	assert.Equal(t, 7, env.fake.Calls(fakegithub.RouteRepoRunners))
 
-	env.fake.Fault(githubtest.RouteRepoJITConfig, githubtest.Fault{Status: http.StatusBadGateway, Times: 1})
+	env.fake.Fault(fakegithub.RouteRepoJITConfig, fakegithub.Fault{Status: http.StatusBadGateway, Times: 1})
 	_, err = ct.JITConfig(ctx, prefix+"p1")
 	require.Error(t, err, "a POST is not retried blindly")
-	assert.Equal(t, 1, env.fake.Calls(githubtest.RouteRepoJITConfig))
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteRepoJITConfig))
 
-	env.fake.Fault(githubtest.RouteRepoJITConfig, githubtest.Fault{Drop: true, Times: 1})
+	env.fake.Fault(fakegithub.RouteRepoJITConfig, fakegithub.Fault{Drop: true, Times: 1})
 	_, err = ct.JITConfig(ctx, prefix+"p2")
 	require.Error(t, err)
-	assert.Equal(t, 2, env.fake.Calls(githubtest.RouteRepoJITConfig))
+	assert.Equal(t, 2, env.fake.Calls(fakegithub.RouteRepoJITConfig))
 
-	env.fake.Fault(githubtest.RouteRepoDeleteRunner, githubtest.Fault{Status: http.StatusServiceUnavailable, Times: 2})
+	env.fake.Fault(fakegithub.RouteRepoDeleteRunner, fakegithub.Fault{Status: http.StatusServiceUnavailable, Times: 2})
 	jit, err := ct.JITConfig(ctx, prefix+"p3")
 	require.NoError(t, err)
 	require.NoError(t, ct.RemoveRunner(ctx, jit.RunnerID), "a DELETE is idempotent and retried")
-	assert.Equal(t, 3, env.fake.Calls(githubtest.RouteRepoDeleteRunner))
+	assert.Equal(t, 3, env.fake.Calls(fakegithub.RouteRepoDeleteRunner))
 }
 
 func TestFakeETagCostsNothing(t *testing.T) {
@@ -217,9 +217,9 @@ func TestFakeWebhooks(t *testing.T) {
 	t.Cleanup(func() { env.fake.DeliverWebhooks("", "") })
 
 	log, _ := watch(t, ct, fixed(1))
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"windows"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"windows"}})
 	require.Eventually(t, log.wanted(2), 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 }, 5*time.Second, 10*time.Millisecond)
 	mu.Lock()

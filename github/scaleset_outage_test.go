@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -89,7 +89,7 @@ func TestScaleSetResumesAfterRevokedCredentials(t *testing.T) {
 	// The wait under way at the restore counts in full.
 	restoredAt := sl.count() - 1
 	env.fake.RestoreCredentials()
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(1), 20*time.Second, 10*time.Millisecond, "demand flows again after the restore")
 	_, waited := sl.since(restoredAt)
 	t.Logf("serving again after %v of backoff from the restore", waited)
@@ -140,7 +140,7 @@ func TestScaleSetResumesAfterGitHubRestart(t *testing.T) {
 	from := sl.count() // no wait under way: the watch is polling
 	start := time.Now()
 	env.fake.Restart()
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(1), 20*time.Second, 10*time.Millisecond, "the scale set is created again and serves")
 	_, waited := sl.since(from)
 	t.Logf("serving again %v after the restart (%v of backoff asked for)", time.Since(start), waited)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -105,7 +105,7 @@ func TestScaleSetRestartAfterKill(t *testing.T) {
 	// The restarted manager deletes its own stale session and serves at once.
 	start := time.Now()
 	second := newScaleSet(t, env, target, opts)
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	log2, done := watch(t, second, fixed(2))
 	require.Eventually(t, log2.wanted(1), 5*time.Second, 10*time.Millisecond, "the restarted manager serves")
 	t.Logf("serving again %v after the restart", time.Since(start))
@@ -115,8 +115,8 @@ func TestScaleSetRestartAfterKill(t *testing.T) {
 		t.Fatalf("Watch ended: %v", err)
 	default:
 	}
-	assert.Equal(t, 1, env.fake.Calls(githubtest.RouteDeleteSession), "the stale session was deleted by id")
-	assert.Equal(t, 2, env.fake.Calls(githubtest.RouteCreateSession), "and a new one opened at once, without a conflict")
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteDeleteSession), "the stale session was deleted by id")
+	assert.Equal(t, 2, env.fake.Calls(fakegithub.RouteCreateSession), "and a new one opened at once, without a conflict")
 	now := journal.only(t)
 	assert.NotEqual(t, rec.SessionID, now.SessionID, "the new session is recorded")
 
@@ -152,7 +152,7 @@ func TestScaleSetNeverDeletesAnotherOwnersSession(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Watch did not give up on a session another owner holds")
 	}
-	assert.Equal(t, 0, env.fake.Calls(githubtest.RouteDeleteSession), "another owner's session is never deleted")
+	assert.Equal(t, 0, env.fake.Calls(fakegithub.RouteDeleteSession), "another owner's session is never deleted")
 	assert.Equal(t, "host-a", env.sessionOwner(setName))
 	assert.Equal(t, "host-a", journal.only(t).Owner)
 }
@@ -175,7 +175,7 @@ func TestScaleSetConflictWithOwnStaleSession(t *testing.T) {
 
 	log2, _ := watch(t, second, fixed(2))
 	require.Eventually(t, func() bool { return log2.count() > 0 }, 5*time.Second, 10*time.Millisecond)
-	assert.Equal(t, 1, env.fake.Calls(githubtest.RouteDeleteSession))
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteDeleteSession))
 	assert.Empty(t, env.sleeps.all(), "no wait: the own session is deleted at once")
 }
 
@@ -184,15 +184,15 @@ func TestScaleSetRecoversFromUnauthorized(t *testing.T) {
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{Journal: newMemJournal()})
 	log, done := watch(t, st, fixed(2))
 	require.Eventually(t, func() bool { return log.count() > 0 }, 5*time.Second, 10*time.Millisecond)
-	exchanges := env.fake.Calls(githubtest.RouteRunnerRegistration)
+	exchanges := env.fake.Calls(fakegithub.RouteRunnerRegistration)
 
 	// The queue token is refused, and so is its refresh: the session and
 	// the admin token are no good.
-	env.fake.Fault(githubtest.RouteMessages, githubtest.Fault{Status: http.StatusUnauthorized, Times: 1})
-	env.fake.Fault(githubtest.RouteRefreshSession, githubtest.Fault{Status: http.StatusUnauthorized, Times: 1})
-	require.Eventually(t, func() bool { return env.fake.Calls(githubtest.RouteCreateSession) == 2 }, 5*time.Second, 10*time.Millisecond, "a new session")
-	assert.Greater(t, env.fake.Calls(githubtest.RouteRunnerRegistration), exchanges, "a new admin token")
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.Fault(fakegithub.RouteMessages, fakegithub.Fault{Status: http.StatusUnauthorized, Times: 1})
+	env.fake.Fault(fakegithub.RouteRefreshSession, fakegithub.Fault{Status: http.StatusUnauthorized, Times: 1})
+	require.Eventually(t, func() bool { return env.fake.Calls(fakegithub.RouteCreateSession) == 2 }, 5*time.Second, 10*time.Millisecond, "a new session")
+	assert.Greater(t, env.fake.Calls(fakegithub.RouteRunnerRegistration), exchanges, "a new admin token")
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "demand flows again")
 	select {
 	case err := <-done:
@@ -218,7 +218,7 @@ func TestScaleSetRecreatesVanishedScaleSet(t *testing.T) {
 
 	// The watch may have created it again already: only the id tells.
 	require.Eventually(t, func() bool { r, ok := env.scaleSet(setName); return ok && r.ID != oldID }, 5*time.Second, 10*time.Millisecond, "created again")
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "demand flows through the new scale set")
 	assert.NotEqual(t, oldID, st.ScaleSetID())
 	select {
@@ -256,14 +256,14 @@ func TestScaleSetAcquireFailureKeepsJobs(t *testing.T) {
 	log, _ := watch(t, st, fixed(2))
 	require.Eventually(t, func() bool { return log.count() > 0 }, 5*time.Second, 10*time.Millisecond)
 
-	env.fake.Fault(githubtest.RouteAcquireJobs, githubtest.Fault{Status: http.StatusInternalServerError, Times: 2})
-	id := env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.Fault(fakegithub.RouteAcquireJobs, fakegithub.Fault{Status: http.StatusInternalServerError, Times: 2})
+	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, func() bool {
 		j, ok := env.fake.Job(id)
 		return ok && !j.AcquiredAt.IsZero()
 	}, 5*time.Second, 10*time.Millisecond, "the job is acquired once acquiring works again")
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
-	assert.GreaterOrEqual(t, env.fake.Calls(githubtest.RouteCreateSession), 3, "a new session after each failed acquisition")
+	assert.GreaterOrEqual(t, env.fake.Calls(fakegithub.RouteCreateSession), 3, "a new session after each failed acquisition")
 	assert.Equal(t, "host-a", env.sessionOwner(setName))
 }
 

@@ -10,7 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,13 +32,13 @@ func newScaleSet(t *testing.T, env *fakeEnv, target rm.ScaleTarget, opts github.
 	return st
 }
 
-func (e *fakeEnv) scaleSet(name string) (githubtest.ScaleSetRecord, bool) {
+func (e *fakeEnv) scaleSet(name string) (fakegithub.ScaleSetRecord, bool) {
 	for _, s := range e.fake.ScaleSets() {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return githubtest.ScaleSetRecord{}, false
+	return fakegithub.ScaleSetRecord{}, false
 }
 
 func TestScaleSetRegistrar(t *testing.T) {
@@ -57,7 +57,7 @@ func TestScaleSetRegistrar(t *testing.T) {
 			// A second manager finds it instead of creating another.
 			again := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
 			assert.Equal(t, st.ScaleSetID(), again.ScaleSetID())
-			assert.Equal(t, 1, env.fake.Calls(githubtest.RouteCreateScaleSet))
+			assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteCreateScaleSet))
 
 			jit, err := st.JITConfig(ctx, prefix+"s1")
 			require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestScaleSetRegistrar(t *testing.T) {
 			jit2, err := st.JITConfig(ctx, prefix+"s1")
 			require.NoError(t, err)
 			assert.NotEqual(t, jit.RunnerID, jit2.RunnerID)
-			assert.Equal(t, 1, env.fake.Calls(githubtest.RouteDeleteAgent))
+			assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteDeleteAgent))
 
 			s2, err := st.JITConfig(ctx, prefix+"s2")
 			require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestScaleSetUpdatesSettings(t *testing.T) {
 	rec, _ = env.scaleSet(setName)
 	assert.True(t, rec.DisableUpdate, "the setting was updated")
 	assert.Equal(t, st.ScaleSetID(), st2.ScaleSetID())
-	assert.Equal(t, 1, env.fake.Calls(githubtest.RouteUpdateScaleSet))
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteUpdateScaleSet))
 }
 
 func TestScaleSetRunnerGroup(t *testing.T) {
@@ -142,7 +142,7 @@ func TestScaleSetRunnerBusy(t *testing.T) {
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
 	jit, err := st.JITConfig(t.Context(), prefix+"b")
 	require.NoError(t, err)
-	env.fake.Fault(githubtest.RouteDeleteAgent, githubtest.Fault{Status: http.StatusBadRequest, Times: 1,
+	env.fake.Fault(fakegithub.RouteDeleteAgent, fakegithub.Fault{Status: http.StatusBadRequest, Times: 1,
 		Body: `{"typeName":"GitHub.DistributedTask.WebApi.JobStillRunningException","message":"Agent is still running a job."}`})
 	require.ErrorIs(t, st.RemoveRunner(t.Context(), jit.RunnerID), github.ErrRunnerBusy)
 }
@@ -153,27 +153,27 @@ func TestScaleSetWatch(t *testing.T) {
 			env := newFakeEnv(t, kind)
 			st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
 			for range 3 {
-				env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+				env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 			}
-			env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{"other-set"}})
+			env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"other-set"}})
 			log, _ := watch(t, st, fixed(10))
 			require.Eventually(t, log.wanted(3), 5*time.Second, 10*time.Millisecond)
 			rec, _ := env.scaleSet(setName)
 			assert.Equal(t, "host-a", rec.SessionOwner)
 			assert.Equal(t, 10, rec.MaxCapacity, "the capacity is sent with the poll")
-			assert.Equal(t, 0, env.fake.Calls(githubtest.RouteRepoRuns), "scale-set mode never polls REST for demand")
+			assert.Equal(t, 0, env.fake.Calls(fakegithub.RouteRepoRuns), "scale-set mode never polls REST for demand")
 		})
 	}
 }
 
 func TestScaleSetLiveCapacity(t *testing.T) {
 	// Long polls that hold 30 s: a capacity change must not wait for one.
-	env := newFakeEnv(t, "PAT", githubtest.WithPollTimeout(30*time.Second))
+	env := newFakeEnv(t, "PAT", fakegithub.WithPollTimeout(30*time.Second))
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{CapacityCheck: 20 * time.Millisecond})
 	var capacity atomic.Int64
 	capacity.Store(1)
 	for range 3 {
-		env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+		env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	}
 	log, _ := watch(t, st, func() int { return int(capacity.Load()) })
 	require.Eventually(t, func() bool { r, _ := env.scaleSet(setName); return r.MaxCapacity == 1 }, 5*time.Second, 10*time.Millisecond)
@@ -204,18 +204,18 @@ func TestScaleSetSessionConflict(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Watch did not give up on a held session")
 	}
-	assert.Equal(t, 5, env.fake.Calls(githubtest.RouteCreateSession), "host-a's, then host-b's try and three retries")
+	assert.Equal(t, 5, env.fake.Calls(fakegithub.RouteCreateSession), "host-a's, then host-b's try and three retries")
 	assert.Len(t, env.sleeps.all(), 3, "each retry waits")
 }
 
 func TestScaleSetSessionRefresh(t *testing.T) {
-	env := newFakeEnv(t, "PAT", githubtest.WithQueueTokenLifetime(300*time.Millisecond))
+	env := newFakeEnv(t, "PAT", fakegithub.WithQueueTokenLifetime(300*time.Millisecond))
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
 	log, _ := watch(t, st, fixed(5))
-	require.Eventually(t, func() bool { return env.fake.Calls(githubtest.RouteRefreshSession) >= 2 }, 5*time.Second, 20*time.Millisecond)
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	require.Eventually(t, func() bool { return env.fake.Calls(fakegithub.RouteRefreshSession) >= 2 }, 5*time.Second, 20*time.Millisecond)
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "polling goes on with the refreshed token")
-	assert.Equal(t, 1, env.fake.Calls(githubtest.RouteCreateSession), "a refresh, not a new session")
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteCreateSession), "a refresh, not a new session")
 }
 
 func TestScaleSetClose(t *testing.T) {
@@ -234,7 +234,7 @@ func TestScaleSetClose(t *testing.T) {
 			cancel()
 			require.NoError(t, <-done)
 			require.NoError(t, st.Close(t.Context()))
-			assert.Equal(t, 1, env.fake.Calls(githubtest.RouteDeleteSession))
+			assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteDeleteSession))
 			rec, ok := env.scaleSet(setName)
 			if tt.deleteOnClose {
 				assert.False(t, ok, "the scale set is gone")
@@ -253,12 +253,12 @@ func TestScaleSetClose(t *testing.T) {
 func TestScaleSetSurvivesFaults(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
-	env.fake.Fault(githubtest.RouteMessages, githubtest.Fault{Status: http.StatusServiceUnavailable, Times: 6})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.Fault(fakegithub.RouteMessages, fakegithub.Fault{Status: http.StatusServiceUnavailable, Times: 6})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	log, _ := watch(t, st, fixed(2))
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
-	env.fake.Fault(githubtest.RouteMessages, githubtest.Fault{Drop: true, Times: 3})
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	env.fake.Fault(fakegithub.RouteMessages, fakegithub.Fault{Drop: true, Times: 3})
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(2), 5*time.Second, 10*time.Millisecond)
 }
 
@@ -267,10 +267,10 @@ func TestScaleSetLostSessionReopened(t *testing.T) {
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
 	log, done := watch(t, st, fixed(2))
 	require.Eventually(t, func() bool { return log.count() > 0 }, 5*time.Second, 10*time.Millisecond)
-	env.fake.Fault(githubtest.RouteMessages, githubtest.Fault{Status: http.StatusNotFound, Times: 1,
+	env.fake.Fault(fakegithub.RouteMessages, fakegithub.Fault{Status: http.StatusNotFound, Times: 1,
 		Body: `{"typeName":"GitHub.Actions.Runtime.MessageSessionNotFoundException","message":"The message session was not found."}`})
-	require.Eventually(t, func() bool { return env.fake.Calls(githubtest.RouteCreateSession) == 2 }, 5*time.Second, 10*time.Millisecond)
-	env.fake.EnqueueJob(githubtest.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+	require.Eventually(t, func() bool { return env.fake.Calls(fakegithub.RouteCreateSession) == 2 }, 5*time.Second, 10*time.Millisecond)
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "demand flows through the new session")
 	select {
 	case err := <-done:

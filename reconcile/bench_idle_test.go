@@ -21,7 +21,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -49,8 +49,8 @@ func TestIdleFakeGitHub(t *testing.T) {
 		t.Skip("a helper process of BenchmarkIdle")
 	}
 	token := idleTokenPart + rm.NewAttemptID().String()
-	srv := githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(idleRepo),
-		githubtest.WithPollTimeout(idleLongPoll))
+	srv := fakegithub.NewServer(fakegithub.WithToken(token), fakegithub.WithRepo(idleRepo),
+		fakegithub.WithPollTimeout(idleLongPoll))
 	defer srv.Close()
 	fmt.Printf("FAKE %s %s %s\n", srv.URL(), srv.APIURL(), token)
 	in := bufio.NewScanner(os.Stdin)
@@ -58,8 +58,8 @@ func TestIdleFakeGitHub(t *testing.T) {
 		if in.Text() == "calls" {
 			charged := 0
 			for _, c := range srv.CallLog() {
-				if c.Kind == githubtest.KindREST && c.Status != 0 && c.Status != 304 &&
-					c.Route != githubtest.RouteRateLimit && c.Route != githubtest.RouteAccessToken {
+				if c.Kind == fakegithub.KindREST && c.Status != 0 && c.Status != 304 &&
+					c.Route != fakegithub.RouteRateLimit && c.Route != fakegithub.RouteAccessToken {
 					charged++
 				}
 			}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -48,7 +48,7 @@ func TestE2EPeakLargerThanTheHost(t *testing.T) {
 
 	w.waitJobs(90 * time.Second)
 	done := w.fake.Jobs()
-	slices.SortFunc(done, func(a, b githubtest.JobRecord) int { return a.StartedAt.Compare(b.StartedAt) })
+	slices.SortFunc(done, func(a, b fakegithub.JobRecord) int { return a.StartedAt.Compare(b.StartedAt) })
 	// Until ten peaks are banked, the 90th percentile is the large one.
 	for i := 1; i < 9; i++ {
 		assert.False(t, done[i].StartedAt.Before(done[i-1].CompletedAt), "job %d ran alone, after job %d", i, i-1)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
 
 // TestE2EWorkerLogConcludesBeforeGitHub: in classic mode GitHub's word on
@@ -44,7 +44,7 @@ func TestE2EWorkerLogConcludesBeforeGitHub(t *testing.T) {
 		assert.Contains(t, a.Outcome.Detail, "Worker log")
 		assert.False(t, a.BusyAt.IsZero())
 	}
-	assert.Zero(t, w.fake.Calls(githubtest.RouteRepoDeleteRunner), "no registration delete for a runner that ran its job")
+	assert.Zero(t, w.fake.Calls(fakegithub.RouteRepoDeleteRunner), "no registration delete for a runner that ran its job")
 	assert.Len(t, w.attempts(), 3, "no spare runner for the jobs the last figure still counts")
 	stop()
 	assert.NotContains(t, w.logs.String(), "exited 0 without a job")

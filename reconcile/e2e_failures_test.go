@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -59,17 +59,17 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 		// JIT requests and the demand watch fail: GitHub's failures are
 		// not runner failures, so launches (for min idle) do not pause at
 		// the failure budget; the loop backs off, one request at a time.
-		for _, r := range []string{githubtest.RouteScaleSetJITConfig, githubtest.RouteMessages} {
-			w.fake.Fault(r, githubtest.Fault{Status: http.StatusInternalServerError})
+		for _, r := range []string{fakegithub.RouteScaleSetJITConfig, fakegithub.RouteMessages} {
+			w.fake.Fault(r, fakegithub.Fault{Status: http.StatusInternalServerError})
 		}
 		sup, stop := w.run(cfg)
 		defer stop()
-		w.waitFor(30*time.Second, "five failed JIT requests", func() bool { return w.fake.Calls(githubtest.RouteScaleSetJITConfig) >= 5 })
-		polls := w.fake.Calls(githubtest.RouteMessages)
-		w.waitFor(30*time.Second, "the demand watch to retry", func() bool { return w.fake.Calls(githubtest.RouteMessages) >= polls+2 })
+		w.waitFor(30*time.Second, "five failed JIT requests", func() bool { return w.fake.Calls(fakegithub.RouteScaleSetJITConfig) >= 5 })
+		polls := w.fake.Calls(fakegithub.RouteMessages)
+		w.waitFor(30*time.Second, "the demand watch to retry", func() bool { return w.fake.Calls(fakegithub.RouteMessages) >= polls+2 })
 		var jits []time.Time
 		for _, c := range w.fake.CallLog() {
-			if c.Route == githubtest.RouteScaleSetJITConfig {
+			if c.Route == fakegithub.RouteScaleSetJITConfig {
 				jits = append(jits, c.At)
 			}
 		}
@@ -86,11 +86,11 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 		// not in the REST list: each is looked up): the loop backs off
 		// (jittered, doubling to BackoffMax) instead of hammering GitHub,
 		// and stops no runner for it.
-		w.fake.Fault(githubtest.RouteAgent, githubtest.Fault{Status: http.StatusInternalServerError})
-		before := w.fake.Calls(githubtest.RouteAgent)
+		w.fake.Fault(fakegithub.RouteAgent, fakegithub.Fault{Status: http.StatusInternalServerError})
+		before := w.fake.Calls(fakegithub.RouteAgent)
 		start := time.Now()
 		_, stop := w.run(cfg)
-		w.waitFor(30*time.Second, "six failed lookups", func() bool { return w.fake.Calls(githubtest.RouteAgent) >= before+6 })
+		w.waitFor(30*time.Second, "six failed lookups", func() bool { return w.fake.Calls(fakegithub.RouteAgent) >= before+6 })
 		elapsed := time.Since(start)
 		stop()
 		t.Logf("6 failed lookups in %s", elapsed.Round(time.Millisecond))
@@ -111,7 +111,7 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 		}
 		failedJIT := 0
 		for _, c := range w.fake.CallLog() {
-			if c.Route == githubtest.RouteScaleSetJITConfig && c.Status == http.StatusInternalServerError {
+			if c.Route == fakegithub.RouteScaleSetJITConfig && c.Status == http.StatusInternalServerError {
 				failedJIT++
 			}
 		}
@@ -128,7 +128,7 @@ func TestE2EGitHubServerErrors(t *testing.T) {
 
 func TestE2ERateLimit(t *testing.T) {
 	w := newWorld(t, worldOpts{mode: rm.ModeClassic, max: 2,
-		fake: []githubtest.Option{githubtest.WithRateLimit(12), githubtest.WithRateLimitWindow(2 * time.Second)}})
+		fake: []fakegithub.Option{fakegithub.WithRateLimit(12), fakegithub.WithRateLimitWindow(2 * time.Second)}})
 	w.enqueue(8, 100*time.Millisecond, 8<<20)
 	var mu sync.Mutex
 	exhausted := 0
@@ -160,7 +160,7 @@ func TestE2ERateLimit(t *testing.T) {
 	require.Positive(t, exhausted, "the budget ran out")
 	limited := 0
 	for _, c := range w.fake.CallLog() {
-		if c.Kind == githubtest.KindREST && (c.Status == http.StatusForbidden || c.Status == http.StatusTooManyRequests) {
+		if c.Kind == fakegithub.KindREST && (c.Status == http.StatusForbidden || c.Status == http.StatusTooManyRequests) {
 			limited++
 		}
 	}
@@ -206,7 +206,7 @@ func TestE2ERunnerFailures(t *testing.T) {
 		w.settled(30 * time.Second)
 	})
 	t.Run("Zombie", func(t *testing.T) {
-		w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 1, minIdle: 1, fake: []githubtest.Option{githubtest.Zombie()}})
+		w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 1, minIdle: 1, fake: []fakegithub.Option{fakegithub.Zombie()}})
 		cfg := w.supervisorConfig(nil, nil)
 		cfg.Loop.ZombieGrace = 500 * time.Millisecond
 		cfg.Loop.RunnerListEvery = 100 * time.Millisecond

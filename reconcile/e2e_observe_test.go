@@ -13,7 +13,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
 
 // listsNothing is a scale-set target as it was before it said
@@ -98,8 +98,8 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 // runnerRoutes are the routes that register, look up, list and remove
 // runners, in both modes.
 var runnerRoutes = []string{
-	githubtest.RouteScaleSetJITConfig, githubtest.RouteAgent, githubtest.RouteAgentByName, githubtest.RouteDeleteAgent,
-	githubtest.RouteRepoJITConfig, githubtest.RouteRepoRunners, githubtest.RouteRepoRunner, githubtest.RouteRepoDeleteRunner,
+	fakegithub.RouteScaleSetJITConfig, fakegithub.RouteAgent, fakegithub.RouteAgentByName, fakegithub.RouteDeleteAgent,
+	fakegithub.RouteRepoJITConfig, fakegithub.RouteRepoRunners, fakegithub.RouteRepoRunner, fakegithub.RouteRepoDeleteRunner,
 }
 
 // TestE2ERunnerRoutesStorm: 10 s of 500s on the runner routes do not pause
@@ -113,7 +113,7 @@ func TestE2ERunnerRoutesStorm(t *testing.T) {
 			cfg := w.supervisorConfig(nil, nil)
 			cfg.Loop.MaxFailedLaunchesPerMinute = 3
 			for _, r := range runnerRoutes {
-				w.fake.Fault(r, githubtest.Fault{Status: http.StatusInternalServerError})
+				w.fake.Fault(r, fakegithub.Fault{Status: http.StatusInternalServerError})
 			}
 			w.run(cfg)
 			w.enqueue(4, 200*time.Millisecond, 8<<20)
@@ -136,7 +136,7 @@ func TestE2ERunnerRoutesStorm(t *testing.T) {
 			assert.Less(t, after, 2*time.Second, "the next job starts within ~2 s of the storm's end")
 			failedJIT := 0
 			for _, c := range w.fake.CallLog() {
-				if (c.Route == githubtest.RouteScaleSetJITConfig || c.Route == githubtest.RouteRepoJITConfig) && c.Status == http.StatusInternalServerError {
+				if (c.Route == fakegithub.RouteScaleSetJITConfig || c.Route == fakegithub.RouteRepoJITConfig) && c.Status == http.StatusInternalServerError {
 					failedJIT++
 				}
 			}

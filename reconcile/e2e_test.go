@@ -17,6 +17,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
@@ -38,7 +39,7 @@ type world struct {
 	t       *testing.T
 	mode    rm.Mode
 	poll    time.Duration
-	fake    *githubtest.Server
+	fake    *fakegithub.Server
 	client  *github.Client
 	dataDir string
 	install string
@@ -59,7 +60,7 @@ type worldOpts struct {
 	runnerDir string // "" → the fake runner install
 	// poll is classic mode's demand poll (100 ms when 0).
 	poll time.Duration
-	fake []githubtest.Option
+	fake []fakegithub.Option
 	// dataDir and host reuse a world's (a restart).
 	dataDir string
 	host    rm.Host
@@ -79,7 +80,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	}
 	w := &world{t: t, mode: o.mode, poll: o.poll, logs: &syncBuffer{}, install: githubtest.BuildFakeRunner(t)}
 	w.log = slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w.fake = githubtest.NewTestServer(t, append([]githubtest.Option{githubtest.WithToken(e2eToken), githubtest.WithRepo(e2eRepo)}, o.fake...)...)
+	w.fake = githubtest.NewTestServer(t, append([]fakegithub.Option{fakegithub.WithToken(e2eToken), fakegithub.WithRepo(e2eRepo)}, o.fake...)...)
 	c, err := github.New(github.Config{WebURL: w.fake.URL(), APIURL: w.fake.APIURL(), Token: e2eToken, Logger: w.log})
 	require.NoError(t, err)
 	w.client = c
@@ -180,7 +181,7 @@ func (w *world) enqueue(n int, d time.Duration, mem uint64) []int64 {
 	}
 	ids := make([]int64, n)
 	for i := range n {
-		ids[i] = w.fake.EnqueueJob(githubtest.JobSpec{Repo: e2eRepo, Labels: labels, Duration: d, MemoryBytes: mem, CPUMillicores: 200})
+		ids[i] = w.fake.EnqueueJob(fakegithub.JobSpec{Repo: e2eRepo, Labels: labels, Duration: d, MemoryBytes: mem, CPUMillicores: 200})
 	}
 	return ids
 }
@@ -243,7 +244,7 @@ func (w *world) waitJobs(d time.Duration) {
 }
 
 // maxOverlap is the most jobs the fake saw running at once.
-func maxOverlap(jobs []githubtest.JobRecord) int {
+func maxOverlap(jobs []fakegithub.JobRecord) int {
 	most := 0
 	for _, a := range jobs {
 		n := 0

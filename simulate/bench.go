@@ -12,7 +12,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
@@ -124,7 +124,7 @@ func (m FixedMemory) Memory() (total, available uint64, err error) {
 type arrival struct {
 	at     time.Duration // after the start
 	policy int
-	spec   githubtest.JobSpec
+	spec   fakegithub.JobSpec
 }
 
 // plan spreads the jobs over the span: each cycle opens with a burst (40 %
@@ -172,7 +172,7 @@ func (o BenchOptions) plan(policies []rm.Policy) []arrival {
 			}
 			d := pr.minDur + time.Duration(rng.Int64N(int64(pr.maxDur-pr.minDur)+1))
 			mem := pr.minMemory + rng.Uint64N(pr.maxMemory-pr.minMemory+1)
-			out = append(out, arrival{at: at, policy: pi, spec: githubtest.JobSpec{
+			out = append(out, arrival{at: at, policy: pi, spec: fakegithub.JobSpec{
 				Repo: Repo, Labels: labels, Name: fmt.Sprintf("%s-job-%04d", p.Name, len(out)+1),
 				Duration: d, MemoryBytes: mem, CPUMillicores: rng.IntN(pr.maxCPU + 1),
 			}})

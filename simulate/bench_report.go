@@ -11,7 +11,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -203,7 +203,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 			labelOf[p.Target.ScaleSet] = i
 		}
 	}
-	policyOfJob := func(j githubtest.JobRecord) int {
+	policyOfJob := func(j fakegithub.JobRecord) int {
 		for _, l := range j.Labels {
 			if i, ok := labelOf[l]; ok {
 				return i
@@ -225,7 +225,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 	}
 
 	var waits []time.Duration
-	jobsOf := make([][]githubtest.JobRecord, len(b.policies))
+	jobsOf := make([][]fakegithub.JobRecord, len(b.policies))
 	for _, j := range jobs {
 		if !j.StartedAt.IsZero() {
 			waits = append(waits, j.StartedAt.Sub(j.QueuedAt))
@@ -246,7 +246,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 		}
 	}
 	r.Launch = quantiles(launchDurs)
-	byRunner := make(map[string]githubtest.JobRecord, len(jobs))
+	byRunner := make(map[string]fakegithub.JobRecord, len(jobs))
 	for _, j := range jobs {
 		if j.RunnerName != "" {
 			byRunner[j.RunnerName] = j
@@ -275,7 +275,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 		bp := BenchPolicy{Name: p.Name, Max: p.Max, EstimateBytes: p.MemoryEstimate, Jobs: len(jobsOf[i]),
 			MinAdmitted: b.minAdmitted[p.ID], CappedSamples: b.capped[p.ID]}
 		bp.PeakRunners = peakOverlap(launchesOf[i], func(l launchTimes) (time.Time, time.Time) { return l.started, l.ended })
-		bp.PeakJobs = peakOverlap(jobsOf[i], func(j githubtest.JobRecord) (time.Time, time.Time) { return j.StartedAt, j.CompletedAt })
+		bp.PeakJobs = peakOverlap(jobsOf[i], func(j fakegithub.JobRecord) (time.Time, time.Time) { return j.StartedAt, j.CompletedAt })
 		r.PerPolicy = append(r.PerPolicy, bp)
 	}
 	r.Admission = BenchAdmission{HostMemoryBytes: b.opts.HostMemory, ReserveBytes: b.opts.Reserve,
@@ -296,17 +296,17 @@ func (b *Bench) calls(served int) BenchCalls {
 	log := b.server.CallLog()
 	c.CallLogTruncated = len(log) >= 100_000
 	for _, call := range log {
-		if call.Kind == githubtest.KindREST || call.Kind == githubtest.KindScaleSet {
+		if call.Kind == fakegithub.KindREST || call.Kind == fakegithub.KindScaleSet {
 			route := call.Route
 			if call.Status == 304 {
 				route += " (304)"
 			}
 			c.ByRoute[route]++
 		}
-		if call.Kind != githubtest.KindREST || call.Status == 304 || call.Status == 0 {
+		if call.Kind != fakegithub.KindREST || call.Status == 304 || call.Status == 0 {
 			continue
 		}
-		if call.Route == githubtest.RouteRateLimit || call.Route == githubtest.RouteAccessToken {
+		if call.Route == fakegithub.RouteRateLimit || call.Route == fakegithub.RouteAccessToken {
 			continue
 		}
 		c.RESTCharged++
@@ -322,7 +322,7 @@ func (b *Bench) calls(served int) BenchCalls {
 // runners already on their way), the time to the start of the next runner
 // process the manager asked for after the exit. Launches are matched to
 // exits in order, each used once.
-func recycleTimes(host rm.HostID, jobs []githubtest.JobRecord, launches []launchTimes) []time.Duration {
+func recycleTimes(host rm.HostID, jobs []fakegithub.JobRecord, launches []launchTimes) []time.Duration {
 	slices.SortFunc(launches, func(a, b launchTimes) int { return a.asked.Compare(b.asked) })
 	jobStart := map[string]time.Time{} // runner name → its job's start
 	for _, j := range jobs {

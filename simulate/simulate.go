@@ -1,6 +1,6 @@
 // Package simulate owns the simulation of a busy day: the whole manager
 // (journal, supervisor, native launcher, meters, admission) run against the
-// fake GitHub of github/githubtest, whose fake runners are real processes
+// fake GitHub of github/fakegithub, whose fake runners are real processes
 // that use the memory and CPU their jobs ask for. It needs no token and no
 // installed runner. `runner-manager demo` and examples/simulate are thin
 // programs over it.
@@ -25,8 +25,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
-	"github.com/runner-manager/runner-manager/github/githubtest/fakerunner"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
@@ -127,7 +127,7 @@ func RunFakeRunnerIfNamed(args []string) (int, bool) {
 // Sim is a running simulation.
 type Sim struct {
 	opts     Options
-	server   *githubtest.Server
+	server   *fakegithub.Server
 	client   *github.Client
 	store    *store.SQLite
 	sup      *reconcile.Supervisor
@@ -188,7 +188,7 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 		}
 		d := opts.MinDuration + time.Duration(rng.Int64N(int64(opts.MaxDuration-opts.MinDuration)+1))
 		mem := opts.MinMemory + rng.Uint64N(opts.MaxMemory-opts.MinMemory+1)
-		s.jobs = append(s.jobs, s.server.EnqueueJob(githubtest.JobSpec{
+		s.jobs = append(s.jobs, s.server.EnqueueJob(fakegithub.JobSpec{
 			Repo: Repo, Labels: labels, Name: fmt.Sprintf("job-%02d", i+1),
 			Duration: d, MemoryBytes: mem, CPUMillicores: rng.IntN(opts.MaxCPU + 1),
 		}))
@@ -223,7 +223,7 @@ func (s *Sim) Store() store.Store { return s.store }
 func (s *Sim) DataDir() string { return s.dataDir }
 
 // Server is the fake GitHub.
-func (s *Sim) Server() *githubtest.Server { return s.server }
+func (s *Sim) Server() *fakegithub.Server { return s.server }
 
 // Policies are the simulation's policies.
 func (s *Sim) Policies() []rm.Policy { return slices.Clone(s.policies) }
@@ -369,7 +369,7 @@ func (s *Sim) Summary(ctx context.Context) (Summary, error) {
 			continue
 		}
 		switch j.Result {
-		case githubtest.ResultSucceeded, "":
+		case fakegithub.ResultSucceeded, "":
 			sum.Served++
 		case "canceled":
 			sum.Canceled++

@@ -11,7 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -62,7 +62,7 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 		}
 	}
 	runnerDir := filepath.Join(s.dataDir, "runners", "fake")
-	if err := githubtest.LayoutRunnerDir(runnerDir, exe); err != nil {
+	if err := fakegithub.LayoutRunnerDir(runnerDir, exe); err != nil {
 		return fmt.Errorf("install the fake runner: %w", err)
 	}
 
@@ -71,8 +71,8 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 	// CPU profile (bench --cpu-profile; go tool pprof -tags) tells them
 	// from the manager's.
 	pprof.Do(ctx, pprof.Labels("part", "fake-github"), func(context.Context) {
-		s.server = githubtest.NewServer(githubtest.WithToken(token), githubtest.WithRepo(Repo),
-			githubtest.WithPollTimeout(2*time.Second), githubtest.WithLogger(w.Logger))
+		s.server = fakegithub.NewServer(fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
+			fakegithub.WithPollTimeout(2*time.Second), fakegithub.WithLogger(w.Logger))
 	})
 	var err error
 	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,

@@ -1,7 +1,7 @@
 // Command embed shows runner-manager used as a library: a journal, a host,
 // a policy and a reconcile.Supervisor, with a launcher of its own (a few
 // dozen lines, below) instead of platform.NativeLauncher. It runs against
-// the fake GitHub of github/githubtest so it needs no token; with a real
+// the fake GitHub of github/fakegithub so it needs no token; with a real
 // GitHub, build the client with github.New(github.Config{Token: ...}) and
 // point a policy at your repository.
 //
@@ -23,8 +23,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
-	"github.com/runner-manager/runner-manager/github/githubtest/fakerunner"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
@@ -32,7 +32,7 @@ import (
 
 func main() {
 	// This program is also the fake runner its launcher starts.
-	if filepath.Base(os.Args[0]) == githubtest.ListenerName() {
+	if filepath.Base(os.Args[0]) == fakegithub.ListenerName() {
 		os.Exit(fakerunner.Main(os.Args[1:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer os.RemoveAll(dir)
 
 	// GitHub: a fake one that knows one repository and one token.
-	gh := githubtest.NewServer(githubtest.WithToken("ghp_embed"), githubtest.WithRepo("acme/app"), githubtest.WithPollTimeout(time.Second))
+	gh := fakegithub.NewServer(fakegithub.WithToken("ghp_embed"), fakegithub.WithRepo("acme/app"), fakegithub.WithPollTimeout(time.Second))
 	defer gh.Close()
 	client, err := github.New(github.Config{WebURL: gh.URL(), APIURL: gh.APIURL(), Token: "ghp_embed"})
 	if err != nil {
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	runnerDir := filepath.Join(dir, "runner")
-	if err := githubtest.LayoutRunnerDir(runnerDir, self); err != nil {
+	if err := fakegithub.LayoutRunnerDir(runnerDir, self); err != nil {
 		return err
 	}
 	policy := rm.Policy{ID: rm.NewPolicyID(), Name: "embed", Host: host.ID, Target: target, Max: 2,
@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	go func() { done <- sup.Run(runCtx) }()
 
 	for i := range *jobs {
-		gh.EnqueueJob(githubtest.JobSpec{Repo: "acme/app", Labels: []string{"embed"}, Name: fmt.Sprintf("build-%d", i+1),
+		gh.EnqueueJob(fakegithub.JobSpec{Repo: "acme/app", Labels: []string{"embed"}, Name: fmt.Sprintf("build-%d", i+1),
 			Duration: 300 * time.Millisecond, MemoryBytes: 8 << 20})
 	}
 	waitCtx, waitCancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -168,11 +168,11 @@ var _ reconcile.Launcher = (*tinyLauncher)(nil)
 
 func (l *tinyLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
 	root := filepath.Join(l.root, spec.Attempt.String())
-	listener := filepath.Join(root, "bin", githubtest.ListenerName())
+	listener := filepath.Join(root, "bin", fakegithub.ListenerName())
 	if err := os.MkdirAll(filepath.Dir(listener), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Link(filepath.Join(spec.RunnerDir, "bin", githubtest.ListenerName()), listener); err != nil {
+	if err := os.Link(filepath.Join(spec.RunnerDir, "bin", fakegithub.ListenerName()), listener); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(listener, "run")

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -161,7 +161,7 @@ func (r *Result) check() {
 // jobCounts sums the fake's jobs by status.
 type jobCounts struct{ queued, running, completed, served, twice, total int }
 
-func countJobs(jobs []githubtest.JobRecord) jobCounts {
+func countJobs(jobs []fakegithub.JobRecord) jobCounts {
 	var c jobCounts
 	for _, j := range jobs {
 		c.total++
@@ -172,7 +172,7 @@ func countJobs(jobs []githubtest.JobRecord) jobCounts {
 			c.running++
 		case "completed":
 			c.completed++
-			if j.Result == githubtest.ResultSucceeded {
+			if j.Result == fakegithub.ResultSucceeded {
 				c.served++
 			}
 		}
@@ -228,7 +228,7 @@ func (w *World) waitProgress(ctx context.Context, stall, timeout time.Duration, 
 
 // mayStillRun reports whether a running job started recently enough to
 // be running still.
-func (w *World) mayStillRun(jobs []githubtest.JobRecord, slack time.Duration) bool {
+func (w *World) mayStillRun(jobs []fakegithub.JobRecord, slack time.Duration) bool {
 	w.mu.Lock()
 	longest := w.longestJob
 	w.mu.Unlock()
@@ -365,7 +365,7 @@ func (w *World) recoveries() []float64 {
 
 // outcomes compares every ended attempt's outcome with the fake's jobs:
 // completed_job exactly when a job ran on the attempt's runner.
-func outcomes(attempts []rm.Attempt, jobs []githubtest.JobRecord) (byKind map[string]int, mismatches []string) {
+func outcomes(attempts []rm.Attempt, jobs []fakegithub.JobRecord) (byKind map[string]int, mismatches []string) {
 	ran := map[string]int64{}
 	for _, j := range jobs {
 		// The fake names a job's last runner only: a job started twice

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 )
 
@@ -17,7 +18,7 @@ func TestOutcomes(t *testing.T) {
 	ended := func(name string, o rm.Outcome) rm.Attempt {
 		return rm.Attempt{ID: rm.NewAttemptID(), RunnerName: name, State: rm.StateFinished, Outcome: o}
 	}
-	jobs := []githubtest.JobRecord{
+	jobs := []fakegithub.JobRecord{
 		{ID: 1, Status: "completed", Starts: 1, RunnerName: "ran-a"},
 		{ID: 2, Status: "completed", Starts: 1, RunnerName: "ran-b"},
 		{ID: 3, Status: "queued"},

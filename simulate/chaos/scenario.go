@@ -10,7 +10,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
 
 // Scenario is one named fault and the work it hits.
@@ -266,7 +266,7 @@ func stormDrive(d time.Duration) func(context.Context, *World, *Result) error {
 			return err
 		}
 		w.logf("storm: 500 on every route for %s", d)
-		w.Fake.Fault(githubtest.FaultAll, githubtest.Fault{Status: http.StatusInternalServerError})
+		w.Fake.Fault(fakegithub.FaultAll, fakegithub.Fault{Status: http.StatusInternalServerError})
 		err := sleep(ctx, d)
 		w.Fake.ClearFaults()
 		w.markFaultEnd()
@@ -279,7 +279,7 @@ func stormDrive(d time.Duration) func(context.Context, *World, *Result) error {
 func chargedBetween(w *World, from, to time.Time) int {
 	n := 0
 	for _, c := range w.Fake.CallLog() {
-		if c.Kind == githubtest.KindREST && c.Route != githubtest.RouteRateLimit && !c.At.Before(from) && c.At.Before(to) {
+		if c.Kind == fakegithub.KindREST && c.Route != fakegithub.RouteRateLimit && !c.At.Before(from) && c.At.Before(to) {
 			n++
 		}
 	}
@@ -365,7 +365,7 @@ func secondaryDrive(d time.Duration) func(context.Context, *World, *Result) erro
 		defer cancel()
 		_ = w.Fake.WaitFor(tctx, func() bool {
 			for _, c := range w.Fake.CallLog() {
-				if c.Kind == githubtest.KindREST && c.Status == http.StatusForbidden && !c.At.Before(armed) {
+				if c.Kind == fakegithub.KindREST && c.Status == http.StatusForbidden && !c.At.Before(armed) {
 					tripped = c.At
 					return true
 				}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
 
 // Repo is the repository every scenario's jobs run for.
@@ -65,7 +65,7 @@ type Env struct {
 type World struct {
 	env     Env
 	Mode    rm.Mode
-	Fake    *githubtest.Server
+	Fake    *fakegithub.Server
 	Home    string
 	DataDir string
 	Config  string
@@ -90,23 +90,23 @@ type World struct {
 
 // newWorld sets a world up as a user would: init, then policy add, against
 // a fake GitHub that knows Repo.
-func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minIdle int, opts ...githubtest.Option) (*World, error) {
+func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minIdle int, opts ...fakegithub.Option) (*World, error) {
 	home := filepath.Join(env.Dir, name)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
 	token := "ghp_chaos" + rm.NewAttemptID().String()
-	base := []githubtest.Option{
-		githubtest.WithToken(token), githubtest.WithRepo(Repo),
-		githubtest.WithPollTimeout(2 * time.Second),
-		githubtest.WithOfflineAfter(5 * time.Second),
+	base := []fakegithub.Option{
+		fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
+		fakegithub.WithPollTimeout(2 * time.Second),
+		fakegithub.WithOfflineAfter(5 * time.Second),
 	}
 	w := &World{
 		env: env, Mode: mode, Home: home, DataDir: filepath.Join(home, "data"),
 		Config: filepath.Join(home, "config.toml"), LogPath: filepath.Join(home, "daemon.log"),
 		token: token, label: "chaos", started: time.Now(),
 	}
-	w.Fake = githubtest.NewServer(append(base, opts...)...)
+	w.Fake = fakegithub.NewServer(append(base, opts...)...)
 	f, err := os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		w.Fake.Close()
@@ -284,7 +284,7 @@ func (w *World) Enqueue(n int, d time.Duration) []int64 {
 	w.mu.Unlock()
 	ids := make([]int64, 0, n)
 	for range n {
-		ids = append(ids, w.Fake.EnqueueJob(githubtest.JobSpec{Repo: Repo, Labels: []string{w.label}, Duration: d, MemoryBytes: 4 << 20}))
+		ids = append(ids, w.Fake.EnqueueJob(fakegithub.JobSpec{Repo: Repo, Labels: []string{w.label}, Duration: d, MemoryBytes: 4 << 20}))
 	}
 	return ids
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
 	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 )
 
@@ -24,9 +25,9 @@ const fakeToken = "ghp_fake_for_tests_0123456789"
 // withFakeGitHub points the env's configuration at a fake GitHub that knows
 // octo/app, with the token in $RM_TEST_TOKEN, and installs a fake runner
 // (this test binary, as Runner.Listener) at the returned directory.
-func withFakeGitHub(t *testing.T, e *env) (*githubtest.Server, string) {
+func withFakeGitHub(t *testing.T, e *env) (*fakegithub.Server, string) {
 	t.Helper()
-	srv := githubtest.NewTestServer(t, githubtest.WithToken(fakeToken), githubtest.WithRepo("octo/app"))
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(fakeToken), fakegithub.WithRepo("octo/app"))
 	cfg := filepath.Join(e.home, "config", "runner-manager", "config.toml")
 	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
 	require.NoError(t, os.WriteFile(cfg, []byte(`
@@ -43,7 +44,7 @@ disk_floor = "1MiB"
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	runnerDir := filepath.Join(e.home, "runner")
-	require.NoError(t, githubtest.LayoutRunnerDir(runnerDir, exe))
+	require.NoError(t, fakegithub.LayoutRunnerDir(runnerDir, exe))
 	return srv, runnerDir
 }
 
@@ -72,7 +73,7 @@ func TestRunServesJobs(t *testing.T) {
 	})
 
 	for i := range 4 {
-		srv.EnqueueJob(githubtest.JobSpec{Repo: "octo/app", Labels: []string{"home"}, Name: "job-" + string(rune('a'+i)),
+		srv.EnqueueJob(fakegithub.JobSpec{Repo: "octo/app", Labels: []string{"home"}, Name: "job-" + string(rune('a'+i)),
 			Duration: 100 * time.Millisecond, MemoryBytes: 8 << 20})
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 45*time.Second)

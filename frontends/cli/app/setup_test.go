@@ -11,7 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
 
 func TestInitChecksCredentials(t *testing.T) {
@@ -45,8 +45,8 @@ func TestRunnerInstall(t *testing.T) {
 	withFakeGitHub(t, e)
 	out := e.ok("runner", "install", "--repo", "octo/app")
 	assert.Contains(t, out, "verified")
-	v := githubtest.RunnerVersion
-	listener := filepath.Join(e.dataDir, "runners", v, "bin", githubtest.ListenerName())
+	v := fakegithub.RunnerVersion
+	listener := filepath.Join(e.dataDir, "runners", v, "bin", fakegithub.ListenerName())
 	_, err := os.Stat(listener)
 	require.NoError(t, err, out)
 
