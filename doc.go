@@ -21,8 +21,8 @@
 //     supervisor's Status, the journal and the GitHub transport.
 //   - simulate: a busy day against github/fakegithub with real runner
 //     processes; the demo and examples/simulate run it.
-//   - frontends/cli (with its configuration, frontends/cli/config) and
-//     frontends/tui: the programs; frontends/daemonapi: the daemon's local
+//   - frontends/cli (with its configuration, reconcile/daemon/config) and
+//     frontends/tui: the programs; reconcile/daemonapi: the daemon's local
 //     API on a unix socket, which they share.
 //   - examples: the library embedded with its own launcher, and a
 //     simulation run from Go code.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/reconcile"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/runner-manager/runner-manager/frontends/cli/config"
-	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
 // PolicyApplyCmd makes the policies match a file.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 

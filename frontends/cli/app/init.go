@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
 // InitCmd sets a host up.

@@ -18,7 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // TestRunRunnerEnvironHoldsNoSecrets starts the daemon with its token under

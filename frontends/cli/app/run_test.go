@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/frontends/daemonapi"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 )

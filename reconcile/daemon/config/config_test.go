@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/frontends/cli/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
 func env(m map[string]string) func(string) (string, bool) {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/frontends/cli/service"
+	"github.com/runner-manager/runner-manager/platform/service"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
