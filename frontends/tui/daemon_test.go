@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // fakeDaemon stands in for the supervisor behind the real socket API.

@@ -40,3 +40,29 @@ func SetStopGrace(d time.Duration) (restore func()) {
 	stopGrace = d
 	return func() { stopGrace = old }
 }
+
+// Binding is one row of the keys table, for the table test.
+type Binding struct {
+	Name, Label, Help, Hint string
+	Keys                    []Key
+	Global                  bool
+	Do                      func(Model) (Model, []Command)
+}
+
+// Bindings returns the keys table, in its order.
+func Bindings() []Binding {
+	out := make([]Binding, 0, len(keys))
+	for _, b := range keys {
+		out = append(out, Binding{Name: b.name, Label: b.label, Help: b.help, Hint: b.hint, Keys: b.keys(), Global: b.global, Do: b.do})
+	}
+	return out
+}
+
+// HelpLines are the help screen's lines.
+var HelpLines = helpLines
+
+// ListHints and DetailHints name the bindings the status line hints at.
+var ListHints, DetailHints = listHints, detailHints
+
+// PressKey is the key handling alone, without the rest of Update.
+func PressKey(m Model, k Key) (Model, []Command) { return m.key(k) }

@@ -276,23 +276,14 @@ func (c screenCanvas) SetContent(x, y int, r rune, st Style) {
 	c.s.SetContent(x, y, r, nil, tcellStyle(st))
 }
 
+// tcellColors maps the view's colors to the terminal's.
+var tcellColors = map[Color]tcell.Color{
+	ColorDefault: tcell.ColorDefault, ColorRed: tcell.ColorRed, ColorGreen: tcell.ColorGreen,
+	ColorYellow: tcell.ColorYellow, ColorBlue: tcell.ColorBlue, ColorCyan: tcell.ColorTeal, ColorGray: tcell.ColorGray,
+}
+
 func tcellStyle(s Style) tcell.Style {
-	st := tcell.StyleDefault
-	switch s.FG {
-	case ColorRed:
-		st = st.Foreground(tcell.ColorRed)
-	case ColorGreen:
-		st = st.Foreground(tcell.ColorGreen)
-	case ColorYellow:
-		st = st.Foreground(tcell.ColorYellow)
-	case ColorBlue:
-		st = st.Foreground(tcell.ColorBlue)
-	case ColorCyan:
-		st = st.Foreground(tcell.ColorTeal)
-	case ColorGray:
-		st = st.Foreground(tcell.ColorGray)
-	}
-	return st.Bold(s.Bold).Dim(s.Dim).Reverse(s.Reverse)
+	return tcell.StyleDefault.Foreground(tcellColors[s.FG]).Bold(s.Bold).Dim(s.Dim).Reverse(s.Reverse)
 }
 
 // keyCodes maps tcell's keys to the UI's. Control keys come as KeyCtrlX

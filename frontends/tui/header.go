@@ -1,0 +1,136 @@
+package tui
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// headerRows is how many rows the header takes.
+const headerRows = 3
+
+// drawHeader draws the top three rows: the host and GitHub's budget, then
+// the host's memory and admission.
+func drawHeader(p painter, m Model) {
+	drawTopLine(p, m)
+	st := m.Status
+	switch {
+	case !m.HaveStatus:
+		p.text(0, 1, "waiting for the live figures…", styleDim, p.w)
+	case st.Memory.TotalBytes == 0:
+		p.text(0, 1, "memory  no live figures (is the daemon running?)", styleDim, p.w)
+		p.text(0, 2, capacityText(m)+" · "+refusalText(st.Refusals), styleNormal, p.w)
+	default:
+		drawMemory(p, m)
+	}
+}
+
+// drawTopLine draws the first row: the name, the host, and at the right
+// GitHub's budget and the clock, room going to the budget first, then the
+// host, then the clock.
+func drawTopLine(p painter, m Model) {
+	st := m.Status
+	n := p.text(0, 0, "runner-manager", styleTitle, p.w)
+	budget, budgetStyle := "GitHub –", styleNormal
+	if b := st.Budget; !b.SeenAt.IsZero() {
+		budget = fmt.Sprintf("GitHub %d/%d", b.Remaining, b.Limit)
+		if !b.Reset.IsZero() {
+			budget += " reset " + b.Reset.In(m.Now.Location()).Format("15:04")
+		}
+		if b.Limit > 0 && b.Remaining*10 < b.Limit {
+			budgetStyle = styleWarn
+		}
+	}
+	host := ""
+	if m.HaveStatus && st.Host.Name != "" {
+		host = fmt.Sprintf("  %s %s/%s", st.Host.Name, st.Host.OS, st.Host.Arch)
+		if st.Host.CPUs > 0 {
+			host += fmt.Sprintf(" %dcpu", st.Host.CPUs)
+		}
+	}
+	clk := "  " + m.Now.Format("15:04:05")
+	bw := textWidth(budget)
+	if n+textWidth(host)+2+bw+textWidth(clk) > p.w {
+		clk = ""
+	}
+	if n+2+bw > p.w {
+		budget, bw = "", 0
+	}
+	cw := textWidth(clk)
+	p.text(p.w-bw-cw, 0, budget, budgetStyle, bw)
+	p.text(p.w-cw, 0, clk, styleNormal, cw)
+	p.text(n, 0, fit(host, p.w-n-bw-cw-2, false), styleBold, p.w-n)
+}
+
+// drawMemory draws the memory rows: used and committed memory as bars
+// with the reserve shaded, then admission's figures.
+func drawMemory(p painter, m Model) {
+	st := m.Status
+	mem := st.Memory
+	bw := clamp(p.w/3, 10, 50)
+	used := mem.TotalBytes - min(mem.AvailableBytes, mem.TotalBytes)
+	n := p.text(0, 1, "used   ", styleBold, p.w)
+	n += drawBar(p, n, 1, bw, used, mem.TotalBytes, mem.ReserveBytes, '█')
+	info := fmt.Sprintf(" %s of %s · reserve %s", fmtBytes(used), fmtBytes(mem.TotalBytes), fmtBytes(mem.ReserveBytes))
+	if mem.DiskFreeBytes > 0 {
+		info += " · disk " + fmtBytes(mem.DiskFreeBytes) + " free"
+	}
+	usedStyle := styleNormal
+	if used+mem.ReserveBytes > mem.TotalBytes {
+		usedStyle = styleWarn
+	}
+	p.text(n, 1, info, usedStyle, p.w-n)
+
+	n = p.text(0, 2, "commit ", styleBold, p.w)
+	n += drawBar(p, n, 2, bw, mem.CommittedBytes, mem.TotalBytes, mem.ReserveBytes, '▓')
+	p.text(n, 2, " "+fmtBytes(mem.CommittedBytes)+" · "+capacityText(m)+" · "+refusalText(st.Refusals), styleNormal, p.w-n)
+	if mem.DiskFloorBytes > 0 && mem.DiskFreeBytes < mem.DiskFloorBytes {
+		p.text(0, 2, "DISK ", styleError, 5)
+	}
+}
+
+// drawBar draws a memory bar of w cells for value out of total, the last
+// reserve of it shaded, and returns the cells used.
+func drawBar(p painter, x, y, w int, value, total, reserve uint64, full rune) int {
+	p.text(x, y, "[", styleDim, 1)
+	floor := float64(total - min(reserve, total))
+	for i := range w {
+		at := (float64(i) + 0.5) / float64(w) * float64(total)
+		switch {
+		case at < float64(value) && at >= floor:
+			p.c.SetContent(x+1+i, y, full, styleError)
+		case at < float64(value):
+			p.c.SetContent(x+1+i, y, full, styleNormal)
+		case at >= floor:
+			p.c.SetContent(x+1+i, y, '░', styleDim)
+		default:
+			p.c.SetContent(x+1+i, y, '·', styleDim)
+		}
+	}
+	p.text(x+1+w, y, "]", styleDim, 1)
+	return w + 2
+}
+
+// capacityText is how many runners admission lets the active policies run.
+func capacityText(m Model) string {
+	admitted := 0
+	for _, p := range m.Status.Policies {
+		if !p.Paused {
+			admitted += p.Admitted
+		}
+	}
+	return fmt.Sprintf("admitted %d", admitted)
+}
+
+// refusalText counts admission's refusals by reason.
+func refusalText(refusals map[string]int) string {
+	if len(refusals) == 0 {
+		return "no refusals"
+	}
+	parts := make([]string, 0, len(refusals))
+	for _, k := range slices.Sorted(maps.Keys(refusals)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, refusals[k]))
+	}
+	return "refused " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,200 @@
+package tui
+
+// binding is one row of the keys table: the keys that run an action, and
+// how the help screen and the status line name them.
+type binding struct {
+	// name is the action's, for the status line's hints and the tests.
+	name  string
+	codes []KeyCode // the special keys that run it
+	runes string    // the characters that run it
+	// label and help are its line on the help screen: the keys and what
+	// they do. A binding without help has no line of its own: another's
+	// line names its keys too, or they need no help.
+	label, help string
+	// hint is its short form on the status line, in the views listing it.
+	hint string
+	// global bindings work in every mode: over the help, the stop
+	// question and the filter being typed.
+	global bool
+	do     func(Model) (Model, []Command)
+}
+
+// keys is every key the UI knows, in the order the help screen lists them.
+// Key handling and the help screen both read it.
+var keys = []binding{
+	{name: "up", codes: []KeyCode{KeyUp}, runes: "k", label: "↑ ↓  j k", help: "move the selection", hint: "↑↓ other attempt", do: moveBy(-1)},
+	{name: "down", codes: []KeyCode{KeyDown}, runes: "j", do: moveBy(1)},
+	{name: "page-up", codes: []KeyCode{KeyPgUp}, label: "PgUp PgDn", help: "a page; g G first, last", do: movePage(-1)},
+	{name: "page-down", codes: []KeyCode{KeyPgDn}, do: movePage(1)},
+	{name: "first", codes: []KeyCode{KeyHome}, runes: "g", do: moveBy(-1 << 30)},
+	{name: "last", codes: []KeyCode{KeyEnd}, runes: "G", do: moveBy(1 << 30)},
+	{name: "pane", codes: []KeyCode{KeyTab, KeyBacktab, KeyLeft, KeyRight}, label: "tab ← →", help: "switch pane", hint: "tab pane", do: Model.switchPane},
+	{name: "open", codes: []KeyCode{KeyEnter}, label: "enter", help: "open the attempt's detail", hint: "⏎ detail", do: Model.enter},
+	{name: "back", codes: []KeyCode{KeyEsc}, label: "esc  ⌫", help: "back; clear the filter", hint: "esc back", do: Model.back},
+	{name: "close", codes: []KeyCode{KeyBackspace}, do: Model.closeDetail},
+	{name: "pause", runes: "p", label: "p", help: "pause or resume the policy", hint: "p pause", do: Model.togglePause},
+	{name: "raise", runes: "+=", label: "+ -", help: "raise or lower its max", hint: "+/- max", do: changeMax(1)},
+	{name: "lower", runes: "-_", do: changeMax(-1)},
+	{name: "stop", runes: "x", label: "x", help: "stop the attempt (asks y/n)", hint: "x stop", do: Model.askStop},
+	{name: "filter", runes: "/", label: "/", help: "filter: type, enter, esc", hint: "/ filter", do: Model.startFilter},
+	{name: "refresh", runes: "r", label: "r", help: "read the figures now", do: Model.refresh},
+	{name: "repaint", codes: []KeyCode{KeyCtrlL}, label: "ctrl-l", help: "repaint the screen", global: true, do: Model.repaint},
+	{name: "quit", runes: "q", label: "q", help: "quit (in a detail: back)", hint: "q quit", do: Model.quitOrBack},
+	{name: "help", runes: "?", hint: "? help", do: Model.openHelp},
+	{name: "interrupt", codes: []KeyCode{KeyCtrlC}, global: true, do: Model.quit},
+}
+
+// The status line's hints in each view: names of bindings, in the order
+// shown.
+var (
+	listHints   = []string{"pane", "open", "pause", "raise", "stop", "filter", "help", "quit"}
+	detailHints = []string{"back", "up", "stop", "help"}
+)
+
+// keyMap finds a key's binding (the tests check no key is bound twice).
+var keyMap = func() map[Key]*binding {
+	byKey := map[Key]*binding{}
+	for i := range keys {
+		for _, k := range keys[i].keys() {
+			byKey[k] = &keys[i]
+		}
+	}
+	return byKey
+}()
+
+// keys returns the keys that run b.
+func (b binding) keys() []Key {
+	ks := make([]Key, 0, len(b.codes)+len(b.runes))
+	for _, c := range b.codes {
+		ks = append(ks, Key{Code: c})
+	}
+	for _, r := range b.runes {
+		ks = append(ks, Key{Code: KeyRune, Rune: r})
+	}
+	return ks
+}
+
+// key handles a key press: the global bindings first, then the mode the UI
+// is in (the help shown, a question asked, the filter typed), then the
+// keys table; unknown keys do nothing.
+func (m Model) key(k Key) (Model, []Command) {
+	b := keyMap[k]
+	switch {
+	case b != nil && b.global:
+		return b.do(m)
+	case m.Help:
+		m.Help = false // any key closes the overlay
+		return m, nil
+	case !m.Confirm.IsZero():
+		return m.confirmKey(k)
+	case m.Editing:
+		return m.filterKey(k), nil
+	case b != nil:
+		return b.do(m)
+	}
+	return m, nil
+}
+
+// The actions of the keys table that belong to no pane.
+
+func moveBy(delta int) func(Model) (Model, []Command) {
+	return func(m Model) (Model, []Command) { return m.move(delta), nil }
+}
+
+func movePage(sign int) func(Model) (Model, []Command) {
+	return func(m Model) (Model, []Command) { return m.move(sign * m.pageRows()), nil }
+}
+
+func (m Model) switchPane() (Model, []Command) {
+	if !m.Detail {
+		m.Pane = 1 - m.Pane
+	}
+	return m, nil
+}
+
+// back leaves the detail, else clears the filter, else the message.
+func (m Model) back() (Model, []Command) {
+	switch {
+	case m.Detail:
+		m.Detail = false
+	case m.Filter != "":
+		m.Filter = ""
+	case m.Msg != "":
+		m.messageLine = messageLine{}
+	}
+	return m, nil
+}
+
+func (m Model) closeDetail() (Model, []Command) {
+	m.Detail = false
+	return m, nil
+}
+
+func (m Model) refresh() (Model, []Command) {
+	cmds := m.fetches()
+	return m.markFetching(cmds), cmds
+}
+
+func (m Model) repaint() (Model, []Command) { return m, []Command{Sync{}} }
+
+func (m Model) quit() (Model, []Command) {
+	m.Quit = true
+	return m, []Command{Quit{}}
+}
+
+func (m Model) quitOrBack() (Model, []Command) {
+	if m.Detail {
+		return m.closeDetail()
+	}
+	return m.quit()
+}
+
+// helpOverlay is the help's part of the model.
+type helpOverlay struct {
+	// Help shows the key overlay; any key closes it.
+	Help bool
+}
+
+func (m Model) openHelp() (Model, []Command) {
+	m.Help = true
+	return m, nil
+}
+
+// helpLines are the help screen's lines: one per binding of the keys
+// table that has help, then how to close it.
+func helpLines() []string {
+	var lines []string
+	for _, b := range keys {
+		if b.help != "" {
+			lines = append(lines, pad(b.label, 13, false, false)+b.help)
+		}
+	}
+	return append(lines, "", "any key closes this help")
+}
+
+// drawHelp draws the help in a box in the middle of the screen.
+func drawHelp(p painter) {
+	lines := helpLines()
+	w := 0
+	for _, l := range lines {
+		w = max(w, textWidth(l))
+	}
+	w = min(w+4, p.w)
+	h := min(len(lines)+2, p.h)
+	x0, y0 := (p.w-w)/2, (p.h-h)/2
+	p.fill(x0, y0, w, '─', styleTitle)
+	p.fill(x0, y0+h-1, w, '─', styleTitle)
+	for y := y0 + 1; y < y0+h-1; y++ {
+		p.fill(x0, y, w, ' ', styleNormal)
+		p.c.SetContent(x0, y, '│', styleTitle)
+		p.c.SetContent(x0+w-1, y, '│', styleTitle)
+		if i := y - y0 - 1; i < len(lines) {
+			p.text(x0+2, y, lines[i], styleNormal, w-4)
+		}
+	}
+	p.c.SetContent(x0, y0, '┌', styleTitle)
+	p.c.SetContent(x0+w-1, y0, '┐', styleTitle)
+	p.c.SetContent(x0, y0+h-1, '└', styleTitle)
+	p.c.SetContent(x0+w-1, y0+h-1, '┘', styleTitle)
+	p.text(x0+2, y0, " keys ", styleTitle, w-4)
+}

@@ -1,0 +1,178 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The tables of the main view (policies, attempts) share their layout,
+// their drawing and the way they keep a selection: all here.
+
+// column is one column of a list: a fixed width, or a minimum growing by
+// its share (flex) of the room left, up to maxw.
+type column struct {
+	title       string
+	w, flex     int
+	maxw        int
+	right, tail bool
+}
+
+// gutter is the selection marker's room at the left of each row.
+const gutter = 2
+
+// widths lays columns out in total cells, one space between them.
+func widths(cols []column, total int) []int {
+	ws := make([]int, len(cols))
+	used, flex := len(cols)-1, 0
+	for i, c := range cols {
+		ws[i] = c.w
+		used += c.w
+		flex += c.flex
+	}
+	extra := total - used
+	for extra > 0 && flex > 0 {
+		grown := 0
+		for i, c := range cols {
+			if c.flex == 0 || (c.maxw > 0 && ws[i] >= c.maxw) {
+				continue
+			}
+			add := max(1, extra*c.flex/flex)
+			if c.maxw > 0 {
+				add = min(add, c.maxw-ws[i])
+			}
+			add = min(add, extra-grown)
+			ws[i] += add
+			grown += add
+			if grown == extra {
+				break
+			}
+		}
+		if grown == 0 {
+			break
+		}
+		extra -= grown
+		flex = 0
+		for i, c := range cols {
+			if c.flex > 0 && (c.maxw == 0 || ws[i] < c.maxw) {
+				flex += c.flex
+			}
+		}
+	}
+	return ws
+}
+
+// columnX is where column i starts, laid out in ws.
+func columnX(ws []int, i int) int {
+	x := gutter + i
+	for _, w := range ws[:i] {
+		x += w
+	}
+	return x
+}
+
+// formatRow joins cells into one line laid out by cols and ws.
+func formatRow(cols []column, ws []int, values []string) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(pad(values[i], ws[i], c.right, c.tail))
+	}
+	return b.String()
+}
+
+// list is one table pane as drawn: a title rule, the column titles, and
+// rows scrolled to keep the selected one in sight.
+type list struct {
+	title   string
+	focused bool
+	cols    []column
+	rows    int    // how many rows there are
+	sel     int    // the selected row's index
+	empty   string // shown when there are no rows
+}
+
+// draw draws l from row y with n rows at most, each drawn by row(y, i, ws)
+// for its row i and the columns' widths ws.
+func (l list) draw(p painter, y, n int, row func(y, i int, ws []int)) {
+	drawTitle(p, y, l.title, l.focused)
+	ws := widths(l.cols, p.w-gutter)
+	titles := make([]string, len(l.cols))
+	for i, c := range l.cols {
+		titles[i] = c.title
+	}
+	p.text(gutter, y+1, formatRow(l.cols, ws, titles), styleDim, p.w)
+	if l.rows == 0 {
+		p.text(gutter, y+2, l.empty, styleDim, p.w)
+	}
+	off := 0 // keep the selected row in the window of n rows
+	if n > 0 && l.sel >= n {
+		off = l.sel - n + 1
+	}
+	for i := 0; i < n && off+i < l.rows; i++ {
+		row(y+2+i, off+i, ws)
+	}
+}
+
+// drawRow draws one list row with its selection marker: reversed in the
+// focused pane, bold in the other.
+func drawRow(p painter, y int, text string, st Style, selected, focused bool) {
+	marker := "  "
+	if selected {
+		marker = "▸ "
+		if focused {
+			st.Reverse = true
+		} else {
+			st.Bold = true
+		}
+	}
+	p.text(0, y, marker, styleBold, gutter)
+	p.line(gutter, y, text, st)
+}
+
+// paneTitle names a pane with how many rows it shows (of total, unless
+// negative) and the filter narrowing it.
+func paneTitle(name string, shown, total int, filter string) string {
+	switch {
+	case filter != "" && total >= 0 && shown != total:
+		return fmt.Sprintf("%s (%d of %d, filter %q)", name, shown, total, filter)
+	case filter != "":
+		return fmt.Sprintf("%s (%d, filter %q)", name, shown, filter)
+	}
+	return fmt.Sprintf("%s (%d)", name, shown)
+}
+
+// drawTitle draws a pane's title rule: heavy when the pane has the focus.
+func drawTitle(p painter, y int, title string, focused bool) {
+	rule, st := '─', styleDim
+	if focused {
+		rule, st = '━', styleTitle
+	}
+	p.fill(0, y, p.w, rule, st)
+	p.text(2, y, " "+title+" ", st, p.w-4)
+}
+
+// reselect returns the selection (index and identity) after rows changed:
+// the row of sel if it is still there, else the row nearest idx.
+func reselect[R any, ID comparable](rows []R, idx int, sel ID, id func(R) ID) (int, ID) {
+	var zero ID
+	if sel != zero {
+		for i, r := range rows {
+			if id(r) == sel {
+				return i, sel
+			}
+		}
+	}
+	return moveIn(rows, idx, id)
+}
+
+// moveIn selects row idx, or the nearest end of rows; none without rows.
+func moveIn[R any, ID comparable](rows []R, idx int, id func(R) ID) (int, ID) {
+	if len(rows) == 0 {
+		var zero ID
+		return 0, zero
+	}
+	idx = clamp(idx, 0, len(rows)-1)
+	return idx, id(rows[idx])
+}
