@@ -126,12 +126,7 @@ func (m Model) AttemptRows() []AttemptRow {
 
 // SelectedAttempt returns the selected attempt row, if any.
 func (m Model) SelectedAttempt() (AttemptRow, bool) {
-	for _, r := range m.AttemptRows() {
-		if r.ID == m.SelAttempt {
-			return r, true
-		}
-	}
-	return AttemptRow{}, false
+	return selected(m.AttemptRows(), m.SelAttempt, AttemptRow.id)
 }
 
 // jobName is how a list shows a job: its workflow's short name and the
@@ -184,9 +179,7 @@ func (m Model) confirmKey(k Key) (Model, []Command) {
 	id, name := m.Confirm, m.ConfirmName
 	m.Confirm, m.ConfirmName = rm.AttemptID{}, ""
 	if k.Code == KeyRune && (k.Rune == 'y' || k.Rune == 'Y') {
-		m = m.infof("stopping %s…", name)
-		m.MsgUntil = time.Time{}
-		return m, []Command{StopAttempt{ID: id, Runner: name}}
+		return m.progressf("stopping %s…", name), []Command{StopAttempt{ID: id, Runner: name}}
 	}
 	return m.infof("stop cancelled"), nil
 }

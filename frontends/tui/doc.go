@@ -14,8 +14,14 @@
 //     goroutine owns the model and selects over screen events, command
 //     results, a redraw tick and the context; redraws are coalesced.
 //
+// The model and the view are split by pane, one file each holding the
+// pane's part of the Model, its handling and its drawing: header.go,
+// policies.go, attempts.go, detail.go and statusline.go; table.go is what
+// the two tables share. Every key is a row of one table (keys.go), which
+// the key handling, the help screen and the status line's hints read.
+//
 // Data comes through Source: StoreSource implements it over a journal
 // (store.Store) and a few functions the caller wires in (the daemon's live
-// figures, stopping an attempt), and DaemonClient reads a running daemon's
-// live figures over its unix socket.
+// figures, stopping an attempt); DaemonSource wires those to a running
+// daemon's local API.
 package tui

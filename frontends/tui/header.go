@@ -49,7 +49,7 @@ func drawTopLine(p painter, m Model) {
 			host += fmt.Sprintf(" %dcpu", st.Host.CPUs)
 		}
 	}
-	clk := "  " + m.Now.Format("15:04:05")
+	clk := "  " + clock(m.Now, m.Now)
 	bw := textWidth(budget)
 	if n+textWidth(host)+2+bw+textWidth(clk) > p.w {
 		clk = ""

@@ -37,7 +37,7 @@ var keys = []binding{
 	{name: "lower", runes: "-_", do: changeMax(-1)},
 	{name: "stop", runes: "x", label: "x", help: "stop the attempt (asks y/n)", hint: "x stop", do: Model.askStop},
 	{name: "filter", runes: "/", label: "/", help: "filter: type, enter, esc", hint: "/ filter", do: Model.startFilter},
-	{name: "refresh", runes: "r", label: "r", help: "read the figures now", do: Model.refresh},
+	{name: "refresh", runes: "r", label: "r", help: "read the figures now", do: Model.fetch},
 	{name: "repaint", codes: []KeyCode{KeyCtrlL}, label: "ctrl-l", help: "repaint the screen", global: true, do: Model.repaint},
 	{name: "quit", runes: "q", label: "q", help: "quit (in a detail: back)", hint: "q quit", do: Model.quitOrBack},
 	{name: "help", runes: "?", hint: "? help", do: Model.openHelp},
@@ -128,11 +128,6 @@ func (m Model) back() (Model, []Command) {
 func (m Model) closeDetail() (Model, []Command) {
 	m.Detail = false
 	return m, nil
-}
-
-func (m Model) refresh() (Model, []Command) {
-	cmds := m.fetches()
-	return m.markFetching(cmds), cmds
 }
 
 func (m Model) repaint() (Model, []Command) { return m, []Command{Sync{}} }

@@ -234,8 +234,7 @@ func Update(m Model, ev Event) (Model, []Command) {
 	case Tick:
 		m = m.expireMessage()
 		m.expireEdits()
-		cmds = m.fetches()
-		m = m.markFetching(cmds)
+		m, cmds = m.fetch()
 	case StatusLoaded:
 		m, cmds = m.statusLoaded(ev)
 	case AttemptsLoaded:
@@ -254,33 +253,22 @@ func Update(m Model, ev Event) (Model, []Command) {
 	return m.followLog(cmds)
 }
 
-// fetches returns the reads due now: each kind unless one is in flight.
-func (m Model) fetches() []Command {
+// fetch starts the reads due now: each kind unless one is in flight.
+func (m Model) fetch() (Model, []Command) {
 	var cmds []Command
 	if !m.fetchingStatus {
+		m.fetchingStatus = true
 		cmds = append(cmds, FetchStatus{})
 	}
 	if !m.fetchingAttempts {
+		m.fetchingAttempts = true
 		cmds = append(cmds, FetchAttempts{Filter: store.AttemptFilter{Limit: HistoryLimit}})
 	}
 	if m.Detail && !m.SelAttempt.IsZero() && !m.fetchingLog {
+		m.fetchingLog = true
 		cmds = append(cmds, FetchLog{ID: m.SelAttempt, Lines: LogLines})
 	}
-	return cmds
-}
-
-func (m Model) markFetching(cmds []Command) Model {
-	for _, c := range cmds {
-		switch c.(type) {
-		case FetchStatus:
-			m.fetchingStatus = true
-		case FetchAttempts:
-			m.fetchingAttempts = true
-		case FetchLog:
-			m.fetchingLog = true
-		}
-	}
-	return m
+	return m, cmds
 }
 
 // refreshStatus asks for a Status read now, or right after the one in

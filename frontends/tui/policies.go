@@ -67,12 +67,7 @@ func (m Model) PolicyRows() []PolicyRow {
 
 // SelectedPolicy returns the selected policy row, if any.
 func (m Model) SelectedPolicy() (PolicyRow, bool) {
-	for _, r := range m.PolicyRows() {
-		if r.ID == m.SelPolicy {
-			return r, true
-		}
-	}
-	return PolicyRow{}, false
+	return selected(m.PolicyRows(), m.SelPolicy, PolicyRow.id)
 }
 
 // expireEdits drops the edits the source has not confirmed in time.
@@ -157,9 +152,7 @@ func (m Model) togglePause() (Model, []Command) {
 	e.Paused, e.HasPaused, e.Until = !p.Paused, true, m.Now.Add(editFor)
 	m.Edits[p.ID] = e
 	verb := pauseVerb(!p.Paused)
-	m = m.infof("%sing %s…", verb[:len(verb)-1], p.Name)
-	m.MsgUntil = time.Time{}
-	return m, []Command{SetPaused{Policy: p.ID, Name: p.Name, Paused: !p.Paused}}
+	return m.progressf("%sing %s…", verb[:len(verb)-1], p.Name), []Command{SetPaused{Policy: p.ID, Name: p.Name, Paused: !p.Paused}}
 }
 
 // changeMax returns the action that moves the selected policy's max by

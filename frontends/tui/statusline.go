@@ -20,6 +20,12 @@ func (m Model) infof(format string, args ...any) Model {
 	return m
 }
 
+// progressf tells what is under way; the outcome's message replaces it.
+func (m Model) progressf(format string, args ...any) Model {
+	m.messageLine = messageLine{Msg: fmt.Sprintf(format, args...)}
+	return m
+}
+
 // errorf sets an error message; it stays until another message replaces it
 // or twice as long as an informational one.
 func (m Model) errorf(format string, args ...any) Model {

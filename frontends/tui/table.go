@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -156,15 +157,24 @@ func drawTitle(p painter, y int, title string, focused bool) {
 // reselect returns the selection (index and identity) after rows changed:
 // the row of sel if it is still there, else the row nearest idx.
 func reselect[R any, ID comparable](rows []R, idx int, sel ID, id func(R) ID) (int, ID) {
-	var zero ID
-	if sel != zero {
-		for i, r := range rows {
-			if id(r) == sel {
-				return i, sel
-			}
-		}
+	if i := find(rows, sel, id); i >= 0 {
+		return i, sel
 	}
 	return moveIn(rows, idx, id)
+}
+
+// selected returns the row whose identity is sel, if there is one.
+func selected[R any, ID comparable](rows []R, sel ID, id func(R) ID) (R, bool) {
+	if i := find(rows, sel, id); i >= 0 {
+		return rows[i], true
+	}
+	var none R
+	return none, false
+}
+
+// find returns the index of the row whose identity is sel, or -1.
+func find[R any, ID comparable](rows []R, sel ID, id func(R) ID) int {
+	return slices.IndexFunc(rows, func(r R) bool { return id(r) == sel })
 }
 
 // moveIn selects row idx, or the nearest end of rows; none without rows.
