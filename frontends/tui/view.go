@@ -20,7 +20,7 @@ var (
 // Draw paints m on c: the whole screen, every time. It reads the canvas's
 // size, not the model's, so a canvas of any size is drawn consistently.
 // Each pane draws itself (header.go, policies.go, attempts.go, detail.go,
-// statusline.go, help.go); Draw lays them out.
+// statusline.go, keys.go for the help); Draw lays them out.
 func Draw(c Canvas, m Model) {
 	p := newPainter(c)
 	for y := range p.h {
