@@ -1,0 +1,174 @@
+package container
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+)
+
+// rewaitEvery is how soon a broken wait (the engine restarted, its
+// connection cut) is tried again.
+const rewaitEvery = 2 * time.Second
+
+// callTimeout bounds one engine call made on the launcher's own behalf
+// (an inspect after a start, a stop, a removal).
+const callTimeout = 30 * time.Second
+
+// Process is one attempt's container seen as a runner process: its PID is
+// the container's init process on this host (0 when the engine's pids are
+// not this host's: an engine in a VM or elsewhere), Done is closed when the
+// container stops (the engine's wait API), and ExitCode is the container's,
+// also for a container adopted after a restart.
+type Process struct {
+	e       *Engine
+	id      string
+	attempt rm.AttemptID
+	pid     int
+	start   uint64
+
+	done    chan struct{}
+	code    int   // written before done is closed
+	failure error // written before done is closed
+}
+
+var _ platform.Process = (*Process)(nil)
+
+func newProcess(e *Engine, id string, a rm.AttemptID, pid int, start uint64) *Process {
+	return &Process{e: e, id: id, attempt: a, pid: pid, start: start, done: make(chan struct{}), code: -1}
+}
+
+// PID is the container's init process on this host; 0 when unknown.
+func (p *Process) PID() int { return p.pid }
+
+// Start is the init process's start stamp (platform.StartTime): with PID,
+// its identity. 0 when PID is.
+func (p *Process) Start() uint64 { return p.start }
+
+// Done is closed once the container stopped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ContainerID is the engine's id of the container.
+func (p *Process) ContainerID() string { return p.id }
+
+// ExitCode is the container's exit code once Done is closed (a death by
+// signal N gives 128+N, as the engine reports it); -1 before, or when the
+// container vanished before its code could be read.
+func (p *Process) ExitCode() int {
+	select {
+	case <-p.done:
+		return p.code
+	default:
+		return -1
+	}
+}
+
+// Failure says, once Done is closed, why the container ended other than by
+// its runner's own exit: an error wrapping ErrOOMKilled (the job needed
+// more memory than the limit), ErrContainerGone (removed behind the
+// manager's back) or ErrEngineDown (the engine stopped answering and the
+// container's process is gone, its exit code unknown). nil otherwise, and
+// before Done.
+func (p *Process) Failure() error {
+	select {
+	case <-p.done:
+		return p.failure
+	default:
+		return nil
+	}
+}
+
+// Stop asks the engine to stop the container: SIGTERM to its init
+// process, SIGKILL to every process of the container after grace (whole
+// seconds, rounded up). It returns once the container stopped or ctx ended.
+// A container already stopped or gone is left alone.
+func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	secs := int(math.Ceil(max(grace, 0).Seconds()))
+	_, err := p.e.cli.ContainerStop(ctx, p.id, client.ContainerStopOptions{Timeout: &secs})
+	if err != nil && !isNotFound(err) {
+		return engineErr(fmt.Sprintf("stop container of attempt %s", p.attempt), err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop container of attempt %s: %w", p.attempt, ctx.Err())
+	}
+}
+
+// watch waits for the container to stop and closes done, with its exit
+// code and failure. A broken wait is looked at and waited again; ctx ends
+// the watch without closing done (the launcher closed).
+func (p *Process) watch(ctx context.Context) {
+	for {
+		w := p.e.cli.ContainerWait(ctx, p.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case r := <-w.Result:
+			p.finish(ctx, int(r.StatusCode))
+			return
+		case <-w.Error:
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if p.settled(ctx) {
+			return
+		}
+		t := time.NewTimer(rewaitEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// finish records the container's end: the code the wait gave, and whether
+// the OOM killer ended it (only inspect says).
+func (p *Process) finish(ctx context.Context, code int) {
+	ictx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if ins, err := p.e.cli.ContainerInspect(ictx, p.id, client.ContainerInspectOptions{}); err == nil && ins.Container.State != nil {
+		if ins.Container.State.OOMKilled {
+			p.failure = fmt.Errorf("attempt %s: %w (exit code %d)", p.attempt, ErrOOMKilled, code)
+		}
+	}
+	p.code = code
+	close(p.done)
+}
+
+// settled looks at the container after a broken wait and closes done if
+// it has ended; false to wait again.
+func (p *Process) settled(ctx context.Context) bool {
+	ictx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	ins, err := p.e.cli.ContainerInspect(ictx, p.id, client.ContainerInspectOptions{})
+	switch {
+	case err == nil && ins.Container.State != nil && !ins.Container.State.Running:
+		p.finish(ctx, ins.Container.State.ExitCode)
+		return true
+	case err == nil:
+		return false
+	case isNotFound(err):
+		p.failure = fmt.Errorf("attempt %s: container %.12s: %w", p.attempt, p.id, ErrContainerGone)
+		close(p.done)
+		return true
+	case isDown(err) && p.pid > 0 && !platform.Alive(p.pid, p.start):
+		p.failure = fmt.Errorf("attempt %s: its container's process exited while the engine was down, exit code unknown: %w", p.attempt, ErrEngineDown)
+		close(p.done)
+		return true
+	}
+	return false
+}
