@@ -46,6 +46,7 @@ func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Proces
 			return nil, fmt.Errorf("adopt attempt %s: its container's process is not pid %d any more: %w", a, pid, platform.ErrProcessGone)
 		}
 		p.pid, p.start = pid, start
+		p.oom = watchOOM(pid)
 	}
 	go p.watch(l.ctx)
 	return p, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"path"
+	"strings"
 	"sync"
 
 	"github.com/moby/moby/api/types/container"
@@ -138,6 +139,9 @@ func (l *Launcher) Launch(ctx context.Context, spec platform.LaunchSpec) (platfo
 	p := newProcess(l.e, id, spec.Attempt, 0, 0)
 	if st := ins.Container.State; st != nil && st.Pid > 0 {
 		p.pid, p.start = l.hostProcess(st.Pid, id, spec.Attempt)
+		if p.pid > 0 {
+			p.oom = watchOOM(p.pid)
+		}
 	}
 	go p.watch(l.ctx)
 	return p, nil
@@ -179,7 +183,7 @@ func (l *Launcher) create(ctx context.Context, spec platform.LaunchSpec) (string
 	switch {
 	case err == nil:
 		return res.ID, nil
-	case isConflict(err):
+	case isConflict(err) || strings.Contains(err.Error(), "already in use"): // Podman answers 500
 		return "", fmt.Errorf("container %s exists already: each attempt is launched once: %w", opts.Name, err)
 	case isNotFound(err):
 		return "", fmt.Errorf("image %s: %w: %w", l.s.Image, ErrImageMissing, err)

@@ -32,6 +32,8 @@ type Process struct {
 	attempt rm.AttemptID
 	pid     int
 	start   uint64
+	// oom is the launcher's own witness of an OOM kill (nil: none).
+	oom *oomWatch
 
 	done    chan struct{}
 	code    int   // written before done is closed
@@ -140,12 +142,26 @@ func (p *Process) watch(ctx context.Context) {
 func (p *Process) finish(ctx context.Context, code int) {
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	oom := false
 	if ins, err := p.e.cli.ContainerInspect(ictx, p.id, client.ContainerInspectOptions{}); err == nil && ins.Container.State != nil {
-		if ins.Container.State.OOMKilled {
-			p.failure = fmt.Errorf("attempt %s: %w (exit code %d)", p.attempt, ErrOOMKilled, code)
-		}
+		oom = ins.Container.State.OOMKilled
+	}
+	// The launcher's own witness says the cgroup ran out of memory; the
+	// kill was the runner's (not only a job's child) when SIGKILL ended it.
+	if p.oom.stop() && code == 128+9 {
+		oom = true
+	}
+	if oom {
+		p.failure = fmt.Errorf("attempt %s: %w (exit code %d)", p.attempt, ErrOOMKilled, code)
 	}
 	p.code = code
+	close(p.done)
+}
+
+// end closes done with failure, the exit code unknown.
+func (p *Process) end(failure error) {
+	p.oom.stop()
+	p.failure = failure
 	close(p.done)
 }
 
@@ -162,12 +178,10 @@ func (p *Process) settled(ctx context.Context) bool {
 	case err == nil:
 		return false
 	case isNotFound(err):
-		p.failure = fmt.Errorf("attempt %s: container %.12s: %w", p.attempt, p.id, ErrContainerGone)
-		close(p.done)
+		p.end(fmt.Errorf("attempt %s: container %.12s: %w", p.attempt, p.id, ErrContainerGone))
 		return true
 	case isDown(err) && p.pid > 0 && !platform.Alive(p.pid, p.start):
-		p.failure = fmt.Errorf("attempt %s: its container's process exited while the engine was down, exit code unknown: %w", p.attempt, ErrEngineDown)
-		close(p.done)
+		p.end(fmt.Errorf("attempt %s: its container's process exited while the engine was down, exit code unknown: %w", p.attempt, ErrEngineDown))
 		return true
 	}
 	return false
