@@ -225,3 +225,17 @@ func TestEngineDown(t *testing.T) {
 	require.ErrorIs(t, e.CheckImage(t.Context(), "localhost/any:1"), container.ErrEngineDown)
 	assert.False(t, l.RanJob(a))
 }
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func fileMode(t testing.TB, path string) string {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return fi.Mode().String()
+}
