@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -36,6 +37,7 @@ type Process struct {
 	oom *oomWatch
 
 	done    chan struct{}
+	ended   sync.Once
 	code    int   // written before done is closed
 	failure error // written before done is closed
 }
@@ -111,8 +113,17 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) error {
 
 // watch waits for the container to stop and closes done, with its exit
 // code and failure. A broken wait is looked at and waited again; ctx ends
-// the watch without closing done (the launcher closed).
+// the watch without closing done (the launcher closed). Beside the wait,
+// the init process is watched through a pidfd: Podman's wait answers up
+// to 2 s after the exit, its inspect within about 50 ms.
 func (p *Process) watch(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if p.pid > 0 && p.start > 0 {
+		if exited := pidExit(ctx, p.pid, p.start); exited != nil {
+			go p.afterExit(ctx, exited)
+		}
+	}
 	for {
 		w := p.e.cli.ContainerWait(ctx, p.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 		select {
@@ -120,6 +131,8 @@ func (p *Process) watch(ctx context.Context) {
 			p.finish(ctx, int(r.StatusCode))
 			return
 		case <-w.Error:
+		case <-p.done:
+			return
 		}
 		if ctx.Err() != nil {
 			return
@@ -137,9 +150,40 @@ func (p *Process) watch(ctx context.Context) {
 	}
 }
 
-// finish records the container's end: the code the wait gave, and whether
-// the OOM killer ended it (only inspect says).
+// afterExit asks the engine for the container's exit code as soon as its
+// init process exited, until the engine has seen the exit.
+func (p *Process) afterExit(ctx context.Context, exited <-chan struct{}) {
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		return
+	}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for range 250 { // 5 s, then the wait alone
+		ins, err := p.e.cli.ContainerInspect(ctx, p.id, client.ContainerInspectOptions{})
+		if err == nil && ins.Container.State != nil && !ins.Container.State.Running {
+			p.finish(ctx, ins.Container.State.ExitCode)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// finish records the container's end, once: its exit code, and whether
+// the OOM killer ended it (only inspect, or the launcher's own witness,
+// says).
 func (p *Process) finish(ctx context.Context, code int) {
+	p.ended.Do(func() { p.record(ctx, code) })
+}
+
+func (p *Process) record(ctx context.Context, code int) {
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	oom := false
@@ -160,9 +204,11 @@ func (p *Process) finish(ctx context.Context, code int) {
 
 // end closes done with failure, the exit code unknown.
 func (p *Process) end(failure error) {
-	p.oom.stop()
-	p.failure = failure
-	close(p.done)
+	p.ended.Do(func() {
+		p.oom.stop()
+		p.failure = failure
+		close(p.done)
+	})
 }
 
 // settled looks at the container after a broken wait and closes done if
