@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -103,26 +106,62 @@ func (l *Launcher) saveLogs(ctx context.Context, name, file string) (err error) 
 // the runner leaves in its container: a Worker log in <runner dir>/_diag/
 // (platform.WorkerLogPattern), read through the engine's archive API. Ask
 // before Cleanup removes the container; false once it is gone, or when the
-// engine does not answer.
+// engine does not answer. Of a stopped container it first lets the engine
+// finish tearing it down (Podman: up to 2 s after the exit).
 func (l *Launcher) RanJob(a rm.AttemptID) bool {
 	if a.IsZero() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(l.ctx, callTimeout)
 	defer cancel()
-	res, err := l.e.cli.CopyFromContainer(ctx, ContainerName(a), client.CopyFromContainerOptions{SourcePath: path.Join(l.s.runnerDir(), "_diag")})
+	// Right after the exit the engine may still be tearing the container
+	// down: Podman's archive API then answers an empty archive while its
+	// cleanup unmounts the container. Its wait answers once that is done.
+	ins, err := l.e.cli.ContainerInspect(ctx, ContainerName(a), client.ContainerInspectOptions{})
 	if err != nil {
 		return false
+	}
+	if st := ins.Container.State; st == nil || !st.Running {
+		w := l.e.cli.ContainerWait(ctx, ins.Container.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case <-w.Result:
+		case <-w.Error:
+		}
+	}
+	// An error other than "no such container or path" is tried again.
+	for try := 0; ; try++ {
+		found, err := l.workerLog(ctx, a)
+		if err == nil || isNotFound(err) || try == 20 || ctx.Err() != nil {
+			return found
+		}
+		l.log.Debug("looking for the runner's Worker log", "attempt", a.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// workerLog reads <runner dir>/_diag of the attempt's container, looking
+// for a Worker log.
+func (l *Launcher) workerLog(ctx context.Context, a rm.AttemptID) (bool, error) {
+	res, err := l.e.cli.CopyFromContainer(ctx, ContainerName(a), client.CopyFromContainerOptions{SourcePath: path.Join(l.s.runnerDir(), "_diag")})
+	if err != nil {
+		return false, err
 	}
 	defer res.Content.Close()
 	tr := tar.NewReader(res.Content)
 	for {
 		h, err := tr.Next()
+		if err == io.EOF {
+			return false, nil
+		}
 		if err != nil {
-			return false // io.EOF: no Worker log
+			return false, err
 		}
 		if ok, _ := path.Match(platform.WorkerLogPattern, path.Base(h.Name)); ok && !strings.HasSuffix(h.Name, "/") {
-			return true
+			return true, nil
 		}
 	}
 }
