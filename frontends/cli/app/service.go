@@ -10,8 +10,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/platform/service"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
 // ServiceCmd groups the service commands.
