@@ -279,7 +279,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 		r.PerPolicy = append(r.PerPolicy, bp)
 	}
 	r.Admission = BenchAdmission{HostMemoryBytes: b.opts.HostMemory, ReserveBytes: b.opts.Reserve,
-		PeakCommittedBytes: b.peakCommit, Refusals: b.sup.Status().Refusals, Samples: b.samples}
+		PeakCommittedBytes: b.peakCommit, Refusals: b.d.Status().Refusals, Samples: b.samples}
 	b.mu.Unlock()
 	if r.Admission.Refusals == nil {
 		r.Admission.Refusals = map[string]int{}

@@ -50,9 +50,9 @@ type Config struct {
 	DataDir string
 	// Store is the journal; nil opens DataDir/journal.db (Close closes it).
 	Store store.Store
-	// Host is this host; a zero ID takes the id kept in
-	// DataDir/state/host-id (created on first use) and this machine's
-	// facts, recorded in the journal by New.
+	// Host is this host; a zero ID takes LocalHost(DataDir): the id kept
+	// in DataDir/state/host-id and this machine's facts. New records it in
+	// the journal.
 	Host rm.Host
 
 	// GitHub is the client's configuration: New builds the client, its
@@ -204,12 +204,11 @@ func (d *Daemon) openJournal() error {
 		d.closers = append(d.closers, st.Close)
 	}
 	d.host = d.cfg.Host
-	if !d.host.ID.IsZero() {
-		return nil
-	}
-	var err error
-	if d.host, err = LocalHost(d.cfg.DataDir); err != nil {
-		return err
+	if d.host.ID.IsZero() {
+		var err error
+		if d.host, err = LocalHost(d.cfg.DataDir); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

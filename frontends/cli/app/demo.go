@@ -104,7 +104,7 @@ var runTUI = tui.Run
 
 // runTUI shows the demo in the TUI until the user quits.
 func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
-	sup := sim.Supervisor()
+	sup := sim.Daemon()
 	src := &tui.StoreSource{
 		Store:   sim.Store(),
 		DataDir: sim.DataDir(),
