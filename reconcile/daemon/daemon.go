@@ -30,6 +30,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -122,19 +123,25 @@ type Webhook struct {
 }
 
 // Daemon is a host, built and ready to Run. Status, StopAttempt and
-// Refresh serve the local API (daemonapi.Daemon) and the TUI.
+// Refresh serve the local API (daemonapi.Daemon) and the TUI. Run and
+// RunOnce may be called again once they returned (one at a time): each
+// run starts afresh from the journal, re-adopting live runners as a
+// restarted daemon does.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	st      store.Store
 	host    rm.Host
 	client  *github.Client
-	sup     *reconcile.Supervisor
+	scfg    reconcile.SupervisorConfig
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
 	closers []func() error
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// sup is the supervisor of the current (or last) run: each run has a
+	// fresh one, as a restarted daemon would.
+	sup   *reconcile.Supervisor
 	addrs Addrs
 }
 
@@ -171,7 +178,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 		return nil, err
 	}
 	if cfg.MetricsAddr != "" || cfg.MetricsRegistry != nil {
-		d.met = metrics.New(func() reconcile.Status { return d.sup.Status() }, d.st, d.log)
+		d.met = metrics.New(d.Status, d.st, d.log)
 		if cfg.MetricsRegistry != nil {
 			if err := cfg.MetricsRegistry.Register(d.met); err != nil {
 				return nil, fmt.Errorf("register the metrics: %w", err)
@@ -182,14 +189,32 @@ func New(cfg Config) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
-	scfg, err := d.supervisorConfig()
-	if err != nil {
+	if d.scfg, err = d.supervisorConfig(); err != nil {
 		return nil, err
 	}
-	if d.sup, err = reconcile.NewSupervisor(scfg); err != nil {
+	if _, err := d.newSupervisor(); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// newSupervisor makes the supervisor of a run: the one Status, StopAttempt
+// and Refresh reach from now on.
+func (d *Daemon) newSupervisor() (*reconcile.Supervisor, error) {
+	sup, err := reconcile.NewSupervisor(d.scfg)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.sup = sup
+	d.mu.Unlock()
+	return sup, nil
+}
+
+func (d *Daemon) supervisor() *reconcile.Supervisor {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sup
 }
 
 // openJournal opens the journal and sets the host up, as cfg says.
@@ -324,15 +349,15 @@ func (d *Daemon) DataDir() string { return d.cfg.DataDir }
 func (d *Daemon) GitHub() *github.Client { return d.client }
 
 // Status is the host's live figures (reconcile.Supervisor.Status).
-func (d *Daemon) Status() reconcile.Status { return d.sup.Status() }
+func (d *Daemon) Status() reconcile.Status { return d.supervisor().Status() }
 
 // StopAttempt stops one attempt's runner (reconcile.Supervisor.StopAttempt).
 func (d *Daemon) StopAttempt(ctx context.Context, id rm.AttemptID) error {
-	return d.sup.StopAttempt(ctx, id)
+	return d.supervisor().StopAttempt(ctx, id)
 }
 
 // Refresh asks for the policies to be re-read now.
-func (d *Daemon) Refresh() { d.sup.Refresh() }
+func (d *Daemon) Refresh() { d.supervisor().Refresh() }
 
 // Addrs are where the daemon listens while it runs.
 func (d *Daemon) Addrs() Addrs {
@@ -355,3 +380,5 @@ func (d *Daemon) OwnedPolicies(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+var _ daemonapi.Daemon = (*Daemon)(nil)

@@ -33,6 +33,10 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer ls.close()
+	sup, err := d.newSupervisor()
+	if err != nil {
+		return err
+	}
 	owned, err := d.OwnedPolicies(ctx)
 	if err != nil {
 		return err
@@ -63,7 +67,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
 		"policies", owned, "socket", ls.addrs.Socket, "version", d.cfg.Version)
 	supDone := make(chan error, 1)
-	wg.Go(func() { supDone <- d.sup.Run(ctx) })
+	wg.Go(func() { supDone <- sup.Run(ctx) })
 	select {
 	case err = <-supDone:
 	case err = <-errs:
@@ -102,7 +106,11 @@ func (d *Daemon) RunOnce(ctx context.Context) error {
 		return err
 	}
 	defer ls.close()
-	return d.sup.RunOnce(ctx)
+	sup, err := d.newSupervisor()
+	if err != nil {
+		return err
+	}
+	return sup.RunOnce(ctx)
 }
 
 // listeners are what a run holds: the data directory's lock and the
