@@ -206,9 +206,9 @@ type Bench struct {
 }
 
 // StartBench sets the benchmark up as Start does (fake GitHub, data
-// directory, fake runner, journal, policies from the mix, supervisor over a
-// timed native launcher, admission on a host of HostMemory), starts the
-// supervisor, and starts enqueuing the planned jobs. Close it when done.
+// directory, fake runner, the daemon over a timed native launcher with
+// admission on a host of HostMemory, policies from the mix), runs the
+// daemon, and starts enqueuing the planned jobs. Close it when done.
 func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	opts.setDefaults()
 	s := &Sim{runDone: make(chan error, 1), refusals: map[string]int{}}

@@ -1,6 +1,7 @@
 // Package simulate owns the simulation of a busy day: the whole manager
-// (journal, supervisor, native launcher, meters, admission) run against the
-// fake GitHub of github/fakegithub, whose fake runners are real processes
+// (journal, supervisor, native launcher, meters, admission), run through
+// the daemon's own entry point (reconcile/daemon) against the fake GitHub
+// of github/fakegithub, whose fake runners are real processes
 // that use the memory and CPU their jobs ask for. It needs no token and no
 // installed runner. `runner-manager demo` and examples/simulate are thin
 // programs over it.
@@ -149,7 +150,7 @@ type Sim struct {
 }
 
 // Start sets the simulation up (fake GitHub, data directory, fake runner,
-// journal, policies, supervisor), starts the supervisor and enqueues the
+// the daemon with its journal, policies), runs the daemon and enqueues the
 // jobs. Close it when done.
 func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 	opts.setDefaults()
