@@ -211,7 +211,7 @@ type Bench struct {
 // daemon, and starts enqueuing the planned jobs. Close it when done.
 func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	opts.setDefaults()
-	s := &Sim{runDone: make(chan error, 1), refusals: map[string]int{}}
+	s := &Sim{opts: Options{Classic: opts.Classic}, runDone: make(chan error, 1), refusals: map[string]int{}}
 	b := &Bench{Sim: s, opts: opts, peakLive: map[rm.PolicyID]int{}, minAdmitted: map[rm.PolicyID]int{},
 		capped: map[rm.PolicyID]int{}, sampleDone: make(chan struct{}), arriveDone: make(chan struct{})}
 	defer func() {

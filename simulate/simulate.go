@@ -310,6 +310,8 @@ func (s *Sim) Settle(ctx context.Context, d time.Duration) {
 
 // Summary is what a simulation did.
 type Summary struct {
+	// Mode is "scale-set" or "classic".
+	Mode         string
 	Jobs, Served int
 	// Failed jobs completed with a result other than success; Canceled ones
 	// were never run.
@@ -344,7 +346,10 @@ func (s Summary) CallsPerJob() float64 {
 
 // Summary reads the figures of the run so far.
 func (s *Sim) Summary(ctx context.Context) (Summary, error) {
-	sum := Summary{Jobs: len(s.jobs), Elapsed: time.Since(s.started), Outcomes: map[string]int{}}
+	sum := Summary{Mode: "scale-set", Jobs: len(s.jobs), Elapsed: time.Since(s.started), Outcomes: map[string]int{}}
+	if s.opts.Classic {
+		sum.Mode = "classic"
+	}
 	var waits []time.Duration
 	type edge struct {
 		at time.Time
