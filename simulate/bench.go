@@ -15,6 +15,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
 // BenchOptions shape a benchmark run (RunBench): a busy day compressed into
@@ -205,12 +206,12 @@ type Bench struct {
 }
 
 // StartBench sets the benchmark up as Start does (fake GitHub, data
-// directory, fake runner, journal, policies from the mix, supervisor over a
-// timed native launcher, admission on a host of HostMemory), starts the
-// supervisor, and starts enqueuing the planned jobs. Close it when done.
+// directory, fake runner, the daemon over a timed native launcher with
+// admission on a host of HostMemory, policies from the mix), runs the
+// daemon, and starts enqueuing the planned jobs. Close it when done.
 func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	opts.setDefaults()
-	s := &Sim{runDone: make(chan error, 1), refusals: map[string]int{}}
+	s := &Sim{opts: Options{Classic: opts.Classic}, runDone: make(chan error, 1), refusals: map[string]int{}}
 	b := &Bench{Sim: s, opts: opts, peakLive: map[rm.PolicyID]int{}, minAdmitted: map[rm.PolicyID]int{},
 		capped: map[rm.PolicyID]int{}, sampleDone: make(chan struct{}), arriveDone: make(chan struct{})}
 	defer func() {
@@ -227,29 +228,28 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		}
 		w.Policies = append(w.Policies, worldPolicy{Name: fmt.Sprintf("bench-%02d", i+1), Max: pr.max, Estimate: pr.estimate})
 	}
-	if err := s.setUp(ctx, w); err != nil {
+	// The launcher is timed; admission sees a host of HostMemory.
+	err = s.setUp(ctx, w, func(dataDir string) daemon.Config {
+		b.native = platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(opts.Logger))
+		b.launcher = &timedLauncher{Launcher: b.native}
+		cfg := daemon.Config{
+			Launchers:   map[rm.Backend]reconcile.Launcher{rm.BackendNative: b.launcher},
+			Admission:   &reconcile.Admission{Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: dataDir},
+			ClassicPoll: opts.ClassicPoll,
+		}
+		cfg.Loop.ScaleDownAfter = 2 * time.Second
+		return cfg
+	})
+	if err != nil {
 		return nil, err
 	}
 	b.plan = opts.plan(s.policies)
 	s.jobs = make([]int64, len(b.plan)) // the total Progress and Wait count to
-
-	b.native = platform.NewNativeLauncher(s.dataDir, platform.WithLauncherLogger(opts.Logger))
-	b.launcher = &timedLauncher{Launcher: b.native}
-	adm := &reconcile.Admission{Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: s.dataDir}
-	cfg := s.supervisorConfig(b.launcher, adm, opts.ClassicPoll, opts.Logger)
-	cfg.Loop.ScaleDownAfter = 2 * time.Second
-	if s.sup, err = reconcile.NewSupervisor(cfg); err != nil {
-		return nil, err
-	}
 	b.cpuStart = processCPU()
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	pprof.Do(runCtx, pprof.Labels("part", "manager"), func(runCtx context.Context) {
-		go func() { s.runDone <- s.sup.Run(runCtx) }()
-	})
+	s.run(ctx)
 
 	s.started = time.Now()
-	sctx, stop := context.WithCancel(runCtx)
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	b.sampleStop = stop
 	pprof.Do(sctx, pprof.Labels("part", "bench"), func(sctx context.Context) {
 		go b.sampleStatus(sctx)
@@ -286,7 +286,7 @@ func (b *Bench) sampleStatus(ctx context.Context) {
 	t := time.NewTicker(b.opts.SampleStatusEvery)
 	defer t.Stop()
 	for {
-		st := b.sup.Status()
+		st := b.d.Status()
 		b.mu.Lock()
 		b.samples++
 		b.peakCommit = max(b.peakCommit, st.Memory.CommittedBytes)

@@ -170,22 +170,7 @@ func (r BenchReport) WriteJSON(path string) error {
 
 // Report reads the figures of the run so far.
 func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
-	elapsed := time.Since(b.started)
-	cpu := processCPU() - b.cpuStart
-	rss, rssSrc := peakRSS()
-	mode, poll := "scale-set", 0.0
-	if b.opts.Classic {
-		mode, poll = "classic", float64(b.opts.ClassicPoll.Milliseconds())
-	}
-	r := BenchReport{ClassicPollMS: poll,
-		Mode: mode, Host: runtime.GOOS + "/" + runtime.GOARCH + ", " + strconv.Itoa(runtime.NumCPU()) + " CPUs",
-		Seed: b.opts.Seed, Policies: len(b.policies),
-		SpanSeconds: b.opts.Span.Seconds(), ElapsedSeconds: elapsed.Seconds(),
-		Queued:   len(b.plan),
-		Attempts: map[string]int{},
-		Daemon: BenchDaemon{CPUSeconds: cpu.Seconds(), CPUPercentOfOneCore: 100 * cpu.Seconds() / elapsed.Seconds(),
-			PeakRSSBytes: rss, PeakRSSSource: rssSrc},
-	}
+	r := b.reportHead()
 	jobs := b.server.Jobs()
 	sum, err := b.Summary(ctx)
 	if err != nil {
@@ -194,76 +179,15 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 	r.Served, r.Failed, r.Canceled, r.RanTwice, r.DistinctRunners = sum.Served, sum.Failed, sum.Canceled, sum.RanTwice, sum.DistinctRunners
 	r.Attempts = sum.Outcomes
 
-	// Which policy each job and runner belongs to.
-	labelOf := map[string]int{}
-	for i, p := range b.policies {
-		if b.opts.Classic {
-			labelOf[p.Name] = i
-		} else {
-			labelOf[p.Target.ScaleSet] = i
-		}
-	}
-	policyOfJob := func(j fakegithub.JobRecord) int {
-		for _, l := range j.Labels {
-			if i, ok := labelOf[l]; ok {
-				return i
-			}
-		}
-		return -1
-	}
-	attemptPolicy := map[rm.AttemptID]int{}
-	byID := map[rm.PolicyID]int{}
-	for i, p := range b.policies {
-		byID[p.ID] = i
-		as, err := b.store.Attempts(ctx, store.AttemptFilter{Policy: p.ID})
-		if err != nil {
-			return r, err
-		}
-		for _, a := range as {
-			attemptPolicy[a.ID] = i
-		}
-	}
-
-	var waits []time.Duration
-	jobsOf := make([][]fakegithub.JobRecord, len(b.policies))
-	for _, j := range jobs {
-		if !j.StartedAt.IsZero() {
-			waits = append(waits, j.StartedAt.Sub(j.QueuedAt))
-		}
-		if i := policyOfJob(j); i >= 0 {
-			jobsOf[i] = append(jobsOf[i], j)
-		}
-	}
+	jobsOf, waits := b.jobsByPolicy(jobs)
 	r.Wait = quantiles(waits)
-
 	launches := b.launcher.snapshot()
-	launchesOf := make([][]launchTimes, len(b.policies))
-	var launchDurs []time.Duration
-	for _, lt := range launches {
-		launchDurs = append(launchDurs, lt.started.Sub(lt.asked))
-		if i, ok := attemptPolicy[lt.attempt]; ok {
-			launchesOf[i] = append(launchesOf[i], lt)
-		}
+	launchesOf, launchDurs, err := b.launchesByPolicy(ctx, launches)
+	if err != nil {
+		return r, err
 	}
 	r.Launch = quantiles(launchDurs)
-	byRunner := make(map[string]fakegithub.JobRecord, len(jobs))
-	for _, j := range jobs {
-		if j.RunnerName != "" {
-			byRunner[j.RunnerName] = j
-		}
-	}
-	var toJob, run, toExit []time.Duration
-	for _, lt := range launches {
-		j, ok := byRunner[rm.RunnerName(b.host.ID, lt.attempt)]
-		if !ok || j.StartedAt.IsZero() || j.CompletedAt.IsZero() || lt.ended.IsZero() {
-			continue
-		}
-		toJob = append(toJob, j.StartedAt.Sub(lt.started))
-		run = append(run, j.CompletedAt.Sub(j.StartedAt))
-		toExit = append(toExit, lt.ended.Sub(j.CompletedAt))
-	}
-	r.RunnerToJob, r.JobRun, r.JobToExit = quantiles(toJob), quantiles(run), quantiles(toExit)
-
+	r.RunnerToJob, r.JobRun, r.JobToExit = b.runnerLives(jobs, launches)
 	var recycles []time.Duration
 	for i := range b.policies {
 		recycles = append(recycles, recycleTimes(b.host.ID, jobsOf[i], launchesOf[i])...)
@@ -279,7 +203,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 		r.PerPolicy = append(r.PerPolicy, bp)
 	}
 	r.Admission = BenchAdmission{HostMemoryBytes: b.opts.HostMemory, ReserveBytes: b.opts.Reserve,
-		PeakCommittedBytes: b.peakCommit, Refusals: b.sup.Status().Refusals, Samples: b.samples}
+		PeakCommittedBytes: b.peakCommit, Refusals: b.d.Status().Refusals, Samples: b.samples}
 	b.mu.Unlock()
 	if r.Admission.Refusals == nil {
 		r.Admission.Refusals = map[string]int{}
@@ -288,6 +212,100 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 	r.Calls = b.calls(max(r.Served, 1))
 	r.JournalBytes = fileSizes(filepath.Join(b.dataDir, "journal.db"), "", "-wal", "-shm")
 	return r, nil
+}
+
+// reportHead is the report's figures of the run as a whole: mode, host,
+// span and this process's CPU and memory.
+func (b *Bench) reportHead() BenchReport {
+	elapsed := time.Since(b.started)
+	cpu := processCPU() - b.cpuStart
+	rss, rssSrc := peakRSS()
+	mode, poll := "scale-set", 0.0
+	if b.opts.Classic {
+		mode, poll = "classic", float64(b.opts.ClassicPoll.Milliseconds())
+	}
+	return BenchReport{ClassicPollMS: poll,
+		Mode: mode, Host: runtime.GOOS + "/" + runtime.GOARCH + ", " + strconv.Itoa(runtime.NumCPU()) + " CPUs",
+		Seed: b.opts.Seed, Policies: len(b.policies),
+		SpanSeconds: b.opts.Span.Seconds(), ElapsedSeconds: elapsed.Seconds(),
+		Queued:   len(b.plan),
+		Attempts: map[string]int{},
+		Daemon: BenchDaemon{CPUSeconds: cpu.Seconds(), CPUPercentOfOneCore: 100 * cpu.Seconds() / elapsed.Seconds(),
+			PeakRSSBytes: rss, PeakRSSSource: rssSrc},
+	}
+}
+
+// jobsByPolicy sorts the jobs by the policy their label names, and gives
+// every started job's wait.
+func (b *Bench) jobsByPolicy(jobs []fakegithub.JobRecord) ([][]fakegithub.JobRecord, []time.Duration) {
+	labelOf := map[string]int{}
+	for i, p := range b.policies {
+		if b.opts.Classic {
+			labelOf[p.Name] = i
+		} else {
+			labelOf[p.Target.ScaleSet] = i
+		}
+	}
+	var waits []time.Duration
+	jobsOf := make([][]fakegithub.JobRecord, len(b.policies))
+	for _, j := range jobs {
+		if !j.StartedAt.IsZero() {
+			waits = append(waits, j.StartedAt.Sub(j.QueuedAt))
+		}
+		for _, l := range j.Labels {
+			if i, ok := labelOf[l]; ok {
+				jobsOf[i] = append(jobsOf[i], j)
+				break
+			}
+		}
+	}
+	return jobsOf, waits
+}
+
+// launchesByPolicy sorts the launches by their attempt's policy, and gives
+// every launch's duration.
+func (b *Bench) launchesByPolicy(ctx context.Context, launches []launchTimes) ([][]launchTimes, []time.Duration, error) {
+	attemptPolicy := map[rm.AttemptID]int{}
+	for i, p := range b.policies {
+		as, err := b.store.Attempts(ctx, store.AttemptFilter{Policy: p.ID})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range as {
+			attemptPolicy[a.ID] = i
+		}
+	}
+	launchesOf := make([][]launchTimes, len(b.policies))
+	var durs []time.Duration
+	for _, lt := range launches {
+		durs = append(durs, lt.started.Sub(lt.asked))
+		if i, ok := attemptPolicy[lt.attempt]; ok {
+			launchesOf[i] = append(launchesOf[i], lt)
+		}
+	}
+	return launchesOf, durs, nil
+}
+
+// runnerLives are where runners' lives went: from the process start to
+// its job's start, the job, and from the job's end to the exit.
+func (b *Bench) runnerLives(jobs []fakegithub.JobRecord, launches []launchTimes) (toJob, run, toExit Quantiles) {
+	byRunner := make(map[string]fakegithub.JobRecord, len(jobs))
+	for _, j := range jobs {
+		if j.RunnerName != "" {
+			byRunner[j.RunnerName] = j
+		}
+	}
+	var tj, rn, te []time.Duration
+	for _, lt := range launches {
+		j, ok := byRunner[rm.RunnerName(b.host.ID, lt.attempt)]
+		if !ok || j.StartedAt.IsZero() || j.CompletedAt.IsZero() || lt.ended.IsZero() {
+			continue
+		}
+		tj = append(tj, j.StartedAt.Sub(lt.started))
+		rn = append(rn, j.CompletedAt.Sub(j.StartedAt))
+		te = append(te, lt.ended.Sub(j.CompletedAt))
+	}
+	return quantiles(tj), quantiles(rn), quantiles(te)
 }
 
 // calls counts the manager's GitHub calls per served job.

@@ -1,6 +1,7 @@
 // Package simulate owns the simulation of a busy day: the whole manager
-// (journal, supervisor, native launcher, meters, admission) run against the
-// fake GitHub of github/fakegithub, whose fake runners are real processes
+// (journal, supervisor, native launcher, meters, admission), run through
+// the daemon's own entry point (reconcile/daemon) against the fake GitHub
+// of github/fakegithub, whose fake runners are real processes
 // that use the memory and CPU their jobs ask for. It needs no token and no
 // installed runner. `runner-manager demo` and examples/simulate are thin
 // programs over it.
@@ -19,16 +20,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -128,9 +129,8 @@ func RunFakeRunnerIfNamed(args []string) (int, bool) {
 type Sim struct {
 	opts     Options
 	server   *fakegithub.Server
-	client   *github.Client
-	store    *store.SQLite
-	sup      *reconcile.Supervisor
+	d        *daemon.Daemon
+	store    store.Store // d's
 	host     rm.Host
 	policies []rm.Policy
 	dataDir  string
@@ -150,7 +150,7 @@ type Sim struct {
 }
 
 // Start sets the simulation up (fake GitHub, data directory, fake runner,
-// journal, policies, supervisor), starts the supervisor and enqueues the
+// the daemon with its journal, policies), runs the daemon and enqueues the
 // jobs. Close it when done.
 func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 	opts.setDefaults()
@@ -165,18 +165,16 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 	for i := range opts.Policies {
 		w.Policies = append(w.Policies, worldPolicy{Name: fmt.Sprintf("demo-%d", i+1), Max: opts.Max, Estimate: opts.MemoryEstimate})
 	}
-	if err := s.setUp(ctx, w); err != nil {
-		return nil, err
-	}
-	launcher := platform.NewNativeLauncher(s.dataDir, platform.WithLauncherLogger(opts.Logger))
-	adm := &reconcile.Admission{Memory: opts.Memory, Reserve: opts.Reserve, DiskPath: s.dataDir}
-	s.sup, err = reconcile.NewSupervisor(s.supervisorConfig(launcher, adm, 500*time.Millisecond, opts.Logger))
+	err = s.setUp(ctx, w, func(dataDir string) daemon.Config {
+		return daemon.Config{
+			Admission:   &reconcile.Admission{Memory: opts.Memory, Reserve: opts.Reserve, DiskPath: dataDir},
+			ClassicPoll: 500 * time.Millisecond,
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	go func() { s.runDone <- s.sup.Run(runCtx) }()
+	s.run(ctx)
 
 	s.started = time.Now()
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
@@ -196,25 +194,18 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 	return s, nil
 }
 
-// Targets makes the GitHub side of a policy's target for the supervisor:
-// scale-set mode over the Actions service, classic mode over REST, polling
-// a repository's jobs every poll. Scale-set message sessions are recorded
-// in st, so a restarted manager deletes the one it left.
-func Targets(c *github.Client, host rm.Host, st store.Store, logger *slog.Logger, poll time.Duration) func(context.Context, rm.Policy) (github.Target, error) {
-	prefix := rm.RunnerNamePrefix(host.ID)
-	return func(ctx context.Context, p rm.Policy) (github.Target, error) {
-		if p.Target.Mode() == rm.ModeScaleSet {
-			return github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
-				Owner: host.Name, HostID: host.ID.String(), Journal: reconcile.SessionJournal(st),
-				DisableUpdate: true, NamePrefix: prefix, Logger: logger,
-			})
-		}
-		return github.NewClassicTarget(c, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: poll, Logger: logger})
-	}
-}
+// Daemon is the simulation's daemon (for Status, StopAttempt, Refresh).
+func (s *Sim) Daemon() *daemon.Daemon { return s.d }
 
-// Supervisor is the simulation's supervisor (for Status, StopAttempt).
-func (s *Sim) Supervisor() *reconcile.Supervisor { return s.sup }
+// run runs the daemon until Close, its goroutines labelled part=manager
+// in a CPU profile.
+func (s *Sim) run(ctx context.Context) {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	pprof.Do(runCtx, pprof.Labels("part", "manager"), func(runCtx context.Context) {
+		go func() { s.runDone <- s.d.Run(runCtx) }()
+	})
+}
 
 // Store is the simulation's journal.
 func (s *Sim) Store() store.Store { return s.store }
@@ -249,7 +240,7 @@ func (s *Sim) Progress() Progress {
 			p.Queued++
 		}
 	}
-	st := s.sup.Status()
+	st := s.d.Status()
 	for _, ps := range st.Policies {
 		p.Live += ps.Live
 	}
@@ -319,6 +310,8 @@ func (s *Sim) Settle(ctx context.Context, d time.Duration) {
 
 // Summary is what a simulation did.
 type Summary struct {
+	// Mode is "scale-set" or "classic".
+	Mode         string
 	Jobs, Served int
 	// Failed jobs completed with a result other than success; Canceled ones
 	// were never run.
@@ -353,7 +346,10 @@ func (s Summary) CallsPerJob() float64 {
 
 // Summary reads the figures of the run so far.
 func (s *Sim) Summary(ctx context.Context) (Summary, error) {
-	sum := Summary{Jobs: len(s.jobs), Elapsed: time.Since(s.started), Outcomes: map[string]int{}}
+	sum := Summary{Mode: "scale-set", Jobs: len(s.jobs), Elapsed: time.Since(s.started), Outcomes: map[string]int{}}
+	if s.opts.Classic {
+		sum.Mode = "classic"
+	}
 	var waits []time.Duration
 	type edge struct {
 		at time.Time
@@ -440,13 +436,13 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 func (s *Sim) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		if s.sup != nil {
+		if s.d != nil {
 			// Stop what still runs (a simulation cut short), so no runner
 			// outlives it.
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			for _, a := range s.sup.Status().Attempts {
+			for _, a := range s.d.Status().Attempts {
 				if a.State.Live() {
-					_ = s.sup.StopAttempt(ctx, a.ID)
+					_ = s.d.StopAttempt(ctx, a.ID)
 				}
 			}
 			cancel()
@@ -460,8 +456,8 @@ func (s *Sim) Close() error {
 		if s.server != nil {
 			s.server.Close()
 		}
-		if s.store != nil {
-			errs = append(errs, s.store.Close())
+		if s.d != nil {
+			errs = append(errs, s.d.Close())
 		}
 		if s.tempDir {
 			errs = append(errs, os.RemoveAll(s.dataDir))

@@ -12,15 +12,12 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/meter"
-	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
 // world is what the demo and the bench set up alike before they differ:
-// a data directory, the fake runner installed in it, the fake GitHub and a
-// client of it, the journal, this host and the policies.
+// a data directory, the fake runner installed in it, the fake GitHub, this
+// host, the daemon over them and the policies.
 type world struct {
 	DataDir          string // "" makes a temporary one, removed by Close
 	TempPrefix       string // of the temporary data directory's name
@@ -41,8 +38,10 @@ type worldPolicy struct {
 	Estimate uint64
 }
 
-// setUp builds the world into s. On error the caller closes s.
-func (s *Sim) setUp(ctx context.Context, w world) error {
+// setUp builds the world into s, with a daemon (the one the CLI's run
+// is) over it as mk says for the data directory, timed quick so a
+// simulated day fits in minutes. On error the caller closes s.
+func (s *Sim) setUp(ctx context.Context, w world, mk func(dataDir string) daemon.Config) error {
 	s.dataDir = w.DataDir
 	if s.dataDir == "" {
 		dir, err := os.MkdirTemp("", w.TempPrefix)
@@ -51,21 +50,10 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 		}
 		s.dataDir, s.tempDir = dir, true
 	}
-	if err := os.MkdirAll(filepath.Join(s.dataDir, "state"), 0o700); err != nil {
+	runnerDir, err := installFakeRunner(s.dataDir, w.RunnerExecutable)
+	if err != nil {
 		return err
 	}
-	exe := w.RunnerExecutable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return fmt.Errorf("find this program to use it as the fake runner: %w", err)
-		}
-	}
-	runnerDir := filepath.Join(s.dataDir, "runners", "fake")
-	if err := fakegithub.LayoutRunnerDir(runnerDir, exe); err != nil {
-		return fmt.Errorf("install the fake runner: %w", err)
-	}
-
 	token := "ghp_" + w.Name + rm.NewAttemptID().String()
 	// The fake GitHub's goroutines carry the label part=fake-github, so a
 	// CPU profile (bench --cpu-profile; go tool pprof -tags) tells them
@@ -74,26 +62,44 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 		s.server = fakegithub.NewServer(fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
 			fakegithub.WithPollTimeout(2*time.Second), fakegithub.WithLogger(w.Logger))
 	})
-	var err error
-	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
-		UserAgent: "runner-manager-" + w.Name, Logger: w.Logger})
-	if err != nil {
+	if s.host, err = daemon.LocalHost(s.dataDir); err != nil {
 		return err
 	}
-	if s.store, err = store.OpenSQLite(filepath.Join(s.dataDir, "journal.db")); err != nil {
-		return err
-	}
-	if s.host, err = platform.HostInfo(); err != nil {
-		return err
-	}
-	s.host.ID = rm.NewHostID()
 	if w.HostMemory > 0 {
 		s.host.MemoryBytes = w.HostMemory
 	}
-	s.host.SeenAt = time.Now().UTC()
-	if err := s.store.PutHost(ctx, s.host); err != nil {
+	cfg := mk(s.dataDir)
+	cfg.DataDir, cfg.Host, cfg.Logger = s.dataDir, s.host, w.Logger
+	cfg.GitHub = github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
+		UserAgent: "runner-manager-" + w.Name, Logger: w.Logger}
+	cfg.RefreshEvery, cfg.SampleEvery = time.Second, 250*time.Millisecond
+	cfg.Loop.ActiveRequeue, cfg.Loop.StartTimeout, cfg.Loop.JobWordGrace = time.Second, time.Minute, 5*time.Second
+	cfg.Loop.RunnerListEvery, cfg.Loop.StopGrace = 5*time.Second, 5*time.Second
+	if s.d, err = daemon.New(cfg); err != nil {
 		return err
 	}
+	s.store = s.d.Store()
+	return s.addPolicies(ctx, w, runnerDir)
+}
+
+// installFakeRunner lays the fake runner (exe, "" for this program) out as
+// an installed runner under dataDir and returns its directory.
+func installFakeRunner(dataDir, exe string) (string, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("find this program to use it as the fake runner: %w", err)
+		}
+	}
+	runnerDir := filepath.Join(dataDir, "runners", "fake")
+	if err := fakegithub.LayoutRunnerDir(runnerDir, exe); err != nil {
+		return "", fmt.Errorf("install the fake runner: %w", err)
+	}
+	return runnerDir, nil
+}
+
+// addPolicies writes the world's policies, served by runnerDir.
+func (s *Sim) addPolicies(ctx context.Context, w world, runnerDir string) error {
 	scope, err := rm.Repository(Repo)
 	if err != nil {
 		return err
@@ -117,30 +123,4 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 		s.policies = append(s.policies, p)
 	}
 	return nil
-}
-
-// supervisorConfig is the supervisor both run: quick timings, so a
-// simulated day fits in minutes, over launcher, with admission adm and
-// classic mode polling every poll.
-func (s *Sim) supervisorConfig(launcher reconcile.Launcher, adm *reconcile.Admission, poll time.Duration, logger *slog.Logger) reconcile.SupervisorConfig {
-	return reconcile.SupervisorConfig{
-		Store:        s.store,
-		Host:         s.host,
-		Launcher:     launcher,
-		Meters:       meter.New(filepath.Join(s.dataDir, "state", "memory-peaks.toml")),
-		Targets:      Targets(s.client, s.host, s.store, logger, poll),
-		Admission:    adm,
-		Logger:       logger,
-		DataDir:      s.dataDir,
-		RefreshEvery: time.Second,
-		SampleEvery:  250 * time.Millisecond,
-		Budget:       s.client.Budget,
-		Loop: reconcile.Config{
-			ActiveRequeue:   time.Second,
-			StartTimeout:    time.Minute,
-			JobWordGrace:    5 * time.Second,
-			RunnerListEvery: 5 * time.Second,
-			StopGrace:       5 * time.Second,
-		},
-	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
@@ -21,10 +21,8 @@ import (
 
 // Files and directories under the data directory.
 const (
-	JournalName = "journal.db"
-	stateDir    = "state"
-	hostIDName  = "host-id"
-	peaksName   = "memory-peaks.toml"
+	JournalName = daemon.JournalName
+	stateDir    = daemon.StateDir
 	runnersDir  = "runners"
 )
 
@@ -216,20 +214,14 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 	if err != nil {
 		return rm.Host{}, err
 	}
-	id, err := LoadOrCreateHostID(dir)
-	if err != nil {
-		return rm.Host{}, err
-	}
 	st, err := a.Store(ctx)
 	if err != nil {
 		return rm.Host{}, err
 	}
-	h, err := platform.HostInfo()
+	h, err := daemon.LocalHost(dir)
 	if err != nil {
 		return rm.Host{}, err
 	}
-	h.ID = id
-	h.SeenAt = time.Now().UTC()
 	if err := st.PutHost(ctx, h); err != nil {
 		return rm.Host{}, fmt.Errorf("record this host in the journal: %w", err)
 	}
@@ -238,29 +230,8 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 }
 
 // LoadOrCreateHostID reads <dataDir>/state/host-id, writing a new ID there
-// (0600) the first time, so restarts keep the host's identity.
-func LoadOrCreateHostID(dataDir string) (rm.HostID, error) {
-	path := filepath.Join(dataDir, stateDir, hostIDName)
-	b, err := os.ReadFile(path)
-	if err == nil {
-		id, err := rm.ParseHostID(strings.TrimSpace(string(b)))
-		if err != nil || id.IsZero() {
-			return rm.HostID{}, fmt.Errorf("%s does not hold a host id (%v): remove it only if no runner of this host is registered", path, err)
-		}
-		return id, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return rm.HostID{}, fmt.Errorf("read the host id: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return rm.HostID{}, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	id := rm.NewHostID()
-	if err := writeFileAtomic(path, []byte(id.String()+"\n"), 0o600); err != nil {
-		return rm.HostID{}, fmt.Errorf("write the host id: %w", err)
-	}
-	return id, nil
-}
+// the first time (daemon.LoadOrCreateHostID).
+func LoadOrCreateHostID(dataDir string) (rm.HostID, error) { return daemon.LoadOrCreateHostID(dataDir) }
 
 // writeFileAtomic writes data to a temporary file beside path and renames
 // it over path, so a reader never sees half a file.

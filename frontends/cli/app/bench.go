@@ -3,11 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"runtime/pprof"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -70,7 +67,7 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 		mode = "classic"
 	}
 	fmt.Fprintf(a.Stdout, "bench: %d jobs over %s, %d policies, %s mode, host memory %s, against a built-in fake GitHub\n",
-		c.Jobs, c.Duration, c.Policies, mode, formatSize(uint64(c.HostMemory)))
+		c.Jobs, c.Duration, c.Policies, mode, c.HostMemory)
 	if c.CPUProfile != "" {
 		f, err := os.Create(c.CPUProfile)
 		if err != nil {
@@ -84,7 +81,7 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	}
 	rep, err := simulate.RunBench(ctx, opts, progressPrinter(a.Stdout))
 	if rep.Queued > 0 {
-		printBench(a.Stdout, rep)
+		rep.WriteText(a.Stdout)
 		if c.Out != "" {
 			if werr := rep.WriteJSON(c.Out); werr != nil {
 				return fmt.Errorf("write the report: %w", werr)
@@ -93,70 +90,4 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 		}
 	}
 	return err
-}
-
-func formatSize(b uint64) string {
-	switch {
-	case b >= 1<<30 && b%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", b>>30)
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%dB", b)
-}
-
-func ms(q float64) string {
-	if q >= 1000 {
-		return fmt.Sprintf("%.2fs", q/1000)
-	}
-	return fmt.Sprintf("%.1fms", q)
-}
-
-func printBench(w io.Writer, r simulate.BenchReport) {
-	mode := r.Mode + " mode"
-	if r.ClassicPollMS > 0 {
-		mode += fmt.Sprintf(", polling every %s", time.Duration(r.ClassicPollMS)*time.Millisecond)
-	}
-	fmt.Fprintf(w, "\nbench (%s, %s, %.1fs)\n", mode, r.Host, r.ElapsedSeconds)
-	fmt.Fprintf(w, "  jobs served:          %d of %d queued (%d failed, %d canceled, %d started twice), %d distinct runners\n",
-		r.Served, r.Queued, r.Failed, r.Canceled, r.RanTwice, r.DistinctRunners)
-	q := func(name string, x simulate.Quantiles) {
-		fmt.Fprintf(w, "  %-21s p50 %s, p95 %s, p99 %s, max %s (%d)\n", name+":", ms(x.P50), ms(x.P95), ms(x.P99), ms(x.Max), x.Count)
-	}
-	q("wait for a runner", r.Wait)
-	q("exit → replacement", r.Recycle)
-	q("launch", r.Launch)
-	q("runner start → job", r.RunnerToJob)
-	q("job", r.JobRun)
-	q("job end → exit", r.JobToExit)
-	fmt.Fprintf(w, "  per policy:           name      max  estimate  jobs  peak runners  peak jobs  min admitted\n")
-	for _, p := range r.PerPolicy {
-		fmt.Fprintf(w, "                        %-9s %3d  %8s  %4d  %12d  %9d  %12d\n",
-			p.Name, p.Max, formatSize(p.EstimateBytes), p.Jobs, p.PeakRunners, p.PeakJobs, p.MinAdmitted)
-	}
-	refusals := "none"
-	if len(r.Admission.Refusals) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(mapsKeys(r.Admission.Refusals)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, r.Admission.Refusals[k]))
-		}
-		refusals = strings.Join(parts, ", ")
-	}
-	ad := r.Admission
-	fmt.Fprintf(w, "  admission:            peak committed %s of %s (host %s − reserve %s); refusals: %s\n",
-		formatSize(ad.PeakCommittedBytes), formatSize(ad.HostMemoryBytes-ad.ReserveBytes),
-		formatSize(ad.HostMemoryBytes), formatSize(ad.ReserveBytes), refusals)
-	cl := r.Calls
-	fmt.Fprintf(w, "  GitHub calls per job: REST %.2f (%.2f charged to the rate limit), scale-set service %.2f; runners' own %.2f\n",
-		cl.RESTPerJob, cl.RESTChargedPerJob, cl.ScaleSetPerJob, cl.RunnerCallsPerJob)
-	fmt.Fprintf(w, "  REST budget:          lowest %d left (exhausted: %t); runners live when the queue emptied %d, stranded %d\n",
-		cl.RESTBudgetLowest, cl.RESTBudgetExhausted, r.LiveWhenQueueEmptied, r.Stranded)
-	fmt.Fprintf(w, "  this process:         %.2f CPU seconds (%.1f%% of one core; runners excluded, the fake GitHub included), peak RSS %s (%s)\n",
-		r.Daemon.CPUSeconds, r.Daemon.CPUPercentOfOneCore, formatSize(r.Daemon.PeakRSSBytes), r.Daemon.PeakRSSSource)
-	fmt.Fprintf(w, "  journal:              %s\n", formatSize(uint64(r.JournalBytes)))
-	var outcomes []string
-	for _, k := range slices.Sorted(mapsKeys(r.Attempts)) {
-		outcomes = append(outcomes, fmt.Sprintf("%d %s", r.Attempts[k], k))
-	}
-	fmt.Fprintf(w, "  attempts:             %s\n", strings.Join(outcomes, ", "))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -89,7 +88,7 @@ func (c *DemoCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	printSummary(a.Stdout, sum, mode)
+	sum.WriteText(a.Stdout)
 	if werr != nil {
 		return werr
 	}
@@ -104,7 +103,7 @@ var runTUI = tui.Run
 
 // runTUI shows the demo in the TUI until the user quits.
 func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
-	sup := sim.Supervisor()
+	sup := sim.Daemon()
 	src := &tui.StoreSource{
 		Store:   sim.Store(),
 		DataDir: sim.DataDir(),
@@ -153,33 +152,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-func printSummary(w io.Writer, s simulate.Summary, mode string) {
-	fmt.Fprintf(w, "\nsummary (%s mode, %s)\n", mode, s.Elapsed.Round(100*time.Millisecond))
-	fmt.Fprintf(w, "  jobs served:        %d of %d", s.Served, s.Jobs)
-	if s.Failed > 0 || s.Canceled > 0 {
-		fmt.Fprintf(w, " (%d failed, %d canceled)", s.Failed, s.Canceled)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  runners:            %d distinct ephemeral runners; %d jobs started twice\n", s.DistinctRunners, s.RanTwice)
-	fmt.Fprintf(w, "  wait for a runner:  p50 %s, p95 %s\n", s.WaitP50.Round(time.Millisecond), s.WaitP95.Round(time.Millisecond))
-	fmt.Fprintf(w, "  peak concurrency:   %d jobs at once (%d live runners)\n", s.PeakConcurrency, s.PeakLiveRunners)
-	refusals := "none"
-	if len(s.Refusals) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(mapsKeys(s.Refusals)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, s.Refusals[k]))
-		}
-		refusals = strings.Join(parts, ", ")
-	}
-	fmt.Fprintf(w, "  admission refusals: %s\n", refusals)
-	perJob := func(n int) float64 { return float64(n) / float64(max(s.Served, 1)) }
-	fmt.Fprintf(w, "  GitHub calls/job:   %.1f (REST %.1f, scale-set service %.1f; %d calls in all)\n",
-		s.CallsPerJob(), perJob(s.RESTCalls), perJob(s.ScaleSetCalls), s.RESTCalls+s.ScaleSetCalls)
-	var outcomes []string
-	for _, k := range slices.Sorted(mapsKeys(s.Outcomes)) {
-		outcomes = append(outcomes, fmt.Sprintf("%d %s", s.Outcomes[k], k))
-	}
-	fmt.Fprintf(w, "  attempts:           %s\n", strings.Join(outcomes, ", "))
 }

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
 // userAgent names the program to GitHub.
@@ -25,27 +24,7 @@ func (a *App) GitHub() (*github.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newGitHubClient(c, nil, a.Logger())
-}
-
-func newGitHubClient(c *config.Config, transport http.RoundTripper, logger *slog.Logger) (*github.Client, error) {
-	creds, err := c.GitHub.Credentials(nil)
-	if err != nil {
-		return nil, err
-	}
-	gc := github.Config{
-		WebURL: c.GitHub.URL, APIURL: c.GitHub.APIURL, Token: creds.Token,
-		UserAgent: userAgent(), Transport: transport, Logger: logger,
-	}
-	if creds.PrivateKeyPEM != nil {
-		gc.Token = ""
-		gc.App = &github.App{AppID: creds.AppID, ClientID: creds.ClientID, InstallationID: creds.InstallationID, PrivateKeyPEM: creds.PrivateKeyPEM}
-	}
-	client, err := github.New(gc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: [github]: %v", rm.ErrInvalid, err)
-	}
-	return client, nil
+	return daemon.NewGitHubClient(c, userAgent(), a.Logger())
 }
 
 // check is one line of a report: init and doctor print them.

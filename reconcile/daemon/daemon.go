@@ -1,0 +1,384 @@
+// Package daemon owns the one entry point that runs a whole host: from a
+// plain Config (journal, GitHub, backends' launchers, meters, admission,
+// webhook listener, metrics, local API) New builds the supervisor and the
+// one factory that turns a policy into its GitHub target, and Run serves
+// until its context ends: the data directory's lock, the local API socket
+// (package daemonapi), the metrics and webhook servers and the supervisor,
+// all stopped and joined before it returns.
+//
+// `runner-manager run` is: load the configuration file (package config),
+// FromConfig, New, Run. The demo, the bench (package simulate) and the
+// embedding example run the same code with a fake GitHub.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/metrics"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// Files under the data directory.
+const (
+	JournalName = "journal.db"        // the journal (+ WAL)
+	StateDir    = "state"             // the host id, the banked peaks
+	HostIDName  = "host-id"           // in StateDir
+	PeaksName   = "memory-peaks.toml" // in StateDir
+)
+
+// Config is what a host is run from. DataDir and one of GitHub (with
+// credentials) or Client are required; every other zero field takes the
+// default its comment names, so that an embedder writes little.
+type Config struct {
+	// DataDir holds the journal, runners/, attempts/, state/ and the local
+	// API socket. It is created (0700) if missing.
+	DataDir string
+	// Store is the journal; nil opens DataDir/journal.db (Close closes it).
+	Store store.Store
+	// Host is this host; a zero ID takes LocalHost(DataDir): the id kept
+	// in DataDir/state/host-id and this machine's facts. New records it in
+	// the journal.
+	Host rm.Host
+
+	// GitHub is the client's configuration: New builds the client, its
+	// calls counted by the metrics when they are on. Ignored when Client
+	// is set.
+	GitHub github.Config
+	// Client is a ready GitHub client, used as it is.
+	Client *github.Client
+	// ClassicPoll is how often a classic-mode target polls its
+	// repository's jobs (default: the github package's, 30 s).
+	ClassicPoll time.Duration
+
+	// Launchers start each policy's runners, by the policy's backend
+	// (rm.BackendNative for ""). Default: a platform.NativeLauncher under
+	// DataDir for native. A backend added here serves the policies that
+	// name it.
+	Launchers map[rm.Backend]reconcile.Launcher
+	// Meters samples runners and banks their peaks; default a
+	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml.
+	Meters reconcile.Meters
+	// Admission decides every launch; default: the host's real memory
+	// less config.DefaultMemoryReserve, and no runner started while
+	// DataDir's filesystem has less than config.DefaultDiskFloor free.
+	Admission *reconcile.Admission
+
+	// Webhook serves workflow_job webhooks, which nudge classic targets.
+	Webhook Webhook
+	// MetricsAddr serves Prometheus metrics at http://MetricsAddr/metrics;
+	// "" serves none. A port alone (":9464") listens on loopback only.
+	MetricsAddr string
+	// MetricsRegistry, when set, is given the daemon's collector (the
+	// embedder serves it). The metrics run when it or MetricsAddr is set.
+	MetricsRegistry prometheus.Registerer
+	// NoLocalAPI turns off the local API on DataDir/manager.sock (which
+	// `status` and the TUI read).
+	NoLocalAPI bool
+	// NoLock skips the data directory's lock (DataDir/manager.lock), which
+	// keeps a second daemon off the same runners. Only for a data
+	// directory nothing else can use.
+	NoLock bool
+
+	// Drain: when Run's context ends, remove idle runners and wait for
+	// busy ones (at most DrainTimeout, when set). Without it, busy runners
+	// keep their jobs and the next start re-adopts them.
+	Drain        bool
+	DrainTimeout time.Duration
+	// RefreshEvery, SampleEvery and Loop tune the supervisor and its loops
+	// (see reconcile.SupervisorConfig); zero values take their defaults.
+	RefreshEvery time.Duration
+	SampleEvery  time.Duration
+	Loop         reconcile.Config
+
+	// Logger receives the daemon's logs (default: discarded).
+	Logger *slog.Logger
+	// Version is logged at start.
+	Version string
+}
+
+// Webhook is the workflow_job receiver. Listen "" serves none.
+type Webhook struct {
+	Listen string
+	// Secret verifies each delivery's signature; required with Listen.
+	Secret []byte
+	// MaxBody is the largest delivery read (0: github.MaxWebhookBody's
+	// default of 1 MiB).
+	MaxBody int64
+}
+
+// Daemon is a host, built and ready to Run. Status, StopAttempt and
+// Refresh serve the local API (daemonapi.Daemon) and the TUI. Run and
+// RunOnce may be called again once they returned (one at a time): each
+// run starts afresh from the journal, re-adopting live runners as a
+// restarted daemon does.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	st      store.Store
+	host    rm.Host
+	client  *github.Client
+	scfg    reconcile.SupervisorConfig
+	met     *metrics.Metrics // nil: no metrics
+	targets *targets
+	closers []func() error
+
+	mu sync.Mutex
+	// sup is the supervisor of the current (or last) run: each run has a
+	// fresh one, as a restarted daemon would.
+	sup   *reconcile.Supervisor
+	addrs Addrs
+}
+
+// Addrs are where a running daemon listens; empty before Run listens.
+type Addrs struct {
+	Socket, Metrics, Webhook string
+}
+
+// New checks cfg, fills its defaults and builds the host's supervisor. It
+// opens no socket and takes no lock: Run and RunOnce do. Close it when done.
+func New(cfg Config) (_ *Daemon, err error) {
+	if cfg.DataDir == "" {
+		return nil, fmt.Errorf("%w: daemon: a DataDir is required", rm.ErrInvalid)
+	}
+	if cfg.Webhook.Listen != "" && len(cfg.Webhook.Secret) == 0 {
+		return nil, fmt.Errorf("%w: daemon: webhooks on %s need a secret", rm.ErrInvalid, cfg.Webhook.Listen)
+	}
+	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+		cfg.DataDir = abs
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, StateDir), 0o700); err != nil {
+		return nil, fmt.Errorf("create the data directory: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{cfg: cfg, log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	if err := d.openJournal(); err != nil {
+		return nil, err
+	}
+	if cfg.MetricsAddr != "" || cfg.MetricsRegistry != nil {
+		d.met = metrics.New(d.Status, d.st, d.log)
+		if cfg.MetricsRegistry != nil {
+			if err := cfg.MetricsRegistry.Register(d.met); err != nil {
+				return nil, fmt.Errorf("register the metrics: %w", err)
+			}
+		}
+	}
+	if err := d.openGitHub(); err != nil {
+		return nil, err
+	}
+	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
+	if d.scfg, err = d.supervisorConfig(); err != nil {
+		return nil, err
+	}
+	if _, err := d.newSupervisor(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// newSupervisor makes the supervisor of a run: the one Status, StopAttempt
+// and Refresh reach from now on.
+func (d *Daemon) newSupervisor() (*reconcile.Supervisor, error) {
+	sup, err := reconcile.NewSupervisor(d.scfg)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.sup = sup
+	d.mu.Unlock()
+	return sup, nil
+}
+
+func (d *Daemon) supervisor() *reconcile.Supervisor {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sup
+}
+
+// openJournal opens the journal and sets the host up, as cfg says.
+func (d *Daemon) openJournal() error {
+	d.st = d.cfg.Store
+	if d.st == nil {
+		st, err := store.OpenSQLite(filepath.Join(d.cfg.DataDir, JournalName), store.WithLogger(d.log))
+		if err != nil {
+			return fmt.Errorf("open the journal: %w", err)
+		}
+		d.st = st
+		d.closers = append(d.closers, st.Close)
+	}
+	d.host = d.cfg.Host
+	if d.host.ID.IsZero() {
+		var err error
+		if d.host, err = LocalHost(d.cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.st.PutHost(ctx, d.host); err != nil {
+		return fmt.Errorf("record this host in the journal: %w", err)
+	}
+	return nil
+}
+
+// openGitHub builds the GitHub client, unless cfg has one.
+func (d *Daemon) openGitHub() error {
+	if d.cfg.Client != nil {
+		d.client = d.cfg.Client
+		return nil
+	}
+	gc := d.cfg.GitHub
+	if gc.Logger == nil {
+		gc.Logger = d.log
+	}
+	if d.met != nil {
+		gc.Transport = d.met.Transport(gc.Transport)
+	}
+	c, err := github.New(gc)
+	if err != nil {
+		return fmt.Errorf("%w: github: %v", rm.ErrInvalid, err)
+	}
+	d.client = c
+	return nil
+}
+
+// supervisorConfig is the supervisor's configuration, with the defaults
+// of launchers, meters and admission filled in.
+func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
+	cfg := d.cfg
+	launcher, err := d.launcher()
+	if err != nil {
+		return reconcile.SupervisorConfig{}, err
+	}
+	if cfg.Meters == nil {
+		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName),
+			meter.WithLogger(d.log), meter.WithHostMemory(d.host.MemoryBytes))
+	}
+	if cfg.Admission == nil {
+		cfg.Admission = &reconcile.Admission{
+			Memory: reconcile.HostMemory{}, Reserve: config.DefaultMemoryReserve.Bytes(),
+			DiskFree: platform.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
+		}
+	}
+	loop := cfg.Loop
+	if d.met != nil {
+		onPass := loop.OnPass
+		loop.OnPass = func(target string, took time.Duration, err error) {
+			d.met.ObservePass(target, took, err)
+			if onPass != nil {
+				onPass(target, took, err)
+			}
+		}
+	}
+	return reconcile.SupervisorConfig{
+		Store: d.st, Host: d.host, Launcher: launcher, Meters: cfg.Meters,
+		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
+		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
+		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
+		Budget: d.client.Budget, Loop: loop,
+	}, nil
+}
+
+// launcher is the supervisor's launcher: the one backend's, or a router
+// over several.
+func (d *Daemon) launcher() (reconcile.Launcher, error) {
+	ls := make(map[rm.Backend]reconcile.Launcher, len(d.cfg.Launchers)+1)
+	for b, l := range d.cfg.Launchers {
+		if l == nil {
+			return nil, fmt.Errorf("%w: daemon: the launcher of backend %q is nil", rm.ErrInvalid, b)
+		}
+		if b == "" {
+			b = rm.BackendNative
+		}
+		ls[b] = l
+	}
+	if ls[rm.BackendNative] == nil {
+		native := platform.NewNativeLauncher(d.cfg.DataDir, platform.WithLauncherLogger(d.log))
+		d.closers = append(d.closers, native.Close)
+		ls[rm.BackendNative] = native
+	}
+	if len(ls) == 1 {
+		return ls[rm.BackendNative], nil
+	}
+	return newBackends(d.st, ls), nil
+}
+
+// Close closes what New opened (the journal it opened, the default
+// launcher's spare roots). Run must have returned.
+func (d *Daemon) Close() error {
+	var errs []error
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		errs = append(errs, d.closers[i]())
+	}
+	d.closers = nil
+	return errors.Join(errs...)
+}
+
+// Store is the journal.
+func (d *Daemon) Store() store.Store { return d.st }
+
+// Host is this host.
+func (d *Daemon) Host() rm.Host { return d.host }
+
+// DataDir is the data directory (absolute).
+func (d *Daemon) DataDir() string { return d.cfg.DataDir }
+
+// GitHub is the GitHub client.
+func (d *Daemon) GitHub() *github.Client { return d.client }
+
+// Status is the host's live figures (reconcile.Supervisor.Status).
+func (d *Daemon) Status() reconcile.Status { return d.supervisor().Status() }
+
+// StopAttempt stops one attempt's runner (reconcile.Supervisor.StopAttempt).
+func (d *Daemon) StopAttempt(ctx context.Context, id rm.AttemptID) error {
+	return d.supervisor().StopAttempt(ctx, id)
+}
+
+// Refresh asks for the policies to be re-read now.
+func (d *Daemon) Refresh() { d.supervisor().Refresh() }
+
+// Addrs are where the daemon listens while it runs.
+func (d *Daemon) Addrs() Addrs {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.addrs
+}
+
+// OwnedPolicies counts the journal's policies of this host.
+func (d *Daemon) OwnedPolicies(ctx context.Context) (int, error) {
+	ps, err := d.st.Policies(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range ps {
+		if p.IsOwnedBy(d.host.ID) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+var _ daemonapi.Daemon = (*Daemon)(nil)

@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// targets makes the GitHub side of each policy's target, for the
+// supervisor: a scale set (created or updated, updates disabled: runner
+// updates are ours), or a classic target polling its repository's jobs and
+// fed by webhooks. A scale set's message session is recorded in the
+// journal, so that after a crash the next start deletes it instead of
+// waiting on it.
+type targets struct {
+	client      *github.Client
+	host        rm.Host
+	st          store.Store
+	log         *slog.Logger
+	classicPoll time.Duration
+	prefix      string
+
+	mu sync.Mutex
+	// classic are the live classic targets, which webhooks nudge.
+	classic map[*github.ClassicTarget]bool
+}
+
+func newTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger, classicPoll time.Duration) *targets {
+	return &targets{client: c, host: host, st: st, log: log, classicPoll: classicPoll,
+		prefix: rm.RunnerNamePrefix(host.ID), classic: map[*github.ClassicTarget]bool{}}
+}
+
+// make is the supervisor's Targets.
+func (t *targets) make(ctx context.Context, p rm.Policy) (github.Target, error) {
+	plog := t.log.With("policy", p.Name)
+	if p.Target.Mode() == rm.ModeScaleSet {
+		s, err := github.NewScaleSetTarget(ctx, t.client, p.Target, github.ScaleSetOptions{
+			Owner: SessionOwner(t.host), HostID: t.host.ID.String(), Journal: reconcile.SessionJournal(t.st),
+			DisableUpdate: true, NamePrefix: t.prefix, Logger: plog,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	c, err := github.NewClassicTarget(t.client, p.Target, github.ClassicOptions{
+		NamePrefix: t.prefix, PollInterval: t.classicPoll, Logger: plog,
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.classic[c] = true
+	t.mu.Unlock()
+	return hookedTarget{c, t}, nil
+}
+
+// notify passes a webhook delivery to every live classic target: it only
+// nudges them to look.
+func (t *targets) notify(ev github.WorkflowJobEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.classic {
+		c.Notify(ev)
+	}
+}
+
+// SessionOwner is the owner name of a host's scale-set message sessions:
+// its name and the start of its id, so two hosts of one name stay apart.
+func SessionOwner(host rm.Host) string {
+	return host.Name + "/" + strings.ToLower(host.ID.String()[:8])
+}
+
+// hookedTarget is a classic target that leaves the webhook set when its
+// loop closes it.
+type hookedTarget struct {
+	*github.ClassicTarget
+	set *targets
+}
+
+// Close implements github.Target.
+func (h hookedTarget) Close(ctx context.Context) error {
+	h.set.mu.Lock()
+	delete(h.set.classic, h.ClassicTarget)
+	h.set.mu.Unlock()
+	return h.ClassicTarget.Close(ctx)
+}
