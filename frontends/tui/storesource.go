@@ -47,83 +47,26 @@ var _ Source = (*StoreSource)(nil)
 // daemon runs no loop for still shows), or, without the daemon, what the
 // journal alone tells with an error wrapping ErrPartial.
 func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
-	policies, err := s.Store.Policies(ctx)
-	if err != nil {
-		return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
-	}
 	liveErr := errors.New("no daemon connected")
 	if s.Live != nil {
+		policies, err := s.Store.Policies(ctx)
+		if err != nil {
+			return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
+		}
 		st, err := s.Live(ctx)
 		if err == nil {
-			return mergePolicies(st, policies), nil
+			return st.WithPolicies(policies), nil
 		}
 		if ctx.Err() != nil {
 			return reconcile.Status{}, err
 		}
 		liveErr = err
 	}
-	st, err := s.journalStatus(ctx, policies)
+	st, err := reconcile.StatusFromJournal(ctx, s.Store, rm.HostID{}, s.now())
 	if err != nil {
 		return reconcile.Status{}, err
 	}
 	return st, fmt.Errorf("%w, showing the journal only: %v", ErrPartial, liveErr)
-}
-
-// mergePolicies overlays the journal's policy settings on live figures.
-func mergePolicies(st reconcile.Status, policies []rm.Policy) reconcile.Status {
-	index := make(map[rm.PolicyID]int, len(st.Policies))
-	merged := make([]reconcile.PolicyStatus, len(st.Policies), len(st.Policies)+len(policies))
-	copy(merged, st.Policies)
-	for i, p := range merged {
-		index[p.ID] = i
-	}
-	for _, p := range policies {
-		i, ok := index[p.ID]
-		if !ok {
-			i = len(merged)
-			merged = append(merged, reconcile.PolicyStatus{ID: p.ID})
-		}
-		ps := &merged[i]
-		ps.Name, ps.Target, ps.Mode = p.Name, p.Target.String(), p.Target.Mode().String()
-		ps.Paused, ps.MinIdle, ps.Max = p.Paused, p.MinIdle, p.Max
-	}
-	st.Policies = merged
-	return st
-}
-
-// journalStatus is what the journal alone tells: the policies and their
-// live attempts, without usage, demand or memory.
-func (s *StoreSource) journalStatus(ctx context.Context, policies []rm.Policy) (reconcile.Status, error) {
-	st := reconcile.Status{At: s.now()}
-	for _, p := range policies {
-		live, err := s.Store.ActiveAttempts(ctx, p.ID)
-		if err != nil {
-			return reconcile.Status{}, fmt.Errorf("read the live attempts of policy %s from the journal: %w", p.Name, err)
-		}
-		ps := reconcile.PolicyStatus{
-			ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
-			Paused: p.Paused, Live: len(live), MinIdle: p.MinIdle, Max: p.Max,
-		}
-		for _, a := range live {
-			switch a.State {
-			case rm.StateIdle:
-				ps.Idle++
-			case rm.StateBusy:
-				ps.Busy++
-			}
-			st.Attempts = append(st.Attempts, reconcile.AttemptStatus{
-				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: a.State,
-				Job: jobName(a.Job), CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes,
-			})
-		}
-		st.Policies = append(st.Policies, ps)
-	}
-	if len(policies) > 0 {
-		if h, err := s.Store.Host(ctx, policies[0].Host); err == nil {
-			st.Host = h
-		}
-	}
-	return st, nil
 }
 
 // Attempts implements Source.
