@@ -1,14 +1,11 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -141,70 +138,7 @@ func (s *StoreSource) LogTail(ctx context.Context, id rm.AttemptID, lines int) (
 		return nil, fmt.Errorf("open the runner log: %w", err)
 	}
 	defer f.Close()
-	return TailLines(f, lines, logTailMaxBytes)
-}
-
-// TailLines returns the last n lines of r (without their line ends, as
-// valid UTF-8), reading backwards from the end at most maxBytes. A line cut
-// by that bound is left out.
-func TailLines(r io.ReaderAt, n int, maxBytes int64) ([]string, error) {
-	if n <= 0 {
-		return nil, nil
-	}
-	size, err := sizeOf(r)
-	if err != nil {
-		return nil, err
-	}
-	const chunk = 8 << 10
-	var chunks [][]byte // from the end backwards
-	pos, newlines := size, 0
-	for pos > 0 && size-pos < maxBytes && newlines <= n {
-		read := min(chunk, pos, maxBytes-(size-pos))
-		pos -= read
-		b := make([]byte, read)
-		if _, err := r.ReadAt(b, pos); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read the log: %w", err)
-		}
-		newlines += bytes.Count(b, []byte{'\n'})
-		chunks = append(chunks, b)
-	}
-	buf := make([]byte, 0, size-pos)
-	for i := len(chunks) - 1; i >= 0; i-- {
-		buf = append(buf, chunks[i]...)
-	}
-	if pos > 0 {
-		// The first line started before what was read.
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return nil, nil
-		}
-		buf = buf[i+1:]
-	}
-	buf = bytes.TrimSuffix(buf, []byte{'\n'})
-	if len(buf) == 0 {
-		return nil, nil
-	}
-	all := strings.Split(string(buf), "\n")
-	all = all[max(0, len(all)-n):]
-	out := make([]string, len(all))
-	for i, l := range all {
-		out[i] = strings.ToValidUTF8(strings.TrimSuffix(l, "\r"), "\uFFFD")
-	}
-	return out, nil
-}
-
-func sizeOf(r io.ReaderAt) (int64, error) {
-	switch r := r.(type) {
-	case interface{ Stat() (fs.FileInfo, error) }:
-		fi, err := r.Stat()
-		if err != nil {
-			return 0, fmt.Errorf("read the log's size: %w", err)
-		}
-		return fi.Size(), nil
-	case interface{ Size() int64 }:
-		return r.Size(), nil
-	}
-	return 0, errors.New("cannot tell the log's size")
+	return platform.TailLines(f, lines, logTailMaxBytes)
 }
 
 func (s *StoreSource) now() time.Time {
