@@ -6,6 +6,8 @@
 package policyplan
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // Spec is a policy as a user writes it, in flags or in a file.
@@ -116,4 +119,14 @@ func CheckRunnerDir(dir string) (string, error) {
 			abs, filepath.Join("bin", filepath.Base(listener)))
 	}
 	return abs, nil
+}
+
+// ByName reads the policy named name; a name the journal does not know is
+// an error wrapping rm.ErrInvalid that says where names are listed.
+func ByName(ctx context.Context, st store.Store, name string) (rm.Policy, error) {
+	p, err := st.PolicyByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, invalid("no policy named %q: `runner-manager policy list` shows them", name)
+	}
+	return p, err
 }

@@ -124,15 +124,6 @@ func pausedNote(p rm.Policy) string {
 	return ""
 }
 
-// policyByName reads a policy, with an error that says how to find names.
-func policyByName(ctx context.Context, st store.Store, name string) (rm.Policy, error) {
-	p, err := st.PolicyByName(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, invalid("no policy named %q: `runner-manager policy list` shows them", name)
-	}
-	return p, err
-}
-
 // PolicyListCmd lists policies.
 type PolicyListCmd struct {
 	JSON bool `help:"Print JSON."`
@@ -179,7 +170,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, c.Name)
+	p, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
@@ -249,7 +240,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	before, err := policyByName(ctx, st, c.Name)
+	before, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
@@ -304,7 +295,7 @@ func setPaused(ctx context.Context, a *App, name string, paused bool) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, name)
+	p, err := policyplan.ByName(ctx, st, name)
 	if err != nil {
 		return err
 	}
@@ -337,7 +328,7 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, c.Name)
+	p, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
