@@ -13,9 +13,9 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -260,12 +260,6 @@ func LoadOrCreateHostID(dataDir string) (rm.HostID, error) {
 		return rm.HostID{}, fmt.Errorf("write the host id: %w", err)
 	}
 	return id, nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	return platform.WriteFileAtomic(path, data, perm)
 }
 
 // Daemon is a client of the daemon serving the data directory.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/service"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
@@ -95,6 +96,12 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		a.printf("  %s\n", cmd)
 	}
 	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return platform.WriteFileAtomic(path, data, perm)
 }
 
 // ServiceUninstallCmd removes the service file.
