@@ -11,6 +11,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -77,30 +78,23 @@ func (s *StoreSource) Attempts(ctx context.Context, f store.AttemptFilter) ([]rm
 
 // SetPaused writes the policy paused or active in the journal.
 func (s *StoreSource) SetPaused(ctx context.Context, id rm.PolicyID, paused bool) error {
-	return s.edit(ctx, id, func(p *rm.Policy) { p.Paused = paused })
+	return s.edit(ctx, id, policyplan.Edit{Paused: &paused})
 }
 
 // SetMax writes the policy's max in the journal; a max the policy refuses
 // (below 1 or below its min idle) is an error wrapping rm.ErrInvalid.
 func (s *StoreSource) SetMax(ctx context.Context, id rm.PolicyID, max int) error {
-	return s.edit(ctx, id, func(p *rm.Policy) { p.Max = max })
+	return s.edit(ctx, id, policyplan.Edit{Max: &max})
 }
 
-func (s *StoreSource) edit(ctx context.Context, id rm.PolicyID, change func(*rm.Policy)) error {
+func (s *StoreSource) edit(ctx context.Context, id rm.PolicyID, e policyplan.Edit) error {
 	p, err := s.Store.Policy(ctx, id)
 	if err != nil {
 		return fmt.Errorf("read the policy from the journal: %w", err)
 	}
-	before := p
-	change(&p)
-	if p.Paused == before.Paused && p.Max == before.Max {
-		return nil
-	}
-	if err := p.Validate(); err != nil {
+	_, changes, err := e.Write(ctx, s.Store, p)
+	if err != nil || len(changes) == 0 {
 		return err
-	}
-	if err := s.Store.UpdatePolicy(ctx, p); err != nil {
-		return fmt.Errorf("write policy %s to the journal: %w", p.Name, err)
 	}
 	if s.Changed != nil {
 		_ = s.Changed(ctx) // the daemon re-reads the journal on its own too

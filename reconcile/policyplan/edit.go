@@ -1,11 +1,15 @@
 package policyplan
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // Edit is a change of some of a policy's settings: a nil field (or nil
@@ -20,6 +24,7 @@ type Edit struct {
 	// ScaleSet switches to scale-set mode, Labels to classic mode.
 	ScaleSet *string
 	Labels   []string
+	Paused   *bool
 }
 
 // Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid).
@@ -31,6 +36,7 @@ func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	set(&p.Max, e.Max)
 	set(&p.MinIdle, e.MinIdle)
 	set(&p.MemoryEstimate, e.MemoryEstimate)
+	set(&p.Paused, e.Paused)
 	if e.RunnerDir != nil {
 		dir, err := CheckRunnerDir(*e.RunnerDir)
 		if err != nil {
@@ -54,6 +60,29 @@ func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	}
 	p.Target = t
 	return p, p.Validate()
+}
+
+// Write makes the edit of p in the journal if it changes anything, and
+// returns the policy as written with what changed (nothing, and p, when
+// the edit changes nothing). A name another policy has is refused with
+// rm.ErrInvalid.
+func (e Edit) Write(ctx context.Context, st store.Store, p rm.Policy) (rm.Policy, []string, error) {
+	q, err := e.Apply(p)
+	if err != nil {
+		return p, nil, err
+	}
+	changes := Changes(p, q)
+	if len(changes) == 0 {
+		return p, nil, nil
+	}
+	q.UpdatedAt = time.Now().UTC()
+	if err := st.UpdatePolicy(ctx, q); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return p, nil, invalid("a policy named %q exists: choose another name", q.Name)
+		}
+		return p, nil, fmt.Errorf("write policy %s to the journal: %w", q.Name, err)
+	}
+	return q, changes, nil
 }
 
 func set[T any](dst *T, v *T) {

@@ -195,3 +195,36 @@ func TestReadFile(t *testing.T) {
 	_, err = policyplan.ReadFile(filepath.Join(dir, "missing.toml"))
 	require.ErrorIs(t, err, rm.ErrInvalid)
 }
+
+func TestEditWrite(t *testing.T) {
+	st, _, ps := journal(t)
+	a := ps["a"]
+	got, changes, err := policyplan.Edit{Max: ptr(4), Paused: ptr(true)}.Write(t.Context(), st, a)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"max 2 → 4", "state active → paused"}, changes)
+	stored := names(t, st)["a"]
+	assert.Equal(t, 4, stored.Max)
+	assert.True(t, stored.Paused)
+	assert.Equal(t, got.ID, stored.ID)
+
+	same, changes, err := policyplan.Edit{Paused: ptr(true)}.Write(t.Context(), st, stored)
+	require.NoError(t, err)
+	assert.Empty(t, changes)
+	assert.Equal(t, stored, same)
+	assert.Equal(t, stored.UpdatedAt, names(t, st)["a"].UpdatedAt, "nothing to change, nothing written")
+
+	_, _, err = policyplan.Edit{Rename: ptr("b")}.Write(t.Context(), st, stored)
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	assert.Contains(t, err.Error(), "exists")
+}
+
+func TestSpecInsert(t *testing.T) {
+	st, host, _ := journal(t)
+	p, err := policyplan.Spec{Name: "new", Repo: "octo/app", ScaleSet: "new", Max: 1}.Insert(t.Context(), st, host)
+	require.NoError(t, err)
+	assert.False(t, p.ID.IsZero())
+	assert.Equal(t, p.ID, names(t, st)["new"].ID)
+	_, err = policyplan.Spec{Name: "a", Repo: "octo/app", ScaleSet: "x", Max: 1}.Insert(t.Context(), st, host)
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	assert.Contains(t, err.Error(), "policy edit a")
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
@@ -98,6 +99,24 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	}
 	if err := p.Validate(); err != nil {
 		return rm.Policy{}, err
+	}
+	return p, nil
+}
+
+// Insert builds the policy for host and adds it to the journal, with a new
+// id, stamped now. A name the journal has is refused with rm.ErrInvalid.
+func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Policy, error) {
+	p, err := s.Build(host)
+	if err != nil {
+		return p, err
+	}
+	now := time.Now().UTC()
+	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now
+	if err := st.InsertPolicy(ctx, p); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return p, invalid("a policy named %q exists: choose another name, or change it with `runner-manager policy edit %s`", p.Name, p.Name)
+		}
+		return p, err
 	}
 	return p, nil
 }

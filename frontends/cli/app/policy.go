@@ -95,20 +95,12 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := spec.Build(host.ID)
-	if err != nil {
-		return err
-	}
 	st, err := a.Store(ctx)
 	if err != nil {
 		return err
 	}
-	now := time.Now().UTC()
-	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now
-	if err := st.InsertPolicy(ctx, p); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return invalid("a policy named %q exists: choose another name, or change it with `runner-manager policy edit %s`", p.Name, p.Name)
-		}
+	p, err := spec.Insert(ctx, st, host.ID)
+	if err != nil {
 		return err
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
@@ -249,21 +241,13 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	if c.MemoryEstimate != nil {
 		e.MemoryEstimate = new(c.MemoryEstimate.Bytes())
 	}
-	p, err := e.Apply(before)
+	_, changes, err := e.Write(ctx, st, before)
 	if err != nil {
 		return err
 	}
-	changes := policyplan.Changes(before, p)
 	if len(changes) == 0 {
 		a.printf("policy %s: nothing to change\n", before.Name)
 		return nil
-	}
-	p.UpdatedAt = time.Now().UTC()
-	if err := st.UpdatePolicy(ctx, p); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return invalid("a policy named %q exists: choose another name", p.Name)
-		}
-		return err
 	}
 	a.printf("changed policy %s: %s\n", before.Name, strings.Join(changes, ", "))
 	a.pokeDaemon(ctx)
@@ -299,14 +283,11 @@ func setPaused(ctx context.Context, a *App, name string, paused bool) error {
 	if err != nil {
 		return err
 	}
-	if p.Paused == paused {
+	if _, changes, err := (policyplan.Edit{Paused: &paused}).Write(ctx, st, p); err != nil {
+		return err
+	} else if len(changes) == 0 {
 		a.printf("policy %s is already %s\n", p.Name, policyplan.State(p))
 		return nil
-	}
-	p.Paused = paused
-	p.UpdatedAt = time.Now().UTC()
-	if err := st.UpdatePolicy(ctx, p); err != nil {
-		return err
 	}
 	if paused {
 		a.printf("paused policy %s: no new runners; running ones finish their jobs\n", p.Name)
