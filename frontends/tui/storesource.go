@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/attempts"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -110,29 +108,10 @@ func (s *StoreSource) StopAttempt(ctx context.Context, id rm.AttemptID) error {
 	return s.Stop(ctx, id)
 }
 
-// logTailMaxBytes bounds how much of a log LogTail reads: a log of very
-// long lines gives fewer lines rather than a huge read.
-const logTailMaxBytes = 1 << 20
-
-// LogTail reads the last lines of the attempt's runner.log (in
-// <DataDir>/attempts/<id>/, or where a failed attempt's root is kept) from
-// its end; none if the attempt has no log (yet, or any more).
+// LogTail reads the last lines of the attempt's runner log
+// (attempts.TailLog); none if the attempt has no log (yet, or any more).
 func (s *StoreSource) LogTail(ctx context.Context, id rm.AttemptID, lines int) ([]string, error) {
-	if id.IsZero() {
-		return nil, errors.New("no attempt given")
-	}
-	// The launcher knows where the log is: in the attempt's root, or in
-	// the kept root of a failed attempt.
-	path := platform.NewNativeLauncher(s.DataDir).RunnerLog(id)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open the runner log: %w", err)
-	}
-	defer f.Close()
-	return platform.TailLines(f, lines, logTailMaxBytes)
+	return attempts.TailLog(s.DataDir, id, lines)
 }
 
 func (s *StoreSource) now() time.Time {

@@ -151,3 +151,20 @@ func TestCopyLog(t *testing.T) {
 		assert.Equal(t, "c\nd\n", out.String())
 	})
 }
+
+func TestTailLog(t *testing.T) {
+	data := t.TempDir()
+	id := rm.NewAttemptID()
+	lines, err := attempts.TailLog(data, id, 5)
+	require.NoError(t, err, "no log yet is no error")
+	assert.Empty(t, lines)
+	_, err = attempts.TailLog(data, rm.AttemptID{}, 5)
+	require.Error(t, err)
+
+	path := attempts.LogPath(data, id)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte("a\nb\nc\n"), 0o600))
+	lines, err = attempts.TailLog(data, id, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b", "c"}, lines)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -17,6 +18,28 @@ import (
 // <dataDir>/attempts/, or where the launcher keeps a failed attempt's root.
 func LogPath(dataDir string, id rm.AttemptID) string {
 	return platform.NewNativeLauncher(dataDir).RunnerLog(id)
+}
+
+// tailMaxBytes bounds how much of a log TailLog reads: a log of very long
+// lines gives fewer lines rather than a huge read.
+const tailMaxBytes = 1 << 20
+
+// TailLog returns the last lines of the attempt's runner log (see LogPath),
+// read from its end; none, and no error, if the attempt has no log (yet,
+// or any more).
+func TailLog(dataDir string, id rm.AttemptID, lines int) ([]string, error) {
+	if id.IsZero() {
+		return nil, errors.New("no attempt given")
+	}
+	f, err := os.Open(LogPath(dataDir, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the runner log: %w", err)
+	}
+	defer f.Close()
+	return platform.TailLines(f, lines, tailMaxBytes)
 }
 
 // LogOptions say how much of a log to print.
