@@ -45,12 +45,12 @@ var _ Source = (*StoreSource)(nil)
 func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
 	liveErr := errors.New("no daemon connected")
 	if s.Live != nil {
-		policies, err := s.Store.Policies(ctx)
-		if err != nil {
-			return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
-		}
 		st, err := s.Live(ctx)
 		if err == nil {
+			policies, err := s.Store.Policies(ctx)
+			if err != nil {
+				return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
+			}
 			return st.WithPolicies(policies), nil
 		}
 		if ctx.Err() != nil {
