@@ -23,7 +23,7 @@ var baseRunnerEnv = []string{
 // same name in the manager's environment or in a spec's Env never wins.
 var runnerOwnEnv = []string{
 	"ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE",
-	"RUNNER_MANAGER_ATTEMPT", "RUNNER_ALLOW_RUNASROOT",
+	AttemptEnv, "RUNNER_ALLOW_RUNASROOT",
 }
 
 // WithPassEnv names more variables of the manager's environment that
@@ -74,7 +74,7 @@ func runnerEnviron(parent, pass []string, spec LaunchSpec, asRoot bool) []string
 	}
 	b.set("ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_INPUT_JITCONFIG="+spec.JITConfig)
 	b.set("ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1")
-	b.set("RUNNER_MANAGER_ATTEMPT", "RUNNER_MANAGER_ATTEMPT="+spec.Attempt.String())
+	b.set(AttemptEnv, AttemptEnv+"="+spec.Attempt.String())
 	if asRoot {
 		b.set("RUNNER_ALLOW_RUNASROOT", "RUNNER_ALLOW_RUNASROOT=1")
 	}

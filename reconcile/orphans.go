@@ -3,21 +3,37 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// RunnerProcess is a runner process of this data directory found on the
-// host: its environment names its attempt (RUNNER_MANAGER_ATTEMPT, set by
-// the launcher) and its working directory is under <data>/attempts/.
-type RunnerProcess struct {
-	PID int
-	// PGID is its process group: the listener the launcher started leads
-	// its own, its job's processes share it.
-	PGID    int
-	Start   uint64
-	Attempt rm.AttemptID
+// RunnerProcess is a runner process found on the host (see
+// platform.RunnerProcesses): its environment names its attempt and it
+// works under <data>/attempts/.
+type RunnerProcess = platform.RunnerProcess
+
+// findRunnerProcesses lists the runner processes of dataDir: those whose
+// environment names an attempt and whose working directory is under
+// <dataDir>/attempts/, in one look at the process table. Where the system
+// cannot tell (only Linux shows other processes' environments) it finds
+// none: a runner orphaned by a crash between its launch and the journal
+// write of its pid stops by itself once the next pass removes its
+// registration.
+func findRunnerProcesses(dataDir string) ([]RunnerProcess, error) {
+	if dataDir == "" {
+		return nil, nil
+	}
+	procs, err := platform.RunnerProcesses("")
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return platform.RunnersUnder(procs, filepath.Join(dataDir, "attempts")), nil
 }
 
 // sweep repairs, at start, what a crash can leave among processes: a
@@ -35,7 +51,7 @@ func (s *Supervisor) sweep(ctx context.Context) {
 	}
 	byAttempt := make(map[rm.AttemptID][]RunnerProcess)
 	for _, p := range procs {
-		if p.PID == p.PGID { // group leaders only: job processes go with their group
+		if p.Leader() { // job processes go with their group
 			byAttempt[p.Attempt] = append(byAttempt[p.Attempt], p)
 		}
 	}
@@ -49,7 +65,7 @@ func (s *Supervisor) sweep(ctx context.Context) {
 		case errors.Is(err, store.ErrNotFound) || (err == nil && !a.Live()):
 			for _, p := range leaders {
 				s.log.Warn("stopping a runner process no live attempt owns", "attempt", id.String(), "pid", p.PID)
-				if err := stopGroupAfter(p.PGID, grace); err != nil {
+				if err := platform.StopRunnerProcess(p, grace); err != nil {
 					s.log.Warn("could not stop the runner process", "pid", p.PID, "err", err)
 				}
 			}

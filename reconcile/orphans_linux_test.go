@@ -26,7 +26,7 @@ func startRunnerLike(t *testing.T, dataDir string, id rm.AttemptID) (*exec.Cmd, 
 	require.NoError(t, os.MkdirAll(root, 0o700))
 	cmd := exec.Command("sleep", "60")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "RUNNER_MANAGER_ATTEMPT="+id.String())
+	cmd.Env = append(os.Environ(), platform.AttemptEnv+"="+id.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})

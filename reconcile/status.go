@@ -1,10 +1,14 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // Status is a snapshot of a supervisor's live figures, for `status`, the TUI
@@ -70,4 +74,113 @@ type AttemptStatus struct {
 	// LastMessage is what the manager last noted on it ("stopping: zombie",
 	// "exited; waiting for GitHub's word on its job").
 	LastMessage string
+}
+
+// StatusFromJournal is what the journal alone tells of a host, for when no
+// daemon answers: its policies as set, with their live attempts (states,
+// jobs, peaks recorded so far), stamped now; no usage, demand, admission or
+// GitHub budget, which only a running daemon knows. host selects the host's
+// policies; the zero id shows every policy, with the host of the first.
+func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now time.Time) (Status, error) {
+	policies, err := st.Policies(ctx)
+	if err != nil {
+		return Status{}, fmt.Errorf("read the policies from the journal: %w", err)
+	}
+	out := Status{At: now}
+	shown := host
+	for _, p := range policies {
+		if !host.IsZero() && !p.IsOwnedBy(host) {
+			continue
+		}
+		live, err := st.ActiveAttempts(ctx, p.ID)
+		if err != nil {
+			return Status{}, fmt.Errorf("read the live attempts of policy %s from the journal: %w", p.Name, err)
+		}
+		ps := policyStatusOf(p)
+		for _, a := range live {
+			ps.Live++
+			switch a.State {
+			case rm.StateIdle:
+				ps.Idle++
+			case rm.StateBusy:
+				ps.Busy++
+			}
+			out.Attempts = append(out.Attempts, AttemptStatus{
+				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job),
+				CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes, LastMessage: a.LastMessage,
+			})
+		}
+		out.Policies = append(out.Policies, ps)
+		if shown.IsZero() {
+			shown = p.Host
+		}
+	}
+	if !shown.IsZero() {
+		if h, err := st.Host(ctx, shown); err == nil {
+			out.Host = h
+		}
+	}
+	return out, nil
+}
+
+// WithPolicies overlays the policies' settings (name, target, mode, paused,
+// min idle, max) on s, adding those s does not show: a daemon's figures
+// with an edit written to the journal that the daemon has not read yet,
+// and the policies it runs no loop for.
+func (s Status) WithPolicies(policies []rm.Policy) Status {
+	index := make(map[rm.PolicyID]int, len(s.Policies))
+	merged := make([]PolicyStatus, len(s.Policies), len(s.Policies)+len(policies))
+	copy(merged, s.Policies)
+	for i, p := range merged {
+		index[p.ID] = i
+	}
+	for _, p := range policies {
+		set := policyStatusOf(p)
+		i, ok := index[p.ID]
+		if !ok {
+			merged = append(merged, set)
+			continue
+		}
+		ps := &merged[i]
+		ps.Name, ps.Target, ps.Mode = set.Name, set.Target, set.Mode
+		ps.Paused, ps.MinIdle, ps.Max = set.Paused, set.MinIdle, set.Max
+	}
+	s.Policies = merged
+	return s
+}
+
+// HostMemoryStatus is the host's memory and the free disk of the data
+// directory's filesystem as they are now, with the reserve and the floor
+// admission keeps: the memory line of a status no daemon gave. A figure the
+// system does not tell stays 0.
+func HostMemoryStatus(dataDir string, reserve, diskFloor uint64) MemoryStatus {
+	m := MemoryStatus{ReserveBytes: reserve, DiskFloorBytes: diskFloor}
+	if total, avail, err := platform.HostMemory(); err == nil {
+		m.TotalBytes, m.AvailableBytes = total, avail
+	}
+	if free, err := platform.DiskFree(dataDir); err == nil {
+		m.DiskFreeBytes = free
+	}
+	return m
+}
+
+// policyStatusOf is a policy's figures as its settings give them, before
+// any pass: no live attempts, demand or admission yet.
+func policyStatusOf(p rm.Policy) PolicyStatus {
+	return PolicyStatus{
+		ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
+		Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max,
+	}
+}
+
+// jobLabel is how a status names an attempt's job: its display name, else
+// its id.
+func jobLabel(j rm.Job) string {
+	switch {
+	case j.Name != "":
+		return j.Name
+	case j.ID != 0:
+		return fmt.Sprint(j.ID)
+	}
+	return ""
 }

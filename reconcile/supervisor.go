@@ -488,10 +488,9 @@ func (s *Supervisor) Status() Status {
 		if shown[p.ID] {
 			continue
 		}
-		st.Policies = append(st.Policies, PolicyStatus{
-			ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
-			Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max, LastError: targetErr[p.Target.Key()],
-		})
+		ps := policyStatusOf(p)
+		ps.LastError = targetErr[p.Target.Key()]
+		st.Policies = append(st.Policies, ps)
 	}
 	slices.SortFunc(st.Policies, func(a, b PolicyStatus) int { return cmp.Compare(a.Name, b.Name) })
 	if pk, ok := s.cfg.Meters.(peeker); ok {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -151,13 +152,17 @@ func (s *SQLite) InsertPolicy(ctx context.Context, p rm.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	return s.write(ctx, func(tx *sql.Tx) error { return s.insertPolicy(ctx, tx, p) })
+}
+
+func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
 	if p.UpdatedAt.IsZero() {
 		p.UpdatedAt = p.CreatedAt
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := func() error {
 		switch ok, err := policyExists(ctx, tx, p.ID); {
 		case err != nil:
 			return err
@@ -174,7 +179,7 @@ func (s *SQLite) InsertPolicy(ctx context.Context, p rm.Policy) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(policyArgs(p), p.ID, nanos(p.CreatedAt))...)
 		return err
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("insert policy %q: %w", p.Name, err)
 	}
@@ -187,8 +192,12 @@ func (s *SQLite) UpdatePolicy(ctx context.Context, p rm.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	return s.write(ctx, func(tx *sql.Tx) error { return s.updatePolicy(ctx, tx, p) })
+}
+
+func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
 	p.UpdatedAt = s.now()
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := func() error {
 		switch ok, err := policyExists(ctx, tx, p.ID); {
 		case err != nil:
 			return err
@@ -205,7 +214,7 @@ func (s *SQLite) UpdatePolicy(ctx context.Context, p rm.Policy) error {
 			WHERE id = ?`,
 			append(policyArgs(p), p.ID)...)
 		return err
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("update policy %q: %w", p.Name, err)
 	}
@@ -260,7 +269,11 @@ func (s *SQLite) Policies(ctx context.Context) ([]rm.Policy, error) {
 // DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
 // while it has live attempts; its ended attempts go with it.
 func (s *SQLite) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *sql.Tx) error { return deletePolicy(ctx, tx, id) })
+}
+
+func deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID) error {
+	err := func() error {
 		switch ok, err := policyExists(ctx, tx, id); {
 		case err != nil:
 			return err
@@ -277,9 +290,40 @@ func (s *SQLite) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id)
 		return err
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("delete policy: %w", err)
 	}
 	return nil
+}
+
+// ApplyPolicies makes every change of c in one transaction: deletions,
+// then updates, then insertions; the first refusal rolls all back.
+func (s *SQLite) ApplyPolicies(ctx context.Context, c PolicyChanges) error {
+	for _, p := range slices.Concat(c.Update, c.Insert) {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Empty() {
+		return nil
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		for _, id := range c.Delete {
+			if err := deletePolicy(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		for _, p := range c.Update {
+			if err := s.updatePolicy(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		for _, p := range c.Insert {
+			if err := s.insertPolicy(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

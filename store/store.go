@@ -85,6 +85,13 @@ type Store interface {
 	// DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
 	// while it has live attempts. Its ended attempts go with it.
 	DeletePolicy(ctx context.Context, id rm.PolicyID) error
+	// ApplyPolicies makes every change of c in one transaction: all of them,
+	// or none when one fails. Deletions come first (so a name may pass from
+	// one policy to another), then updates, then insertions; each is
+	// checked and stamped as DeletePolicy, UpdatePolicy and InsertPolicy
+	// check and stamp it, and the first refusal is returned with the same
+	// errors (ErrNotFound, ErrConflict, a Validate error).
+	ApplyPolicies(ctx context.Context, c PolicyChanges) error
 
 	// RecordAttempt inserts a new attempt (in any state) or updates an
 	// existing one, refusing with ErrIllegalTransition a state change the
@@ -133,8 +140,26 @@ type Store interface {
 	// held by another, or none, is left as is.
 	ReleaseHostLease(ctx context.Context, host rm.HostID, holder string) error
 
+	// IntegrityCheck looks over the whole journal for damage (a store that
+	// cannot tell says nil) and returns an error listing what it found.
+	IntegrityCheck(ctx context.Context) error
+
 	Close() error
 }
+
+// PolicyChanges is a set of policy changes Store.ApplyPolicies makes at
+// once, as `policy apply` does with a file.
+type PolicyChanges struct {
+	// Delete are the policies removed.
+	Delete []rm.PolicyID
+	// Update are the policies replaced (by id).
+	Update []rm.Policy
+	// Insert are the new policies.
+	Insert []rm.Policy
+}
+
+// Empty reports whether c changes nothing.
+func (c PolicyChanges) Empty() bool { return len(c.Delete)+len(c.Update)+len(c.Insert) == 0 }
 
 // HostLease says which daemon runs a host: one at a time, so that two
 // daemons never serve (and sweep) the same host's runners. The daemon

@@ -1,19 +1,15 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/attempts"
+	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -47,83 +43,26 @@ var _ Source = (*StoreSource)(nil)
 // daemon runs no loop for still shows), or, without the daemon, what the
 // journal alone tells with an error wrapping ErrPartial.
 func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
-	policies, err := s.Store.Policies(ctx)
-	if err != nil {
-		return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
-	}
 	liveErr := errors.New("no daemon connected")
 	if s.Live != nil {
 		st, err := s.Live(ctx)
 		if err == nil {
-			return mergePolicies(st, policies), nil
+			policies, err := s.Store.Policies(ctx)
+			if err != nil {
+				return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
+			}
+			return st.WithPolicies(policies), nil
 		}
 		if ctx.Err() != nil {
 			return reconcile.Status{}, err
 		}
 		liveErr = err
 	}
-	st, err := s.journalStatus(ctx, policies)
+	st, err := reconcile.StatusFromJournal(ctx, s.Store, rm.HostID{}, s.now())
 	if err != nil {
 		return reconcile.Status{}, err
 	}
 	return st, fmt.Errorf("%w, showing the journal only: %v", ErrPartial, liveErr)
-}
-
-// mergePolicies overlays the journal's policy settings on live figures.
-func mergePolicies(st reconcile.Status, policies []rm.Policy) reconcile.Status {
-	index := make(map[rm.PolicyID]int, len(st.Policies))
-	merged := make([]reconcile.PolicyStatus, len(st.Policies), len(st.Policies)+len(policies))
-	copy(merged, st.Policies)
-	for i, p := range merged {
-		index[p.ID] = i
-	}
-	for _, p := range policies {
-		i, ok := index[p.ID]
-		if !ok {
-			i = len(merged)
-			merged = append(merged, reconcile.PolicyStatus{ID: p.ID})
-		}
-		ps := &merged[i]
-		ps.Name, ps.Target, ps.Mode = p.Name, p.Target.String(), p.Target.Mode().String()
-		ps.Paused, ps.MinIdle, ps.Max = p.Paused, p.MinIdle, p.Max
-	}
-	st.Policies = merged
-	return st
-}
-
-// journalStatus is what the journal alone tells: the policies and their
-// live attempts, without usage, demand or memory.
-func (s *StoreSource) journalStatus(ctx context.Context, policies []rm.Policy) (reconcile.Status, error) {
-	st := reconcile.Status{At: s.now()}
-	for _, p := range policies {
-		live, err := s.Store.ActiveAttempts(ctx, p.ID)
-		if err != nil {
-			return reconcile.Status{}, fmt.Errorf("read the live attempts of policy %s from the journal: %w", p.Name, err)
-		}
-		ps := reconcile.PolicyStatus{
-			ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
-			Paused: p.Paused, Live: len(live), MinIdle: p.MinIdle, Max: p.Max,
-		}
-		for _, a := range live {
-			switch a.State {
-			case rm.StateIdle:
-				ps.Idle++
-			case rm.StateBusy:
-				ps.Busy++
-			}
-			st.Attempts = append(st.Attempts, reconcile.AttemptStatus{
-				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: a.State,
-				Job: jobName(a.Job), CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes,
-			})
-		}
-		st.Policies = append(st.Policies, ps)
-	}
-	if len(policies) > 0 {
-		if h, err := s.Store.Host(ctx, policies[0].Host); err == nil {
-			st.Host = h
-		}
-	}
-	return st, nil
 }
 
 // Attempts implements Source.
@@ -137,30 +76,23 @@ func (s *StoreSource) Attempts(ctx context.Context, f store.AttemptFilter) ([]rm
 
 // SetPaused writes the policy paused or active in the journal.
 func (s *StoreSource) SetPaused(ctx context.Context, id rm.PolicyID, paused bool) error {
-	return s.edit(ctx, id, func(p *rm.Policy) { p.Paused = paused })
+	return s.edit(ctx, id, policyplan.Edit{Paused: &paused})
 }
 
 // SetMax writes the policy's max in the journal; a max the policy refuses
 // (below 1 or below its min idle) is an error wrapping rm.ErrInvalid.
 func (s *StoreSource) SetMax(ctx context.Context, id rm.PolicyID, max int) error {
-	return s.edit(ctx, id, func(p *rm.Policy) { p.Max = max })
+	return s.edit(ctx, id, policyplan.Edit{Max: &max})
 }
 
-func (s *StoreSource) edit(ctx context.Context, id rm.PolicyID, change func(*rm.Policy)) error {
+func (s *StoreSource) edit(ctx context.Context, id rm.PolicyID, e policyplan.Edit) error {
 	p, err := s.Store.Policy(ctx, id)
 	if err != nil {
 		return fmt.Errorf("read the policy from the journal: %w", err)
 	}
-	before := p
-	change(&p)
-	if p.Paused == before.Paused && p.Max == before.Max {
-		return nil
-	}
-	if err := p.Validate(); err != nil {
+	_, changes, err := e.Write(ctx, s.Store, p)
+	if err != nil || len(changes) == 0 {
 		return err
-	}
-	if err := s.Store.UpdatePolicy(ctx, p); err != nil {
-		return fmt.Errorf("write policy %s to the journal: %w", p.Name, err)
 	}
 	if s.Changed != nil {
 		_ = s.Changed(ctx) // the daemon re-reads the journal on its own too
@@ -176,92 +108,10 @@ func (s *StoreSource) StopAttempt(ctx context.Context, id rm.AttemptID) error {
 	return s.Stop(ctx, id)
 }
 
-// logTailMaxBytes bounds how much of a log LogTail reads: a log of very
-// long lines gives fewer lines rather than a huge read.
-const logTailMaxBytes = 1 << 20
-
-// LogTail reads the last lines of the attempt's runner.log (in
-// <DataDir>/attempts/<id>/, or where a failed attempt's root is kept) from
-// its end; none if the attempt has no log (yet, or any more).
+// LogTail reads the last lines of the attempt's runner log
+// (attempts.TailLog); none if the attempt has no log (yet, or any more).
 func (s *StoreSource) LogTail(ctx context.Context, id rm.AttemptID, lines int) ([]string, error) {
-	if id.IsZero() {
-		return nil, errors.New("no attempt given")
-	}
-	// The launcher knows where the log is: in the attempt's root, or in
-	// the kept root of a failed attempt.
-	path := platform.NewNativeLauncher(s.DataDir).RunnerLog(id)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open the runner log: %w", err)
-	}
-	defer f.Close()
-	return TailLines(f, lines, logTailMaxBytes)
-}
-
-// TailLines returns the last n lines of r (without their line ends, as
-// valid UTF-8), reading backwards from the end at most maxBytes. A line cut
-// by that bound is left out.
-func TailLines(r io.ReaderAt, n int, maxBytes int64) ([]string, error) {
-	if n <= 0 {
-		return nil, nil
-	}
-	size, err := sizeOf(r)
-	if err != nil {
-		return nil, err
-	}
-	const chunk = 8 << 10
-	var chunks [][]byte // from the end backwards
-	pos, newlines := size, 0
-	for pos > 0 && size-pos < maxBytes && newlines <= n {
-		read := min(chunk, pos, maxBytes-(size-pos))
-		pos -= read
-		b := make([]byte, read)
-		if _, err := r.ReadAt(b, pos); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read the log: %w", err)
-		}
-		newlines += bytes.Count(b, []byte{'\n'})
-		chunks = append(chunks, b)
-	}
-	buf := make([]byte, 0, size-pos)
-	for i := len(chunks) - 1; i >= 0; i-- {
-		buf = append(buf, chunks[i]...)
-	}
-	if pos > 0 {
-		// The first line started before what was read.
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return nil, nil
-		}
-		buf = buf[i+1:]
-	}
-	buf = bytes.TrimSuffix(buf, []byte{'\n'})
-	if len(buf) == 0 {
-		return nil, nil
-	}
-	all := strings.Split(string(buf), "\n")
-	all = all[max(0, len(all)-n):]
-	out := make([]string, len(all))
-	for i, l := range all {
-		out[i] = strings.ToValidUTF8(strings.TrimSuffix(l, "\r"), "\uFFFD")
-	}
-	return out, nil
-}
-
-func sizeOf(r io.ReaderAt) (int64, error) {
-	switch r := r.(type) {
-	case interface{ Stat() (fs.FileInfo, error) }:
-		fi, err := r.Stat()
-		if err != nil {
-			return 0, fmt.Errorf("read the log's size: %w", err)
-		}
-		return fi.Size(), nil
-	case interface{ Size() int64 }:
-		return r.Size(), nil
-	}
-	return 0, errors.New("cannot tell the log's size")
+	return attempts.TailLog(s.DataDir, id, lines)
 }
 
 func (s *StoreSource) now() time.Time {

@@ -1,7 +1,6 @@
 package tui_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -222,72 +221,4 @@ func TestStoreSourceLogTail(t *testing.T) {
 	lines, err = src.LogTail(ctx, j.busy.ID, 1)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"line 4999 of the runner's log"}, lines)
-}
-
-func TestTailLines(t *testing.T) {
-	long := strings.Repeat("x", 100)
-	tests := []struct {
-		name     string
-		text     string
-		n        int
-		maxBytes int64
-		want     []string
-	}{
-		{"Empty", "", 5, 1 << 20, nil},
-		{"Fewer", "a\nb\n", 5, 1 << 20, []string{"a", "b"}},
-		{"Last", "a\nb\nc\nd\n", 2, 1 << 20, []string{"c", "d"}},
-		{"NoFinalNewline", "a\nb\nc", 2, 1 << 20, []string{"b", "c"}},
-		{"CRLF", "a\r\nb\r\n", 5, 1 << 20, []string{"a", "b"}},
-		{"BlankLinesKept", "a\n\nb\n", 5, 1 << 20, []string{"a", "", "b"}},
-		{"InvalidUTF8", "ok\n\xff\xfe bad\n", 5, 1 << 20, []string{"ok", "\uFFFD bad"}},
-		{"BoundCutsPartialLine", long + "\n" + "tail1\ntail2\n", 10, 20, []string{"tail1", "tail2"}},
-		{"BoundInsideOneLine", "start\n" + long, 10, 20, nil},
-		{"Zero", "a\n", 0, 1 << 20, nil},
-		{"AcrossChunks", strings.Repeat(long+"\n", 300) + "end\n", 2, 1 << 20, []string{long, "end"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tui.TailLines(bytes.NewReader([]byte(tt.text)), tt.n, tt.maxBytes)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-// countingReader counts the bytes read, to show the tail is read from the
-// end.
-type countingReader struct {
-	r    *bytes.Reader
-	read int64
-}
-
-func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := c.r.ReadAt(p, off)
-	c.read += int64(n)
-	return n, err
-}
-
-func (c *countingReader) Size() int64 { return c.r.Size() }
-
-func TestTailLinesReadsFromTheEnd(t *testing.T) {
-	big := bytes.Repeat([]byte("a line of some forty characters or so..\n"), 100_000) // 4 MB
-	cr := &countingReader{r: bytes.NewReader(big)}
-	lines, err := tui.TailLines(cr, 20, 1<<20)
-	require.NoError(t, err)
-	assert.Len(t, lines, 20)
-	assert.LessOrEqual(t, cr.read, int64(16<<10), "20 lines need a chunk or two, not the file")
-}
-
-func BenchmarkTailLines(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "runner.log")
-	big := bytes.Repeat([]byte("[2025-06-01 11:57:25Z INFO Worker] Running: go build ./...\n"), 200_000) // 12 MB
-	require.NoError(b, os.WriteFile(path, big, 0o600))
-	f, err := os.Open(path)
-	require.NoError(b, err)
-	defer f.Close()
-	for b.Loop() {
-		if _, err := tui.TailLines(f, tui.LogLines, 1<<20); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

@@ -6,16 +6,20 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // procScanWorks says whether scanProcs can see processes here.
 const procScanWorks = true
 
 // scanProcs lists the processes of w's runners: those whose environment
-// carries RUNNER_MANAGER_ATTEMPT= and whose executable or working directory
-// lies in w's data directory, or whose executable is the fake runner itself
-// (engineers' other runs on this machine are not ours). A process gone
-// mid-scan is skipped.
+// carries the launcher's mark (platform.AttemptEnv) and whose executable or
+// working directory lies in w's data directory, or whose executable is the
+// fake runner itself (other runs on this machine are not ours). Unlike
+// platform.RunnerProcesses it also keeps listeners without the mark (a
+// runner that escaped it is a finding) and looks for the daemon's secrets
+// in every environment. A process gone mid-scan is skipped.
 func scanProcs(w *World) ([]proc, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -37,12 +41,7 @@ func scanProcs(w *World) ([]proc, error) {
 		ours := strings.HasPrefix(exe, data) || strings.HasPrefix(cwd+"/", data)
 		fakeRunner := strings.HasPrefix(exe, runner)
 		env, _ := os.ReadFile(dir + "/environ")
-		attempt := ""
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if v, ok := bytes.CutPrefix(kv, []byte("RUNNER_MANAGER_ATTEMPT=")); ok {
-				attempt = string(v)
-			}
-		}
+		attempt, _ := platform.AttemptOf(env)
 		if !(fakeRunner || ours && (attempt != "" || strings.HasSuffix(exe, "Runner.Listener"))) {
 			continue
 		}

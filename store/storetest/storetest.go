@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Policies", testPolicies},
 		{"PolicyDelete", testPolicyDelete},
 		{"PolicyDeleteLive", testPolicyDeleteLive},
+		{"ApplyPolicies", testApplyPolicies},
+		{"ApplyPoliciesAllOrNothing", testApplyPoliciesAllOrNothing},
 		{"AttemptRoundTrip", testAttemptRoundTrip},
 		{"AttemptAnyStateOnInsert", testAttemptAnyStateOnInsert},
 		{"AttemptInvalid", testAttemptInvalid},
@@ -54,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HostLease", testHostLease},
 		{"HostLeaseInvalid", testHostLeaseInvalid},
 		{"HostLeaseRace", testHostLeaseRace},
+		{"IntegrityCheck", testIntegrityCheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -233,33 +233,6 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 // the first time (daemon.LoadOrCreateHostID).
 func LoadOrCreateHostID(dataDir string) (rm.HostID, error) { return daemon.LoadOrCreateHostID(dataDir) }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 // Daemon is a client of the daemon serving the data directory.
 func (a *App) Daemon() (*daemonapi.Client, error) {
 	c, err := a.Config()

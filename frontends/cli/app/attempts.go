@@ -2,18 +2,13 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile/attempts"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
-	"github.com/runner-manager/runner-manager/store"
 )
 
 // AttemptsCmd lists attempts.
@@ -27,42 +22,18 @@ type AttemptsCmd struct {
 
 // Run lists the attempts.
 func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
-	f := store.AttemptFilter{Limit: c.Limit}
-	if c.Limit < 0 {
-		return invalid("--limit %d must not be negative", c.Limit)
-	}
-	for _, s := range c.State {
-		if s == "live" {
-			f.States = append(f.States, rm.StatePending, rm.StateRegistering, rm.StateStarting, rm.StateIdle, rm.StateBusy)
-			continue
-		}
-		st, err := rm.ParseAttemptState(strings.TrimSpace(s))
-		if err != nil {
-			return err
-		}
-		f.States = append(f.States, st)
-	}
-	if c.Since != "" {
-		t, err := parseSince(c.Since, time.Now())
-		if err != nil {
-			return err
-		}
-		f.Since = t
-	}
 	st, err := a.ExistingStore(ctx)
 	if err != nil {
 		return err
 	}
-	names, err := policyNames(ctx, st)
+	now := time.Now()
+	f, err := attempts.Query{Policy: c.Policy, States: c.State, Since: c.Since, Limit: c.Limit}.Filter(ctx, st, now)
 	if err != nil {
 		return err
 	}
-	if c.Policy != "" {
-		p, err := policyByName(ctx, st, c.Policy)
-		if err != nil {
-			return err
-		}
-		f.Policy = p.ID
+	names, err := attempts.PolicyNames(ctx, st)
+	if err != nil {
+		return err
 	}
 	list, err := st.Attempts(ctx, f)
 	if err != nil {
@@ -81,44 +52,12 @@ func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
 	}
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPOLICY\tSTATE\tCREATED\tDURATION\tJOB\tPEAK RSS\tOUTCOME")
-	now := time.Now()
 	for _, at := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, names[at.Policy], at.State,
 			at.CreatedAt.Local().Format("01-02 15:04:05"), duration(at, now), jobName(at.Job),
 			peak(at.Usage), outcomeShort(at.Outcome))
 	}
 	return tw.Flush()
-}
-
-// parseSince reads "90m", "24h", "7d", a date or an RFC 3339 time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		var days int
-		if _, err := fmt.Sscanf(n, "%d", &days); err == nil && fmt.Sprint(days) == n && days >= 0 {
-			return now.Add(-time.Duration(days) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, invalid("--since %q is not a duration (90m, 24h, 7d) or a time (2025-03-01, 2025-03-01T15:04:05Z)", s)
-}
-
-func policyNames(ctx context.Context, st store.Store) (map[rm.PolicyID]string, error) {
-	ps, err := st.Policies(ctx)
-	if err != nil {
-		return nil, err
-	}
-	names := make(map[rm.PolicyID]string, len(ps))
-	for _, p := range ps {
-		names[p.ID] = p.Name
-	}
-	return names, nil
 }
 
 func duration(at rm.Attempt, now time.Time) string {
@@ -229,32 +168,17 @@ type AttemptShowCmd struct {
 	JSON bool   `help:"Print JSON."`
 }
 
-func attemptByID(ctx context.Context, st store.Store, s string) (rm.Attempt, error) {
-	id, err := rm.ParseAttemptID(s)
-	if err != nil {
-		return rm.Attempt{}, err
-	}
-	if id.IsZero() {
-		return rm.Attempt{}, invalid("give an attempt id (`runner-manager attempts` lists them)")
-	}
-	at, err := st.Attempt(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return at, invalid("no attempt %s in the journal: `runner-manager attempts` lists them", id)
-	}
-	return at, err
-}
-
 // Run shows the attempt.
 func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 	st, err := a.ExistingStore(ctx)
 	if err != nil {
 		return err
 	}
-	at, err := attemptByID(ctx, st, c.ID)
+	at, err := attempts.Find(ctx, st, c.ID)
 	if err != nil {
 		return err
 	}
-	names, err := policyNames(ctx, st)
+	names, err := attempts.PolicyNames(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -299,7 +223,7 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 		}
 	}
 	if cfg != nil {
-		rows = append(rows, [2]string{"log", platform.NewNativeLauncher(cfg.DataDir).RunnerLog(at.ID)})
+		rows = append(rows, [2]string{"log", attempts.LogPath(cfg.DataDir, at.ID)})
 	}
 	for _, r := range rows {
 		if r[1] != "" {
@@ -339,7 +263,7 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	at, err := attemptByID(ctx, st, c.Attempt)
+	at, err := attempts.Find(ctx, st, c.Attempt)
 	if err != nil {
 		return err
 	}
@@ -347,102 +271,5 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	path := platform.NewNativeLauncher(cfg.DataDir).RunnerLog(at.ID)
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			if at.Live() && !c.Follow {
-				return fmt.Errorf("attempt %s (%s) has no log yet: try again with -f", at.ID, at.State)
-			}
-			if !at.Live() {
-				return fmt.Errorf("attempt %s ended and its log is gone (%s): a finished attempt's directory is removed, a failed one's kept for a day", at.ID, path)
-			}
-		} else {
-			return fmt.Errorf("read the log: %w", err)
-		}
-	}
-	if f != nil {
-		defer f.Close()
-		if c.Lines > 0 {
-			if err := seekLastLines(f, c.Lines); err != nil {
-				return err
-			}
-		}
-		if _, err := io.Copy(a.Stdout, f); err != nil {
-			return err
-		}
-	}
-	if !c.Follow {
-		return nil
-	}
-	t := time.NewTicker(followEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if f == nil {
-			if f, err = os.Open(path); err != nil {
-				f = nil
-			} else {
-				defer f.Close()
-			}
-		}
-		if f != nil {
-			if _, err := io.Copy(a.Stdout, f); err != nil {
-				return err
-			}
-		}
-		cur, err := st.Attempt(ctx, at.ID)
-		if err != nil {
-			return err
-		}
-		if !cur.Live() {
-			if f != nil {
-				_, _ = io.Copy(a.Stdout, f)
-			}
-			return nil
-		}
-	}
-}
-
-// seekLastLines positions f at the start of its last n lines, reading
-// backwards from the end in blocks.
-func seekLastLines(f *os.File, n int) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size()
-	const block = 16 << 10
-	buf := make([]byte, block)
-	lines := 0
-	pos := size
-	for pos > 0 {
-		readSize := int64(block)
-		if pos < readSize {
-			readSize = pos
-		}
-		pos -= readSize
-		if _, err := f.ReadAt(buf[:readSize], pos); err != nil && err != io.EOF {
-			return err
-		}
-		for i := readSize - 1; i >= 0; i-- {
-			if buf[i] != '\n' {
-				continue
-			}
-			if pos+i == size-1 { // the final newline ends the last line
-				continue
-			}
-			lines++
-			if lines == n {
-				_, err := f.Seek(pos+i+1, io.SeekStart)
-				return err
-			}
-		}
-	}
-	_, err = f.Seek(0, io.SeekStart)
-	return err
+	return attempts.CopyLog(ctx, st, cfg.DataDir, at, a.Stdout, attempts.LogOptions{Lines: c.Lines, Follow: c.Follow, Every: followEvery})
 }

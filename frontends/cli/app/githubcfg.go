@@ -2,16 +2,12 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/reconcile/doctor"
 )
 
 // userAgent names the program to GitHub.
@@ -50,47 +46,11 @@ func (c check) String() string {
 	return s
 }
 
-// checkGitHub checks the credentials against GitHub: that they are
-// accepted, and for each scope that they can manage its runners (listing
-// runners and runner downloads, which need the runners' read permission).
+// checkGitHub checks the credentials against GitHub (doctor.GitHub).
 func checkGitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []check {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	var out []check
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(client.APIURL(), "/")+"/rate_limit", nil)
-	if err != nil {
-		return []check{{What: "GitHub API " + client.APIURL(), Fix: err.Error()}}
-	}
-	resp, err := client.HTTPClient().Do(req)
-	switch {
-	case err != nil:
-		out = append(out, check{What: "reach GitHub at " + client.APIURL(), Fix: err.Error() + "\ncheck [github] url / api_url and the network"})
-		return out
-	case resp.StatusCode == http.StatusUnauthorized:
-		resp.Body.Close()
-		out = append(out, check{What: "GitHub accepts the credentials", Fix: "GitHub answered 401: the token or app key is invalid, revoked or expired; create a new one"})
-		return out
-	default:
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			out = append(out, check{What: "GitHub accepts the credentials", Fix: "GitHub answered " + resp.Status})
-			return out
-		}
-	}
-	b := client.Budget()
-	out = append(out, check{OK: true, What: fmt.Sprintf("GitHub accepts the credentials (REST budget %d/%d)", b.Remaining, b.Limit)})
-	for _, s := range scopes {
-		_, err := client.RunnerDownloads(ctx, s)
-		what := "manage runners of " + s.String()
-		switch {
-		case err == nil:
-			out = append(out, check{OK: true, What: what})
-		case errors.Is(err, github.ErrUnauthorized), errors.Is(err, github.ErrNotFound):
-			out = append(out, check{What: what, Fix: err.Error()})
-		default:
-			out = append(out, check{What: what, Fix: err.Error()})
-		}
+	for _, c := range doctor.GitHub(ctx, client, scopes) {
+		out = append(out, check{OK: c.Status == doctor.OK, Warn: c.Status == doctor.Warn, What: c.Detail, Fix: c.Hint})
 	}
 	return out
 }

@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/reconcile/install"
+	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -31,111 +28,8 @@ type PolicyCmd struct {
 	Apply  PolicyApplyCmd  `cmd:"" help:"Make the policies match a TOML file: add, change and remove."`
 }
 
-// policySpec is a policy as a user writes it, in flags or in a file.
-type policySpec struct {
-	Name           string      `toml:"name"`
-	Repo           string      `toml:"repo"`
-	Org            string      `toml:"org"`
-	Enterprise     string      `toml:"enterprise"`
-	ScaleSet       string      `toml:"scale_set"`
-	Labels         []string    `toml:"labels"`
-	RunnerGroup    string      `toml:"runner_group"`
-	Max            int         `toml:"max"`
-	MinIdle        int         `toml:"min_idle"`
-	MemoryEstimate config.Size `toml:"memory_estimate"`
-	RunnerDir      string      `toml:"runner_dir"`
-	Paused         bool        `toml:"paused"`
-}
-
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", rm.ErrInvalid, fmt.Sprintf(format, args...))
-}
-
-// scope returns the one scope the spec names.
-func (s policySpec) scope() (rm.Scope, error) {
-	n := 0
-	for _, v := range []string{s.Repo, s.Org, s.Enterprise} {
-		if v != "" {
-			n++
-		}
-	}
-	switch {
-	case n == 0:
-		return rm.Scope{}, invalid("policy %q names no scope: give --repo OWNER/REPO, --org ORG or --enterprise SLUG", s.Name)
-	case n > 1:
-		return rm.Scope{}, invalid("policy %q names more than one scope: give only one of --repo, --org, --enterprise", s.Name)
-	case s.Repo != "":
-		return rm.Repository(s.Repo)
-	case s.Org != "":
-		return rm.Organization(s.Org)
-	}
-	return rm.Enterprise(s.Enterprise)
-}
-
-// target returns the spec's scale target.
-func (s policySpec) target() (rm.ScaleTarget, error) {
-	scope, err := s.scope()
-	if err != nil {
-		return rm.ScaleTarget{}, err
-	}
-	labels := slices.DeleteFunc(slices.Clone(s.Labels), func(l string) bool { return strings.TrimSpace(l) == "" })
-	switch {
-	case s.ScaleSet != "" && len(s.Labels) > 0:
-		return rm.ScaleTarget{}, invalid("policy %q: give --scale-set (scale-set mode) or --labels (classic mode), not both", s.Name)
-	case s.ScaleSet != "":
-		return rm.NewScaleSetTarget(scope, s.RunnerGroup, s.ScaleSet)
-	case len(s.Labels) > 0 && len(labels) < len(s.Labels):
-		return rm.ScaleTarget{}, invalid("policy %q: a label is empty (labels are comma separated: --labels linux,gpu)", s.Name)
-	case len(labels) > 0:
-		return rm.NewLabelTarget(scope, s.RunnerGroup, labels)
-	}
-	return rm.ScaleTarget{}, invalid("policy %q has no labels and no scale set: give --scale-set NAME (scale-set mode, jobs use runs-on: NAME) or --labels a,b (classic mode)", s.Name)
-}
-
-// build returns the policy the spec describes for host, checked.
-func (s policySpec) build(host rm.HostID) (rm.Policy, error) {
-	t, err := s.target()
-	if err != nil {
-		return rm.Policy{}, err
-	}
-	dir, err := checkRunnerDir(s.RunnerDir)
-	if err != nil {
-		return rm.Policy{}, err
-	}
-	p := rm.Policy{
-		Name: s.Name, Host: host, Target: t, Backend: rm.BackendNative,
-		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(), Paused: s.Paused,
-	}
-	if err := p.Validate(); err != nil {
-		return rm.Policy{}, err
-	}
-	return p, nil
-}
-
-// listenerPath is where an installed runner keeps its listener.
-func listenerPath(runnerDir string) string {
-	name := "Runner.Listener"
-	if runtime.GOOS == "windows" {
-		name += ".exe"
-	}
-	return filepath.Join(runnerDir, "bin", name)
-}
-
-// checkRunnerDir refuses a runner directory without a listener; "" (the
-// newest installed runner) is accepted as is.
-func checkRunnerDir(dir string) (string, error) {
-	if dir == "" {
-		return "", nil
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", invalid("runner directory %q: %v", dir, err)
-	}
-	if _, err := os.Stat(listenerPath(abs)); err != nil {
-		return "", invalid("runner directory %s holds no installed runner (no %s): install one with `runner-manager runner install`, or give the directory where you unpacked actions-runner",
-			abs, filepath.Join("bin", filepath.Base(listenerPath(abs))))
-	}
-	return abs, nil
 }
 
 // warnNoRunner says when a policy relies on an installed runner that is not
@@ -148,7 +42,7 @@ func (a *App) warnNoRunner(p rm.Policy) {
 	if err != nil {
 		return
 	}
-	if _, err := platform.NewestRunner(filepath.Join(c.DataDir, runnersDir)); err != nil {
+	if _, err := install.Newest(c.DataDir); err != nil {
 		fmt.Fprintf(a.Stderr, "note: no runner is installed yet: run `runner-manager runner install` before `runner-manager run`\n")
 	}
 }
@@ -187,21 +81,17 @@ Everything is checked before anything is written.`
 
 // Run adds the policy.
 func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
-	spec := policySpec{
+	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
 		RunnerDir: c.RunnerDir, Paused: c.Paused,
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
-	if _, err := spec.build(rm.NewHostID()); err != nil {
+	if _, err := spec.Build(rm.NewHostID()); err != nil {
 		return err
 	}
 	host, err := a.Host(ctx)
-	if err != nil {
-		return err
-	}
-	p, err := spec.build(host.ID)
 	if err != nil {
 		return err
 	}
@@ -209,12 +99,8 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now().UTC()
-	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now
-	if err := st.InsertPolicy(ctx, p); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return invalid("a policy named %q exists: choose another name, or change it with `runner-manager policy edit %s`", p.Name, p.Name)
-		}
+	p, err := spec.Insert(ctx, st, host.ID)
+	if err != nil {
 		return err
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
@@ -228,15 +114,6 @@ func pausedNote(p rm.Policy) string {
 		return " (paused)"
 	}
 	return ""
-}
-
-// policyByName reads a policy, with an error that says how to find names.
-func policyByName(ctx context.Context, st store.Store, name string) (rm.Policy, error) {
-	p, err := st.PolicyByName(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, invalid("no policy named %q: `runner-manager policy list` shows them", name)
-	}
-	return p, err
 }
 
 // PolicyListCmd lists policies.
@@ -268,35 +145,9 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, targetShort(p.Target), p.Target.Mode(), p.Max, p.MinIdle, estimate(p), activeWord(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), p.Max, p.MinIdle, policyplan.Estimate(p), policyplan.State(p))
 	}
 	return tw.Flush()
-}
-
-func activeWord(p rm.Policy) string {
-	if p.Paused {
-		return "paused"
-	}
-	return "active"
-}
-
-func estimate(p rm.Policy) string {
-	if p.MemoryEstimate == 0 {
-		return "default"
-	}
-	return config.FormatBytes(p.MemoryEstimate)
-}
-
-// targetShort prints a target without the default group.
-func targetShort(t rm.ScaleTarget) string {
-	s := t.Scope.String()
-	if t.RunnerGroup != rm.DefaultRunnerGroup {
-		s += " group=" + t.RunnerGroup
-	}
-	if t.ScaleSet != "" {
-		return s + " scale-set=" + t.ScaleSet
-	}
-	return s + " labels=" + strings.Join(t.Labels, ",")
 }
 
 // PolicyShowCmd shows one policy.
@@ -311,7 +162,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, c.Name)
+	p, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
@@ -330,7 +181,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 	for _, row := range [][2]string{
 		{"name", p.Name},
 		{"id", p.ID.String()},
-		{"state", activeWord(p)},
+		{"state", policyplan.State(p)},
 		{"scope", p.Target.Scope.String()},
 		{"runner group", p.Target.RunnerGroup},
 		{"mode", p.Target.Mode().String()},
@@ -338,7 +189,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"labels", strings.Join(p.Target.Labels, ",")},
 		{"max", fmt.Sprint(p.Max)},
 		{"min idle", fmt.Sprint(p.MinIdle)},
-		{"memory estimate", estimate(p)},
+		{"memory estimate", policyplan.Estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
 		{"live attempts", fmt.Sprint(len(live))},
@@ -381,85 +232,26 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, c.Name)
+	before, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
-	before := p
-	if c.Rename != nil {
-		p.Name = *c.Rename
-	}
-	if c.Max != nil {
-		p.Max = *c.Max
-	}
-	if c.MinIdle != nil {
-		p.MinIdle = *c.MinIdle
-	}
+	e := policyplan.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
+		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels}
 	if c.MemoryEstimate != nil {
-		p.MemoryEstimate = c.MemoryEstimate.Bytes()
+		e.MemoryEstimate = new(c.MemoryEstimate.Bytes())
 	}
-	if c.RunnerDir != nil {
-		dir, err := checkRunnerDir(*c.RunnerDir)
-		if err != nil {
-			return err
-		}
-		p.RunnerDir = dir
-	}
-	if c.ScaleSet != nil && c.Labels != nil {
-		return invalid("give --scale-set or --labels, not both")
-	}
-	t := p.Target
-	if c.RunnerGroup != nil {
-		t.RunnerGroup = *c.RunnerGroup
-	}
-	switch {
-	case c.ScaleSet != nil:
-		t, err = rm.NewScaleSetTarget(t.Scope, t.RunnerGroup, *c.ScaleSet)
-	case c.Labels != nil:
-		t, err = rm.NewLabelTarget(t.Scope, t.RunnerGroup, c.Labels)
-	default:
-		t, err = rm.ScaleTarget{Scope: t.Scope, RunnerGroup: t.RunnerGroup, ScaleSet: t.ScaleSet, Labels: t.Labels}, t.Validate()
-	}
+	_, changes, err := e.Write(ctx, st, before)
 	if err != nil {
 		return err
 	}
-	p.Target = t
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	changes := policyChanges(before, p)
 	if len(changes) == 0 {
 		a.printf("policy %s: nothing to change\n", before.Name)
 		return nil
 	}
-	p.UpdatedAt = time.Now().UTC()
-	if err := st.UpdatePolicy(ctx, p); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return invalid("a policy named %q exists: choose another name", p.Name)
-		}
-		return err
-	}
 	a.printf("changed policy %s: %s\n", before.Name, strings.Join(changes, ", "))
 	a.pokeDaemon(ctx)
 	return nil
-}
-
-// policyChanges describes what differs between two versions of a policy.
-func policyChanges(old, new rm.Policy) []string {
-	var out []string
-	add := func(what string, a, b any) {
-		if fmt.Sprint(a) != fmt.Sprint(b) {
-			out = append(out, fmt.Sprintf("%s %v → %v", what, a, b))
-		}
-	}
-	add("name", old.Name, new.Name)
-	add("target", targetShort(old.Target), targetShort(new.Target))
-	add("max", old.Max, new.Max)
-	add("min idle", old.MinIdle, new.MinIdle)
-	add("memory estimate", estimate(old), estimate(new))
-	add("runner dir", cmpOr(old.RunnerDir, "(newest)"), cmpOr(new.RunnerDir, "(newest)"))
-	add("state", activeWord(old), activeWord(new))
-	return out
 }
 
 // PolicyPauseCmd pauses a policy.
@@ -487,18 +279,15 @@ func setPaused(ctx context.Context, a *App, name string, paused bool) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, name)
+	p, err := policyplan.ByName(ctx, st, name)
 	if err != nil {
 		return err
 	}
-	if p.Paused == paused {
-		a.printf("policy %s is already %s\n", p.Name, activeWord(p))
-		return nil
-	}
-	p.Paused = paused
-	p.UpdatedAt = time.Now().UTC()
-	if err := st.UpdatePolicy(ctx, p); err != nil {
+	if _, changes, err := (policyplan.Edit{Paused: &paused}).Write(ctx, st, p); err != nil {
 		return err
+	} else if len(changes) == 0 {
+		a.printf("policy %s is already %s\n", p.Name, policyplan.State(p))
+		return nil
 	}
 	if paused {
 		a.printf("paused policy %s: no new runners; running ones finish their jobs\n", p.Name)
@@ -520,7 +309,7 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyByName(ctx, st, c.Name)
+	p, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}

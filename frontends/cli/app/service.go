@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/service"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
@@ -48,12 +47,6 @@ type ServiceInstallCmd struct {
 // osExecutable finds this program (tests replace it).
 var osExecutable = os.Executable
 
-// systemDefaults are where a system service keeps its files.
-const (
-	systemConfigPath = "/etc/runner-manager/config.toml"
-	systemDataDir    = "/var/lib/runner-manager"
-)
-
 func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error) {
 	cfg, err := a.Config()
 	if err != nil {
@@ -63,30 +56,14 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 	if err != nil {
 		return service.Spec{}, fmt.Errorf("find this program's path: %w", err)
 	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return service.Spec{}, invalid("this program runs from a temporary `go run` build (%s): build or install runner-manager first (go install ./frontends/cli/cmd/runner-manager) and run its service install", exe)
-	}
-	spec := service.Spec{Executable: exe, User: user, RunAs: runAs, DataDir: cfg.DataDir}
-	spec.ConfigPath, err = a.ConfigPath()
-	if err != nil {
+	if exe, err = service.Executable(exe); err != nil {
 		return service.Spec{}, err
 	}
-	if !user {
-		if a.cli.Config == "" {
-			spec.ConfigPath = systemConfigPath
-		}
-		if cfg.Origins["data_dir"].Kind == config.FromDefault {
-			spec.DataDir = systemDataDir
-		}
+	spec := service.Spec{Executable: exe, User: user, RunAs: runAs, DataDir: cfg.DataDir, EnvFile: envFile}
+	if spec.ConfigPath, err = a.ConfigPath(); err != nil {
+		return service.Spec{}, err
 	}
-	spec.EnvFile = envFile
-	if spec.EnvFile == "" {
-		spec.EnvFile = filepath.Join(filepath.Dir(spec.ConfigPath), "env")
-	}
-	return spec, nil
+	return spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != config.FromDefault), nil
 }
 
 // Run writes (or prints) the service file.
@@ -104,11 +81,8 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		_, err := fmt.Fprint(a.Stdout, in.Content)
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(in.Path), 0o755); err != nil {
-		return serviceWriteErr(in.Path, err, c.User)
-	}
-	if err := writeFileAtomic(in.Path, []byte(in.Content), 0o644); err != nil {
-		return serviceWriteErr(in.Path, err, c.User)
+	if err := in.Write(c.User); err != nil {
+		return err
 	}
 	a.printf("wrote %s\n", in.Path)
 	if runtime.GOOS == "linux" {
@@ -124,11 +98,10 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
-func serviceWriteErr(path string, err error, user bool) error {
-	if errors.Is(err, fs.ErrPermission) && !user {
-		return fmt.Errorf("write %s: %w: a system service needs root (sudo), or install a per-user one with --user", path, err)
-	}
-	return fmt.Errorf("write %s: %w", path, err)
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return platform.WriteFileAtomic(path, data, perm)
 }
 
 // ServiceUninstallCmd removes the service file.
@@ -139,17 +112,9 @@ type ServiceUninstallCmd struct {
 // Run removes the service file.
 func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
 	home, _ := os.UserHomeDir()
-	// The file's place does not depend on the paths inside it.
-	spec := service.Spec{Executable: "/x", ConfigPath: "/x", DataDir: "/x", User: c.User}
-	in, err := service.For(runtime.GOOS, spec, home, os.Getenv("XDG_CONFIG_HOME"))
+	in, err := service.Remove(runtime.GOOS, c.User, home, os.Getenv("XDG_CONFIG_HOME"))
 	if err != nil {
 		return err
-	}
-	if err := os.Remove(in.Path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no service file at %s: nothing to remove", in.Path)
-		}
-		return serviceWriteErr(in.Path, err, c.User)
 	}
 	a.printf("removed %s\nIf it was running, stop it with:\n", in.Path)
 	for _, cmd := range in.Stop {

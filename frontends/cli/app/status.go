@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
-	"github.com/runner-manager/runner-manager/store"
 )
 
 // StatusCmd shows the live figures.
@@ -50,60 +49,21 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	return renderStatus(a.Stdout, st, time.Now())
 }
 
-// journalStatus builds a Status from the journal and the host's memory,
-// for when no daemon runs.
+// journalStatus is what the journal and this host tell, for when no
+// daemon runs.
 func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return reconcile.Status{}, err
 	}
-	st := reconcile.Status{At: time.Now().UTC()}
-	if total, avail, err := platform.HostMemory(); err == nil {
-		st.Memory.TotalBytes, st.Memory.AvailableBytes = total, avail
-	}
-	st.Memory.ReserveBytes = cfg.Admission.MemoryReserve.Bytes()
-	st.Memory.DiskFloorBytes = cfg.Admission.DiskFloor.Bytes()
-	if free, err := platform.DiskFree(cfg.DataDir); err == nil {
-		st.Memory.DiskFreeBytes = free
-	}
 	s, err := a.ExistingStore(ctx)
 	if err != nil {
-		return st, err
+		return reconcile.Status{}, err
 	}
-	if id, err := LoadOrCreateHostID(cfg.DataDir); err == nil {
-		if h, err := s.Host(ctx, id); err == nil {
-			st.Host = h
-		}
-	}
-	ps, err := s.Policies(ctx)
-	if err != nil {
-		return st, err
-	}
-	for _, p := range ps {
-		ps := reconcile.PolicyStatus{
-			ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
-			Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max,
-		}
-		live, err := s.ActiveAttempts(ctx, p.ID)
-		if err != nil {
-			return st, err
-		}
-		for _, at := range live {
-			ps.Live++
-			switch at.State {
-			case rm.StateIdle:
-				ps.Idle++
-			case rm.StateBusy:
-				ps.Busy++
-			}
-			st.Attempts = append(st.Attempts, reconcile.AttemptStatus{
-				ID: at.ID, Policy: at.Policy, RunnerName: at.RunnerName, State: at.State,
-				Job: jobName(at.Job), CreatedAt: at.CreatedAt, PeakRSSBytes: at.Usage.PeakRSSBytes,
-			})
-		}
-		st.Policies = append(st.Policies, ps)
-	}
-	return st, nil
+	id, _ := LoadOrCreateHostID(cfg.DataDir) // zero: every policy
+	st, err := reconcile.StatusFromJournal(ctx, s, id, time.Now().UTC())
+	st.Memory = reconcile.HostMemoryStatus(cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
+	return st, err
 }
 
 // renderStatus prints a Status for people.
@@ -124,7 +84,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	}
 	if len(st.Refusals) > 0 {
 		var parts []string
-		for _, k := range slices.Sorted(mapsKeys(st.Refusals)) {
+		for _, k := range slices.Sorted(maps.Keys(st.Refusals)) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, st.Refusals[k]))
 		}
 		fmt.Fprintf(w, "refused:  %s\n", strings.Join(parts, ", "))
@@ -176,14 +136,4 @@ func bytesOrDash(b uint64) string {
 	return config.FormatBytes(b)
 }
 
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-var _ = store.ErrNotFound
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return maps.Keys(m) }

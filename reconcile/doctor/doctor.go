@@ -1,0 +1,214 @@
+// Package doctor checks a host's setup and finds what a crash or a killed
+// daemon left behind: the configuration, the data directory and its
+// journal, disk and memory against admission's floor and reserve, the
+// installed runner, the GitHub credentials on every policy's scope, and the
+// leftovers (registrations, attempt directories, runner processes and
+// scale-set message sessions no live attempt owns). With Fix it removes the
+// leftovers, only while no daemon runs (a daemon reaps them itself).
+// Programs print the checks; Run decides them.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// Status is how a check came out.
+type Status int
+
+// The statuses, from good to bad.
+const (
+	// OK: nothing to do.
+	OK Status = iota
+	// Warn: a problem that does not stop the manager.
+	Warn
+	// Fail: the manager cannot work until it is fixed.
+	Fail
+)
+
+// String is the status's mark in a report.
+func (s Status) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case Warn:
+		return "warn"
+	}
+	return "FAIL"
+}
+
+// Check is one finding.
+type Check struct {
+	// Name is the check's stable key ("disk", "journal-integrity", ...).
+	Name   string
+	Status Status
+	// Detail is what was found, one line for people.
+	Detail string
+	// Hint is how to fix it, when not OK.
+	Hint string
+}
+
+// String is the check as a report prints it: "[ok  ] detail", the hint
+// indented below it when the check is not OK.
+func (c Check) String() string {
+	mark := map[Status]string{OK: "ok  ", Warn: "warn", Fail: "FAIL"}[c.Status]
+	s := "[" + mark + "] " + c.Detail
+	if c.Status != OK && c.Hint != "" {
+		s += "\n       " + strings.ReplaceAll(c.Hint, "\n", "\n       ")
+	}
+	return s
+}
+
+func ok(name, detail string) Check { return Check{Name: name, Detail: detail} }
+
+func warn(name, detail, hint string) Check {
+	return Check{Name: name, Status: Warn, Detail: detail, Hint: hint}
+}
+
+func fail(name, detail, hint string) Check {
+	return Check{Name: name, Status: Fail, Detail: detail, Hint: hint}
+}
+
+// Failed counts the checks that failed.
+func Failed(checks []Check) int {
+	n := 0
+	for _, c := range checks {
+		if c.Status == Fail {
+			n++
+		}
+	}
+	return n
+}
+
+// Setup is what the checks look at. The journal, the host and the GitHub
+// client are opened by functions, so that a check that cannot open one
+// reports it instead of failing the run.
+type Setup struct {
+	// ConfigPath is the configuration file in use; "" for the defaults.
+	ConfigPath string
+	DataDir    string
+	// MemoryReserve and DiskFloor are admission's, as configured.
+	MemoryReserve, DiskFloor uint64
+	// Journal opens the existing journal (an error if there is none).
+	Journal func(ctx context.Context) (store.Store, error)
+	// Host is this host, as recorded in the journal.
+	Host func(ctx context.Context) (rm.Host, error)
+	// GitHub returns a client with the configured credentials.
+	GitHub func() (*github.Client, error)
+	// DaemonRunning says whether a daemon serves the data directory; an
+	// error is reported, and taken for "not running".
+	DaemonRunning func(ctx context.Context) (bool, error)
+	// SessionOwner is the owner name this host's daemon opens scale-set
+	// message sessions with (sessions recorded without a host id are
+	// matched by it).
+	SessionOwner func(rm.Host) string
+	// ProcRoot is the procfs to look for runner processes in ("": /proc).
+	ProcRoot string
+	// Fix removes leftovers and tightens the data directory's mode.
+	Fix bool
+	// Report, if set, is given each check as soon as it is made.
+	Report func(Check)
+}
+
+// Run makes the checks in order and returns them. It stops early when a
+// later check could only fail for the same reason (no data directory, no
+// journal, no credentials). Its error is not a failed check but a journal
+// that cannot be read.
+func Run(ctx context.Context, s Setup) ([]Check, error) {
+	r := &run{Setup: s}
+	err := r.all(ctx)
+	return r.checks, err
+}
+
+// run is one doctor run: the setup and what it found so far.
+type run struct {
+	Setup
+	checks []Check
+}
+
+func (r *run) add(cs ...Check) {
+	for _, c := range cs {
+		if r.Report != nil {
+			r.Report(c)
+		}
+		r.checks = append(r.checks, c)
+	}
+}
+
+func (r *run) all(ctx context.Context) error {
+	if r.ConfigPath != "" {
+		r.add(ok("config", "configuration "+r.ConfigPath))
+	} else {
+		r.add(ok("config", "configuration: defaults (no file; `runner-manager init` writes one)"))
+	}
+	if !r.dataDir() {
+		return nil
+	}
+	st, err := r.Journal(ctx)
+	if err != nil {
+		r.add(fail("journal", "journal", err.Error()))
+		return nil
+	}
+	if err := st.IntegrityCheck(ctx); err != nil {
+		r.add(fail("journal-integrity", "journal integrity", err.Error()))
+	} else {
+		r.add(ok("journal-integrity", "journal integrity"))
+	}
+	r.add(r.disk(), r.memory())
+	host, err := r.Host(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := st.Policies(ctx)
+	if err != nil {
+		return fmt.Errorf("read the policies: %w", err)
+	}
+	mine := owned(all, host.ID)
+	if len(mine) == 0 {
+		r.add(warn("policies", "policies: none for this host", "add one: runner-manager policy add NAME --repo OWNER/REPO --scale-set NAME"))
+	} else {
+		r.add(ok("policies", fmt.Sprintf("policies: %d for this host", len(mine))))
+	}
+	installed, installErr := r.runners(ctx, st, mine)
+	client, err := r.GitHub()
+	if err != nil {
+		r.add(fail("github", "GitHub credentials", err.Error()))
+		return nil
+	}
+	scopes := scopesOf(all)
+	gh := GitHub(ctx, client, scopes)
+	r.add(gh...)
+	if installErr == nil && len(scopes) > 0 && gh[0].Status == OK {
+		r.add(runnerVersion(ctx, client, scopes[0], installed)...)
+	}
+	return r.leftovers(ctx, st, client, host, mine)
+}
+
+// owned keeps host's policies.
+func owned(ps []rm.Policy, host rm.HostID) []rm.Policy {
+	var out []rm.Policy
+	for _, p := range ps {
+		if p.IsOwnedBy(host) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// scopesOf lists the distinct scopes of policies, in order.
+func scopesOf(ps []rm.Policy) []rm.Scope {
+	var out []rm.Scope
+	seen := map[rm.Scope]bool{}
+	for _, p := range ps {
+		if !seen[p.Target.Scope] {
+			seen[p.Target.Scope] = true
+			out = append(out, p.Target.Scope)
+		}
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile/install"
+)
+
+// GitHub checks the credentials against GitHub: that they are accepted
+// (GET /rate_limit, which costs no quota), and for each scope that they
+// can manage its runners (listing the runner downloads needs the runners'
+// read permission). The first check says whether GitHub accepts them.
+func GitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []Check {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	const name = "github"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(client.APIURL(), "/")+"/rate_limit", nil)
+	if err != nil {
+		return []Check{fail(name, "GitHub API "+client.APIURL(), err.Error())}
+	}
+	resp, err := client.HTTPClient().Do(req)
+	if err != nil {
+		return []Check{fail(name, "reach GitHub at "+client.APIURL(), err.Error()+"\ncheck [github] url / api_url and the network")}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered 401: the token or app key is invalid, revoked or expired; create a new one")}
+	case resp.StatusCode/100 != 2:
+		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered "+resp.Status)}
+	}
+	b := client.Budget()
+	out := []Check{ok(name, fmt.Sprintf("GitHub accepts the credentials (REST budget %d/%d)", b.Remaining, b.Limit))}
+	for _, s := range scopes {
+		what := "manage runners of " + s.String()
+		if _, err := client.RunnerDownloads(ctx, s); err != nil {
+			out = append(out, fail("github-scope", what, err.Error()))
+		} else {
+			out = append(out, ok("github-scope", what))
+		}
+	}
+	return out
+}
+
+// runnerVersion warns when the installed runner is older than the one
+// GitHub offers scope: GitHub stops old runners.
+func runnerVersion(ctx context.Context, client *github.Client, scope rm.Scope, installed string) []Check {
+	_, offered, err := install.Offered(ctx, client, scope)
+	if have := filepath.Base(installed); err == nil && platform.VersionLess(have, offered) {
+		return []Check{warn("runner-version", fmt.Sprintf("installed runner %s is older than the %s GitHub offers", have, offered),
+			"GitHub stops old runners: run `runner-manager runner install`")}
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+// Package install installs the GitHub Actions runner GitHub offers: it asks
+// GitHub which runner package a scope may use for this machine, downloads
+// it, checks its SHA-256 and unpacks it into <data>/runners/<version>/,
+// where policies without a runner directory find the newest one. It is
+// where the github client (what is offered) meets platform (how to unpack
+// it); doctor uses it to tell an installed runner that is too old.
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
+)
+
+// RunnersDir is where installed runners live under a data directory, one
+// directory per version.
+const RunnersDir = "runners"
+
+// Downloads is what Offered asks of GitHub.
+type Downloads interface {
+	RunnerDownloads(ctx context.Context, scope rm.Scope) ([]github.Download, error)
+}
+
+var _ Downloads = (*github.Client)(nil)
+
+var versionRE = regexp.MustCompile(`(\d+\.\d+\.\d+)`)
+
+// Offered returns the runner package GitHub offers scope for this machine
+// (GOOS/GOARCH), and its version.
+func Offered(ctx context.Context, gh Downloads, scope rm.Scope) (github.Download, string, error) {
+	list, err := gh.RunnerDownloads(ctx, scope)
+	if err != nil {
+		return github.Download{}, "", err
+	}
+	d, err := github.PickDownload(list, runtime.GOOS, runtime.GOARCH)
+	if err != nil {
+		return d, "", err
+	}
+	v := versionRE.FindString(d.Filename)
+	if v == "" {
+		return d, "", fmt.Errorf("the runner package %q names no version", d.Filename)
+	}
+	return d, v, nil
+}
+
+// Result says what Runner did.
+type Result struct {
+	Version string
+	// Dir is the runner's directory, <data>/runners/<version>.
+	Dir string
+	// SHA256 is the checksum the package was verified against; "" when
+	// the version was installed already.
+	SHA256 string
+	// Already is true when the version was installed before: nothing was
+	// downloaded.
+	Already bool
+}
+
+// Options of Runner.
+type Options struct {
+	// Version is the version wanted; "" takes the offered one. Only the
+	// offered version comes with a checksum, so any other is refused.
+	Version string
+	// HTTPClient downloads the package (default: one with a 15-minute
+	// timeout).
+	HTTPClient *http.Client
+	// Downloading, if set, is told the package's URL before the download.
+	Downloading func(url string)
+}
+
+// Runner installs the runner GitHub offers scope into dataDir's runners
+// directory, unless that version is there already. A version other than
+// the offered one is refused with rm.ErrInvalid.
+func Runner(ctx context.Context, gh Downloads, scope rm.Scope, dataDir string, o Options) (Result, error) {
+	d, version, err := Offered(ctx, gh, scope)
+	if err != nil {
+		return Result{}, err
+	}
+	if o.Version != "" && o.Version != version {
+		return Result{}, fmt.Errorf("%w: GitHub offers runner %s now, not %s; only the offered one comes with a checksum to verify (run without a version)", rm.ErrInvalid, version, o.Version)
+	}
+	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
+	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
+		r.Already = true
+		return r, nil
+	}
+	if o.Downloading != nil {
+		o.Downloading(d.URL)
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 15 * time.Minute}
+	}
+	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, r.Dir); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return Result{}, fmt.Errorf("%s exists but holds no runner: remove it and install again", r.Dir)
+		}
+		return Result{}, err
+	}
+	r.SHA256 = d.SHA256
+	return r, nil
+}
+
+// Newest returns the directory of the newest runner installed under
+// dataDir (platform.NewestRunner of its runners directory).
+func Newest(dataDir string) (string, error) {
+	return platform.NewestRunner(filepath.Join(dataDir, RunnersDir))
+}

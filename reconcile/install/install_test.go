@@ -1,0 +1,61 @@
+package install_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/reconcile/install"
+)
+
+const token = "ghp_install_test"
+
+func TestRunner(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+
+	_, err = install.Newest(data)
+	require.Error(t, err, "nothing installed yet")
+
+	_, v, err := install.Offered(t.Context(), client, scope)
+	require.NoError(t, err)
+	assert.Equal(t, fakegithub.RunnerVersion, v)
+
+	_, err = install.Runner(t.Context(), client, scope, data, install.Options{Version: "1.0.0"})
+	require.ErrorIs(t, err, rm.ErrInvalid, "only the offered version can be verified")
+
+	var url string
+	r, err := install.Runner(t.Context(), client, scope, data, install.Options{Downloading: func(u string) { url = u }})
+	require.NoError(t, err)
+	assert.NotEmpty(t, url)
+	assert.False(t, r.Already)
+	assert.NotEmpty(t, r.SHA256)
+	assert.Equal(t, filepath.Join(data, "runners", v), r.Dir)
+	_, err = os.Stat(filepath.Join(r.Dir, "bin", fakegithub.ListenerName()))
+	require.NoError(t, err)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.Dir, newest)
+
+	url = ""
+	r, err = install.Runner(t.Context(), client, scope, data, install.Options{Downloading: func(u string) { url = u }})
+	require.NoError(t, err)
+	assert.True(t, r.Already)
+	assert.Empty(t, url, "nothing downloaded again")
+
+	nope, err := rm.Repository("octo/nope")
+	require.NoError(t, err)
+	_, _, err = install.Offered(t.Context(), client, nope)
+	require.Error(t, err)
+}

@@ -1,0 +1,155 @@
+package policyplan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// Edit is a change of some of a policy's settings: a nil field (or nil
+// Labels) leaves the setting as it is.
+type Edit struct {
+	Rename         *string
+	Max, MinIdle   *int
+	MemoryEstimate *uint64
+	// RunnerDir "" means the newest installed runner.
+	RunnerDir   *string
+	RunnerGroup *string
+	// ScaleSet switches to scale-set mode, Labels to classic mode.
+	ScaleSet *string
+	Labels   []string
+	Paused   *bool
+}
+
+// Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid).
+func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
+	if e.ScaleSet != nil && e.Labels != nil {
+		return p, invalid("give --scale-set or --labels, not both")
+	}
+	set(&p.Name, e.Rename)
+	set(&p.Max, e.Max)
+	set(&p.MinIdle, e.MinIdle)
+	set(&p.MemoryEstimate, e.MemoryEstimate)
+	set(&p.Paused, e.Paused)
+	if e.RunnerDir != nil {
+		dir, err := CheckRunnerDir(*e.RunnerDir)
+		if err != nil {
+			return p, err
+		}
+		p.RunnerDir = dir
+	}
+	t := p.Target
+	set(&t.RunnerGroup, e.RunnerGroup)
+	var err error
+	switch {
+	case e.ScaleSet != nil:
+		t, err = rm.NewScaleSetTarget(t.Scope, t.RunnerGroup, *e.ScaleSet)
+	case e.Labels != nil:
+		t, err = rm.NewLabelTarget(t.Scope, t.RunnerGroup, e.Labels)
+	default:
+		t, err = rm.ScaleTarget{Scope: t.Scope, RunnerGroup: t.RunnerGroup, ScaleSet: t.ScaleSet, Labels: t.Labels}, t.Validate()
+	}
+	if err != nil {
+		return p, err
+	}
+	p.Target = t
+	return p, p.Validate()
+}
+
+// Write makes the edit of p in the journal if it changes anything, and
+// returns the policy as written with what changed (nothing, and p, when
+// the edit changes nothing). A name another policy has is refused with
+// rm.ErrInvalid.
+func (e Edit) Write(ctx context.Context, st store.Store, p rm.Policy) (rm.Policy, []string, error) {
+	q, err := e.Apply(p)
+	if err != nil {
+		return p, nil, err
+	}
+	changes := Changes(p, q)
+	if len(changes) == 0 {
+		return p, nil, nil
+	}
+	q.UpdatedAt = time.Now().UTC()
+	if err := st.UpdatePolicy(ctx, q); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return p, nil, invalid("a policy named %q exists: choose another name", q.Name)
+		}
+		return p, nil, fmt.Errorf("write policy %s to the journal: %w", q.Name, err)
+	}
+	return q, changes, nil
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// Changes describes what differs between two versions of a policy, one
+// "what old → new" entry per setting.
+func Changes(old, new rm.Policy) []string {
+	var out []string
+	add := func(what string, a, b any) {
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			out = append(out, fmt.Sprintf("%s %v → %v", what, a, b))
+		}
+	}
+	add("name", old.Name, new.Name)
+	add("target", ShortTarget(old.Target), ShortTarget(new.Target))
+	add("max", old.Max, new.Max)
+	add("min idle", old.MinIdle, new.MinIdle)
+	add("memory estimate", Estimate(old), Estimate(new))
+	add("runner dir", or(old.RunnerDir, "(newest)"), or(new.RunnerDir, "(newest)"))
+	add("state", State(old), State(new))
+	return out
+}
+
+// ShortTarget writes a target without the default runner group:
+// "repo:octo/app scale-set=home", "org:octo labels=linux,gpu".
+func ShortTarget(t rm.ScaleTarget) string {
+	s := t.Scope.String()
+	if t.RunnerGroup != rm.DefaultRunnerGroup {
+		s += " group=" + t.RunnerGroup
+	}
+	if t.ScaleSet != "" {
+		return s + " scale-set=" + t.ScaleSet
+	}
+	return s + " labels=" + strings.Join(t.Labels, ",")
+}
+
+// Estimate writes a policy's memory estimate ("default" when it has none).
+func Estimate(p rm.Policy) string {
+	if p.MemoryEstimate == 0 {
+		return "default"
+	}
+	return config.FormatBytes(p.MemoryEstimate)
+}
+
+// State is "paused" or "active".
+func State(p rm.Policy) string {
+	if p.Paused {
+		return "paused"
+	}
+	return "active"
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// equal compares what a user sets of a policy.
+func equal(a, b rm.Policy) bool {
+	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
+		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
+		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused
+}

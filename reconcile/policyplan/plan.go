@@ -1,0 +1,159 @@
+package policyplan
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// File is a policy file: every policy a host should have, one [[policy]]
+// table each.
+type File struct {
+	// Path names the file in errors.
+	Path   string `toml:"-"`
+	Policy []Spec `toml:"policy"`
+}
+
+// ReadFile reads and decodes a policy file, refusing unknown keys (with
+// their line) and checking every policy (Check).
+func ReadFile(path string) (File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, invalid("read %s: %v", path, err)
+	}
+	f := File{Path: path}
+	if _, _, err := config.DecodeStrict(path, data, &f); err != nil {
+		return File{}, err
+	}
+	return f, f.Check()
+}
+
+// Check checks every policy of the file, without the journal: names given
+// and distinct, each policy valid.
+func (f File) Check() error {
+	seen := map[string]bool{}
+	for i, s := range f.Policy {
+		if s.Name == "" {
+			return invalid("%s: policy #%d has no name", f.Path, i+1)
+		}
+		if seen[s.Name] {
+			return invalid("%s: policy %q is listed twice", f.Path, s.Name)
+		}
+		seen[s.Name] = true
+		if _, err := s.Build(rm.NewHostID()); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// Op is what a plan does to one policy.
+type Op byte
+
+// The operations, printed as a plan prints them.
+const (
+	Add    Op = '+'
+	Change Op = '~'
+	Remove Op = '-'
+)
+
+// Step is one change of a plan.
+type Step struct {
+	Op     Op
+	Policy rm.Policy
+	// Changes describes a Change (see Changes).
+	Changes []string
+}
+
+// Plan is what makes a host's policies in the journal match a file.
+type Plan []Step
+
+// Make compares the file with host's policies in the journal: a policy
+// missing from the journal is added, one that differs is changed (keeping
+// its id), and one of host's the file does not list is removed. It refuses
+// a name that another host's policy holds, and the removal of a policy
+// with live runners (the user pauses it first); nothing is written.
+func Make(ctx context.Context, st store.Store, host rm.HostID, f File) (Plan, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	existing, err := st.Policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]rm.Policy{}
+	for _, p := range existing {
+		byName[p.Name] = p
+	}
+	var plan Plan
+	listed := map[string]bool{}
+	for _, s := range f.Policy {
+		listed[s.Name] = true
+		want, err := s.Build(host)
+		if err != nil {
+			return nil, err
+		}
+		old, ok := byName[s.Name]
+		switch {
+		case !ok:
+			plan = append(plan, Step{Op: Add, Policy: want})
+			continue
+		case !old.IsOwnedBy(host):
+			return nil, invalid("%s: policy %q belongs to another host (%s): rename it in the file", f.Path, s.Name, old.Host)
+		}
+		want.ID, want.CreatedAt, want.UpdatedAt = old.ID, old.CreatedAt, old.UpdatedAt
+		if ch := Changes(old, want); len(ch) > 0 || !equal(old, want) {
+			plan = append(plan, Step{Op: Change, Policy: want, Changes: ch})
+		}
+	}
+	for _, p := range existing {
+		if !p.IsOwnedBy(host) || listed[p.Name] {
+			continue
+		}
+		live, err := st.ActiveAttempts(ctx, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(live) > 0 {
+			return nil, fmt.Errorf("policy %s is not in %s but still has %d live runner(s): pause it (`runner-manager policy pause %s`), wait for them to finish, and apply again; nothing was changed",
+				p.Name, f.Path, len(live), p.Name)
+		}
+		plan = append(plan, Step{Op: Remove, Policy: p})
+	}
+	return plan, nil
+}
+
+// Changes are the plan's store changes, stamped now; new policies get
+// their ids here.
+func (p Plan) Changes(now time.Time) store.PolicyChanges {
+	var c store.PolicyChanges
+	for _, s := range p {
+		pol := s.Policy
+		switch s.Op {
+		case Add:
+			pol.ID, pol.CreatedAt, pol.UpdatedAt = rm.NewPolicyID(), now, now
+			c.Insert = append(c.Insert, pol)
+		case Change:
+			pol.UpdatedAt = now
+			c.Update = append(c.Update, pol)
+		case Remove:
+			c.Delete = append(c.Delete, pol.ID)
+		}
+	}
+	return c
+}
+
+// Apply makes the plan in one transaction: all of it, or nothing when a
+// change is refused (a name taken or a runner started since the plan was
+// made).
+func (p Plan) Apply(ctx context.Context, st store.Store, now time.Time) error {
+	if err := st.ApplyPolicies(ctx, p.Changes(now)); err != nil {
+		return fmt.Errorf("apply the policies: %w (nothing was changed)", err)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+// Package policyplan turns policies as a user writes them (command flags,
+// or a TOML file of [[policy]] tables) into journal changes: a Spec builds
+// a checked policy, an Edit changes one, and a Plan compares a file with a
+// host's policies in the journal and applies the difference in one
+// transaction (store.Store.ApplyPolicies): all of the file or none of it.
+package policyplan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// Spec is a policy as a user writes it, in flags or in a file.
+type Spec struct {
+	Name           string      `toml:"name"`
+	Repo           string      `toml:"repo"`
+	Org            string      `toml:"org"`
+	Enterprise     string      `toml:"enterprise"`
+	ScaleSet       string      `toml:"scale_set"`
+	Labels         []string    `toml:"labels"`
+	RunnerGroup    string      `toml:"runner_group"`
+	Max            int         `toml:"max"`
+	MinIdle        int         `toml:"min_idle"`
+	MemoryEstimate config.Size `toml:"memory_estimate"`
+	RunnerDir      string      `toml:"runner_dir"`
+	Paused         bool        `toml:"paused"`
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", rm.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// scope returns the one scope the spec names.
+func (s Spec) scope() (rm.Scope, error) {
+	n := 0
+	for _, v := range []string{s.Repo, s.Org, s.Enterprise} {
+		if v != "" {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return rm.Scope{}, invalid("policy %q names no scope: give --repo OWNER/REPO, --org ORG or --enterprise SLUG", s.Name)
+	case n > 1:
+		return rm.Scope{}, invalid("policy %q names more than one scope: give only one of --repo, --org, --enterprise", s.Name)
+	case s.Repo != "":
+		return rm.Repository(s.Repo)
+	case s.Org != "":
+		return rm.Organization(s.Org)
+	}
+	return rm.Enterprise(s.Enterprise)
+}
+
+// target returns the spec's scale target.
+func (s Spec) target() (rm.ScaleTarget, error) {
+	scope, err := s.scope()
+	if err != nil {
+		return rm.ScaleTarget{}, err
+	}
+	labels := slices.DeleteFunc(slices.Clone(s.Labels), func(l string) bool { return strings.TrimSpace(l) == "" })
+	switch {
+	case s.ScaleSet != "" && len(s.Labels) > 0:
+		return rm.ScaleTarget{}, invalid("policy %q: give --scale-set (scale-set mode) or --labels (classic mode), not both", s.Name)
+	case s.ScaleSet != "":
+		return rm.NewScaleSetTarget(scope, s.RunnerGroup, s.ScaleSet)
+	case len(s.Labels) > 0 && len(labels) < len(s.Labels):
+		return rm.ScaleTarget{}, invalid("policy %q: a label is empty (labels are comma separated: --labels linux,gpu)", s.Name)
+	case len(labels) > 0:
+		return rm.NewLabelTarget(scope, s.RunnerGroup, labels)
+	}
+	return rm.ScaleTarget{}, invalid("policy %q has no labels and no scale set: give --scale-set NAME (scale-set mode, jobs use runs-on: NAME) or --labels a,b (classic mode)", s.Name)
+}
+
+// Build returns the policy the spec describes for host, checked (errors
+// wrap rm.ErrInvalid). It has no id or timestamps yet.
+func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
+	t, err := s.target()
+	if err != nil {
+		return rm.Policy{}, err
+	}
+	dir, err := CheckRunnerDir(s.RunnerDir)
+	if err != nil {
+		return rm.Policy{}, err
+	}
+	p := rm.Policy{
+		Name: s.Name, Host: host, Target: t, Backend: rm.BackendNative,
+		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(), Paused: s.Paused,
+	}
+	if err := p.Validate(); err != nil {
+		return rm.Policy{}, err
+	}
+	return p, nil
+}
+
+// Insert builds the policy for host and adds it to the journal, with a new
+// id, stamped now. A name the journal has is refused with rm.ErrInvalid.
+func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Policy, error) {
+	p, err := s.Build(host)
+	if err != nil {
+		return p, err
+	}
+	now := time.Now().UTC()
+	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now
+	if err := st.InsertPolicy(ctx, p); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return p, invalid("a policy named %q exists: choose another name, or change it with `runner-manager policy edit %s`", p.Name, p.Name)
+		}
+		return p, err
+	}
+	return p, nil
+}
+
+// CheckRunnerDir returns dir made absolute, refusing (rm.ErrInvalid) a
+// directory that holds no installed runner; "" (the newest installed
+// runner) is accepted as is.
+func CheckRunnerDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", invalid("runner directory %q: %v", dir, err)
+	}
+	listener := platform.ListenerPath(abs)
+	if _, err := os.Stat(listener); err != nil {
+		return "", invalid("runner directory %s holds no installed runner (no %s): install one with `runner-manager runner install`, or give the directory where you unpacked actions-runner",
+			abs, filepath.Join("bin", filepath.Base(listener)))
+	}
+	return abs, nil
+}
+
+// ByName reads the policy named name; a name the journal does not know is
+// an error wrapping rm.ErrInvalid that says where names are listed.
+func ByName(ctx context.Context, st store.Store, name string) (rm.Policy, error) {
+	p, err := st.PolicyByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, invalid("no policy named %q: `runner-manager policy list` shows them", name)
+	}
+	return p, err
+}
