@@ -114,7 +114,66 @@ func OpenCgroups(scope string) (*Cgroups, error) {
 		errs = append(errs, errors.New("no cgroup hierarchy to make groups in"))
 		return nil, fmt.Errorf("cgroups: %w", errors.Join(errs...))
 	}
+	// The scope's directories exist while it has groups: made again by
+	// Create, removed with the last group.
+	c.dropScopes()
 	return c, nil
+}
+
+// scopes lists the scope's directory in each hierarchy.
+func (c *Cgroups) scopes() []string {
+	var out []string
+	if c.v2 != "" {
+		out = append(out, c.v2)
+	}
+	for _, h := range c.v1 {
+		out = append(out, h.scope)
+	}
+	return out
+}
+
+// prepareScopes makes the scope's directories, with the v2 controllers
+// enabled for their groups.
+func (c *Cgroups) prepareScopes() error {
+	for _, s := range c.scopes() {
+		if err := os.MkdirAll(s, 0o755); err != nil {
+			return err
+		}
+	}
+	if c.v2 == "" {
+		return nil
+	}
+	for _, dir := range []string{filepath.Dir(c.v2), c.v2} {
+		if err := enableControllers(dir, c.v2Ctl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enableControllers enables ctls for dir's children, one at a time.
+func enableControllers(dir string, ctls []string) error {
+	f := filepath.Join(dir, "cgroup.subtree_control")
+	have := strings.Fields(readString(f))
+	for _, ctl := range ctls {
+		if slices.Contains(have, ctl) {
+			continue
+		}
+		if err := os.WriteFile(f, []byte("+"+ctl), 0); err != nil {
+			return fmt.Errorf("enable the %s controller in %s: %w", ctl, dir, err)
+		}
+	}
+	return nil
+}
+
+// dropScopes removes the scope's directories and runner-manager/ above
+// them where they are empty.
+func (c *Cgroups) dropScopes() {
+	for _, s := range c.scopes() {
+		if unix.Rmdir(s) == nil {
+			_ = unix.Rmdir(filepath.Dir(s))
+		}
+	}
 }
 
 // openV2 sets up the scope in the unified hierarchy.
@@ -149,12 +208,8 @@ func (c *Cgroups) openV2(mounts []cgroupMount, own map[string]string) error {
 	}
 	for _, dir := range []string{base, filepath.Dir(scope), scope} {
 		for _, ctl := range want {
-			f := filepath.Join(dir, "cgroup.subtree_control")
-			if slices.Contains(strings.Fields(readString(f)), ctl) {
-				continue
-			}
-			if err := os.WriteFile(f, []byte("+"+ctl), 0); err != nil {
-				why := fmt.Sprintf("cgroup v2 controller %s not enabled in %s: %v", ctl, dir, err)
+			if err := enableControllers(dir, []string{ctl}); err != nil {
+				why := "cgroup v2: " + err.Error()
 				if errors.Is(err, unix.EBUSY) {
 					why += " (it holds processes: under systemd set Delegate=yes and DelegateSubgroup=manager)"
 				}
@@ -292,11 +347,17 @@ func (c *Cgroups) Create(a rm.AttemptID) (*Cgroup, error) {
 		return nil, errors.New("cgroup: no attempt named")
 	}
 	g := c.layout(a)
-	for _, dir := range g.dirs {
-		if err := mkdirGroup(dir); err != nil {
-			_ = g.removeDirs()
-			return nil, fmt.Errorf("cgroup of attempt %s: %w", a, err)
+	var err error
+	for range 3 { // again if the last group's Remove took the scope meanwhile
+		if err = c.prepareScopes(); err == nil {
+			if err = g.mkdirs(); err == nil || !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
 		}
+	}
+	if err != nil {
+		_ = g.removeDirs()
+		return nil, fmt.Errorf("cgroup of attempt %s: %w", a, err)
 	}
 	c.mu.Lock()
 	c.groups[a] = g
@@ -304,19 +365,14 @@ func (c *Cgroups) Create(a rm.AttemptID) (*Cgroup, error) {
 	return g, nil
 }
 
-// mkdirGroup makes one group directory, and its scope again if a
-// concurrent Close removed it meanwhile.
-func mkdirGroup(dir string) error {
-	err := os.Mkdir(dir, 0o755)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
-			err = os.Mkdir(dir, 0o755)
+// mkdirs makes the group's directories; existing ones are kept.
+func (g *Cgroup) mkdirs() error {
+	for _, dir := range g.dirs {
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
 		}
 	}
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // Find returns the attempt's group if it exists (one made by an earlier
@@ -363,18 +419,7 @@ func (c *Cgroups) Close() error {
 			c.forget(a)
 		}
 	}
-	scopes := []string{}
-	if c.v2 != "" {
-		scopes = append(scopes, c.v2)
-	}
-	for _, h := range c.v1 {
-		scopes = append(scopes, h.scope)
-	}
-	for _, s := range scopes {
-		if unix.Rmdir(s) == nil {
-			_ = unix.Rmdir(filepath.Dir(s)) // runner-manager/, if no other scope
-		}
-	}
+	c.dropScopes()
 	return err
 }
 

@@ -95,6 +95,7 @@ func (g *Cgroup) Remove() error {
 		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
 			if err == nil {
 				g.c.forget(g.attempt)
+				g.c.dropScopes() // if this was the scope's last group
 			}
 			return err
 		}
