@@ -37,18 +37,16 @@ func CgroupScope(dataDir string) string {
 
 // GroupUsage is what an attempt's cgroup uses at one look.
 type GroupUsage struct {
-	// MemoryBytes is the group's memory in use: what the kernel charges it
-	// less the file cache it can drop at once (inactive file pages), the
-	// figure kubelet calls the working set. Anonymous memory, tmpfs and
-	// shared memory, and file pages in active use count. Where the group
-	// has no memory controller it is the sum of its processes' resident
-	// sets.
+	// MemoryBytes is the group's memory in use: its anonymous memory and
+	// file pages (tmpfs and shared memory included) less the file cache
+	// the kernel can drop at once (inactive file pages), what kubelet calls
+	// the working set, without the kernel's own allocations. Where the
+	// group has no memory controller it is the sum of its processes'
+	// resident sets.
 	MemoryBytes uint64
 	// CPUTime is the user + system time of every process that ran in the
 	// group, exited ones included.
 	CPUTime time.Duration
-	// Processes is how many processes are in the group.
-	Processes int
 }
 
 // GroupMemory is what the kernel says of an attempt's memory at its end.

@@ -403,8 +403,12 @@ func (c *Cgroups) Find(a rm.AttemptID) (*Cgroup, bool) {
 // forget drops a removed group from the cache.
 func (c *Cgroups) forget(a rm.AttemptID) {
 	c.mu.Lock()
+	g := c.groups[a]
 	delete(c.groups, a)
 	c.mu.Unlock()
+	if g != nil {
+		g.closeFiles()
+	}
 }
 
 // Close removes every empty group of the scope, then the scope's

@@ -89,6 +89,7 @@ func (g *Cgroup) waitEmpty(d time.Duration) bool {
 // process that just died can hold it for a moment: Remove retries for up
 // to a second). A group already gone is not an error.
 func (g *Cgroup) Remove() error {
+	g.closeFiles()
 	deadline := time.Now().Add(time.Second)
 	for {
 		err := g.removeDirs()

@@ -31,6 +31,14 @@ type Cgroup struct {
 	mem   memFiles
 	cpu   string // cpuacct.usage (v1) or cpu.stat (v2); "" none
 	cpuV2 bool
+
+	// Usage's open descriptors (-1: none), opened at its first call and
+	// closed when the group is removed or forgotten.
+	fdMu          sync.RWMutex
+	fdOnce        sync.Once
+	cpuFD, statFD int
+	fdErr         error
+	fdClosed      bool
 }
 
 // memFiles are the group's memory controller files ("" none).
@@ -38,6 +46,7 @@ type memFiles struct {
 	v2                                 bool
 	current, stat, peak, events, limit string
 	swapLimit                          string
+	anonKey, fileKey                   []byte // memory.stat's keys of anonymous and file pages
 	inactiveKey                        []byte // memory.stat's key of inactive file pages
 	eventsKey                          []byte // the OOM kill counter's key
 	noLimitAbove                       uint64 // v1's "no limit" is a huge number
@@ -66,12 +75,14 @@ func (c *Cgroups) layout(a rm.AttemptID) *Cgroup {
 		g.mem = memFiles{v2: true, current: filepath.Join(d, "memory.current"), stat: filepath.Join(d, "memory.stat"),
 			peak: filepath.Join(d, "memory.peak"), events: filepath.Join(d, "memory.events"),
 			limit: filepath.Join(d, "memory.max"), swapLimit: filepath.Join(d, "memory.swap.max"),
+			anonKey: []byte("anon "), fileKey: []byte("file "),
 			inactiveKey: []byte("inactive_file "), eventsKey: []byte("oom_kill ")}
 	} else if h, ok := c.v1With("memory"); ok {
 		d := filepath.Join(h.scope, name)
 		g.mem = memFiles{current: filepath.Join(d, "memory.usage_in_bytes"), stat: filepath.Join(d, "memory.stat"),
 			peak: filepath.Join(d, "memory.max_usage_in_bytes"), events: filepath.Join(d, "memory.oom_control"),
 			limit: filepath.Join(d, "memory.limit_in_bytes"), swapLimit: filepath.Join(d, "memory.memsw.limit_in_bytes"),
+			anonKey: []byte("total_rss "), fileKey: []byte("total_cache "),
 			inactiveKey: []byte("total_inactive_file "), eventsKey: []byte("oom_kill "), noLimitAbove: 1 << 62}
 	}
 	if h, ok := c.v1With("cpuacct"); ok {
@@ -88,16 +99,23 @@ func (g *Cgroup) Attempt() rm.AttemptID { return g.attempt }
 // readBufs are the buffers of the group files' reads.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
-// Usage reads what the group uses now: a few small files, no walk of the
-// process table (but the members' stat files where the group has no
-// memory controller).
+// Usage reads what the group uses now: on a group with a memory
+// controller two files (memory.stat, and cpuacct.usage or cpu.stat), each
+// one pread(2) of a descriptor the group keeps open; no walk of the
+// process table. Without a memory controller the members' stat files are
+// read too (O(members)).
 func (g *Cgroup) Usage() (GroupUsage, error) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	buf := *bp
+	g.fdMu.RLock()
+	defer g.fdMu.RUnlock()
+	if err := g.openFiles(); err != nil {
+		return GroupUsage{}, g.readErr(err)
+	}
 	var u GroupUsage
-	if g.cpu != "" {
-		b, err := readInto(g.cpu, buf)
+	if g.cpuFD >= 0 {
+		b, err := preadAll(g.cpuFD, buf)
 		if err != nil {
 			return GroupUsage{}, g.readErr(err)
 		}
@@ -109,22 +127,15 @@ func (g *Cgroup) Usage() (GroupUsage, error) {
 			u.CPUTime = time.Duration(ns)
 		}
 	}
-	if g.mem.current != "" {
-		b, err := readInto(g.mem.current, buf)
+	if g.statFD >= 0 {
+		b, err := preadAll(g.statFD, buf)
 		if err != nil {
 			return GroupUsage{}, g.readErr(err)
 		}
-		current, _ := parseUint(bytes.TrimSpace(b))
-		if b, err = readInto(g.mem.stat, buf); err != nil {
-			return GroupUsage{}, g.readErr(err)
-		}
+		anon, _ := statValue(b, g.mem.anonKey)
+		file, _ := statValue(b, g.mem.fileKey)
 		inactive, _ := statValue(b, g.mem.inactiveKey)
-		u.MemoryBytes = current - min(inactive, current)
-		n, err := countLines(g.procs, buf)
-		if err != nil {
-			return GroupUsage{}, g.readErr(err)
-		}
-		u.Processes = n
+		u.MemoryBytes = anon + file - min(inactive, file)
 		return u, nil
 	}
 	// No memory controller: the members' resident sets (and CPU time,
@@ -133,7 +144,6 @@ func (g *Cgroup) Usage() (GroupUsage, error) {
 	if err != nil {
 		return GroupUsage{}, g.readErr(err)
 	}
-	u.Processes = len(pids)
 	var cpu time.Duration
 	for _, pid := range pids {
 		st, err := defaultScanner.readStat(pid)
@@ -147,6 +157,70 @@ func (g *Cgroup) Usage() (GroupUsage, error) {
 		u.CPUTime = cpu
 	}
 	return u, nil
+}
+
+// openFiles opens the descriptors Usage reads, once; fdMu held (read).
+func (g *Cgroup) openFiles() error {
+	g.fdOnce.Do(func() {
+		g.cpuFD, g.statFD = -1, -1
+		if g.cpu != "" {
+			if g.cpuFD, g.fdErr = openRead(g.cpu); g.fdErr != nil {
+				g.cpuFD = -1
+				return
+			}
+		}
+		if g.mem.stat != "" {
+			if g.statFD, g.fdErr = openRead(g.mem.stat); g.fdErr != nil {
+				g.statFD = -1
+			}
+		}
+	})
+	if g.fdClosed {
+		return unix.ENOENT
+	}
+	return g.fdErr
+}
+
+// closeFiles closes Usage's descriptors for good.
+func (g *Cgroup) closeFiles() {
+	g.fdMu.Lock()
+	defer g.fdMu.Unlock()
+	g.fdOnce.Do(func() { g.cpuFD, g.statFD = -1, -1 })
+	for _, fd := range []int{g.cpuFD, g.statFD} {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+		}
+	}
+	g.cpuFD, g.statFD, g.fdClosed = -1, -1, true
+}
+
+// preadAll reads a cgroup file from its start (the kernel makes its text
+// again at each read from offset 0).
+func preadAll(fd int, buf []byte) ([]byte, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Pread(fd, buf[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
+}
+
+// Processes counts the processes in the group.
+func (g *Cgroup) Processes() (int, error) {
+	n, err := g.count()
+	if err != nil {
+		return 0, g.readErr(err)
+	}
+	return n, nil
 }
 
 func (g *Cgroup) readErr(err error) error {

@@ -65,6 +65,9 @@ func (g *Cgroup) Memory() (GroupMemory, error) { return GroupMemory{}, ErrNoMemo
 // SetMemoryLimit sets the group's memory limit.
 func (g *Cgroup) SetMemoryLimit(bytes uint64) error { return ErrNoMemoryController }
 
+// Processes counts the processes in the group.
+func (g *Cgroup) Processes() (int, error) { return 0, errNoCgroups }
+
 // Members lists the processes in the group.
 func (g *Cgroup) Members() ([]int, error) { return nil, errNoCgroups }
 

@@ -35,10 +35,12 @@ type containment struct {
 	limits map[rm.AttemptID]uint64
 }
 
-// procIdent names one process for good.
+// procIdent names one process for good; done, when known, is closed at
+// its exit.
 type procIdent struct {
 	pid   int
 	start uint64
+	done  <-chan struct{}
 }
 
 // WithCgroups makes the launcher put each attempt in a group of c (made
@@ -102,6 +104,10 @@ func (l *NativeLauncher) CgroupsInUse() string {
 	}
 	return ""
 }
+
+// Cgroups returns the groups the launcher puts attempts in, nil when it
+// runs them without.
+func (l *NativeLauncher) Cgroups() *Cgroups { return l.cgroups() }
 
 // GroupUsage reads what the attempt's cgroup uses now; false when it has
 // none (the meters then walk its runner's process tree).
@@ -206,15 +212,36 @@ func (l *NativeLauncher) startRunner(a rm.AttemptID, cmd *exec.Cmd, g *Cgroup) e
 	}
 }
 
-// remember notes the runner of attempt a, for the fallback at its end.
-func (l *NativeLauncher) remember(a rm.AttemptID, pid int, start uint64) {
+// remember notes the runner of attempt a, for RunnerRunning and the
+// fallback at its end.
+func (l *NativeLauncher) remember(a rm.AttemptID, pid int, start uint64, done <-chan struct{}) {
 	c := &l.contain
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runners == nil {
 		c.runners = map[rm.AttemptID]procIdent{}
 	}
-	c.runners[a] = procIdent{pid, start}
+	c.runners[a] = procIdent{pid, start, done}
+}
+
+// RunnerRunning says whether the runner (pid, start) of attempt a still
+// runs, from what the launcher knows without a look at the process table:
+// the exit notification of a runner it launched or adopted. known is
+// false for a runner it does not watch (then ask Alive).
+func (l *NativeLauncher) RunnerRunning(a rm.AttemptID, pid int, start uint64) (running, known bool) {
+	c := &l.contain
+	c.mu.Lock()
+	r, ok := c.runners[a]
+	c.mu.Unlock()
+	if !ok || r.done == nil || r.pid != pid || (start != 0 && r.start != start) {
+		return false, false
+	}
+	select {
+	case <-r.done:
+		return false, true
+	default:
+		return true, true
+	}
 }
 
 // emptyAttempt stops every process the attempt left and removes its

@@ -252,7 +252,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 		l.log.Warn("runner start time not read: it cannot be adopted after a restart",
 			"attempt", spec.Attempt.String(), "pid", p.pid, "err", err)
 	}
-	l.remember(spec.Attempt, p.pid, p.start)
+	l.remember(spec.Attempt, p.pid, p.start, p.done)
 	go p.wait()
 	return p, nil
 }
@@ -269,7 +269,7 @@ func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (Process, 
 	if err != nil {
 		return nil, fmt.Errorf("adopt attempt %s (pid %d): %w", a, pid, err)
 	}
-	l.remember(a, pid, start)
+	l.remember(a, pid, start, done)
 	return &adoptedProcess{pid: pid, start: start, done: done}, nil
 }
 
