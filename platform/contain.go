@@ -33,6 +33,8 @@ type containment struct {
 	runners map[rm.AttemptID]procIdent
 	// limits are memory limits asked for before their attempt's launch.
 	limits map[rm.AttemptID]uint64
+	// limitWarn says once that limits cannot be applied here.
+	limitWarn sync.Once
 }
 
 // procIdent names one process for good; done, when known, is closed at
@@ -148,6 +150,9 @@ func (l *NativeLauncher) findGroup(a rm.AttemptID) (*Cgroup, bool) {
 func (l *NativeLauncher) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
 	cg := l.cgroups()
 	if cg == nil || !cg.HasMemoryController() {
+		l.contain.limitWarn.Do(func() {
+			l.log.Warn("a policy sets a memory limit, but attempts have no cgroup with a memory controller here: they run unlimited")
+		})
 		return fmt.Errorf("memory limit of attempt %s: %w", a, ErrNoMemoryController)
 	}
 	if g, ok := cg.Find(a); ok {

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -94,12 +94,15 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	hooks := &classicTargets{m: map[*github.ClassicTarget]bool{}}
+	// One cgroup per attempt where the host allows it; the meters read them.
+	native := platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(log))
 	sup, err = reconcile.NewSupervisor(reconcile.SupervisorConfig{
 		Store:    st,
 		Host:     host,
-		Launcher: platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(log)),
-		Meters:   meter.New(filepath.Join(dataDir, stateDir, peaksName), meter.WithLogger(log), meter.WithHostMemory(host.MemoryBytes)),
-		Targets:  productionTargets(client, host, st, log, hooks),
+		Launcher: native,
+		Meters: meter.New(filepath.Join(dataDir, stateDir, peaksName), meter.WithLogger(log),
+			meter.WithHostMemory(host.MemoryBytes), meter.WithGroups(native)),
+		Targets: productionTargets(client, host, st, log, hooks),
 		Admission: &reconcile.Admission{
 			Memory: reconcile.HostMemory{}, Reserve: cfg.Admission.MemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: dataDir, DiskFloor: cfg.Admission.DiskFloor.Bytes(),
