@@ -92,7 +92,7 @@ func (l *NativeLauncher) cgroups() *Cgroups {
 	}
 	l.log.Info("each attempt runs in a cgroup of its own", "cgroups", c.cg.String())
 	for _, why := range c.cg.Limits() {
-		l.log.Warn("the attempts' cgroups lack a controller", "why", why)
+		l.log.Info("the attempts' cgroups lack a controller", "why", why)
 	}
 	return c.cg
 }
