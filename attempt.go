@@ -105,6 +105,12 @@ const (
 	// runner or the next launch: the loop backs off instead of counting it
 	// against the launch budget.
 	GitHubUnavailable FailureReason = "github_unavailable"
+	// OOMKilled: the kernel killed a process of the attempt at its memory
+	// limit (the policy's MemoryLimit). Its job was too heavy for the
+	// limit, not the runner broken: it does not pause launches, and its
+	// peak counts among the policy's peaks, so the next expected peak
+	// (and a limit set from it) grows.
+	OOMKilled FailureReason = "oom_killed"
 )
 
 // Outcome is how an attempt ended. The zero value means it has not.
@@ -140,7 +146,18 @@ type AttemptUsage struct {
 	CPUAvgMillicores  uint32
 	CPUPeakMillicores uint32
 	Samples           uint32
+	// Source says where the figures came from: UsageFromCgroup (the
+	// attempt's own cgroup: every process it started, wherever it went) or
+	// UsageFromProcessTree (the runner's process tree in the process table:
+	// a process that left the tree is not counted); "" when never sampled.
+	Source string
 }
+
+// The sources of an attempt's usage (AttemptUsage.Source).
+const (
+	UsageFromCgroup      = "cgroup"
+	UsageFromProcessTree = "process_tree"
+)
 
 // Job is the GitHub job an attempt ran, once known.
 type Job struct {

@@ -40,10 +40,29 @@ type Policy struct {
 	// MemoryEstimate is what a first job is expected to peak at, in bytes,
 	// until measured peaks replace it; 0 means the manager's default.
 	MemoryEstimate uint64
-	Paused         bool
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// MemoryLimit caps what each attempt may use, where its processes are
+	// contained (a native attempt in a cgroup of its own on Linux): the
+	// kernel kills a process of an attempt that goes over, and the attempt
+	// ends Failed(OOMKilled). 0, the default, sets no limit;
+	// MemoryLimitFromPeaks sets it from what admission expects the attempt
+	// to peak at; any other value is a fixed limit in bytes, at least
+	// MinMemoryLimit. The limit covers swap too.
+	MemoryLimit uint64
+	Paused      bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
+
+// MemoryLimitFromPeaks as a policy's MemoryLimit limits each attempt to
+// twice the peak admission expects of it (its banked peaks, else its
+// estimate), at least MinMemoryLimit: room for a job heavier than any seen,
+// none for a runaway one.
+const MemoryLimitFromPeaks uint64 = 1<<64 - 1
+
+// MinMemoryLimit is the lowest memory limit a policy may set: below it the
+// runner's own listener and worker (a .NET program of about 100 MiB) would
+// be killed before any job runs.
+const MinMemoryLimit uint64 = 256 << 20
 
 var policyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
@@ -78,6 +97,9 @@ func (p Policy) Validate() error {
 	}
 	if p.Max < p.MinIdle {
 		return invalidf("policy %q: max %d is below min idle %d", p.Name, p.Max, p.MinIdle)
+	}
+	if p.MemoryLimit != 0 && p.MemoryLimit != MemoryLimitFromPeaks && p.MemoryLimit < MinMemoryLimit {
+		return invalidf("policy %q: memory limit %d bytes is below the least a runner needs, %d bytes (256 MiB); set 0 for no limit", p.Name, p.MemoryLimit, MinMemoryLimit)
 	}
 	return nil
 }

@@ -24,18 +24,19 @@ func TestPolicyValidate(t *testing.T) {
 		edit func(p *rm.Policy)
 		want string
 	}{
-		"NoName":       {func(p *rm.Policy) { p.Name = "" }, `policy name "" must be 1-63 letters`},
-		"NameSpace":    {func(p *rm.Policy) { p.Name = "my policy" }, `policy name "my policy"`},
-		"NameHyphen":   {func(p *rm.Policy) { p.Name = "-home" }, "starting with a letter or digit"},
-		"NameLong":     {func(p *rm.Policy) { p.Name = strings.Repeat("p", 64) }, "1-63"},
-		"NoHost":       {func(p *rm.Policy) { p.Host = rm.HostID{} }, `policy "home" has no host`},
-		"BadTarget":    {func(p *rm.Policy) { p.Target.Scope.Name = "acme" }, `invalid: policy "home": repository "acme" is not owner/repo`},
-		"NoTarget":     {func(p *rm.Policy) { p.Target = rm.ScaleTarget{} }, `invalid: policy "home": scope "none:"`},
-		"Backend":      {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (only "native")`},
-		"MaxZero":      {func(p *rm.Policy) { p.Max = 0 }, "max 0 must be at least 1"},
-		"MaxNegative":  {func(p *rm.Policy) { p.Max = -1 }, "max -1 must be at least 1"},
-		"MinIdleBelow": {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
-		"MaxBelowIdle": {func(p *rm.Policy) { p.Max, p.MinIdle = 2, 3 }, "max 2 is below min idle 3"},
+		"NoName":         {func(p *rm.Policy) { p.Name = "" }, `policy name "" must be 1-63 letters`},
+		"NameSpace":      {func(p *rm.Policy) { p.Name = "my policy" }, `policy name "my policy"`},
+		"NameHyphen":     {func(p *rm.Policy) { p.Name = "-home" }, "starting with a letter or digit"},
+		"NameLong":       {func(p *rm.Policy) { p.Name = strings.Repeat("p", 64) }, "1-63"},
+		"NoHost":         {func(p *rm.Policy) { p.Host = rm.HostID{} }, `policy "home" has no host`},
+		"BadTarget":      {func(p *rm.Policy) { p.Target.Scope.Name = "acme" }, `invalid: policy "home": repository "acme" is not owner/repo`},
+		"NoTarget":       {func(p *rm.Policy) { p.Target = rm.ScaleTarget{} }, `invalid: policy "home": scope "none:"`},
+		"Backend":        {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (only "native")`},
+		"MaxZero":        {func(p *rm.Policy) { p.Max = 0 }, "max 0 must be at least 1"},
+		"MaxNegative":    {func(p *rm.Policy) { p.Max = -1 }, "max -1 must be at least 1"},
+		"MinIdleBelow":   {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
+		"MaxBelowIdle":   {func(p *rm.Policy) { p.Max, p.MinIdle = 2, 3 }, "max 2 is below min idle 3"},
+		"MemoryLimitLow": {func(p *rm.Policy) { p.MemoryLimit = 64 << 20 }, "memory limit 67108864 bytes is below the least a runner needs"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -50,6 +51,8 @@ func TestPolicyValidate(t *testing.T) {
 		"MaxEqualIdle": func(p *rm.Policy) { p.Max, p.MinIdle = 3, 3 },
 		"Paused":       func(p *rm.Policy) { p.Paused = true },
 		"Dots":         func(p *rm.Policy) { p.Name = "home.linux_x64-2" },
+		"MemoryLimit":  func(p *rm.Policy) { p.MemoryLimit = rm.MinMemoryLimit },
+		"LimitPeaks":   func(p *rm.Policy) { p.MemoryLimit = rm.MemoryLimitFromPeaks },
 	}
 	for name, edit := range ok {
 		t.Run(name, func(t *testing.T) {

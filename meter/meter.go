@@ -10,6 +10,11 @@
 // samples saw (Take). Once an attempt that ran a job ends, its peak is kept
 // for its policy (PeaksOf, ExpectedPeak), in the peaks file.
 //
+// Where the launcher keeps each attempt in a cgroup of its own
+// (WithGroups), the attempt is read from its group instead: O(1) per
+// attempt, and every process it started counted, those that left the
+// runner's tree included; its usage says which source it came from.
+//
 // The same look notices a live attempt whose runner process is gone and
 // hands its target to the caller, who nudges that target's loop: the next
 // pass concludes the attempt and frees its slot within seconds instead of
@@ -71,6 +76,8 @@ type meter struct {
 	// banked: it ended, and its peak was kept for its policy (or judged not
 	// worth keeping: an idle exit).
 	banked bool
+	// source is where its last sample came from (rm.UsageFrom…).
+	source string
 }
 
 // millicores is CPU time over wall time, in thousandths of a CPU; false when
@@ -107,6 +114,7 @@ func (m *meter) usage() rm.AttemptUsage {
 		CPUAvgMillicores:  avg,
 		CPUPeakMillicores: m.peakMillicores,
 		Samples:           m.samples,
+		Source:            m.source,
 	}
 }
 
@@ -135,6 +143,8 @@ type AttemptMeters struct {
 	alive  func(pid int, start uint64) bool
 	now    func() time.Time
 	log    *slog.Logger
+	// groups, when set, meters attempts from their cgroups (cgroup.go).
+	groups Groups
 }
 
 // New returns meters whose ended attempts' peaks are kept in peaksFile, with
@@ -158,6 +168,8 @@ func New(peaksFile string, opts ...Option) *AttemptMeters {
 	if o.log != nil {
 		ms.log = o.log
 	}
+	ms.groups = o.groups
+	ms.logSource()
 	if peaksFile != "" {
 		peaks, err := platform.LoadPeaks(peaksFile, platform.PeaksLogger(ms.log), platform.PeaksAtMost(o.hostMemory))
 		if err != nil {
@@ -267,6 +279,7 @@ func (ms *AttemptMeters) SinceSeenGone(a rm.AttemptID, now time.Time) (time.Dura
 // Take returns what the attempt used, once. The meter stays until its peak
 // is kept for its policy.
 func (ms *AttemptMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
+	oomPeak := ms.oomPeak(a)
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	m, ok := ms.meters[a]
@@ -274,6 +287,7 @@ func (ms *AttemptMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
 		return rm.AttemptUsage{}, false
 	}
 	m.reported = true
+	m.peakRSS = max(m.peakRSS, oomPeak)
 	u := m.usage()
 	if m.banked || m.policy.IsZero() {
 		delete(ms.meters, a)
@@ -334,10 +348,11 @@ func (ms *AttemptMeters) bankEnded(st store.Store, live map[rm.AttemptID]bool) {
 			continue // not concluded yet: asked again at the next look
 		default:
 			// CompletedJob is the runner finishing its job, whatever the
-			// job's own result (an out-of-memory build included). Failed is
-			// the runner failing, mostly before any job: its peak would drag
-			// the estimate down.
-			ranJob = found.Outcome.Kind == rm.CompletedJob
+			// job's own result (an out-of-memory build included), and
+			// Failed(OOMKilled) a job killed at its limit (peakCounts).
+			// Another failure is the runner failing, mostly before any job:
+			// its peak would drag the estimate down.
+			ranJob = peakCounts(found.Outcome)
 		}
 		if ranJob && e.peak > 0 {
 			ms.bankPeak(e.p, e.peak)
@@ -430,23 +445,12 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTa
 		}
 	}
 
-	// One look at the process table for every attempt.
-	pids := make([]int, len(roots))
-	for i, r := range roots {
-		pids[i] = r.pid
-	}
-	trees := map[int]platform.TreeUsage{}
-	if len(roots) > 0 { // an idle host costs no look at the table
-		trees = ms.sample(pids)
-	}
-	if trees == nil {
+	// Each attempt's cgroup, and one look at the process table for those
+	// without (an idle host costs no look at the table).
+	usage, source, present, known := ms.look(roots)
+	if !known {
 		// The table could not be listed: nothing is known, no runner is gone.
 		ms.log.Warn("metering: the process table could not be read")
-	}
-	present := make([]bool, len(roots))
-	for i, r := range roots {
-		_, ok := trees[r.pid]
-		present[i] = ok && (r.start == 0 || ms.alive(r.pid, r.start))
 	}
 	now := ms.now()
 
@@ -459,7 +463,7 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTa
 				delete(ms.exited, a)
 			}
 		}
-		if trees == nil {
+		if !known {
 			return
 		}
 		for i, r := range roots {
@@ -476,7 +480,8 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTa
 				continue
 			}
 			delete(ms.exited, r.attempt)
-			ms.recordLocked(r.attempt, r.policy, now, trees[r.pid])
+			ms.recordLocked(r.attempt, r.policy, now, usage[i])
+			ms.meters[r.attempt].source = source[i]
 		}
 	}()
 	if complete {

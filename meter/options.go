@@ -8,6 +8,7 @@ type Option func(*options)
 type options struct {
 	log        *slog.Logger
 	hostMemory uint64
+	groups     Groups
 }
 
 // WithLogger sets where the meters warn (a peaks file that is corrupt or

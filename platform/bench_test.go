@@ -33,6 +33,12 @@ const (
 // benchmark if any process survived, zombies included.
 func startFleet(b *testing.B) []int {
 	b.Helper()
+	return startFleetWith(b, func(_ int, cmd *exec.Cmd) error { return cmd.Start() })
+}
+
+// startFleetWith is startFleet with each root started by start.
+func startFleetWith(b *testing.B, start func(i int, cmd *exec.Cmd) error) []int {
+	b.Helper()
 	script := fmt.Sprintf(`pids=""
 trap 'kill $pids 2>/dev/null; wait; exit 0' TERM
 i=0
@@ -45,7 +51,7 @@ wait
 	for range fleetRoots {
 		cmd := exec.Command("sh", "-c", script)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
+		if err := start(len(cmds), cmd); err != nil {
 			b.Fatalf("start fleet root %d of %d: %v (ulimit -u?)", len(cmds)+1, fleetRoots, err)
 		}
 		cmds = append(cmds, cmd)

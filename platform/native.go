@@ -88,6 +88,8 @@ type NativeLauncher struct {
 	// copyWarned holds the installed runners whose files had to be copied
 	// (not hard-linked): said once at WARN per runner, then at DEBUG.
 	copyWarned sync.Map
+	// contain keeps each attempt's processes together (contain.go).
+	contain containment
 }
 
 // NativeOption configures a NativeLauncher.
@@ -133,7 +135,9 @@ func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
 // Close removes the spare roots prepared for later launches; the launcher
 // stays usable (a later Cleanup prepares spares again). Call it when the
 // manager stops, or before checking that a data directory holds nothing.
-func (l *NativeLauncher) Close() error { return l.spares.drop() }
+func (l *NativeLauncher) Close() error {
+	return errors.Join(l.spares.drop(), l.closeCgroups())
+}
 
 // Root is the attempt's root directory (it may not exist).
 func (l *NativeLauncher) Root(a rm.AttemptID) string {
@@ -225,6 +229,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: runner log: %w", spec.Attempt, err)
 	}
+	grp := l.attemptGroup(spec.Attempt)
 	exe := filepath.Join(root, "bin", listenerName)
 	cmd := &exec.Cmd{
 		Path:        exe,
@@ -235,7 +240,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 		Stderr:      logFile,
 		SysProcAttr: newProcessGroup(),
 	}
-	err = cmd.Start()
+	err = l.startRunner(spec.Attempt, cmd, grp)
 	_ = logFile.Close() // the child holds its own descriptor
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: start %s: %w", spec.Attempt, exe, err)
@@ -247,6 +252,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 		l.log.Warn("runner start time not read: it cannot be adopted after a restart",
 			"attempt", spec.Attempt.String(), "pid", p.pid, "err", err)
 	}
+	l.remember(spec.Attempt, p.pid, p.start, p.done)
 	go p.wait()
 	return p, nil
 }
@@ -263,17 +269,22 @@ func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (Process, 
 	if err != nil {
 		return nil, fmt.Errorf("adopt attempt %s (pid %d): %w", a, pid, err)
 	}
+	l.remember(a, pid, start, done)
 	return &adoptedProcess{pid: pid, start: start, done: done}, nil
 }
 
-// Cleanup removes the attempt's root. A failed attempt's root is moved to
+// Cleanup ends the attempt's processes and removes its root. Every process
+// left in the attempt (its cgroup's members; without one, its runner's
+// process group and the processes carrying its environment marker) gets
+// SIGTERM, then SIGKILL after the leftover grace, and is logged by
+// command; its cgroup is removed. A failed attempt's root is moved to
 // <data>/attempts/.failed/<id>/ and kept for KeepFailed. Every call also
 // prunes kept roots older than that. A missing root is not an error.
 func (l *NativeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
 	if a.IsZero() {
 		return errors.New("cleanup: no attempt named")
 	}
-	var errs []error
+	errs := []error{l.emptyAttempt(a)}
 	root := l.Root(a)
 	if _, err := os.Lstat(root); err == nil {
 		if failed && l.keepFailed > 0 {

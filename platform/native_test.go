@@ -101,6 +101,8 @@ func launch(t *testing.T, l *platform.NativeLauncher, runnerDir, mode string) (r
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = p.Stop(ctx, 0)
+		_ = l.Cleanup(id, false) // its cgroup, where it has one
+		_ = l.Close()
 	})
 	return id, p
 }
@@ -404,8 +406,10 @@ func TestNativeLaunchNewestInstalled(t *testing.T) {
 	old := fakeRunner(t, filepath.Join(data, "runners", "2.9.0"))
 	require.NoError(t, os.WriteFile(filepath.Join(old, "bin", "Runner.Listener"), []byte("#!/bin/sh\nexit 9\n"), 0o755))
 	l := platform.NewNativeLauncher(data)
-	p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: rm.NewAttemptID(), JITConfig: "x", Env: []string{"MODE=exit3"}})
+	id := rm.NewAttemptID()
+	p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: id, JITConfig: "x", Env: []string{"MODE=exit3"}})
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Cleanup(id, false) })
 	waitDone(t, p, 10*time.Second)
 	assert.Equal(t, 3, p.ExitCode(), "2.321.0 is newer than 2.9.0")
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -15,11 +16,13 @@ import (
 // <data>/attempts/, in one ReadDir: what a crash between an attempt's
 // conclusion and its Cleanup leaves behind. Kept failed roots (.failed/),
 // spare roots (.spare/) and entries that do not name an attempt are not
-// listed. A missing attempts directory lists nothing.
+// listed. Attempts that have only a cgroup left (a crash between its
+// root's removal and the group's) are listed too. A missing attempts
+// directory lists nothing.
 func (l *NativeLauncher) Roots() ([]rm.AttemptID, error) {
 	entries, err := os.ReadDir(filepath.Join(l.dataDir, attemptsDir))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return l.groupRoots(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list attempt roots: %w", err)
@@ -34,6 +37,11 @@ func (l *NativeLauncher) Roots() ([]rm.AttemptID, error) {
 			continue // not ours to judge
 		}
 		ids = append(ids, id)
+	}
+	for _, id := range l.groupRoots() {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
 	}
 	return ids, nil
 }

@@ -150,7 +150,9 @@ func (w *world) targets(ctx context.Context, p rm.Policy) (github.Target, error)
 // supervisorConfig is the manager's wiring with test timings.
 func (w *world) supervisorConfig(launcher reconcile.Launcher, adm *reconcile.Admission) reconcile.SupervisorConfig {
 	if launcher == nil {
-		launcher = platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+		native := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+		w.t.Cleanup(func() { _ = native.Close() }) // the empty cgroups of runners a test killed itself
+		launcher = native
 	}
 	if adm == nil {
 		adm = &reconcile.Admission{Memory: reconcile.HostMemory{}, DiskFree: platform.DiskFree, DiskPath: w.dataDir}

@@ -500,6 +500,7 @@ func (p *pass) concludeExited(ctx context.Context) {
 			p.deadline(rt.exitSeenAt.Add(l.cfg.JobWordGrace))
 			continue
 		}
+		o = p.oomOutcome(it, o)
 		remove := it.a.GitHubRunnerID != 0 && !rt.deregistered &&
 			!(o.Kind == rm.CompletedJob && code == 0) && !(rt.goneAtAdopt && !listed)
 		p.conclude(ctx, it, o, code, remove)

@@ -439,6 +439,7 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 		p.failLaunch(ctx, it, rm.LaunchFailed, err.Error(), jit.RunnerID)
 		return false
 	}
+	p.limitMemory(it)
 	proc, err := l.cfg.Launcher.Launch(ctx, platform.LaunchSpec{
 		Attempt: a.ID, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
 	})

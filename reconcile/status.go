@@ -71,6 +71,9 @@ type AttemptStatus struct {
 	RSSBytes      uint64
 	PeakRSSBytes  uint64
 	CPUMillicores uint32
+	// UsageSource says where the figures came from (rm.UsageFromCgroup,
+	// rm.UsageFromProcessTree).
+	UsageSource string
 	// LastMessage is what the manager last noted on it ("stopping: zombie",
 	// "exited; waiting for GitHub's word on its job").
 	LastMessage string

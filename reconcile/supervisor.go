@@ -498,6 +498,7 @@ func (s *Supervisor) Status() Status {
 			if u, ok := pk.Peek(st.Attempts[i].ID); ok {
 				st.Attempts[i].PeakRSSBytes = max(st.Attempts[i].PeakRSSBytes, u.PeakRSSBytes)
 				st.Attempts[i].CPUMillicores = u.CPUAvgMillicores
+				st.Attempts[i].UsageSource = u.Source
 			}
 		}
 	}

@@ -396,6 +396,11 @@ type JobSpec struct {
 	MemoryBytes uint64
 	// CPUMillicores the runner burns while it works (1000 = one core).
 	CPUMillicores int
+	// Script, when set, is a shell script the runner runs (sh -c, in its
+	// work folder, with its environment) before it works: a job's step. A
+	// step that leaves processes behind (`sleep 300 &`) is how tests make
+	// a job that does.
+	Script string
 	// Result is what the job concludes with: "" or ResultSucceeded, or
 	// ResultFailed.
 	Result string

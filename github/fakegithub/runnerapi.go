@@ -128,7 +128,7 @@ func (s *Server) runnerMessages(c *call) reply {
 				body, _ := json.Marshal(runnerproto.JobRequest{
 					RequestID: j.rec.RequestID, JobID: j.rec.ID, RunID: j.rec.RunID, Repository: j.rec.Repo,
 					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, DurationMS: j.spec.Duration.Milliseconds(),
-					MemoryBytes: j.spec.MemoryBytes, CPUMillicores: j.spec.CPUMillicores, Result: j.spec.Result,
+					MemoryBytes: j.spec.MemoryBytes, CPUMillicores: j.spec.CPUMillicores, Result: j.spec.Result, Script: j.spec.Script,
 					RenewMS: max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),
 				})
 				msg := runnerproto.Message{MessageID: r.msgSeq, MessageType: runnerproto.MessageTypeJobRequest, Body: string(body)}

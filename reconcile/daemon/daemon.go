@@ -137,6 +137,7 @@ type Daemon struct {
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
 	closers []func() error
+	native  reconcile.Launcher // the native backend's launcher (its cgroups feed the meters)
 
 	mu sync.Mutex
 	// sup is the supervisor of the current (or last) run: each run has a
@@ -273,8 +274,13 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		return reconcile.SupervisorConfig{}, err
 	}
 	if cfg.Meters == nil {
-		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName),
-			meter.WithLogger(d.log), meter.WithHostMemory(d.host.MemoryBytes))
+		opts := []meter.Option{meter.WithLogger(d.log), meter.WithHostMemory(d.host.MemoryBytes)}
+		if g, ok := d.native.(meter.Groups); ok {
+			// The native launcher's attempts run in cgroups where the host
+			// allows it: the meters read them instead of walking /proc.
+			opts = append(opts, meter.WithGroups(g))
+		}
+		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{
@@ -319,6 +325,7 @@ func (d *Daemon) launcher() (reconcile.Launcher, error) {
 		d.closers = append(d.closers, native.Close)
 		ls[rm.BackendNative] = native
 	}
+	d.native = ls[rm.BackendNative]
 	if len(ls) == 1 {
 		return ls[rm.BackendNative], nil
 	}

@@ -161,6 +161,13 @@ func (b *PolicyBuilder) MemoryEstimate(bytes uint64) *PolicyBuilder {
 	return b
 }
 
+// MemoryLimit sets each attempt's memory limit, in bytes
+// (rm.MemoryLimitFromPeaks: from the expected peak).
+func (b *PolicyBuilder) MemoryLimit(bytes uint64) *PolicyBuilder {
+	b.p.MemoryLimit = bytes
+	return b
+}
+
 // RunnerDir sets the installed runner directory.
 func (b *PolicyBuilder) RunnerDir(dir string) *PolicyBuilder { b.p.RunnerDir = dir; return b }
 

@@ -159,7 +159,9 @@ func testPolicyRoundTrip(t *testing.T, s store.Store) {
 		"ScaleSet": NewPolicy().Repository("acme/repo").Host(h.ID).Autoscale("home", 2).Active().Build(),
 		"Labels": NewPolicy().Org("acme").Group("builders").Labels("linux", "gpu", "x64").
 			Max(5).MinIdle(2).MemoryEstimate(1<<63 + 1).RunnerDir("/opt/runner").Paused().Build(),
-		"Enterprise": NewPolicy().Enterprise("big-co").Autoscale("ent", 1).Backend("").Build(),
+		"Enterprise":     NewPolicy().Enterprise("big-co").Autoscale("ent", 1).Backend("").Build(),
+		"MemoryLimit":    NewPolicy().Repository("acme/limited").Host(h.ID).Autoscale("lim", 2).MemoryLimit(3 << 30).Build(),
+		"LimitFromPeaks": NewPolicy().Repository("acme/peaks").Host(h.ID).Autoscale("pk", 2).MemoryLimit(rm.MemoryLimitFromPeaks).Build(),
 	}
 	for name, p := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -250,7 +252,7 @@ func testPolicyUpdate(t *testing.T, s store.Store) {
 	p := mustPolicy(t, s, NewPolicy().Name("home").Autoscale("home", 2).CreatedAt(created))
 
 	p.Name = "home-2"
-	p.Max, p.MinIdle, p.Paused, p.MemoryEstimate = 4, 1, true, 3<<30
+	p.Max, p.MinIdle, p.Paused, p.MemoryEstimate, p.MemoryLimit = 4, 1, true, 3<<30, 1<<30
 	p.Target = rm.ScaleTarget{Scope: rm.Scope{Kind: rm.ScopeOrganization, Name: "acme"}, RunnerGroup: "big", Labels: []string{"arm64", "linux"}}
 	p.CreatedAt = Now() // ignored: a policy keeps its creation time
 	require.NoError(t, s.UpdatePolicy(ctx, p))
@@ -332,7 +334,7 @@ func testAttemptRoundTrip(t *testing.T, s store.Store) {
 		"Pending": NewAttempt().Policy(p.ID).Build(),
 		"Busy": NewAttempt().Policy(p.ID).State(rm.StateBusy).GitHubRunnerID(1 << 40).ProcessID(4242).
 			ProcessStart(1<<63 + 99).Job(rm.Job{ID: 7, RunID: 8, Workflow: "ci.yml", Name: "build (linux)"}).
-			Usage(rm.AttemptUsage{PeakRSSBytes: 1<<63 + 3, CPUAvgMillicores: 875, CPUPeakMillicores: 1<<32 - 1, Samples: 4}).
+			Usage(rm.AttemptUsage{PeakRSSBytes: 1<<63 + 3, CPUAvgMillicores: 875, CPUPeakMillicores: 1<<32 - 1, Samples: 4, Source: rm.UsageFromCgroup}).
 			LastMessage("took job 7").Build(),
 		"Finished": NewAttempt().Policy(p.ID).State(rm.StateFinished).ExitCode(0).
 			Outcome(rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "dropped while idle"}).Build(),

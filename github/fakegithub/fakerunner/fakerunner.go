@@ -446,6 +446,9 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 		defer close(renewDone)
 		l.renew(workCtx, base, time.Duration(jr.RenewMS)*time.Millisecond, lost, cancel)
 	}()
+	if jr.Script != "" {
+		l.runStep(workCtx, jr.Script)
+	}
 	work(workCtx, time.Duration(jr.DurationMS)*time.Millisecond, jr.MemoryBytes, jr.CPUMillicores)
 	cancel()
 	<-renewDone

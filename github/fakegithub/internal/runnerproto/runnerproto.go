@@ -166,6 +166,8 @@ type JobRequest struct {
 	DurationMS    int64  `json:"durationMs"`
 	MemoryBytes   uint64 `json:"memoryBytes"`
 	CPUMillicores int    `json:"cpuMillicores"`
+	// Script is a shell script the runner runs as the job's step.
+	Script string `json:"script,omitempty"`
 	// Result is what the job concludes with ("succeeded", "failed").
 	Result string `json:"result"`
 	// RenewMS is how often the runner renews its lock on the job.

@@ -1,0 +1,128 @@
+package meter_test
+
+import (
+	"bytes"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store/storetest"
+)
+
+// groups is a launcher's cgroups as the meters see them, set by the test.
+type groups struct {
+	mu      sync.Mutex
+	usage   map[rm.AttemptID]platform.GroupUsage
+	memory  map[rm.AttemptID]platform.GroupMemory
+	running map[rm.AttemptID]bool
+	reads   int
+}
+
+func (g *groups) GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reads++
+	u, ok := g.usage[a]
+	return u, ok
+}
+
+func (g *groups) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, ok := g.memory[a]
+	return m, ok
+}
+
+func (g *groups) RunnerRunning(a rm.AttemptID, pid int, start uint64) (bool, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.running[a]
+	return r, ok
+}
+
+func (g *groups) CgroupsInUse() string { return "cgroup v2 /test (membership)" }
+
+func TestMeterFromGroups(t *testing.T) {
+	st, host, policy := journal(t, "acme/repo", 4)
+	grouped := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(1001).ProcessStart(7).Build()
+	plain := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(2).ProcessID(1002).ProcessStart(8).Build()
+	for _, a := range []rm.Attempt{grouped, plain} {
+		require.NoError(t, st.RecordAttempt(t.Context(), a))
+	}
+	g := &groups{
+		usage:   map[rm.AttemptID]platform.GroupUsage{grouped.ID: {MemoryBytes: 300 << 20, CPUTime: time.Second}},
+		running: map[rm.AttemptID]bool{grouped.ID: true},
+	}
+	var logs bytes.Buffer
+	ms := meter.New("", meter.WithGroups(g), meter.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	assert.Contains(t, logs.String(), "metering: each attempt from its cgroup")
+	assert.Contains(t, logs.String(), "cgroup v2 /test")
+	var looked [][]int
+	ms.SetSampler(func(pids []int) map[int]platform.TreeUsage {
+		looked = append(looked, pids)
+		return map[int]platform.TreeUsage{1002: tree(50<<20, 100)}
+	})
+
+	require.Empty(t, ms.SampleOnce(st, host.ID))
+	assert.Equal(t, [][]int{{1002}}, looked, "only the attempt without a group costs a look at the process table")
+	u, ok := ms.Peek(grouped.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint64(300<<20), u.PeakRSSBytes)
+	assert.Equal(t, rm.UsageFromCgroup, u.Source)
+	u, ok = ms.Peek(plain.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint64(50<<20), u.PeakRSSBytes)
+	assert.Equal(t, rm.UsageFromProcessTree, u.Source)
+
+	// Every attempt in a group: no look at the table at all.
+	looked = nil
+	g.mu.Lock()
+	g.usage[plain.ID] = platform.GroupUsage{MemoryBytes: 60 << 20}
+	g.running[plain.ID] = true
+	g.mu.Unlock()
+	require.Empty(t, ms.SampleOnce(st, host.ID))
+	assert.Empty(t, looked)
+
+	// The launcher says the grouped runner exited: announced at once.
+	g.mu.Lock()
+	g.running[grouped.ID] = false
+	g.mu.Unlock()
+	assert.Equal(t, []rm.ScaleTarget{policy.Target}, ms.SampleOnce(st, host.ID))
+}
+
+func TestMeterOOMKilledPeakCounts(t *testing.T) {
+	st, host, policy := journal(t, "acme/repo", 4)
+	a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(1001).ProcessStart(7).Build()
+	require.NoError(t, st.RecordAttempt(t.Context(), a))
+	g := &groups{
+		usage:   map[rm.AttemptID]platform.GroupUsage{a.ID: {MemoryBytes: 200 << 20}},
+		running: map[rm.AttemptID]bool{a.ID: true},
+		memory:  map[rm.AttemptID]platform.GroupMemory{a.ID: {PeakBytes: 512 << 20, LimitBytes: 512 << 20, OOMKills: 1}},
+	}
+	ms := meter.New("", meter.WithGroups(g))
+	ms.SetSampler(func([]int) map[int]platform.TreeUsage { return map[int]platform.TreeUsage{} })
+	require.Empty(t, ms.SampleOnce(st, host.ID))
+
+	// Killed at its limit between two samples: the kernel's peak is its peak.
+	u, ok := ms.Take(a.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint64(512<<20), u.PeakRSSBytes, "the samples saw 200 MiB; the job reached the limit")
+	b, err := a.Conclude(rm.FailedWith(rm.OOMKilled, "killed at its memory limit"), time.Now())
+	require.NoError(t, err)
+	require.NoError(t, st.RecordAttempt(t.Context(), b))
+	ms.BankEnded(st, map[rm.AttemptID]bool{})
+	assert.Equal(t, []uint64{512 << 20}, ms.PeaksOf(policy.ID), "an OOM-killed job's peak is kept: the next limit grows")
+}
+
+func TestMeterLogsProcessTreeSource(t *testing.T) {
+	var logs bytes.Buffer
+	meter.New("", meter.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	assert.Contains(t, logs.String(), "from its runner's process tree")
+}

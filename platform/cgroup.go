@@ -1,0 +1,80 @@
+package platform
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"time"
+)
+
+// Control groups, one per native attempt (Linux).
+//
+// A runner's job can start processes that leave the runner's process tree
+// and process group: `setsid cmd &`, a double fork, a daemon. The tree walk
+// of the process table no longer sees them (their memory escapes the
+// meters) and a signal to the process group misses them (they outlive the
+// attempt, holding memory, ports and files into the next job). A control
+// group holds every process started in it whatever it does to its session
+// or parents, so on Linux each native attempt's runner starts inside a
+// cgroup of its own, <root>/runner-manager/<scope>/<attempt id>, where
+// <root> is the manager's own cgroup in each hierarchy (the delegated
+// subtree under systemd; see Cgroups) and <scope> names the data directory
+// (CgroupScope), so two managers of one host never share a group. The
+// attempt is metered from the group's files, O(attempts) per pass instead
+// of a walk of every process, emptied when it ends (every process left in
+// it stopped) and removed.
+
+// CgroupScope names the cgroups of the attempts of one data directory: the
+// first 12 hex digits of the SHA-256 of its absolute path.
+func CgroupScope(dataDir string) string {
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	sum := sha256.Sum256([]byte(dataDir))
+	return hex.EncodeToString(sum[:6])
+}
+
+// GroupUsage is what an attempt's cgroup uses at one look.
+type GroupUsage struct {
+	// MemoryBytes is the group's memory in use: its anonymous memory and
+	// file pages (tmpfs and shared memory included) less the file cache
+	// the kernel can drop at once (inactive file pages), what kubelet calls
+	// the working set, without the kernel's own allocations. Where the
+	// group has no memory controller it is the sum of its processes'
+	// resident sets.
+	MemoryBytes uint64
+	// CPUTime is the user + system time of every process that ran in the
+	// group, exited ones included.
+	CPUTime time.Duration
+}
+
+// GroupMemory is what the kernel says of an attempt's memory at its end.
+type GroupMemory struct {
+	// PeakBytes is the high-water mark of the group's charge (file cache
+	// included); 0 where the kernel keeps none.
+	PeakBytes uint64
+	// LimitBytes is the group's memory limit; 0 for none.
+	LimitBytes uint64
+	// OOMKills is how many processes the kernel killed for going over it.
+	OOMKills uint64
+}
+
+// Leftover is a process found in an attempt when it ended, and stopped.
+type Leftover struct {
+	PID     int
+	Command string // its command name (comm), "" if it was gone
+}
+
+// ErrNoMemoryController: the attempt's cgroup has no memory controller, so
+// no memory limit can be set (a cgroup v2 subtree without memory
+// delegated, or no cgroup at all).
+var ErrNoMemoryController = errors.New("no memory controller for the attempt's cgroup")
+
+// DefaultLeftoverGrace is how long the processes an attempt left behind
+// get between SIGTERM and SIGKILL when it ends.
+const DefaultLeftoverGrace = 3 * time.Second
+
+// cgroupDirName is the directory under the manager's own cgroup that holds
+// every scope's groups.
+const cgroupDirName = "runner-manager"

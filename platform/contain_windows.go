@@ -1,0 +1,16 @@
+//go:build windows
+
+package platform
+
+import (
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// reapUncontained finds nothing on Windows: without a job object holding
+// the runner's tree, what a job started is not known once the runner
+// exited (see newProcessGroup).
+func reapUncontained(a rm.AttemptID, runner procIdent, grace time.Duration) ([]Leftover, error) {
+	return nil, nil
+}

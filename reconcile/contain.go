@@ -1,0 +1,86 @@
+package reconcile
+
+import (
+	"fmt"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+)
+
+// memoryContainer is a launcher that holds each attempt's memory in a
+// group of its own (platform.NativeLauncher, in a cgroup): a limit set
+// before the attempt's launch, and the kernel's word on the attempt's
+// memory before Cleanup removes the group.
+type memoryContainer interface {
+	SetMemoryLimit(attempt rm.AttemptID, bytes uint64) error
+	GroupMemory(attempt rm.AttemptID) (platform.GroupMemory, bool)
+}
+
+var _ memoryContainer = (*platform.NativeLauncher)(nil)
+
+// memoryLimit is the memory limit of each attempt of policy pol: none (0),
+// its fixed MemoryLimit, or, for rm.MemoryLimitFromPeaks, twice what
+// admission expects the attempt to peak at (at least rm.MinMemoryLimit).
+func (l *Loop) memoryLimit(pol rm.Policy) uint64 {
+	switch pol.MemoryLimit {
+	case 0:
+		return 0
+	case rm.MemoryLimitFromPeaks:
+		exp := l.cfg.Admission.expectedPeak(l.cfg.Meters, pol)
+		limit := exp * 2
+		if limit/2 != exp {
+			return 0 // beyond any host: no limit
+		}
+		return max(limit, rm.MinMemoryLimit)
+	default:
+		return pol.MemoryLimit
+	}
+}
+
+// limitMemory asks the launcher to limit the attempt's memory before its
+// launch, where its policy sets a limit. A launcher that cannot (no
+// cgroup with a memory controller here) runs it unlimited, and says so.
+func (p *pass) limitMemory(it *item) {
+	limit := p.l.memoryLimit(*it.pol)
+	if limit == 0 {
+		return
+	}
+	mc, ok := p.l.cfg.Launcher.(memoryContainer)
+	if !ok {
+		it.log.Debug("the launcher cannot limit memory: the attempt runs unlimited", "limit", formatBytes(limit))
+		return
+	}
+	if err := mc.SetMemoryLimit(it.a.ID, limit); err != nil {
+		// The launcher warns once; every attempt would repeat it.
+		it.log.Debug("the policy's memory limit cannot be applied: the attempt runs unlimited", "limit", formatBytes(limit), "err", err)
+		return
+	}
+	it.log.Debug("memory limit set", "limit", formatBytes(limit))
+}
+
+// oomOutcome is the outcome of an attempt the kernel killed a process of
+// for want of memory (at its limit, or the host's): Failed(OOMKilled),
+// whatever the runner made of it (a job whose step was killed completes
+// as failed; a killed runner exits 137). A stop by a user stays a stop.
+func (p *pass) oomOutcome(it *item, o rm.Outcome) rm.Outcome {
+	if o.Kind == rm.Failed && o.Reason == rm.Stopped {
+		return o
+	}
+	mc, ok := p.l.cfg.Launcher.(memoryContainer)
+	if !ok || it.a.PID == 0 {
+		return o
+	}
+	m, ok := mc.GroupMemory(it.a.ID)
+	if !ok || m.OOMKills == 0 {
+		return o
+	}
+	detail := fmt.Sprintf("the kernel killed %d of its processes for want of memory (the host's)", m.OOMKills)
+	if m.LimitBytes > 0 {
+		detail = fmt.Sprintf("the kernel killed %d of its processes at its memory limit of %s (peak %s)",
+			m.OOMKills, formatBytes(m.LimitBytes), formatBytes(m.PeakBytes))
+	}
+	if o.Detail != "" {
+		detail += "; " + o.Detail
+	}
+	return rm.FailedWith(rm.OOMKilled, detail)
+}
