@@ -74,9 +74,14 @@ type Meters interface {
 // Config is what a Loop needs. Store, Target, Launcher and Host are
 // required; zero durations and caps take the Default figures above.
 type Config struct {
-	Store    store.Store
-	Target   github.Target
+	Store  store.Store
+	Target github.Target
+	// Launcher is the launcher of the native backend, and of any backend
+	// without an entry in Launchers.
 	Launcher Launcher
+	// Launchers are the launchers of other backends (container, VM, WSL),
+	// by the backend a policy names.
+	Launchers map[rm.Backend]Launcher
 	// Meters may be nil: no usage on attempts, and expected peaks are the
 	// policies' estimates.
 	Meters Meters

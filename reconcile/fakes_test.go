@@ -15,7 +15,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -222,7 +221,7 @@ type fakeProc struct {
 	stopped bool
 }
 
-var _ platform.Process = (*fakeProc)(nil)
+var _ rm.Process = (*fakeProc)(nil)
 
 func (p *fakeProc) PID() int              { return p.pid }
 func (p *fakeProc) Start() uint64         { return p.start }
@@ -261,12 +260,12 @@ type fakeLauncher struct {
 	mu        sync.Mutex
 	nextPID   int
 	procs     map[rm.AttemptID]*fakeProc
-	specs     []platform.LaunchSpec
+	specs     []rm.LaunchSpec
 	alive     map[int]*fakeProc
 	cleanups  map[rm.AttemptID]bool
 	worked    map[rm.AttemptID]bool // roots holding a Worker log
 	launchErr error
-	onLaunch  func(spec platform.LaunchSpec)
+	onLaunch  func(spec rm.LaunchSpec)
 }
 
 var _ reconcile.Launcher = (*fakeLauncher)(nil)
@@ -292,7 +291,7 @@ func (f *fakeLauncher) work(a rm.AttemptID) {
 	f.worked[a] = true
 }
 
-func (f *fakeLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (f *fakeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	f.mu.Lock()
 	on, err := f.onLaunch, f.launchErr
 	f.mu.Unlock()
@@ -311,12 +310,12 @@ func (f *fakeLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (pl
 	return p, nil
 }
 
-func (f *fakeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+func (f *fakeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, ok := f.alive[pid]
 	if !ok || p.start != start {
-		return nil, fmt.Errorf("adopt %d: %w", pid, platform.ErrProcessGone)
+		return nil, fmt.Errorf("adopt %d: %w", pid, rm.ErrProcessGone)
 	}
 	f.procs[a] = p
 	return p, nil

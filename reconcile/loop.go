@@ -13,7 +13,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // maxQueuedEvents bounds the job events kept between two passes.
@@ -498,7 +497,7 @@ func (l *Loop) quiet(now time.Time) (time.Time, bool) {
 
 // watchProcess nudges the loop the moment p exits: what frees a slot
 // within milliseconds.
-func (l *Loop) watchProcess(id rm.AttemptID, p platform.Process) {
+func (l *Loop) watchProcess(id rm.AttemptID, p rm.Process) {
 	if l.watched[id] {
 		return
 	}
@@ -516,7 +515,7 @@ func (l *Loop) watchProcess(id rm.AttemptID, p platform.Process) {
 
 // stopProcess stops an attempt's runner in the background; its exit
 // nudges the loop, whose next pass concludes it.
-func (l *Loop) stopProcess(log *slog.Logger, id rm.AttemptID, p platform.Process, why stopReason) {
+func (l *Loop) stopProcess(log *slog.Logger, id rm.AttemptID, p rm.Process, why stopReason) {
 	started := false
 	l.tab.with(id, func(r *runtime) {
 		if r.stop == stopNone {

@@ -11,7 +11,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -30,7 +29,7 @@ func (p termProc) Stop(ctx context.Context, grace time.Duration) error {
 // termLauncher starts termProcs.
 type termLauncher struct{ *fakeLauncher }
 
-func (l termLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (l termLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	p, err := l.fakeLauncher.Launch(ctx, spec)
 	if err != nil {
 		return nil, err

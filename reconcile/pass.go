@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -50,7 +49,7 @@ type item struct {
 	a    rm.Attempt
 	pol  *rm.Policy
 	log  *slog.Logger
-	proc platform.Process
+	proc rm.Process
 	// exited: its process is gone (or was found gone after a restart).
 	exited bool
 	// unresolved: its process could not be looked for; it keeps its slot.
@@ -304,13 +303,13 @@ func (p *pass) resolveProcesses() {
 			p.markGone(it, "no process id in the journal")
 			continue
 		default:
-			proc, err := l.cfg.Launcher.Adopt(it.a.ID, it.a.PID, it.a.ProcessStart)
+			proc, err := l.cfg.launcherFor(it.pol).Adopt(it.a.ID, it.a.PID, it.a.ProcessStart)
 			switch {
 			case err == nil:
 				l.tab.with(it.a.ID, func(r *runtime) { r.proc = proc })
 				it.proc = proc
 				it.log.Info("re-adopted runner process", "pid", it.a.PID)
-			case errors.Is(err, platform.ErrProcessGone):
+			case errors.Is(err, rm.ErrProcessGone):
 				p.markGone(it, "process gone")
 				continue
 			default:
@@ -506,12 +505,11 @@ func (p *pass) concludeExited(ctx context.Context) {
 	}
 }
 
-// ranJob asks the launcher, when it can tell, whether the attempt's runner
-// ran a job (its own trace: a Worker log). Only a launched attempt's root
-// can hold one, and only until Cleanup.
+// ranJob asks the attempt's launcher whether its runner ran a job (its own
+// trace: a Worker log). Only a launched attempt's root can hold one, and
+// only until Cleanup.
 func (p *pass) ranJob(it *item) bool {
-	ev, ok := p.l.cfg.Launcher.(jobEvidence)
-	return ok && it.a.PID != 0 && ev.RanJob(it.a.ID)
+	return it.a.PID != 0 && p.l.cfg.launcherFor(it.pol).RanJob(it.a.ID)
 }
 
 // conclude ends an attempt: exit code, usage, outcome in the journal; then
@@ -582,6 +580,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	// A root is kept for debugging only when the runner failed: not after
 	// a stop during a job, which is the manager's or a user's doing.
 	id, runnerID, failed := a.ID, a.GitHubRunnerID, o.Kind == rm.Failed && o.Reason != rm.Stopped
+	launcher := l.cfg.launcherFor(it.pol)
 	launched := o.Reason != rm.RegistrationFailed // else no directory was made
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {
@@ -591,7 +590,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 			}
 		}
 		if launched {
-			if err := l.cfg.Launcher.Cleanup(id, failed); err != nil {
+			if err := launcher.Cleanup(id, failed); err != nil {
 				it.log.Warn("could not clean the attempt's directory", "err", err)
 			}
 		}

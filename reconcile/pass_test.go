@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -33,7 +32,7 @@ func TestScaleUpWritesTheJournalFirst(t *testing.T) {
 			assert.Equal(t, rm.StateRegistering, a.State, "registering is recorded before the call")
 		}
 	}
-	e.launcher.onLaunch = func(spec platform.LaunchSpec) {
+	e.launcher.onLaunch = func(spec rm.LaunchSpec) {
 		a := e.attempt(spec.Attempt)
 		assert.Equal(t, rm.StateRegistering, a.State)
 		assert.NotZero(t, a.GitHubRunnerID, "the registration is recorded before the launch")

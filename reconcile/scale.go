@@ -9,7 +9,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -439,8 +438,8 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 		p.failLaunch(ctx, it, rm.LaunchFailed, err.Error(), jit.RunnerID)
 		return false
 	}
-	proc, err := l.cfg.Launcher.Launch(ctx, platform.LaunchSpec{
-		Attempt: a.ID, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
+	proc, err := l.cfg.launcherFor(it.pol).Launch(ctx, rm.LaunchSpec{
+		Attempt: a.ID, Policy: *it.pol, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
 	})
 	if err != nil {
 		p.failLaunch(ctx, it, rm.LaunchFailed, "launching the runner: "+err.Error(), jit.RunnerID)
@@ -474,7 +473,7 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 	it.concluded = true
 	l.tab.forget(it.a.ID)
 	if reason == rm.LaunchFailed {
-		if err := l.cfg.Launcher.Cleanup(it.a.ID, true); err != nil {
+		if err := l.cfg.launcherFor(it.pol).Cleanup(it.a.ID, true); err != nil {
 			it.log.Warn("could not clean the attempt's directory", "err", err)
 		}
 	}

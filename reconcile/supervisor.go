@@ -29,6 +29,8 @@ type SupervisorConfig struct {
 	Store    store.Store
 	Host     rm.Host
 	Launcher Launcher
+	// Launchers are the launchers of other backends (see Config).
+	Launchers map[rm.Backend]Launcher
 	// Meters may be nil. When it also has SampleOnce (meter.AttemptMeters
 	// does), the supervisor runs its sampling, nudging the loop of each
 	// target whose runner exited.
@@ -58,7 +60,7 @@ type SupervisorConfig struct {
 	// Budget reports GitHub's REST budget for Status; may be nil.
 	Budget func() github.Budget
 	// Loop holds the loops' timeouts and caps (see Config); its Store,
-	// Target, Launcher, Meters, Host, Policies, Admission, Now, Logger,
+	// Target, Launcher, Launchers, Meters, Host, Policies, Admission, Now, Logger,
 	// DataDir and Drain fields are ignored.
 	Loop Config
 	// FindRunners lists runner processes of this data directory, for the
@@ -405,7 +407,7 @@ func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
 // loopConfig is the configuration of the loop of one group.
 func (s *Supervisor) loopConfig(target github.Target, policies []rm.Policy) Config {
 	c := s.cfg.Loop
-	c.Store, c.Target, c.Launcher, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Meters
+	c.Store, c.Target, c.Launcher, c.Launchers, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Launchers, s.cfg.Meters
 	c.Host, c.Policies, c.Admission, c.Now, c.Logger = s.cfg.Host, policies, s.cfg.Admission, s.cfg.Now, s.cfg.Logger
 	c.DataDir, c.Drain, c.DrainTimeout = s.cfg.DataDir, s.cfg.Drain, s.cfg.DrainTimeout
 	c.OnRefusal = func(_ rm.PolicyID, r Refusal) {

@@ -166,7 +166,7 @@ type tinyLauncher struct{ root string }
 
 var _ reconcile.Launcher = (*tinyLauncher)(nil)
 
-func (l *tinyLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (l *tinyLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	root := filepath.Join(l.root, spec.Attempt.String())
 	listener := filepath.Join(root, "bin", fakegithub.ListenerName())
 	if err := os.MkdirAll(filepath.Dir(listener), 0o700); err != nil {
@@ -195,9 +195,13 @@ func (l *tinyLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (pl
 	return p, nil
 }
 
-func (l *tinyLauncher) Adopt(rm.AttemptID, int, uint64) (platform.Process, error) {
-	return nil, platform.ErrProcessGone // runners do not outlive this program
+func (l *tinyLauncher) Adopt(rm.AttemptID, int, uint64) (rm.Process, error) {
+	return nil, rm.ErrProcessGone // runners do not outlive this program
 }
+
+// RanJob is false: this launcher reads no trace of the runner's jobs, so
+// the pass takes GitHub's word on them.
+func (l *tinyLauncher) RanJob(rm.AttemptID) bool { return false }
 
 func (l *tinyLauncher) Cleanup(a rm.AttemptID, failed bool) error {
 	return os.RemoveAll(filepath.Join(l.root, a.String()))
