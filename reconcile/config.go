@@ -6,7 +6,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -75,7 +74,7 @@ type Meters interface {
 // required; zero durations and caps take the Default figures above.
 type Config struct {
 	Store  store.Store
-	Target github.Target
+	Target Target
 	// Launcher is the launcher of the native backend, and of any backend
 	// without an entry in Launchers.
 	Launcher Launcher

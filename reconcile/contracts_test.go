@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -15,6 +16,8 @@ import (
 // The module's implementations of what reconcile declares.
 var (
 	_ reconcile.Launcher = (*platform.NativeLauncher)(nil)
+	_ reconcile.Target   = (*github.ScaleSetTarget)(nil)
+	_ reconcile.Target   = (*github.ClassicTarget)(nil)
 )
 
 // TestLaunchersByBackend: a policy's runners go to the launcher of its

@@ -63,7 +63,7 @@ type fakeTarget struct {
 	watch      func(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
 }
 
-var _ github.Target = (*fakeTarget)(nil)
+var _ reconcile.Target = (*fakeTarget)(nil)
 
 func newFakeTarget() *fakeTarget {
 	return &fakeTarget{nextID: 100, runners: map[int64]*github.Runner{}, calls: map[string]int{}}

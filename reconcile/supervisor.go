@@ -37,7 +37,7 @@ type SupervisorConfig struct {
 	Meters Meters
 	// Targets makes the GitHub side of a policy's target; the supervisor
 	// closes it when the target's loop ends.
-	Targets func(ctx context.Context, p rm.Policy) (github.Target, error)
+	Targets func(ctx context.Context, p rm.Policy) (Target, error)
 	// Admission is shared by every loop; nil admits up to each max.
 	Admission *Admission
 	Now       func() time.Time
@@ -108,7 +108,7 @@ type Supervisor struct {
 // loopRun is a running loop and what to stop it with.
 type loopRun struct {
 	loop   *Loop
-	target github.Target
+	target Target
 	cancel context.CancelFunc
 	done   chan struct{}
 	ids    []rm.PolicyID
@@ -405,7 +405,7 @@ func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
 }
 
 // loopConfig is the configuration of the loop of one group.
-func (s *Supervisor) loopConfig(target github.Target, policies []rm.Policy) Config {
+func (s *Supervisor) loopConfig(target Target, policies []rm.Policy) Config {
 	c := s.cfg.Loop
 	c.Store, c.Target, c.Launcher, c.Launchers, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Launchers, s.cfg.Meters
 	c.Host, c.Policies, c.Admission, c.Now, c.Logger = s.cfg.Host, policies, s.cfg.Admission, s.cfg.Now, s.cfg.Logger

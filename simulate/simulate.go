@@ -200,9 +200,9 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 // scale-set mode over the Actions service, classic mode over REST, polling
 // a repository's jobs every poll. Scale-set message sessions are recorded
 // in st, so a restarted manager deletes the one it left.
-func Targets(c *github.Client, host rm.Host, st store.Store, logger *slog.Logger, poll time.Duration) func(context.Context, rm.Policy) (github.Target, error) {
+func Targets(c *github.Client, host rm.Host, st store.Store, logger *slog.Logger, poll time.Duration) func(context.Context, rm.Policy) (reconcile.Target, error) {
 	prefix := rm.RunnerNamePrefix(host.ID)
-	return func(ctx context.Context, p rm.Policy) (github.Target, error) {
+	return func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 		if p.Target.Mode() == rm.ModeScaleSet {
 			return github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
 				Owner: host.Name, HostID: host.ID.String(), Journal: reconcile.SessionJournal(st),

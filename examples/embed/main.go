@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		Store:    st,
 		Host:     host,
 		Launcher: &tinyLauncher{root: filepath.Join(dir, "attempts")},
-		Targets: func(ctx context.Context, p rm.Policy) (github.Target, error) {
+		Targets: func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 			return github.NewScaleSetTarget(ctx, client, p.Target, github.ScaleSetOptions{
 				Owner: host.Name, DisableUpdate: true, NamePrefix: rm.RunnerNamePrefix(host.ID), Logger: log})
 		},

@@ -237,9 +237,9 @@ func (c *classicTargets) notify(ev github.WorkflowJobEvent) {
 // classic target polling its repository's jobs (and fed by webhooks). A
 // scale set's message session is recorded in the journal, so that after a
 // crash the next start deletes it instead of waiting on it.
-func productionTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger, hooks *classicTargets) func(context.Context, rm.Policy) (github.Target, error) {
+func productionTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger, hooks *classicTargets) func(context.Context, rm.Policy) (reconcile.Target, error) {
 	prefix := rm.RunnerNamePrefix(host.ID)
-	return func(ctx context.Context, p rm.Policy) (github.Target, error) {
+	return func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 		plog := log.With("policy", p.Name)
 		if p.Target.Mode() == rm.ModeScaleSet {
 			t, err := github.NewScaleSetTarget(ctx, c, p.Target, github.ScaleSetOptions{
