@@ -8,6 +8,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -16,6 +17,7 @@ import (
 // The module's implementations of what reconcile declares.
 var (
 	_ reconcile.Launcher = (*platform.NativeLauncher)(nil)
+	_ reconcile.Meters   = (*meter.AttemptMeters)(nil)
 	_ reconcile.Target   = (*github.ScaleSetTarget)(nil)
 	_ reconcile.Target   = (*github.ClassicTarget)(nil)
 )

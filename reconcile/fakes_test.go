@@ -348,17 +348,19 @@ func (f *fakeLauncher) cleanup(a rm.AttemptID) (failed, ok bool) {
 	return
 }
 
-// fakeMeters has fixed figures.
+// fakeMeters has fixed figures and remembers how it was told each attempt
+// ended.
 type fakeMeters struct {
 	mu       sync.Mutex
 	rss      map[rm.AttemptID]uint64
 	expected map[rm.PolicyID]uint64
+	ended    map[rm.AttemptID]rm.Outcome
 }
 
 var _ reconcile.Meters = (*fakeMeters)(nil)
 
 func newFakeMeters() *fakeMeters {
-	return &fakeMeters{rss: map[rm.AttemptID]uint64{}, expected: map[rm.PolicyID]uint64{}}
+	return &fakeMeters{rss: map[rm.AttemptID]uint64{}, expected: map[rm.PolicyID]uint64{}, ended: map[rm.AttemptID]rm.Outcome{}}
 }
 
 func (m *fakeMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
@@ -368,15 +370,36 @@ func (m *fakeMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
 	return v, ok
 }
 
-func (m *fakeMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
+func (m *fakeMeters) Peek(a rm.AttemptID) (rm.AttemptUsage, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.rss[a]
 	if !ok {
 		return rm.AttemptUsage{}, false
 	}
-	delete(m.rss, a)
 	return rm.AttemptUsage{PeakRSSBytes: v, CPUAvgMillicores: 250, CPUPeakMillicores: 900, Samples: 3}, true
+}
+
+func (m *fakeMeters) Ended(a rm.AttemptID, o rm.Outcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ended[a] = o
+	delete(m.rss, a)
+}
+
+// endedWith is the outcome the meters were last told of a.
+func (m *fakeMeters) endedWith(a rm.AttemptID) (rm.Outcome, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.ended[a]
+	return o, ok
+}
+
+// SampleOnce and Run sample nothing: the tests set the figures.
+func (m *fakeMeters) SampleOnce(store.Store, rm.HostID) []rm.PolicyID { return nil }
+
+func (m *fakeMeters) Run(ctx context.Context, _ store.Store, _ rm.HostID, _ func() bool, _ func(rm.PolicyID)) {
+	<-ctx.Done()
 }
 
 func (m *fakeMeters) ExpectedPeak(p rm.PolicyID, estimate uint64) uint64 {

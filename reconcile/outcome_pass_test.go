@@ -214,6 +214,8 @@ func TestLateWordCorrectsLost(t *testing.T) {
 	e.pass()
 	got := e.attempt(id)
 	require.Equal(t, rm.Lost, got.Outcome.Reason, "%s", got.Outcome)
+	told, _ := e.meters.endedWith(id)
+	assert.Equal(t, rm.Lost, told.Reason, "the meters are told it was lost")
 
 	e.clock.Advance(time.Minute)
 	e.demand(0, started(a.RunnerName, 21), completed(a.RunnerName, 21))
@@ -224,4 +226,6 @@ func TestLateWordCorrectsLost(t *testing.T) {
 	assert.Equal(t, int64(21), got.Job.ID)
 	assert.False(t, got.BusyAt.IsZero())
 	assert.Contains(t, e.logs.String(), "ran a job after all")
+	told, _ = e.meters.endedWith(id)
+	assert.Equal(t, rm.CompletedJob, told.Kind, "and of the correction, so its peak counts")
 }

@@ -276,6 +276,9 @@ func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 		return
 	}
 	if correct {
+		if l.cfg.Meters != nil {
+			l.cfg.Meters.Ended(id, o)
+		}
 		l.log.Info("ended attempt ran a job after all", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID,
 			"was", was.String(), "outcome", o.String())
 		return
@@ -522,7 +525,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		a.ExitCode = &c
 	}
 	if l.cfg.Meters != nil {
-		if u, ok := l.cfg.Meters.Take(a.ID); ok {
+		if u, ok := l.cfg.Meters.Peek(a.ID); ok {
 			a.Usage = u
 		}
 	}
@@ -546,6 +549,9 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		}
 	}
 	it.a, it.concluded = b, true
+	if l.cfg.Meters != nil {
+		l.cfg.Meters.Ended(a.ID, o)
+	}
 	if rt, _ := l.tab.get(a.ID); (o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0) && !rt.jobCompleted {
 		// Its job may still count in the demand figure (see demandNow),
 		// unless GitHub said it completed: that word came with a figure

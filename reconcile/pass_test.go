@@ -192,6 +192,9 @@ func TestConclusion(t *testing.T) {
 			assert.Equal(t, tt.exitCode, *got.ExitCode)
 			assert.Equal(t, tt.job, got.Job.ID)
 			assert.Equal(t, rm.AttemptUsage{PeakRSSBytes: 64 << 20, CPUAvgMillicores: 250, CPUPeakMillicores: 900, Samples: 3}, got.Usage)
+			told, ok := e.meters.endedWith(a.ID)
+			require.True(t, ok, "the meters are told it ended")
+			assert.Equal(t, got.Outcome, told, "and how")
 			assert.False(t, e.target.has(a.RunnerName), "no registration is left")
 			if tt.removed {
 				assert.Positive(t, e.target.count("remove"))

@@ -31,9 +31,8 @@ type SupervisorConfig struct {
 	Launcher Launcher
 	// Launchers are the launchers of other backends (see Config).
 	Launchers map[rm.Backend]Launcher
-	// Meters may be nil. When it also has SampleOnce (meter.AttemptMeters
-	// does), the supervisor runs its sampling, nudging the loop of each
-	// target whose runner exited.
+	// Meters may be nil. The supervisor runs their sampling, nudging the
+	// loop of each policy whose runner exited.
 	Meters Meters
 	// Targets makes the GitHub side of a policy's target; the supervisor
 	// closes it when the target's loop ends.
@@ -67,17 +66,6 @@ type SupervisorConfig struct {
 	// orphan sweep at start; nil uses the platform's (Linux: /proc; none
 	// elsewhere).
 	FindRunners func(dataDir string) ([]RunnerProcess, error)
-}
-
-// sampler is what the supervisor runs of the meters.
-type sampler interface {
-	SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTarget
-	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget))
-}
-
-// peeker gives a live attempt's usage so far, for Status.
-type peeker interface {
-	Peek(a rm.AttemptID) (rm.AttemptUsage, bool)
 }
 
 // Supervisor runs the loops of a host: one per target of its policies that
@@ -268,26 +256,43 @@ func (s *Supervisor) stopAll() {
 
 // sample runs the meters: their own loop, or every SampleEvery.
 func (s *Supervisor) sample(ctx context.Context) {
-	m, ok := s.cfg.Meters.(sampler)
-	if !ok {
+	m := s.cfg.Meters
+	if m == nil {
 		return
 	}
-	exited := func(t rm.ScaleTarget) { s.Nudge(t.Key()) }
 	if s.cfg.SampleEvery <= 0 {
-		m.Run(ctx, s.cfg.Store, s.cfg.Host.ID, nil, exited)
+		m.Run(ctx, s.cfg.Store, s.cfg.Host.ID, nil, s.nudgePolicy)
 		return
 	}
 	t := time.NewTicker(s.cfg.SampleEvery)
 	defer t.Stop()
 	for {
-		for _, target := range m.SampleOnce(s.cfg.Store, s.cfg.Host.ID) {
-			exited(target)
+		for _, p := range m.SampleOnce(s.cfg.Store, s.cfg.Host.ID) {
+			s.nudgePolicy(p)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// nudgePolicy nudges the loop that serves policy id, as the last refresh
+// of the policies has it.
+func (s *Supervisor) nudgePolicy(id rm.PolicyID) {
+	s.mu.Lock()
+	var key string
+	for _, p := range s.policies {
+		if p.ID == id {
+			key = p.Target.Key()
+			break
+		}
+	}
+	lr := s.loops[key]
+	s.mu.Unlock()
+	if lr != nil {
+		lr.loop.Nudge()
 	}
 }
 
@@ -496,9 +501,9 @@ func (s *Supervisor) Status() Status {
 		})
 	}
 	slices.SortFunc(st.Policies, func(a, b PolicyStatus) int { return cmp.Compare(a.Name, b.Name) })
-	if pk, ok := s.cfg.Meters.(peeker); ok {
+	if m := s.cfg.Meters; m != nil {
 		for i := range st.Attempts {
-			if u, ok := pk.Peek(st.Attempts[i].ID); ok {
+			if u, ok := m.Peek(st.Attempts[i].ID); ok {
 				st.Attempts[i].PeakRSSBytes = max(st.Attempts[i].PeakRSSBytes, u.PeakRSSBytes)
 				st.Attempts[i].CPUMillicores = u.CPUAvgMillicores
 			}
