@@ -95,7 +95,8 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	return p.schedule(live, wanted), p.err()
 }
 
-// observeJournal reads the served policies and their live attempts.
+// observeJournal reads the served policies and their live attempts (of
+// the host's, in one read).
 func (p *pass) observeJournal(ctx context.Context) error {
 	l := p.l
 	l.mu.Lock()
@@ -116,13 +117,24 @@ func (p *pass) observeJournal(ctx context.Context) error {
 	}
 	slices.SortFunc(p.policies, func(a, b rm.Policy) int { return strings.Compare(a.Name, b.Name) })
 	for i := range p.policies {
+		p.byPolicy[p.policies[i].ID] = &p.policies[i]
+	}
+	if len(p.policies) == 0 {
+		return nil
+	}
+	atts, err := l.cfg.Store.LiveAttempts(ctx, l.cfg.Host.ID)
+	if err != nil {
+		return fmt.Errorf("read the host's live attempts: %w", err)
+	}
+	// By policy (in name order), each one's oldest first; other loops'
+	// attempts are left out.
+	per := make(map[rm.PolicyID][]rm.Attempt)
+	for _, a := range atts {
+		per[a.Policy] = append(per[a.Policy], a)
+	}
+	for i := range p.policies {
 		pol := &p.policies[i]
-		p.byPolicy[pol.ID] = pol
-		atts, err := l.cfg.Store.ActiveAttempts(ctx, pol.ID)
-		if err != nil {
-			return fmt.Errorf("read live attempts of policy %s: %w", pol.Name, err)
-		}
-		for _, a := range atts {
+		for _, a := range per[pol.ID] {
 			it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", a.ID.String(), "runner", a.RunnerName)}
 			p.items = append(p.items, it)
 			p.byName[a.RunnerName] = it

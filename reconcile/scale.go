@@ -191,7 +191,7 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 // (their rows written), and the admitted capacity set.
 func (p *pass) admitBatch(ctx context.Context, n int, livePer, budgets map[rm.PolicyID]int) []*item {
 	l := p.l
-	sess, err := l.cfg.Admission.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab})
+	sess, err := l.cfg.Admission.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab, policies: p.byPolicy})
 	if err != nil {
 		p.addErr(err)
 		return nil

@@ -329,21 +329,21 @@ func (s *Supervisor) groups(ctx context.Context) ([]group, map[string]bool, erro
 	s.mu.Lock()
 	s.policies = owned
 	s.mu.Unlock()
+	live, err := s.cfg.Store.LiveAttempts(ctx, s.cfg.Host.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the host's live attempts: %w", err)
+	}
+	hasLive := make(map[rm.PolicyID]bool, len(live))
+	for _, a := range live {
+		hasLive[a.Policy] = true
+	}
 	wanted := make(map[string]bool)
 	var gs []group
 	for _, k := range keys {
 		g := byKey[k]
 		gs = append(gs, *g)
 		for _, p := range g.policies {
-			if p.Active() {
-				wanted[k] = true
-				break
-			}
-			live, err := s.cfg.Store.ActiveAttempts(ctx, p.ID)
-			if err != nil {
-				return nil, nil, fmt.Errorf("read live attempts of policy %s: %w", p.Name, err)
-			}
-			if len(live) > 0 {
+			if p.Active() || hasLive[p.ID] {
 				wanted[k] = true
 				break
 			}
