@@ -27,9 +27,13 @@ type pass struct {
 	items    []*item
 	byName   map[string]*item
 
+	// quiet: no GitHub call in this pass, because the driver held calls
+	// back at its start (until quietUntil) or because one failed in it.
 	quietUntil time.Time
 	quiet      bool
-	fresh      bool // the runner list was taken in this pass
+	// ghOK: a GitHub call of the pass succeeded.
+	ghOK  bool
+	fresh bool // the runner list was taken in this pass
 	// demandAt is when the demand figure this pass applied the events of
 	// was taken.
 	demandAt time.Time
@@ -38,7 +42,7 @@ type pass struct {
 
 	mu       sync.Mutex
 	errs     []error // the journal's: the driver backs off
-	ghErrs   []error // GitHub's: the loop holds calls back itself
+	ghErrs   []error // GitHub's: the driver holds GitHub calls back
 	notes    map[rm.PolicyID]string
 	cleanups []func(context.Context)
 	admitted map[rm.PolicyID]int
@@ -65,10 +69,20 @@ func (it *item) holdsSlot() bool { return !it.concluded && !it.exited }
 // and job events), conclude (attempts whose process is gone), reap (both
 // ways: leftover registrations, timed-out, zombie and stopped runners),
 // scale (up through admission, down by removing idle registrations), and
-// schedule (Result.RequeueAfter). One bad item is logged and skipped; an
-// error is returned when the pass could not observe or GitHub failed, after
-// doing all it could. It never sleeps.
+// schedule. One bad item is logged and skipped; an error is returned when
+// the pass could not observe or GitHub failed, after doing all it could.
+// It never sleeps. Its RequeueAfter is the driver's verdict: when the next
+// pass should run, backoff included; a pass run before then while GitHub
+// calls are held back makes none.
 func (l *Loop) Reconcile(ctx context.Context) (Result, error) {
+	res, err := l.reconcile(ctx)
+	res.RequeueAfter = l.drv.settle(res, err)
+	return res, err
+}
+
+// reconcile is one pass, as the driver runs it: its Result says when its
+// own work is due next, and its error is classed for the driver.
+func (l *Loop) reconcile(ctx context.Context) (Result, error) {
 	l.passMu.Lock()
 	defer l.passMu.Unlock()
 	p := &pass{l: l, now: l.cfg.Now(), byName: make(map[string]*item), byPolicy: make(map[rm.PolicyID]*rm.Policy),
@@ -81,7 +95,9 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	if err := p.observeJournal(ctx); err != nil {
 		return Result{RequeueAfter: l.cfg.ActiveRequeue}, err
 	}
-	p.quietUntil, p.quiet = l.quiet(p.now)
+	if until, held := l.drv.held(p.now); held {
+		p.quietUntil, p.quiet = until, true
+	}
 	p.applyEvents(ctx)
 	p.resolveProcesses()
 	p.listRunners(ctx)
@@ -161,17 +177,24 @@ func (p *pass) addErr(err error) {
 	p.mu.Unlock()
 }
 
-// githubErr notes a failed GitHub call: the loop holds calls back (until a
-// rate limit's reset, or for a backoff) and the pass stops calling.
+// githubErr notes a failed GitHub call: the pass stops calling, and its
+// error tells the driver, which holds calls back (until a rate limit's
+// reset, or for a backoff).
 func (p *pass) githubErr(err error, what string) {
 	if err == nil || errors.Is(err, github.ErrRunnerBusy) || errors.Is(err, context.Canceled) {
 		return
 	}
-	p.l.githubFailed(err, p.now)
-	until, quiet := p.l.quiet(p.now)
 	p.mu.Lock()
 	p.ghErrs = append(p.ghErrs, fmt.Errorf("%s: %w", what, err))
-	p.quietUntil, p.quiet = until, quiet
+	p.quiet = true
+	p.mu.Unlock()
+}
+
+// githubOK notes a GitHub call that succeeded: the backoff of GitHub's
+// failures starts over.
+func (p *pass) githubOK() {
+	p.mu.Lock()
+	p.ghOK = true
 	p.mu.Unlock()
 }
 
@@ -403,7 +426,7 @@ func (p *pass) listRunners(ctx context.Context) {
 		p.githubErr(err, "list runners")
 		return
 	}
-	l.githubOK()
+	p.githubOK()
 	l.runners, l.listAt, l.listed, p.fresh = rs, at, true, true
 	l.listedIdle = live == 0
 }
@@ -645,7 +668,6 @@ func (p *pass) repairUnfinishedLaunches(ctx context.Context) {
 			// The JIT request may have answered before the crash: a
 			// registration of this name is the attempt's.
 			if p.isQuiet() {
-				p.deadline(p.quietUntil)
 				continue // GitHub is asked once it answers again
 			}
 			id, ok := p.leftoverRegistration(ctx, it)
@@ -738,7 +760,7 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 	err := l.cfg.Target.RemoveRunner(ctx, it.a.GitHubRunnerID)
 	switch {
 	case err == nil:
-		l.githubOK()
+		p.githubOK()
 		l.tab.with(it.a.ID, func(r *runtime) { r.deregistered = true })
 		return true
 	case errors.Is(err, github.ErrRunnerBusy):
@@ -778,7 +800,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 		err := l.cfg.Target.RemoveRunner(ctx, r.ID)
 		switch {
 		case err == nil:
-			l.githubOK()
+			p.githubOK()
 			l.log.Info("removed a registration no live attempt owns", "runner", r.Name, "runner_id", r.ID)
 		case errors.Is(err, github.ErrRunnerBusy):
 			l.log.Debug("leftover registration is busy; left alone", "runner", r.Name)

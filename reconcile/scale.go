@@ -142,11 +142,14 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 	l := p.l
 	n := 0
 	if need > 0 && !l.draining.Load() {
-		if p.quiet {
-			for _, pol := range p.policies {
-				p.note(pol.ID, fmt.Sprintf("GitHub calls held back until %s", p.quietUntil.Format(time.TimeOnly)))
+		if p.isQuiet() {
+			msg := "GitHub calls held back after a failure"
+			if !p.quietUntil.IsZero() {
+				msg = "GitHub calls held back until " + p.quietUntil.Format(time.TimeOnly)
 			}
-			p.deadline(p.quietUntil)
+			for _, pol := range p.policies {
+				p.note(pol.ID, msg)
+			}
 		} else {
 			n = min(need, l.cfg.MaxLaunchesPerPass)
 		}
@@ -419,7 +422,7 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 		p.failLaunch(ctx, it, reason, "registering the runner: "+err.Error(), 0)
 		return github.JITConfig{}, false
 	}
-	l.githubOK()
+	p.githubOK()
 	a = it.a
 	a.GitHubRunnerID = jit.RunnerID
 	p.record(ctx, it, a)
@@ -478,9 +481,8 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 		}
 	}
 	if reason == rm.GitHubUnavailable {
-		until, _ := l.quiet(l.cfg.Now())
-		it.log.Warn("GitHub failed to register the runner; backing off", "detail", detail, "until", until.Format(time.RFC3339Nano))
-		p.note(it.pol.ID, fmt.Sprintf("GitHub failed: %s; trying again at %s", detail, until.Format(time.TimeOnly)))
+		it.log.Warn("GitHub failed to register the runner; backing off", "detail", detail)
+		p.note(it.pol.ID, "GitHub failed: "+detail+"; backing off")
 		return
 	}
 	it.log.Warn("launch failed", "reason", string(reason), "detail", detail)
