@@ -65,8 +65,6 @@ type ClassicTarget struct {
 	groupID int64
 }
 
-var _ Target = (*ClassicTarget)(nil)
-
 // jobState is a job as the API last said.
 type jobState struct {
 	id         int64

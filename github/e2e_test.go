@@ -21,13 +21,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// miniManager is the least a manager does with a Target: on each demand
+// managedTarget is what the manager asks of a target (reconcile.Target).
+type managedTarget interface {
+	JITConfig(ctx context.Context, runnerName string) (github.JITConfig, error)
+	RemoveRunner(ctx context.Context, id int64) error
+	Runners(ctx context.Context, namePrefix string) ([]github.Runner, error)
+	LookupRunner(ctx context.Context, id int64, name string) (github.Runner, bool, error)
+	Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+	Close(ctx context.Context) error
+}
+
+// miniManager is the least a manager does with a target: on each demand
 // report it looks at GitHub's runners (as a reconcile pass observes them),
 // then starts fake runners with JIT configurations until the live ones
 // cover the demand, up to max.
 type miniManager struct {
 	t       *testing.T
-	target  github.Target
+	target  managedTarget
 	install string
 	max     int
 
@@ -170,7 +180,7 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 			t.Run(mode+"/"+kind, func(t *testing.T) {
 				t.Parallel()
 				env := newFakeEnv(t, kind)
-				var target github.Target
+				var target managedTarget
 				var labels []string
 				switch mode {
 				case "classic":

@@ -209,9 +209,14 @@ func eventsOf(evs []github.JobEvent, kind github.JobEventKind) []github.JobEvent
 	return slices.DeleteFunc(slices.Clone(evs), func(e github.JobEvent) bool { return e.Kind != kind })
 }
 
+// watcher is a target's demand side.
+type watcher interface {
+	Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+}
+
 // watch runs Watch in the background until the test ends and returns its
 // demand log and a channel with its result.
-func watch(t *testing.T, src github.DemandSource, capacity func() int) (*demandLog, <-chan error) {
+func watch(t *testing.T, src watcher, capacity func() int) (*demandLog, <-chan error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &demandLog{}

@@ -1,14 +1,14 @@
-// Package github owns everything the manager asks of GitHub, behind small
-// interfaces: a target's demand (how many runners it wants, with job events),
-// JIT runner configurations, runner removal and listing, and runner
-// downloads. It has two implementations, scale-set mode over
-// github.com/actions/scaleset and classic mode over go-github, sharing one
-// transport (authentication, rate limits, retries, conditional requests).
+// Package github owns everything the manager asks of GitHub: a target's
+// demand (how many runners it wants, with job events), JIT runner
+// configurations, runner removal and listing, and runner downloads. Its
+// targets, ScaleSetTarget (scale-set mode over github.com/actions/scaleset)
+// and ClassicTarget (classic mode over go-github), implement the Target
+// that package reconcile declares, and share one transport
+// (authentication, rate limits, retries, conditional requests).
 // github/fakegithub is a fake GitHub for tests and the demo.
 package github
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,49 +118,6 @@ type Demand struct {
 	Wanted int
 	Events []JobEvent
 	At     time.Time
-}
-
-// Registrar registers and removes the runners of one target.
-type Registrar interface {
-	// JITConfig registers a runner named runnerName and returns its
-	// configuration. A name that exists and is ours (same prefix) is
-	// removed and retried once.
-	JITConfig(ctx context.Context, runnerName string) (JITConfig, error)
-	// RemoveRunner deletes a registration: ErrRunnerBusy while it runs a
-	// job; nil if it does not exist (already removed).
-	RemoveRunner(ctx context.Context, id int64) error
-	// Runners lists the target's registrations whose name starts with
-	// namePrefix, every page. A target whose service cannot list them
-	// (scale-set runners are not in GitHub's REST runner list) returns an
-	// error wrapping ErrCannotList: ask LookupRunner per runner instead.
-	Runners(ctx context.Context, namePrefix string) ([]Runner, error)
-	// LookupRunner asks the service that registered a runner whether its
-	// registration still exists, by id (by name when id is 0). found is
-	// false, with a nil error, only when GitHub says it is gone; any doubt
-	// (5xx, network, rate limit) is an error, never "gone".
-	LookupRunner(ctx context.Context, id int64, name string) (r Runner, found bool, err error)
-}
-
-// DemandSource reports a target's demand.
-type DemandSource interface {
-	// Watch calls report with each demand figure and its job events until
-	// ctx is done (returning nil) or a fatal error (ErrUnauthorized,
-	// ErrNotFound, ErrSessionConflict). maxCapacity is read before every
-	// poll: it is the admitted capacity, and changes live.
-	Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error
-	// Waiting says why a watch that recovers by itself is not serving
-	// demand now (credentials refused, GitHub unreachable, a lost scale set
-	// being found again) and since when; nil while it serves. A source
-	// whose Watch returns its errors instead answers nil.
-	Waiting() (reason error, since time.Time)
-}
-
-// Target is one scale target's GitHub side.
-type Target interface {
-	Registrar
-	DemandSource
-	// Close releases what the target holds (a scale-set message session).
-	Close(ctx context.Context) error
 }
 
 // Download is one runner package GitHub offers.

@@ -94,8 +94,6 @@ type ScaleSetTarget struct {
 	waitFrom time.Time
 }
 
-var _ Target = (*ScaleSetTarget)(nil)
-
 // NewScaleSetTarget finds the target's scale set by name in its runner
 // group, or creates it, with its labels and DisableUpdate, updating a set
 // whose labels or setting differ.

@@ -65,7 +65,7 @@ func (e *fakeEnv) sessionOwner(name string) string {
 }
 
 // crash stops a watch as kill -9 would: no Close, no session deleted.
-func crash(t *testing.T, src github.DemandSource, capacity func() int) (*demandLog, func()) {
+func crash(t *testing.T, src watcher, capacity func() int) (*demandLog, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &demandLog{}

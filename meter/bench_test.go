@@ -14,8 +14,8 @@ import (
 )
 
 // BenchmarkSampleOnce is one whole metering pass of a host with 10 policies
-// and 50 live attempts, each a real process: the journal reads (policies,
-// each policy's live attempts), one look at the process table, the identity
+// and 50 live attempts, each a real process: the journal read (the host's
+// live attempts), one look at the process table, the identity
 // check of each runner, and the meters' update.
 func BenchmarkSampleOnce(b *testing.B) {
 	st := storetest.MustOpen(b)

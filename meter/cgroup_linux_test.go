@@ -63,10 +63,10 @@ func installScript(t testing.TB, script string) string {
 
 // launchAttempt launches a runner for a new busy attempt of policy and
 // records it in the journal.
-func launchAttempt(t testing.TB, st store.Store, l *platform.NativeLauncher, policy rm.Policy, runner string, env ...string) (rm.Attempt, platform.Process) {
+func launchAttempt(t testing.TB, st store.Store, l *platform.NativeLauncher, policy rm.Policy, runner string, env ...string) (rm.Attempt, rm.Process) {
 	t.Helper()
 	a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).Build()
-	p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: a.ID, RunnerDir: runner, JITConfig: "jit", Env: env})
+	p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: a.ID, RunnerDir: runner, JITConfig: "jit", Env: env})
 	require.NoError(t, err)
 	a.PID, a.ProcessStart = p.PID(), p.Start()
 	require.NoError(t, st.RecordAttempt(t.Context(), a))
@@ -142,7 +142,7 @@ func BenchmarkSampleOnceContained(b *testing.B) {
 		b.Skip("no cgroups here")
 	}
 	runner := installScript(b, fleetListener)
-	var procs []platform.Process
+	var procs []rm.Process
 	var ids []rm.AttemptID
 	b.Cleanup(func() {
 		for i, p := range procs {

@@ -111,13 +111,13 @@ func TestMeterOOMKilledPeakCounts(t *testing.T) {
 	require.Empty(t, ms.SampleOnce(st, host.ID))
 
 	// Killed at its limit between two samples: the kernel's peak is its peak.
-	u, ok := ms.Take(a.ID)
+	u, ok := ms.Peek(a.ID)
 	require.True(t, ok)
 	assert.Equal(t, uint64(512<<20), u.PeakRSSBytes, "the samples saw 200 MiB; the job reached the limit")
 	b, err := a.Conclude(rm.FailedWith(rm.OOMKilled, "killed at its memory limit"), time.Now())
 	require.NoError(t, err)
 	require.NoError(t, st.RecordAttempt(t.Context(), b))
-	ms.BankEnded(st, map[rm.AttemptID]bool{})
+	ms.Ended(a.ID, b.Outcome)
 	assert.Equal(t, []uint64{512 << 20}, ms.PeaksOf(policy.ID), "an OOM-killed job's peak is kept: the next limit grows")
 }
 

@@ -5,7 +5,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/store"
 )
 
 // The private figures the tests check against.
@@ -28,13 +27,6 @@ func (ms *AttemptMeters) AgeExited(d time.Duration) {
 	for a, at := range ms.exited {
 		ms.exited[a] = at.Add(-d)
 	}
-}
-
-// BankEnded runs the banking step alone, with live as the live set.
-func (ms *AttemptMeters) BankEnded(st store.Store, live map[rm.AttemptID]bool) {
-	ms.pass.Lock()
-	defer ms.pass.Unlock()
-	ms.bankEnded(st, live)
 }
 
 // SetPeaks sets a policy's measured peaks.

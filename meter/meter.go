@@ -3,12 +3,14 @@
 // the prompt notice of a runner process that exited, and the memory peaks
 // of ended attempts, kept per policy across restarts for memory admission.
 //
-// Every SampleEvery, Run looks at the process tree of each live native
-// attempt of the host's own policies, in one look at the process table
+// Every SampleEvery, Run looks at the process tree of each live attempt of
+// the host (store.Store.LiveAttempts), in one look at the process table
 // (platform.SampleTrees), on a goroutine of its own, so a slow /proc never
-// holds a reconcile loop. When an attempt ends, its report takes what the
-// samples saw (Take). Once an attempt that ran a job ends, its peak is kept
-// for its policy (PeaksOf, ExpectedPeak), in the peaks file.
+// holds a reconcile loop. When an attempt ends, its report carries what the
+// samples saw (Peek), and the reconcile pass tells the meters how it ended
+// (Ended): the peak of an attempt that ran a job is kept for its policy
+// (PeaksOf, ExpectedPeak), in the peaks file. The meters never read an
+// outcome back from the journal.
 //
 // Where the launcher keeps each attempt in a cgroup of its own
 // (WithGroups), the attempt is read from its group instead: O(1) per
@@ -16,7 +18,7 @@
 // runner's tree included; its usage says which source it came from.
 //
 // The same look notices a live attempt whose runner process is gone and
-// hands its target to the caller, who nudges that target's loop: the next
+// hands its policy to the caller, who nudges that policy's loop: the next
 // pass concludes the attempt and frees its slot within seconds instead of
 // at the next scheduled poll. The pass decides; a nudge only means "look
 // now".
@@ -24,7 +26,6 @@ package meter
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"math/bits"
@@ -71,11 +72,6 @@ type meter struct {
 	goneAt time.Time
 	// policy it ran for, when a pass sampled it (zero for a bare Record).
 	policy rm.PolicyID
-	// reported: its usage went into an attempt report.
-	reported bool
-	// banked: it ended, and its peak was kept for its policy (or judged not
-	// worth keeping: an idle exit).
-	banked bool
 	// source is where its last sample came from (rm.UsageFrom…).
 	source string
 }
@@ -135,7 +131,7 @@ type AttemptMeters struct {
 	peaks     platform.Peaks
 	peaksFile string
 
-	// pass serialises SampleOnce, so two passes never bank one peak twice.
+	// pass serialises SampleOnce: two looks never interleave their samples.
 	pass sync.Mutex
 
 	// What a pass looks at; tests replace them.
@@ -220,16 +216,19 @@ func (ms *AttemptMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
 	return m.lastRSS, true
 }
 
-// Peek returns what the attempt used so far without taking it, for live
-// views (status, TUI, metrics).
+// Peek returns what the attempt used so far, for live views (status, TUI,
+// metrics) and for the report of an attempt that ended.
 func (ms *AttemptMeters) Peek(a rm.AttemptID) (rm.AttemptUsage, bool) {
+	oomPeak := ms.oomPeak(a) // the kernel's peak of a job killed at its limit
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	m, ok := ms.meters[a]
 	if !ok {
 		return rm.AttemptUsage{}, false
 	}
-	return m.usage(), true
+	u := m.usage()
+	u.PeakRSSBytes = max(u.PeakRSSBytes, oomPeak)
+	return u, true
 }
 
 // Record adds one sample of the attempt's tree, taken at at. p is the
@@ -276,23 +275,41 @@ func (ms *AttemptMeters) SinceSeenGone(a rm.AttemptID, now time.Time) (time.Dura
 	return since(now, m.goneAt), true
 }
 
-// Take returns what the attempt used, once. The meter stays until its peak
-// is kept for its policy.
-func (ms *AttemptMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
+// Ended is the reconcile pass telling the meters that attempt a ended
+// with outcome o (its report already carries Peek's usage). When o is
+// CompletedJob, the attempt's peak is kept for its policy and its meter
+// goes; an idle exit or a failure says nothing of the jobs' weight: its
+// meter stays until forgotten as stale, so a later correction to
+// CompletedJob (GitHub's word on a job that came after the conclusion)
+// still keeps its peak. Each peak is kept once.
+func (ms *AttemptMeters) Ended(a rm.AttemptID, o rm.Outcome) {
 	oomPeak := ms.oomPeak(a)
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
 	m, ok := ms.meters[a]
-	if !ok || m.reported {
-		return rm.AttemptUsage{}, false
+	if !ok {
+		ms.mu.Unlock()
+		return
 	}
-	m.reported = true
 	m.peakRSS = max(m.peakRSS, oomPeak)
-	u := m.usage()
-	if m.banked || m.policy.IsZero() {
-		delete(ms.meters, a)
+	if !peakCounts(o) {
+		ms.mu.Unlock()
+		return
 	}
-	return u, true
+	delete(ms.meters, a)
+	delete(ms.exited, a)
+	ms.mu.Unlock()
+	// CompletedJob is the runner finishing its job, whatever the job's own
+	// result (an out-of-memory build included), and Failed(OOMKilled) a
+	// job killed at its limit: its peak is the job's need.
+	if m.policy.IsZero() || m.peakRSS == 0 {
+		return
+	}
+	ms.bankPeak(m.policy, m.peakRSS)
+	if ms.peaksFile != "" {
+		if err := platform.SavePeaks(ms.peaksFile, ms.peaksCopy()); err != nil {
+			ms.log.Warn("the measured memory peaks could not be kept", "err", err)
+		}
+	}
 }
 
 // ForgetStale forgets meters not sampled for 10 minutes and not in live: an
@@ -307,71 +324,6 @@ func (ms *AttemptMeters) forgetStaleLocked(live map[rm.AttemptID]bool, now time.
 	for a, m := range ms.meters {
 		if !live[a] && since(now, m.lastAt) >= keepAfterLastSample {
 			delete(ms.meters, a)
-		}
-	}
-}
-
-// bankEnded keeps, for its policy, the peak of every metered attempt that
-// ended (is not in live, and is concluded in the journal) after running a
-// job: an idle exit says nothing of the jobs. live must be complete.
-func (ms *AttemptMeters) bankEnded(st store.Store, live map[rm.AttemptID]bool) {
-	type ended struct {
-		a    rm.AttemptID
-		p    rm.PolicyID
-		peak uint64
-	}
-	var todo []ended
-	func() {
-		ms.mu.Lock()
-		defer ms.mu.Unlock()
-		for a, m := range ms.meters {
-			if !m.banked && !live[a] && !m.policy.IsZero() {
-				todo = append(todo, ended{a, m.policy, m.peakRSS})
-			}
-		}
-	}()
-	if len(todo) == 0 {
-		return
-	}
-	ctx := context.Background()
-	kept := false
-	for _, e := range todo {
-		var ranJob bool
-		found, err := st.Attempt(ctx, e.a)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			// Gone from the journal (cleaned): nothing says how it ended.
-			ranJob = false
-		case err != nil:
-			continue // asked again at the next look
-		case found.Outcome.IsZero():
-			continue // not concluded yet: asked again at the next look
-		default:
-			// CompletedJob is the runner finishing its job, whatever the
-			// job's own result (an out-of-memory build included), and
-			// Failed(OOMKilled) a job killed at its limit (peakCounts).
-			// Another failure is the runner failing, mostly before any job:
-			// its peak would drag the estimate down.
-			ranJob = peakCounts(found.Outcome)
-		}
-		if ranJob && e.peak > 0 {
-			ms.bankPeak(e.p, e.peak)
-			kept = true
-		}
-		func() {
-			ms.mu.Lock()
-			defer ms.mu.Unlock()
-			if m, ok := ms.meters[e.a]; ok {
-				m.banked = true
-				if m.reported {
-					delete(ms.meters, e.a)
-				}
-			}
-		}()
-	}
-	if kept && ms.peaksFile != "" {
-		if err := platform.SavePeaks(ms.peaksFile, ms.peaksCopy()); err != nil {
-			ms.log.Warn("the measured memory peaks could not be kept", "err", err)
 		}
 	}
 }
@@ -402,46 +354,31 @@ type root struct {
 	attempt rm.AttemptID
 	pid     int
 	start   uint64
-	target  rm.ScaleTarget
 	policy  rm.PolicyID
 }
 
-// SampleOnce is one pass: it samples every live attempt with a process of
-// host's own policies, and returns the targets of the attempts whose runner
-// process is newly seen gone (or gone and last announced 30 s ago). A
-// process is gone when it is not in the process table, or, when the journal
-// has its start stamp, when (pid, start) is no longer a running process (a
-// reused pid, an exited child not yet reaped). Blocking: the journal and the
-// process table.
-func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTarget {
+// SampleOnce is one pass: it samples every live attempt of host that has
+// a process, and returns the policies of the attempts whose runner process
+// is newly seen gone (or gone and last announced 30 s ago). A process is
+// gone when it is not in the process table, or, when the journal has its
+// start stamp, when (pid, start) is no longer a running process (a reused
+// pid, an exited child not yet reaped). A journal that cannot be read
+// leaves everything as it was: nothing is sampled, announced or
+// forgotten. Blocking: the journal and the process table.
+func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.PolicyID {
 	ms.pass.Lock()
 	defer ms.pass.Unlock()
-	ctx := context.Background()
-
-	// A read that failed leaves live short: nothing is concluded from it.
-	complete := true
-	policies, err := st.Policies(ctx)
+	attempts, err := st.LiveAttempts(context.Background(), host)
 	if err != nil {
-		complete = false
-		ms.log.Warn("metering: the journal's policies could not be read", "err", err)
+		ms.log.Warn("metering: the journal's live attempts could not be read", "err", err)
+		return nil
 	}
-	live := map[rm.AttemptID]bool{}
+	live := make(map[rm.AttemptID]bool, len(attempts))
 	var roots []root
-	for _, p := range policies {
-		if !p.IsOwnedBy(host) {
-			continue
-		}
-		attempts, err := st.ActiveAttempts(ctx, p.ID)
-		if err != nil {
-			complete = false
-			ms.log.Warn("metering: a policy's attempts could not be read", "policy", p.Name, "err", err)
-			continue
-		}
-		for _, a := range attempts {
-			live[a.ID] = true
-			if a.PID > 0 {
-				roots = append(roots, root{a.ID, a.PID, a.ProcessStart, p.Target, p.ID})
-			}
+	for _, a := range attempts {
+		live[a.ID] = true
+		if a.PID > 0 {
+			roots = append(roots, root{a.ID, a.PID, a.ProcessStart, a.Policy})
 		}
 	}
 
@@ -454,7 +391,7 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTa
 	}
 	now := ms.now()
 
-	var exited []rm.ScaleTarget
+	var exited []rm.PolicyID
 	func() {
 		ms.mu.Lock()
 		defer ms.mu.Unlock()
@@ -474,8 +411,8 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTa
 				at, seen := ms.exited[r.attempt]
 				if !seen || since(now, at) >= announceAgain {
 					ms.exited[r.attempt] = now
-					// A repeated target is harmless: a nudge is one permit.
-					exited = append(exited, r.target)
+					// A repeated policy is harmless: a nudge is one permit.
+					exited = append(exited, r.policy)
 				}
 				continue
 			}
@@ -484,20 +421,17 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTa
 			ms.meters[r.attempt].source = source[i]
 		}
 	}()
-	if complete {
-		ms.bankEnded(st, live)
-	}
 	ms.ForgetStale(live, now)
 	return exited
 }
 
 // Run samples host's attempts every SampleEvery, from now, while wanted
-// says so (nil: always), and hands exited the targets whose runner process
-// just went away. Each pass runs on a goroutine of its own; a pass that
+// says so (nil: always), and hands exited the policies whose runner
+// process just went away. Each pass runs on a goroutine of its own; a pass that
 // panics loses one sample, nothing more. Passes never overlap: a slow one
 // delays the next. Run returns when ctx ends, without waiting for a pass in
 // progress.
-func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget)) {
+func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID)) {
 	ticks := time.NewTicker(SampleEvery)
 	defer ticks.Stop()
 	for {
@@ -507,8 +441,8 @@ func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID
 				return
 			}
 			if exited != nil {
-				for _, t := range gone {
-					exited(t)
+				for _, p := range gone {
+					exited(p)
 				}
 			}
 		}
@@ -521,10 +455,10 @@ func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID
 }
 
 // runPass runs SampleOnce on a goroutine; false when ctx ended first.
-func (ms *AttemptMeters) runPass(ctx context.Context, st store.Store, host rm.HostID) ([]rm.ScaleTarget, bool) {
-	result := make(chan []rm.ScaleTarget, 1)
+func (ms *AttemptMeters) runPass(ctx context.Context, st store.Store, host rm.HostID) ([]rm.PolicyID, bool) {
+	result := make(chan []rm.PolicyID, 1)
 	go func() {
-		var gone []rm.ScaleTarget
+		var gone []rm.PolicyID
 		defer func() {
 			if r := recover(); r != nil {
 				ms.log.Error("metering: a pass panicked; one sample is lost", "panic", r)

@@ -52,7 +52,7 @@ func TestMeterPeakAverageBusiest(t *testing.T) {
 	rss, ok := ms.CurrentRSS(a)
 	require.True(t, ok)
 	assert.Equal(t, uint64(200), rss, "current is the last look, not the peak")
-	u, ok := ms.Take(a)
+	u, ok := ms.Peek(a)
 	require.True(t, ok, "measured")
 	assert.Equal(t, rm.AttemptUsage{
 		PeakRSSBytes:      500,
@@ -60,17 +60,17 @@ func TestMeterPeakAverageBusiest(t *testing.T) {
 		CPUPeakMillicores: 2000,
 		Samples:           4,
 	}, u)
-	_, ok = ms.Take(a)
-	assert.False(t, ok, "taken once")
+	ms.Ended(a, rm.Outcome{Kind: rm.CompletedJob})
 	_, ok = ms.CurrentRSS(a)
-	assert.False(t, ok, "a meter of no policy goes once taken")
+	assert.False(t, ok, "a meter goes once its attempt ended with its job")
+	assert.Empty(t, ms.PeaksOf(rm.PolicyID{}), "a meter of no policy keeps no peak")
 }
 
 func TestMeterSingleSample(t *testing.T) {
 	ms := meter.New("")
 	a := rm.NewAttemptID()
 	ms.Record(a, rm.PolicyID{}, time.Now(), tree(42, 1_000))
-	u, ok := ms.Take(a)
+	u, ok := ms.Peek(a)
 	require.True(t, ok, "measured")
 	assert.Equal(t, uint64(42), u.PeakRSSBytes)
 	assert.Equal(t, [2]uint32{0, 0}, [2]uint32{u.CPUAvgMillicores, u.CPUPeakMillicores}, "one sample has no CPU rate")
@@ -87,8 +87,9 @@ func TestMeterPeek(t *testing.T) {
 	u, ok := ms.Peek(a)
 	require.True(t, ok)
 	assert.Equal(t, rm.AttemptUsage{PeakRSSBytes: 20, CPUAvgMillicores: 500, CPUPeakMillicores: 500, Samples: 2}, u)
-	_, ok = ms.Take(a)
+	again, ok := ms.Peek(a)
 	assert.True(t, ok, "a peek takes nothing")
+	assert.Equal(t, u, again)
 }
 
 func TestMeterBackwardsClock(t *testing.T) {
@@ -97,7 +98,7 @@ func TestMeterBackwardsClock(t *testing.T) {
 	now := time.Now()
 	ms.Record(a, rm.PolicyID{}, now, tree(1, 0))
 	ms.Record(a, rm.PolicyID{}, now.Add(-time.Second), tree(1, 1_000))
-	u, ok := ms.Take(a)
+	u, ok := ms.Peek(a)
 	require.True(t, ok)
 	assert.Equal(t, uint32(0), u.CPUPeakMillicores, "no wall time, no rate")
 	assert.Equal(t, uint32(2), u.Samples)
@@ -111,11 +112,11 @@ func TestMeterForgetStale(t *testing.T) {
 	ms.Record(stale, rm.PolicyID{}, start, tree(1, 0))
 	ms.Record(recent, rm.PolicyID{}, start.Add(2*time.Second), tree(1, 0))
 	ms.ForgetStale(map[rm.AttemptID]bool{live: true}, start.Add(meter.KeepAfterLastSample+time.Second))
-	_, ok := ms.Take(live)
+	_, ok := ms.Peek(live)
 	assert.True(t, ok, "live: kept")
-	_, ok = ms.Take(stale)
+	_, ok = ms.Peek(stale)
 	assert.False(t, ok, "stale: forgotten")
-	_, ok = ms.Take(recent)
+	_, ok = ms.Peek(recent)
 	assert.True(t, ok, "sampled less than 10 min ago: kept")
 }
 
@@ -138,17 +139,17 @@ func TestSampleOnceAnnouncesExitedAgainWhileLive(t *testing.T) {
 	}
 
 	ms := meter.New("")
-	assert.Equal(t, []rm.ScaleTarget{policy.Target}, ms.SampleOnce(st, host.ID))
+	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(st, host.ID))
 	assert.Empty(t, ms.SampleOnce(st, host.ID), "not announced again at once")
 	// Still live a while later (its pass could not conclude it): again.
 	ms.AgeExited(meter.AnnounceAgain)
-	assert.Equal(t, []rm.ScaleTarget{policy.Target}, ms.SampleOnce(st, host.ID))
+	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(st, host.ID))
 
-	u, ok := ms.Take(running)
+	u, ok := ms.Peek(running)
 	assert.True(t, ok, "the live runner was sampled")
 	assert.Equal(t, uint32(3), u.Samples)
 	assert.NotZero(t, u.PeakRSSBytes)
-	_, ok = ms.Take(exited)
+	_, ok = ms.Peek(exited)
 	assert.False(t, ok)
 }
 
@@ -178,7 +179,7 @@ func TestSampleOnceReusedPID(t *testing.T) {
 	require.NoError(t, st.RecordAttempt(t.Context(), a))
 
 	ms := meter.New("")
-	assert.Equal(t, []rm.ScaleTarget{policy.Target}, ms.SampleOnce(st, host.ID))
+	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(st, host.ID))
 	_, ok := ms.CurrentRSS(a.ID)
 	assert.False(t, ok, "another process's tree is not metered as the runner's")
 }
@@ -192,145 +193,125 @@ func TestSampleOnceUnreadableProcessTable(t *testing.T) {
 	assert.Empty(t, ms.SampleOnce(st, host.ID), "a table that could not be read shows no runner gone")
 }
 
-func TestBankEnded(t *testing.T) {
-	st, _, policy := journal(t, "acme/repo", 2)
-	ended := func(state rm.AttemptState, o rm.Outcome) rm.AttemptID {
-		a := storetest.NewAttempt().Policy(policy.ID).State(state).Outcome(o).Build()
-		require.NoError(t, st.RecordAttempt(t.Context(), a))
-		return a.ID
-	}
-	job := ended(rm.StateFinished, rm.Outcome{Kind: rm.CompletedJob})
-	idle := ended(rm.StateFinished, rm.Outcome{Kind: rm.ExitedIdleWithoutWork})
-	failed := ended(rm.StateFailed, rm.FailedWith(rm.ProcessExitedUnexpectedly, "exit code 1"))
-	// Still running, but missing from a live set (as a failed read would
-	// leave it): not concluded, so not banked yet.
-	running := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).Build()
-	require.NoError(t, st.RecordAttempt(t.Context(), running))
-
+// TestEndedKeepsPeaksOfJobs: the pass tells the meters how each attempt
+// ended; only an attempt that ran a job keeps its peak for its policy,
+// once, across restarts. An idle exit or a failure keeps none, unless a
+// later word corrects it to CompletedJob.
+func TestEndedKeepsPeaksOfJobs(t *testing.T) {
+	policy := rm.NewPolicyID()
 	file := filepath.Join(t.TempDir(), "state", "memory-peaks.toml")
 	ms := meter.New(file)
+	job, idle, failed, running := rm.NewAttemptID(), rm.NewAttemptID(), rm.NewAttemptID(), rm.NewAttemptID()
 	now := time.Now()
-	ms.Record(job, policy.ID, now, tree(6<<30, 0))
-	ms.Record(idle, policy.ID, now, tree(1<<20, 0))
-	ms.Record(failed, policy.ID, now, tree(2<<20, 0))
-	ms.Record(running.ID, policy.ID, now, tree(3<<30, 0))
+	ms.Record(job, policy, now, tree(6<<30, 0))
+	ms.Record(idle, policy, now, tree(1<<20, 0))
+	ms.Record(failed, policy, now, tree(2<<20, 0))
+	ms.Record(running, policy, now, tree(3<<30, 0))
 	rss, ok := ms.CurrentRSS(job)
 	require.True(t, ok)
 	assert.Equal(t, uint64(6<<30), rss)
 
-	ms.BankEnded(st, nil)
-	assert.Equal(t, []uint64{6 << 30}, ms.PeaksOf(policy.ID), "an idle exit and a runner failure say nothing of the jobs")
-	// Reported once whether banked before or after.
-	_, ok = ms.Take(job)
-	assert.True(t, ok)
-	_, ok = ms.Take(job)
-	assert.False(t, ok)
+	ms.Ended(job, rm.Outcome{Kind: rm.CompletedJob})
+	ms.Ended(idle, rm.Outcome{Kind: rm.ExitedIdleWithoutWork})
+	ms.Ended(failed, rm.FailedWith(rm.ProcessExitedUnexpectedly, "exit code 1"))
+	assert.Equal(t, []uint64{6 << 30}, ms.PeaksOf(policy), "an idle exit and a runner failure say nothing of the jobs")
 	_, ok = ms.CurrentRSS(job)
-	assert.False(t, ok, "gone once banked and reported")
+	assert.False(t, ok, "gone once its peak is kept")
+	ms.Ended(job, rm.Outcome{Kind: rm.CompletedJob})
+	assert.Equal(t, []uint64{6 << 30}, ms.PeaksOf(policy), "kept once")
 
-	// The running one was left for later, and is banked once it ends.
-	finished := storetest.NewAttempt().ID(running.ID).Policy(policy.ID).State(rm.StateFinished).Outcome(rm.Outcome{Kind: rm.CompletedJob}).Build()
-	require.NoError(t, st.RecordAttempt(t.Context(), finished))
-	ms.BankEnded(st, nil)
-	ms.BankEnded(st, nil)
-	assert.Equal(t, []uint64{6 << 30, 3 << 30}, ms.PeaksOf(policy.ID), "banked once")
+	// GitHub's word that the idle one ran a job after all, after its
+	// conclusion: its peak is kept then.
+	_, ok = ms.Peek(idle)
+	require.True(t, ok, "an idle exit's meter waits for a correction")
+	ms.Ended(idle, rm.Outcome{Kind: rm.CompletedJob})
+	assert.Equal(t, []uint64{6 << 30, 1 << 20}, ms.PeaksOf(policy))
+
+	// The running one is not ended: nothing kept yet.
+	_, ok = ms.CurrentRSS(running)
+	assert.True(t, ok)
 	// Kept across a restart.
-	assert.Equal(t, []uint64{6 << 30, 3 << 30}, meter.New(file).PeaksOf(policy.ID))
+	assert.Equal(t, []uint64{6 << 30, 1 << 20}, meter.New(file).PeaksOf(policy))
 }
 
-func TestBankEndedUnknownAttempt(t *testing.T) {
-	st, _, policy := journal(t, "acme/repo", 2)
+func TestEndedUnmeteredAttempt(t *testing.T) {
 	ms := meter.New("")
-	cleaned := rm.NewAttemptID() // never in the journal, or cleaned from it
-	ms.Record(cleaned, policy.ID, time.Now(), tree(1<<30, 0))
-	ms.BankEnded(st, nil)
-	assert.Empty(t, ms.PeaksOf(policy.ID), "nothing says it ran a job")
-	_, ok := ms.Take(cleaned)
-	assert.True(t, ok)
-	_, ok = ms.CurrentRSS(cleaned)
-	assert.False(t, ok, "judged, then reported: gone")
+	ms.Ended(rm.NewAttemptID(), rm.Outcome{Kind: rm.CompletedJob}) // never sampled (a launch that failed)
+	noPolicy := rm.NewAttemptID()
+	ms.Record(noPolicy, rm.PolicyID{}, time.Now(), tree(1<<30, 0))
+	ms.Ended(noPolicy, rm.Outcome{Kind: rm.CompletedJob})
+	_, ok := ms.CurrentRSS(noPolicy)
+	assert.False(t, ok, "gone")
+	assert.Empty(t, ms.PeaksOf(rm.PolicyID{}), "a meter of no policy keeps no peak")
 }
 
 func TestPeaksKept(t *testing.T) {
-	st, _, policy := journal(t, "acme/repo", 2)
+	policy := rm.NewPolicyID()
 	file := filepath.Join(t.TempDir(), "memory-peaks.toml")
 	ms := meter.New(file)
 	var want []uint64
 	for i := range meter.PeaksKept + 5 {
-		a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateFinished).Build()
-		require.NoError(t, st.RecordAttempt(t.Context(), a))
+		a := rm.NewAttemptID()
 		peak := uint64(i+1) << 20
-		ms.Record(a.ID, policy.ID, time.Now(), tree(peak, 0))
-		ms.BankEnded(st, nil)
+		ms.Record(a, policy, time.Now(), tree(peak, 0))
+		ms.Ended(a, rm.Outcome{Kind: rm.CompletedJob})
 		want = append(want, peak)
 	}
 	want = want[len(want)-meter.PeaksKept:]
-	assert.Equal(t, want, ms.PeaksOf(policy.ID), "the newest 20, oldest first")
-	assert.Equal(t, want, meter.New(file).PeaksOf(policy.ID))
+	assert.Equal(t, want, ms.PeaksOf(policy), "the newest 20, oldest first")
+	assert.Equal(t, want, meter.New(file).PeaksOf(policy))
 }
 
-// failing is a journal whose reads of policies or of a policy's attempts
-// fail, counting the attempts it is asked about.
+// failing is a journal whose reads of live attempts fail while down is
+// set.
 type failing struct {
 	store.Store
-	policies, active bool
-	asked            int
+	down bool
 }
 
 var errDown = errors.New("journal down")
 
-func (f *failing) Policies(ctx context.Context) ([]rm.Policy, error) {
-	if f.policies {
+func (f *failing) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error) {
+	if f.down {
 		return nil, errDown
 	}
-	return f.Store.Policies(ctx)
+	return f.Store.LiveAttempts(ctx, host)
 }
 
-func (f *failing) ActiveAttempts(ctx context.Context, p rm.PolicyID) ([]rm.Attempt, error) {
-	if f.active {
-		return nil, errDown
+// TestSampleOnceFailedReadChangesNothing: while the journal cannot be
+// read, nothing is sampled and no runner is announced gone; once it reads
+// again, both resume.
+func TestSampleOnceFailedReadChangesNothing(t *testing.T) {
+	st, host, policy := journal(t, "acme/repo", 2)
+	self, err := platform.StartTime(os.Getpid())
+	require.NoError(t, err)
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, child.Run()) // its pid names nothing now
+	a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).
+		ProcessID(os.Getpid()).ProcessStart(self).Build()
+	gone := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(2).
+		ProcessID(child.Process.Pid).Build()
+	for _, x := range []rm.Attempt{a, gone} {
+		require.NoError(t, st.RecordAttempt(t.Context(), x))
 	}
-	return f.Store.ActiveAttempts(ctx, p)
-}
+	ms := meter.New("")
+	j := &failing{Store: st, down: true}
+	assert.Empty(t, ms.SampleOnce(j, host.ID), "no runner is gone on a journal that cannot be read")
+	_, ok := ms.Peek(a.ID)
+	assert.False(t, ok, "nothing sampled")
 
-func (f *failing) Attempt(ctx context.Context, id rm.AttemptID) (rm.Attempt, error) {
-	f.asked++
-	return f.Store.Attempt(ctx, id)
-}
+	j.down = false
+	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(j, host.ID))
+	u, ok := ms.Peek(a.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint32(1), u.Samples)
 
-func TestSampleOnceFailedReadConcludesNothing(t *testing.T) {
-	for _, tt := range []struct {
-		name             string
-		policies, active bool
-	}{
-		{"Policies", true, false},
-		{"ActiveAttempts", false, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			st, host, policy := journal(t, "acme/repo", 2)
-			self, err := platform.StartTime(os.Getpid())
-			require.NoError(t, err)
-			a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).
-				ProcessID(os.Getpid()).ProcessStart(self).Build()
-			require.NoError(t, st.RecordAttempt(t.Context(), a))
-			ms := meter.New("")
-			assert.Empty(t, ms.SampleOnce(st, host.ID))
-			peak, ok := ms.CurrentRSS(a.ID)
-			require.True(t, ok, "sampled while it ran")
-
-			a.State, a.Outcome = rm.StateFinished, rm.Outcome{Kind: rm.CompletedJob}
-			require.NoError(t, st.RecordAttempt(t.Context(), a))
-			down := &failing{Store: st, policies: tt.policies, active: tt.active}
-			assert.Empty(t, ms.SampleOnce(down, host.ID))
-			assert.Empty(t, ms.PeaksOf(policy.ID), "a failed read concludes nothing")
-			assert.Zero(t, down.asked, "not even asked")
-
-			up := &failing{Store: st}
-			assert.Empty(t, ms.SampleOnce(up, host.ID))
-			assert.Equal(t, []uint64{peak}, ms.PeaksOf(policy.ID), "banked once the journal reads again")
-			assert.Equal(t, 1, up.asked)
-		})
-	}
+	// Down again: what was sampled stays as it is.
+	j.down = true
+	assert.Empty(t, ms.SampleOnce(j, host.ID))
+	u, ok = ms.Peek(a.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint32(1), u.Samples)
 }
 
 func TestExpectedPeak(t *testing.T) {

@@ -31,7 +31,7 @@ func TestSampleOnceAnnouncesUnreapedExit(t *testing.T) {
 
 	ms := meter.New("")
 	require.Empty(t, ms.SampleOnce(st, host.ID), "still running")
-	var announced []rm.ScaleTarget
+	var announced []rm.PolicyID
 	require.Eventually(t, func() bool {
 		announced = ms.SampleOnce(st, host.ID)
 		return len(announced) > 0
@@ -39,7 +39,7 @@ func TestSampleOnceAnnouncesUnreapedExit(t *testing.T) {
 	assert.Nil(t, child.ProcessState, "not reaped while it was announced")
 	_ = child.Wait()
 
-	assert.Equal(t, []rm.ScaleTarget{policy.Target}, announced)
+	assert.Equal(t, []rm.PolicyID{policy.ID}, announced)
 	gone, ok := ms.SinceSeenGone(a.ID, time.Now())
 	assert.True(t, ok, "the moment it was seen gone is known")
 	assert.Less(t, gone, time.Second)

@@ -26,24 +26,11 @@ type memJournal struct {
 	attempts []rm.Attempt
 }
 
-func (j *memJournal) Policies(context.Context) ([]rm.Policy, error) {
-	return []rm.Policy{j.policy}, nil
-}
-
-func (j *memJournal) ActiveAttempts(_ context.Context, p rm.PolicyID) ([]rm.Attempt, error) {
-	if p != j.policy.ID {
+func (j *memJournal) LiveAttempts(_ context.Context, host rm.HostID) ([]rm.Attempt, error) {
+	if host != j.policy.Host {
 		return nil, nil
 	}
 	return j.attempts, nil
-}
-
-func (j *memJournal) Attempt(_ context.Context, id rm.AttemptID) (rm.Attempt, error) {
-	for _, a := range j.attempts {
-		if a.ID == id {
-			return a, nil
-		}
-	}
-	return rm.Attempt{}, store.ErrNotFound
 }
 
 // runner is one live attempt, pid 7, of one policy of host.
@@ -56,7 +43,7 @@ func runner() (*memJournal, rm.HostID) {
 
 // running starts ms.Run in the bubble; stop cancels it and waits for Run to
 // return.
-func running(t *testing.T, ms *meter.AttemptMeters, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget)) (stop func(), returned <-chan struct{}) {
+func running(t *testing.T, ms *meter.AttemptMeters, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID)) (stop func(), returned <-chan struct{}) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -139,8 +126,8 @@ func TestRunAnnouncesExited(t *testing.T) {
 		var mu sync.Mutex
 		var at []time.Duration
 		begin := time.Now()
-		stop, _ := running(t, ms, st, host, nil, func(target rm.ScaleTarget) {
-			assert.Equal(t, st.policy.Target, target)
+		stop, _ := running(t, ms, st, host, nil, func(policy rm.PolicyID) {
+			assert.Equal(t, st.policy.ID, policy)
 			mu.Lock()
 			defer mu.Unlock()
 			at = append(at, time.Since(begin))

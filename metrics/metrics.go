@@ -74,7 +74,9 @@ type pendingAttempt struct {
 var _ prometheus.Collector = (*Metrics)(nil)
 
 // New returns the metrics of the supervisor whose figures status gives and
-// whose journal st is (st may be nil: no attempt counters).
+// whose journal st is (st may be nil: no attempt counters). The attempts
+// live at the first Observe that are counted to their end are those of
+// status's Host.
 func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *Metrics {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -227,11 +229,11 @@ func (m *Metrics) Observe(ctx context.Context) error {
 	if !m.primed {
 		m.cursor = time.Now()
 		m.primed = true
-		// Attempts live at start are watched to their end.
-		ps, err := m.st.Policies(ctx)
+		// The host's attempts live at start are watched to their end.
+		live, err := m.st.LiveAttempts(ctx, m.status().Host.ID)
 		if err != nil {
 			m.primed = false
-			return fmt.Errorf("metrics: read the policies: %w", err)
+			return fmt.Errorf("metrics: read live attempts: %w", err)
 		}
 		recent, err := m.st.Attempts(ctx, store.AttemptFilter{Since: m.cursor.Add(-overlap)})
 		if err != nil {
@@ -241,17 +243,9 @@ func (m *Metrics) Observe(ctx context.Context) error {
 		for _, a := range recent {
 			m.seen[a.ID] = a.CreatedAt
 		}
-		for _, p := range ps {
-			m.names[p.ID] = p.Name
-			live, err := m.st.ActiveAttempts(ctx, p.ID)
-			if err != nil {
-				m.primed = false
-				return fmt.Errorf("metrics: read live attempts: %w", err)
-			}
-			for _, a := range live {
-				m.pending[a.ID] = pendingAttempt{policy: a.Policy, launched: !a.StartedAt.IsZero()}
-				m.seen[a.ID] = a.CreatedAt
-			}
+		for _, a := range live {
+			m.pending[a.ID] = pendingAttempt{policy: a.Policy, launched: !a.StartedAt.IsZero()}
+			m.seen[a.ID] = a.CreatedAt
 		}
 		return nil
 	}

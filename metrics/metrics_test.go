@@ -105,7 +105,7 @@ func TestJournalCounters(t *testing.T) {
 	history := storetest.NewAttempt().Policy(pol.ID).Host(host.ID).State(rm.StateFinished).Build()
 	require.NoError(t, st.RecordAttempt(ctx, history))
 
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, st, nil)
+	m := metrics.New(func() reconcile.Status { return reconcile.Status{Host: host} }, st, nil)
 	require.NoError(t, m.Observe(ctx)) // primes
 	out := scrape(t, m)
 	assert.NotContains(t, out, "runner_manager_attempts_created_total{")

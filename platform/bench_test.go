@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The budget (DESIGN.md §10): one look at a table of about 2,000 processes
@@ -128,7 +130,7 @@ func stopFleet(b *testing.B, cmds []*exec.Cmd) {
 	for _, p := range procs {
 		if start, err := s.StartTime(p.pid); err == nil && start == p.start {
 			left++
-		} else if err != nil && !errors.Is(err, ErrProcessGone) {
+		} else if err != nil && !errors.Is(err, rm.ErrProcessGone) {
 			b.Errorf("check process %d: %v", p.pid, err)
 		}
 	}

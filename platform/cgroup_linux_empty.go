@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +30,7 @@ const emptyPoll = 10 * time.Millisecond
 // An error says the group did not empty within 10 s of SIGKILL.
 func (g *Cgroup) Empty(grace time.Duration) ([]Leftover, error) {
 	pids, err := g.Members()
-	if errors.Is(err, ErrProcessGone) {
+	if errors.Is(err, rm.ErrProcessGone) {
 		return nil, nil // no group, nobody in it
 	}
 	if err != nil {

@@ -225,7 +225,7 @@ func (g *Cgroup) Processes() (int, error) {
 
 func (g *Cgroup) readErr(err error) error {
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
-		return fmt.Errorf("cgroup of attempt %s: %w", g.attempt, ErrProcessGone)
+		return fmt.Errorf("cgroup of attempt %s: %w", g.attempt, rm.ErrProcessGone)
 	}
 	return fmt.Errorf("cgroup of attempt %s: %w", g.attempt, err)
 }

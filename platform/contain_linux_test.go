@@ -139,7 +139,7 @@ func TestContainLeftoversStopped(t *testing.T) {
 			data, out := t.TempDir(), t.TempDir()
 			l := containedLauncher(t, data, cgroup, &logs)
 			id := rm.NewAttemptID()
-			p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, leftoverListener),
+			p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, leftoverListener),
 				JITConfig: "jit", Env: []string{"OUT=" + out}})
 			require.NoError(t, err)
 			select {
@@ -195,7 +195,7 @@ func TestContainMemoryOfALeavingChild(t *testing.T) {
 			data, out := t.TempDir(), t.TempDir()
 			l := containedLauncher(t, data, cgroup, &logs)
 			id := rm.NewAttemptID()
-			p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
+			p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
 				JITConfig: "jit", Env: []string{"OUT=" + out, "HELPER=" + os.Args[0], fmt.Sprintf("BYTES=%d", alloc)}})
 			require.NoError(t, err)
 			t.Cleanup(func() {
@@ -237,7 +237,7 @@ func TestContainMemoryLimitOOM(t *testing.T) {
 	if err := l.SetMemoryLimit(id, limit); err != nil {
 		t.Skipf("no memory controller for the attempts' groups here: %v", err)
 	}
-	p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
+	p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
 		JITConfig: "jit", Env: []string{"OUT=" + out, "HELPER=" + os.Args[0], fmt.Sprintf("BYTES=%d", 256<<20)}})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -261,7 +261,7 @@ func TestContainReadoptedAfterRestart(t *testing.T) {
 	data, out := t.TempDir(), t.TempDir()
 	first := containedLauncher(t, data, true, &logs)
 	id := rm.NewAttemptID()
-	p, err := first.Launch(t.Context(), platform.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
+	p, err := first.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
 		JITConfig: "jit", Env: []string{"OUT=" + out, "HELPER=" + os.Args[0], fmt.Sprintf("BYTES=%d", 64<<20)}})
 	require.NoError(t, err)
 	t.Cleanup(func() {

@@ -178,7 +178,7 @@ func (l *NativeLauncher) RanJob(a rm.AttemptID) bool {
 // under <data>/runners when empty) and starts its listener. ctx bounds the
 // preparation only: the runner outlives it and is stopped with Stop. On error
 // the root may exist; Cleanup removes it.
-func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, error) {
+func (l *NativeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	if spec.Attempt.IsZero() {
 		return nil, errors.New("launch: the spec names no attempt")
 	}
@@ -260,10 +260,10 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec LaunchSpec) (Process, 
 // Adopt watches a runner started before a restart, if (pid, start) is still
 // that process: on Linux through a pidfd, so its exit is seen at once;
 // elsewhere by looking every 2 s. Its ExitCode is -1: the manager is not its
-// parent. platform.ErrProcessGone when it is gone or another process now.
-func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (Process, error) {
+// parent. rm.ErrProcessGone when it is gone or another process now.
+func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	if pid <= 0 || start == 0 {
-		return nil, fmt.Errorf("adopt attempt %s: pid %d, start %d: %w", a, pid, start, ErrProcessGone)
+		return nil, fmt.Errorf("adopt attempt %s: pid %d, start %d: %w", a, pid, start, rm.ErrProcessGone)
 	}
 	done, err := watchExit(pid, start, l.pollEvery)
 	if err != nil {
@@ -560,7 +560,7 @@ type childProcess struct {
 	code  int // written before done is closed
 }
 
-var _ Process = (*childProcess)(nil)
+var _ rm.Process = (*childProcess)(nil)
 
 func (p *childProcess) wait() {
 	_ = p.cmd.Wait()
@@ -598,7 +598,7 @@ type adoptedProcess struct {
 	done  <-chan struct{}
 }
 
-var _ Process = (*adoptedProcess)(nil)
+var _ rm.Process = (*adoptedProcess)(nil)
 
 func (p *adoptedProcess) PID() int              { return p.pid }
 func (p *adoptedProcess) Start() uint64         { return p.start }

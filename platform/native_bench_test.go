@@ -82,7 +82,7 @@ func benchLaunch(b *testing.B, installed, data string, warm bool) {
 	b.ResetTimer()
 	for b.Loop() {
 		id := rm.NewAttemptID()
-		p, err := l.Launch(b.Context(), platform.LaunchSpec{Attempt: id, RunnerDir: installed, JITConfig: "jit"})
+		p, err := l.Launch(b.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: installed, JITConfig: "jit"})
 		if err != nil {
 			b.Fatal(err)
 		}

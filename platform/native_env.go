@@ -3,6 +3,8 @@ package platform
 import (
 	"os"
 	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // baseRunnerEnv names the variables of the manager's environment every
@@ -32,7 +34,7 @@ var runnerOwnEnv = []string{
 // Windows, the system's own variables). A name ending in "*" passes every
 // variable with that prefix. Pass only what jobs may read: every variable a
 // runner has is visible to the code of every job it runs. Values the policy
-// sets itself go in LaunchSpec.Env instead.
+// sets itself go in rm.LaunchSpec.Env instead.
 func WithPassEnv(names ...string) NativeOption {
 	return func(l *NativeLauncher) { l.passEnv = append(l.passEnv, names...) }
 }
@@ -40,7 +42,7 @@ func WithPassEnv(names ...string) NativeOption {
 // environ is the runner's environment for spec: the allowed variables of
 // the manager's environment, then spec.Env, then what the runner needs;
 // one entry per name, later entries winning.
-func (l *NativeLauncher) environ(spec LaunchSpec) []string {
+func (l *NativeLauncher) environ(spec rm.LaunchSpec) []string {
 	return runnerEnviron(os.Environ(), l.passEnv, spec, runningAsRoot())
 }
 
@@ -48,14 +50,14 @@ func (l *NativeLauncher) environ(spec LaunchSpec) []string {
 // built from the manager's environment by the allow-list (see WithPassEnv;
 // pass names more variables): a launcher of its own uses it so that no
 // variable of the manager beyond the list reaches a job.
-func RunnerEnviron(spec LaunchSpec, pass ...string) []string {
+func RunnerEnviron(spec rm.LaunchSpec, pass ...string) []string {
 	return runnerEnviron(os.Environ(), pass, spec, runningAsRoot())
 }
 
 // runnerEnviron builds a runner's environment from parent (the manager's
 // environment) keeping only the names allowed by the base list, the
 // platform's list and pass.
-func runnerEnviron(parent, pass []string, spec LaunchSpec, asRoot bool) []string {
+func runnerEnviron(parent, pass []string, spec rm.LaunchSpec, asRoot bool) []string {
 	var b envBuilder
 	for _, kv := range parent {
 		name, _, ok := strings.Cut(kv, "=")

@@ -23,7 +23,7 @@ func TestRunnerEnviron(t *testing.T) {
 		"CUSTOM_A=1", "CUSTOM_B=2", "PASSED=yes", "NOTPASSED=no", "=C:=C:\\odd", "broken",
 	}
 	id := rm.NewAttemptID()
-	spec := LaunchSpec{
+	spec := rm.LaunchSpec{
 		Attempt:   id,
 		JITConfig: "jit",
 		Env: []string{
@@ -46,7 +46,7 @@ func TestRunnerEnviron(t *testing.T) {
 		}, got)
 	})
 	t.Run("NothingPassed", func(t *testing.T) {
-		got := runnerEnviron(manager, nil, LaunchSpec{Attempt: id, JITConfig: "jit"}, false)
+		got := runnerEnviron(manager, nil, rm.LaunchSpec{Attempt: id, JITConfig: "jit"}, false)
 		assert.Len(t, got, 13+3)
 		for _, kv := range got {
 			assert.NotContains(t, kv, "CUSTOM_")
@@ -54,7 +54,7 @@ func TestRunnerEnviron(t *testing.T) {
 		}
 	})
 	t.Run("Root", func(t *testing.T) {
-		got := runnerEnviron(nil, nil, LaunchSpec{Attempt: id, JITConfig: "jit"}, true)
+		got := runnerEnviron(nil, nil, rm.LaunchSpec{Attempt: id, JITConfig: "jit"}, true)
 		assert.Equal(t, []string{
 			"ACTIONS_RUNNER_INPUT_JITCONFIG=jit",
 			"ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1",

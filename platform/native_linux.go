@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // watchExit returns a channel closed when the process (pid, start) exits,
@@ -18,7 +20,7 @@ func watchExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{},
 	fd, err := unix.PidfdOpen(pid, 0)
 	switch {
 	case errors.Is(err, unix.ESRCH):
-		return nil, ErrProcessGone
+		return nil, rm.ErrProcessGone
 	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINVAL), errors.Is(err, unix.EPERM):
 		return pollExit(pid, start, pollEvery)
 	case err != nil:
@@ -28,7 +30,7 @@ func watchExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{},
 	// refers to that very process, not to a later one given the same pid.
 	if !Alive(pid, start) {
 		_ = unix.Close(fd)
-		return nil, ErrProcessGone
+		return nil, rm.ErrProcessGone
 	}
 	done := make(chan struct{})
 	go func() {

@@ -1,12 +1,16 @@
 package platform
 
-import "time"
+import (
+	"time"
 
-// pollExit watches (pid, start) by looking every pollEvery; ErrProcessGone
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// pollExit watches (pid, start) by looking every pollEvery; rm.ErrProcessGone
 // if it is not alive now.
 func pollExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{}, error) {
 	if !Alive(pid, start) {
-		return nil, ErrProcessGone
+		return nil, rm.ErrProcessGone
 	}
 	done := make(chan struct{})
 	go func() {

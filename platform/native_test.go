@@ -23,8 +23,8 @@ import (
 
 // The reconcile package's Launcher, restated: platform cannot import it.
 type launcher interface {
-	Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error)
-	Adopt(attempt rm.AttemptID, pid int, start uint64) (platform.Process, error)
+	Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error)
+	Adopt(attempt rm.AttemptID, pid int, start uint64) (rm.Process, error)
 	Cleanup(attempt rm.AttemptID, failed bool) error
 }
 
@@ -87,10 +87,10 @@ func fakeRunner(t *testing.T, dir string) string {
 	return dir
 }
 
-func launch(t *testing.T, l *platform.NativeLauncher, runnerDir, mode string) (rm.AttemptID, platform.Process) {
+func launch(t *testing.T, l *platform.NativeLauncher, runnerDir, mode string) (rm.AttemptID, rm.Process) {
 	t.Helper()
 	id := rm.NewAttemptID()
-	p, err := l.Launch(t.Context(), platform.LaunchSpec{
+	p, err := l.Launch(t.Context(), rm.LaunchSpec{
 		Attempt:   id,
 		RunnerDir: runnerDir,
 		JITConfig: "secret-jit-" + id.String(),
@@ -107,7 +107,7 @@ func launch(t *testing.T, l *platform.NativeLauncher, runnerDir, mode string) (r
 	return id, p
 }
 
-func waitDone(t *testing.T, p platform.Process, within time.Duration) {
+func waitDone(t *testing.T, p rm.Process, within time.Duration) {
 	t.Helper()
 	select {
 	case <-p.Done():
@@ -351,32 +351,32 @@ func TestNativeLaunchErrors(t *testing.T) {
 	installed := fakeRunner(t, t.TempDir())
 	tests := []struct {
 		name string
-		spec func(data string, id rm.AttemptID) platform.LaunchSpec
+		spec func(data string, id rm.AttemptID) rm.LaunchSpec
 		want string
 	}{
-		{"NoAttempt", func(string, rm.AttemptID) platform.LaunchSpec {
-			return platform.LaunchSpec{RunnerDir: installed, JITConfig: "secret-jit"}
+		{"NoAttempt", func(string, rm.AttemptID) rm.LaunchSpec {
+			return rm.LaunchSpec{RunnerDir: installed, JITConfig: "secret-jit"}
 		}, "no attempt"},
-		{"NoJITConfig", func(_ string, id rm.AttemptID) platform.LaunchSpec {
-			return platform.LaunchSpec{Attempt: id, RunnerDir: installed}
+		{"NoJITConfig", func(_ string, id rm.AttemptID) rm.LaunchSpec {
+			return rm.LaunchSpec{Attempt: id, RunnerDir: installed}
 		}, "no JIT configuration"},
-		{"MissingRunner", func(data string, id rm.AttemptID) platform.LaunchSpec {
-			return platform.LaunchSpec{Attempt: id, RunnerDir: filepath.Join(data, "nope"), JITConfig: "secret-jit"}
+		{"MissingRunner", func(data string, id rm.AttemptID) rm.LaunchSpec {
+			return rm.LaunchSpec{Attempt: id, RunnerDir: filepath.Join(data, "nope"), JITConfig: "secret-jit"}
 		}, "runner install"},
-		{"NotARunner", func(data string, id rm.AttemptID) platform.LaunchSpec {
-			return platform.LaunchSpec{Attempt: id, RunnerDir: data, JITConfig: "secret-jit"}
+		{"NotARunner", func(data string, id rm.AttemptID) rm.LaunchSpec {
+			return rm.LaunchSpec{Attempt: id, RunnerDir: data, JITConfig: "secret-jit"}
 		}, "has no bin/Runner.Listener"},
-		{"NoneInstalled", func(data string, id rm.AttemptID) platform.LaunchSpec {
-			return platform.LaunchSpec{Attempt: id, JITConfig: "secret-jit"}
+		{"NoneInstalled", func(data string, id rm.AttemptID) rm.LaunchSpec {
+			return rm.LaunchSpec{Attempt: id, JITConfig: "secret-jit"}
 		}, "no runner installed"},
-		{"RootExists", func(data string, id rm.AttemptID) platform.LaunchSpec {
+		{"RootExists", func(data string, id rm.AttemptID) rm.LaunchSpec {
 			require.NoError(t, os.MkdirAll(filepath.Join(data, "attempts", id.String()), 0o700))
-			return platform.LaunchSpec{Attempt: id, RunnerDir: installed, JITConfig: "secret-jit"}
+			return rm.LaunchSpec{Attempt: id, RunnerDir: installed, JITConfig: "secret-jit"}
 		}, "exists already"},
-		{"NotExecutable", func(data string, id rm.AttemptID) platform.LaunchSpec {
+		{"NotExecutable", func(data string, id rm.AttemptID) rm.LaunchSpec {
 			broken := fakeRunner(t, t.TempDir())
 			require.NoError(t, os.WriteFile(filepath.Join(broken, "bin", "Runner.Listener"), []byte("\x00\x01garbage"), 0o755))
-			return platform.LaunchSpec{Attempt: id, RunnerDir: broken, JITConfig: "secret-jit"}
+			return rm.LaunchSpec{Attempt: id, RunnerDir: broken, JITConfig: "secret-jit"}
 		}, "start"},
 	}
 	for _, tt := range tests {
@@ -393,7 +393,7 @@ func TestNativeLaunchErrors(t *testing.T) {
 	t.Run("Canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := platform.NewNativeLauncher(t.TempDir()).Launch(ctx, platform.LaunchSpec{
+		_, err := platform.NewNativeLauncher(t.TempDir()).Launch(ctx, rm.LaunchSpec{
 			Attempt: rm.NewAttemptID(), RunnerDir: installed, JITConfig: "secret-jit",
 		})
 		require.ErrorIs(t, err, context.Canceled)
@@ -407,7 +407,7 @@ func TestNativeLaunchNewestInstalled(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(old, "bin", "Runner.Listener"), []byte("#!/bin/sh\nexit 9\n"), 0o755))
 	l := platform.NewNativeLauncher(data)
 	id := rm.NewAttemptID()
-	p, err := l.Launch(t.Context(), platform.LaunchSpec{Attempt: id, JITConfig: "x", Env: []string{"MODE=exit3"}})
+	p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, JITConfig: "x", Env: []string{"MODE=exit3"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Cleanup(id, false) })
 	waitDone(t, p, 10*time.Second)
@@ -464,16 +464,16 @@ func TestNativeAdopt(t *testing.T) {
 		cmd := exec.Command("true")
 		require.NoError(t, cmd.Run())
 		_, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, 12345)
-		require.ErrorIs(t, err, platform.ErrProcessGone)
+		require.ErrorIs(t, err, rm.ErrProcessGone)
 	})
 	t.Run("Reused", func(t *testing.T) {
 		cmd, start, _ := startGroupLeader(t, "sleep", "60")
 		_, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, start+1)
-		require.ErrorIs(t, err, platform.ErrProcessGone, "same pid, another start: another process")
+		require.ErrorIs(t, err, rm.ErrProcessGone, "same pid, another start: another process")
 	})
 	t.Run("NoPID", func(t *testing.T) {
 		_, err := l.Adopt(rm.NewAttemptID(), 0, 0)
-		require.ErrorIs(t, err, platform.ErrProcessGone)
+		require.ErrorIs(t, err, rm.ErrProcessGone)
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The portable process table, through gopsutil: one query per process and
@@ -66,11 +68,11 @@ func gopsutilAlive(pid int, start uint64) bool {
 // in Unix milliseconds).
 func gopsutilFind(pid int) (*process.Process, uint64, error) {
 	if pid <= 0 {
-		return nil, 0, fmt.Errorf("process %d: %w", pid, ErrProcessGone)
+		return nil, 0, fmt.Errorf("process %d: %w", pid, rm.ErrProcessGone)
 	}
 	p, err := process.NewProcess(int32(pid))
 	if errors.Is(err, process.ErrorProcessNotRunning) {
-		return nil, 0, fmt.Errorf("process %d: %w", pid, ErrProcessGone)
+		return nil, 0, fmt.Errorf("process %d: %w", pid, rm.ErrProcessGone)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("process %d: %w", pid, err)
@@ -78,7 +80,7 @@ func gopsutilFind(pid int) (*process.Process, uint64, error) {
 	ms, err := p.CreateTime()
 	if err != nil {
 		if ok, _ := process.PidExists(int32(pid)); !ok {
-			return nil, 0, fmt.Errorf("process %d: %w", pid, ErrProcessGone)
+			return nil, 0, fmt.Errorf("process %d: %w", pid, rm.ErrProcessGone)
 		}
 		return nil, 0, fmt.Errorf("process %d: start time: %w", pid, err)
 	}

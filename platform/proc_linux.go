@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // clockTick is the unit of the time fields of /proc/<pid>/stat. Linux
@@ -270,16 +272,16 @@ func parseUint(b []byte) (uint64, bool) {
 }
 
 // readStat reads and parses one process's stat file, mapping "no such
-// process" to ErrProcessGone.
+// process" to rm.ErrProcessGone.
 func (s *ProcScanner) readStat(pid int) (procStat, error) {
 	if pid <= 0 {
-		return procStat{}, fmt.Errorf("process %d: %w", pid, ErrProcessGone)
+		return procStat{}, fmt.Errorf("process %d: %w", pid, rm.ErrProcessGone)
 	}
 	path := filepath.Join(s.root(), strconv.Itoa(pid), "stat")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-			return procStat{}, fmt.Errorf("process %d: %w", pid, ErrProcessGone)
+			return procStat{}, fmt.Errorf("process %d: %w", pid, rm.ErrProcessGone)
 		}
 		return procStat{}, fmt.Errorf("process %d: %w", pid, err)
 	}
@@ -295,7 +297,7 @@ func (s *ProcScanner) readStat(pid int) (procStat, error) {
 // creation time in Unix milliseconds. With the pid it names one process for
 // good: a pid reused by a later process carries another stamp. A process
 // that exited but was not yet reaped (a zombie) still has its stamp. Returns
-// an error wrapping ErrProcessGone when there is no such process.
+// an error wrapping rm.ErrProcessGone when there is no such process.
 func StartTime(pid int) (uint64, error) { return defaultScanner.StartTime(pid) }
 
 // StartTime is the package's StartTime over s.Root.

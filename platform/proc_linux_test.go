@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/platform"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // tick is USER_HZ: the unit of the time fields of a stat file.
@@ -165,10 +167,10 @@ func TestProcScannerIdentity(t *testing.T) {
 		{name: "running", pid: 100, start: 5000, alive: true},
 		{name: "odd name", pid: 101, start: 5001, alive: true},
 		{name: "zombie", pid: 103, start: 5003, alive: false},
-		{name: "vanished", pid: 104, err: platform.ErrProcessGone},
-		{name: "none", pid: 999, err: platform.ErrProcessGone},
-		{name: "zero", pid: 0, err: platform.ErrProcessGone},
-		{name: "negative", pid: -1, err: platform.ErrProcessGone},
+		{name: "vanished", pid: 104, err: rm.ErrProcessGone},
+		{name: "none", pid: 999, err: rm.ErrProcessGone},
+		{name: "zero", pid: 0, err: rm.ErrProcessGone},
+		{name: "negative", pid: -1, err: rm.ErrProcessGone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +189,7 @@ func TestProcScannerIdentity(t *testing.T) {
 	t.Run("unparseable", func(t *testing.T) {
 		_, err := s.StartTime(300)
 		require.Error(t, err)
-		assert.NotErrorIs(t, err, platform.ErrProcessGone)
+		assert.NotErrorIs(t, err, rm.ErrProcessGone)
 		assert.False(t, s.Alive(300, 0))
 	})
 }

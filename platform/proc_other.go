@@ -23,7 +23,7 @@ func SampleTrees(pids []int) map[int]TreeUsage { return gopsutilSampleTrees(pids
 // milliseconds. With the pid it names one process for good: a pid reused by
 // a later process carries another stamp. A process that exited but was not
 // yet reaped (a zombie) still has its stamp. Returns an error wrapping
-// ErrProcessGone when there is no such process.
+// rm.ErrProcessGone when there is no such process.
 func StartTime(pid int) (uint64, error) { return gopsutilStartTime(pid) }
 
 // Alive reports whether the process named by (pid, start) still runs: the

@@ -22,6 +22,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runner-manager/runner-manager/platform"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 const helperEnv = "RM_TREE_HELPER"
@@ -328,10 +330,10 @@ func TestStartTimeAndAlive(t *testing.T) {
 			_ = cmd.Wait()
 			waited = true
 			_, err = impl.startTime(pid)
-			require.ErrorIs(t, err, platform.ErrProcessGone)
+			require.ErrorIs(t, err, rm.ErrProcessGone)
 			assert.False(t, impl.alive(pid, start))
 			_, err = impl.startTime(0)
-			require.ErrorIs(t, err, platform.ErrProcessGone)
+			require.ErrorIs(t, err, rm.ErrProcessGone)
 		})
 	}
 }

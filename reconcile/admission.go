@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -173,6 +174,25 @@ type admitDeps struct {
 	host   rm.HostID
 	meters Meters
 	tab    *table
+	// policies are those the calling pass read already; the policies of
+	// other loops' live attempts are read from st.
+	policies map[rm.PolicyID]*rm.Policy
+}
+
+// policy returns the policy of a live attempt: the pass's, else the
+// journal's. A policy gone from the journal is counted with the default
+// estimate.
+func (d admitDeps) policy(ctx context.Context, id rm.PolicyID) (*rm.Policy, error) {
+	if p := d.policies[id]; p != nil {
+		return p, nil
+	}
+	p, err := d.st.Policy(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		p = rm.Policy{ID: id}
+	} else if err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // session is one loop's turn at admission: the host's figures read once,
@@ -213,40 +233,37 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 			s.diskFree, s.diskKnown = free, true
 		}
 	}
-	policies, err := d.st.Policies(ctx)
+	live, err := d.st.LiveAttempts(ctx, d.host)
 	if err != nil {
 		a.mu.Unlock()
-		return nil, fmt.Errorf("admission: read policies: %w", err)
+		return nil, fmt.Errorf("admission: read the host's live attempts: %w", err)
 	}
-	for _, p := range policies {
-		if !p.IsOwnedBy(d.host) {
-			continue
-		}
-		live, err := d.st.ActiveAttempts(ctx, p.ID)
-		if err != nil {
-			a.mu.Unlock()
-			return nil, fmt.Errorf("admission: read live attempts of policy %s: %w", p.Name, err)
-		}
-		if len(live) == 0 {
-			continue
-		}
-		exp := a.expectedPeak(d.meters, p)
-		for _, at := range live {
-			if d.tab.exited(at.ID) {
-				if s.gone == nil {
-					s.gone = make(map[rm.AttemptID]bool)
-				}
-				s.gone[at.ID] = true
-				continue // its memory is free; it only waits to be concluded
+	expected := make(map[rm.PolicyID]uint64)
+	for _, at := range live {
+		if d.tab.exited(at.ID) {
+			if s.gone == nil {
+				s.gone = make(map[rm.AttemptID]bool)
 			}
-			c := exp
-			if d.meters != nil {
-				if rss, ok := d.meters.CurrentRSS(at.ID); ok && rss > c {
-					c = rss
-				}
-			}
-			s.committed += c
+			s.gone[at.ID] = true
+			continue // its memory is free; it only waits to be concluded
 		}
+		exp, ok := expected[at.Policy]
+		if !ok {
+			p, err := d.policy(ctx, at.Policy)
+			if err != nil {
+				a.mu.Unlock()
+				return nil, fmt.Errorf("admission: read the policy of attempt %s: %w", at.ID, err)
+			}
+			exp = a.expectedPeak(d.meters, *p)
+			expected[at.Policy] = exp
+		}
+		c := exp
+		if d.meters != nil {
+			if rss, ok := d.meters.CurrentRSS(at.ID); ok && rss > c {
+				c = rss
+			}
+		}
+		s.committed += c
 	}
 	a.statMu.Lock()
 	avail := uint64(0)

@@ -233,7 +233,7 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 		Host:     host,
 		Launcher: platform.NewNativeLauncher(dataDir),
 		Meters:   meter.New(filepath.Join(dataDir, "state", "memory-peaks.toml")),
-		Targets: func(ctx context.Context, p rm.Policy) (github.Target, error) {
+		Targets: func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 			if p.Target.Mode() == rm.ModeScaleSet {
 				return github.NewScaleSetTarget(ctx, client, p.Target, github.ScaleSetOptions{
 					Owner: host.Name, DisableUpdate: true, NamePrefix: prefix})

@@ -20,7 +20,7 @@ import (
 // launched is one Launch call that returned.
 type launched struct {
 	at   time.Time
-	proc platform.Process
+	proc rm.Process
 	root string // the attempt's root directory
 	// exited receives when the process exited, seen by a watcher of Done.
 	exited chan time.Time
@@ -32,7 +32,7 @@ type timedLauncher struct {
 	out chan launched
 }
 
-func (t *timedLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (t *timedLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	p, err := t.NativeLauncher.Launch(ctx, spec)
 	if err != nil {
 		return p, err

@@ -1,12 +1,12 @@
 package reconcile
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -58,25 +58,43 @@ const (
 	DefaultMemoryEstimate uint64 = 2 << 30
 )
 
-// Meters is what the loop asks of the attempt meters (meter.AttemptMeters
-// implements it): an attempt's memory now and its usage once it ended, and
-// what a new attempt of a policy is expected to peak at.
+// Meters is what the loops and the supervisor ask of the attempt meters
+// (meter.AttemptMeters implements it): an attempt's memory and usage,
+// what a new attempt of a policy is expected to peak at, the sampling of
+// the host's live attempts, and being told how each attempt ended.
 type Meters interface {
 	// CurrentRSS is the attempt's tree memory at the last sample.
 	CurrentRSS(a rm.AttemptID) (uint64, bool)
-	// Take returns the attempt's usage, once.
-	Take(a rm.AttemptID) (rm.AttemptUsage, bool)
+	// Peek is the attempt's usage so far: for the status, and for the
+	// report of an attempt that ended.
+	Peek(a rm.AttemptID) (rm.AttemptUsage, bool)
+	// Ended tells the meters how an attempt ended, once its conclusion is
+	// in the journal (again when GitHub's later word corrects it): an
+	// attempt that completed a job feeds its policy's expected peak.
+	Ended(a rm.AttemptID, o rm.Outcome)
 	// ExpectedPeak is what a new attempt of p is expected to peak at: from
 	// its banked peaks, else estimate.
 	ExpectedPeak(p rm.PolicyID, estimate uint64) uint64
+	// SampleOnce samples the host's live attempts once and returns the
+	// policies of those whose runner process is seen gone.
+	SampleOnce(st store.Store, host rm.HostID) []rm.PolicyID
+	// Run samples every meter.SampleEvery until ctx ends, while wanted
+	// says so (nil: always), handing exited the policy of each runner
+	// process seen gone.
+	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID))
 }
 
 // Config is what a Loop needs. Store, Target, Launcher and Host are
 // required; zero durations and caps take the Default figures above.
 type Config struct {
-	Store    store.Store
-	Target   github.Target
+	Store  store.Store
+	Target Target
+	// Launcher is the launcher of the native backend, and of any backend
+	// without an entry in Launchers.
 	Launcher Launcher
+	// Launchers are the launchers of other backends (container, VM, WSL),
+	// by the backend a policy names.
+	Launchers map[rm.Backend]Launcher
 	// Meters may be nil: no usage on attempts, and expected peaks are the
 	// policies' estimates.
 	Meters Meters

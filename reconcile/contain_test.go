@@ -8,12 +8,13 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 )
 
-// peaks answers ExpectedPeak with a fixed figure.
-type peaks uint64
+// peaks answers ExpectedPeak with a fixed figure (and nothing else).
+type peaks struct {
+	Meters
+	expected uint64
+}
 
-func (p peaks) CurrentRSS(rm.AttemptID) (uint64, bool)    { return 0, false }
-func (p peaks) Take(rm.AttemptID) (rm.AttemptUsage, bool) { return rm.AttemptUsage{}, false }
-func (p peaks) ExpectedPeak(rm.PolicyID, uint64) uint64   { return uint64(p) }
+func (p peaks) ExpectedPeak(rm.PolicyID, uint64) uint64 { return p.expected }
 
 func TestMemoryLimit(t *testing.T) {
 	tests := map[string]struct {
@@ -27,7 +28,7 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			l := &Loop{cfg: Config{Admission: &Admission{}, Meters: peaks(tt.expected)}}
+			l := &Loop{cfg: Config{Admission: &Admission{}, Meters: peaks{expected: tt.expected}}}
 			assert.Equal(t, tt.want, l.memoryLimit(rm.Policy{MemoryLimit: tt.limit}))
 		})
 	}

@@ -5,71 +5,98 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/runner-manager/runner-manager/github"
 )
 
-// Result is what a pass asks of its driver.
+// Result is what a pass (or a demand watch) tells its driver; Reconcile
+// returns it with the driver's verdict in RequeueAfter.
 type Result struct {
-	// RequeueAfter is when the next pass should run, unless a nudge comes
-	// first. Zero means "at once".
+	// RequeueAfter is when the next pass is due for the pass's own
+	// reasons: its cadence while GitHub answers, never later than its
+	// earliest deadline (a start timeout, the end of a job-word grace, a
+	// scale-down delay). While GitHub calls are held back it names the
+	// earliest deadline only, zero when there is none: the driver wakes at
+	// the end of the hold or at that deadline, whichever comes first. From
+	// Reconcile, it is when the next pass should run.
 	RequeueAfter time.Duration
+	// GitHubAnswered: a GitHub call of the step succeeded, so the backoff
+	// of GitHub's failures starts over.
+	GitHubAnswered bool
 }
 
-// githubError marks an error of a GitHub call. The pass has already
-// stopped calling GitHub for a backoff (or until a rate limit's reset)
-// and chosen its RequeueAfter accordingly, so the driver adds no backoff
-// of its own.
+// githubError classes an error as GitHub's (5xx, network, a rate limit,
+// refused credentials): the driver holds GitHub calls back instead of
+// backing off the pass as for the journal's failures. The pass makes no
+// GitHub call while they are held back; its work that needs none (a
+// runner's exit concluded, its slot refilled once GitHub answers) goes on.
 type githubError struct{ err error }
 
 func (e *githubError) Error() string { return e.err.Error() }
 func (e *githubError) Unwrap() error { return e.err }
 
-// driver runs passes: at once on a nudge, after RequeueAfter otherwise,
-// with a capped, jittered exponential backoff while passes fail for other
-// reasons (the journal), and until a rate limit's reset. It never runs two
-// passes at once and is the only code that sleeps.
+// driver runs a step (a loop's reconcile pass, its demand watch) again and
+// again: at once on a nudge, after the step's RequeueAfter otherwise. It
+// never runs two steps at once, is the only code that sleeps, and is the
+// one owner of backoff:
+//   - while steps fail for other reasons (the journal), a capped, jittered
+//     exponential backoff from base to max;
+//   - while GitHub fails, it holds GitHub calls back (held): for the same
+//     backoff capped at ghMax, or until a rate limit's reset. A step in
+//     which GitHub answered starts that backoff over, and so does recovered
+//     (the demand watch reporting again).
 type driver struct {
-	nudge  <-chan struct{}
-	now    func() time.Time
-	base   time.Duration
-	max    time.Duration
+	// name is what its log lines call a step.
+	name  string
+	nudge <-chan struct{}
+	now   func() time.Time
+	base  time.Duration
+	max   time.Duration
+	// ghMax caps the backoff of GitHub's failures (default: max, at most
+	// github.MaxOutageWait, so GitHub's return is seen within seconds).
+	ghMax  time.Duration
 	jitter func() float64 // in [0, 1)
 	log    *slog.Logger
-	// until, when set, ends the run after a pass for which it returns true.
-	until func() bool
+
+	mu sync.Mutex // guards the fields below
+	// failures: steps that failed in a row for other reasons than GitHub.
+	failures int
+	// ghFailures: steps in a row in which GitHub failed.
+	ghFailures int
+	// holdUntil: no GitHub call before then.
+	holdUntil time.Time
+	// holdLimit: holdUntil is a rate limit's reset, which only time ends.
+	holdLimit bool
 }
 
-// run runs step until ctx ends (or until says so).
-func (d *driver) run(ctx context.Context, step func(context.Context) (Result, error)) {
-	if d.jitter == nil {
-		d.jitter = rand.Float64
-	}
-	failures := 0
+// run runs step until ctx ends, or until says so after a step (nil:
+// never).
+func (d *driver) run(ctx context.Context, step func(context.Context) (Result, error), until func() bool) {
 	lastErr := ""
 	for {
 		res, err := step(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if d.until != nil && d.until() {
+		wait := d.settle(res, err)
+		if until != nil && until() {
 			return
 		}
-		wait := d.next(res, err, &failures)
 		if err != nil {
 			if msg := err.Error(); msg != lastErr {
-				d.log.Warn("reconcile pass failed", "err", msg, "retry_in", wait.Round(time.Millisecond))
+				d.log.Warn(d.name+" failed", "err", msg, "retry_in", wait.Round(time.Millisecond))
 				lastErr = msg
 			} else {
-				d.log.Debug("reconcile pass failed again", "err", msg, "retry_in", wait.Round(time.Millisecond))
+				d.log.Debug(d.name+" failed again", "err", msg, "retry_in", wait.Round(time.Millisecond))
 			}
 		} else if lastErr != "" {
-			d.log.Info("reconcile pass recovered")
+			d.log.Info(d.name + " recovered")
 			lastErr = ""
 		}
 		if wait <= 0 {
-			// Let a nudge that raced the pass coalesce with this rerun.
+			// Let a nudge that raced the step coalesce with this rerun.
 			select {
 			case <-d.nudge:
 			default:
@@ -88,28 +115,122 @@ func (d *driver) run(ctx context.Context, step func(context.Context) (Result, er
 	}
 }
 
-// next is how long to sleep after a pass.
-func (d *driver) next(res Result, err error, failures *int) time.Duration {
-	var rl *github.RateLimitError
-	var ge *githubError
-	switch {
-	case err == nil:
-		*failures = 0
-		return res.RequeueAfter
-	case errors.As(err, &rl):
-		*failures = 0
-		wait := rl.Reset.Sub(d.now())
-		if res.RequeueAfter > 0 && res.RequeueAfter < wait {
-			wait = res.RequeueAfter // local work (a conclusion) due first
-		}
-		return max(wait, 0)
-	case errors.As(err, &ge) && res.RequeueAfter > 0:
-		*failures = 0
-		return res.RequeueAfter
-	default:
-		*failures++
-		return backoff(*failures, d.base, d.max, d.jitter())
+// settle takes a step's result and returns how long to wait before the
+// next: the step's RequeueAfter, a backoff while it fails, cut short by
+// its deadline while GitHub calls are held back.
+func (d *driver) settle(res Result, err error) time.Duration {
+	now := d.now()
+	limited, unavailable, other := classify(err)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if res.GitHubAnswered {
+		d.ghFailures = 0
 	}
+	for _, reset := range limited {
+		if reset.After(d.holdUntil) {
+			d.holdUntil, d.holdLimit = reset, true
+		}
+	}
+	if unavailable {
+		d.ghFailures++
+		until := now.Add(backoff(d.ghFailures, d.base, d.githubMax(), d.random()))
+		if until.After(d.holdUntil) {
+			d.holdUntil, d.holdLimit = until, false
+		}
+	}
+	if other {
+		d.failures++
+		return backoff(d.failures, d.base, d.max, d.random())
+	}
+	d.failures = 0
+	if now.Before(d.holdUntil) {
+		wait := d.holdUntil.Sub(now)
+		if res.RequeueAfter > 0 && res.RequeueAfter < wait {
+			wait = res.RequeueAfter // local work due first
+		}
+		return wait
+	}
+	if len(limited) > 0 || unavailable {
+		// GitHub failed, and its hold is already over (a reset in the
+		// past): no hot loop.
+		return max(res.RequeueAfter, minRequeue)
+	}
+	return res.RequeueAfter
+}
+
+// classify splits a step's error: the resets of the rate limits GitHub
+// answered, whether GitHub failed otherwise, and whether anything else
+// failed (the journal).
+func classify(err error) (limited []time.Time, unavailable, other bool) {
+	if err == nil {
+		return nil, false, false
+	}
+	var parts []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts = j.Unwrap()
+	} else {
+		parts = []error{err}
+	}
+	for _, part := range parts {
+		gh, ok := part.(*githubError)
+		if !ok {
+			other = true
+			continue
+		}
+		calls := []error{gh.err}
+		if j, ok := gh.err.(interface{ Unwrap() []error }); ok {
+			calls = j.Unwrap()
+		}
+		for _, c := range calls {
+			var rl *github.RateLimitError
+			if errors.As(c, &rl) {
+				limited = append(limited, rl.Reset)
+			} else {
+				unavailable = true
+			}
+		}
+	}
+	return limited, unavailable, other
+}
+
+func (d *driver) githubMax() time.Duration {
+	if d.ghMax > 0 {
+		return d.ghMax
+	}
+	return min(d.max, github.MaxOutageWait)
+}
+
+func (d *driver) random() float64 {
+	if d.jitter == nil {
+		return rand.Float64()
+	}
+	return d.jitter()
+}
+
+// held reports whether GitHub calls are held back at now, and until when.
+func (d *driver) held(now time.Time) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.holdUntil, now.Before(d.holdUntil)
+}
+
+// recovered notes that GitHub answers again (the demand watch reported
+// after failing): the backoff starts over and its hold ends now; a rate
+// limit's does not.
+func (d *driver) recovered(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ghFailures = 0
+	if !d.holdLimit && now.Before(d.holdUntil) {
+		d.holdUntil = now
+	}
+}
+
+// githubFailures is how many steps in a row GitHub failed in.
+func (d *driver) githubFailures() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ghFailures
 }
 
 // backoff is the n-th (from 1) wait of a capped exponential backoff with

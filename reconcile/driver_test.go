@@ -55,12 +55,12 @@ func drive(t *testing.T, s *script, jitter float64) (nudge chan struct{}, cancel
 	s.start = time.Now()
 	nudge = make(chan struct{}, 1)
 	ctx, stop := context.WithCancel(t.Context())
-	d := &driver{nudge: nudge, now: time.Now, base: time.Second, max: 8 * time.Second,
+	d := &driver{name: "test pass", nudge: nudge, now: time.Now, base: time.Second, max: 8 * time.Second,
 		jitter: func() float64 { return jitter }, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.run(ctx, s.step)
+		d.run(ctx, s.step, nil)
 	}()
 	return nudge, func() {
 		stop()
@@ -152,15 +152,36 @@ func TestDriverWaitsOutARateLimit(t *testing.T) {
 	})
 }
 
-func TestDriverLetsAFailingGitHubPassChooseItsWait(t *testing.T) {
+// TestDriverHoldsGitHubBack: a pass in which GitHub failed makes the
+// driver hold GitHub back for a backoff from base doubling to
+// github.MaxOutageWait; a deadline of the pass cuts the wait; a pass that
+// made no GitHub call (held) leaves the count as it is; one in which
+// GitHub answered starts it over.
+func TestDriverHoldsGitHubBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gh := &githubError{errors.New("GitHub answered 502")}
-		s := &script{results: []Result{{RequeueAfter: 4 * time.Second}, {RequeueAfter: time.Hour}}, errs: []error{gh}}
+		s := &script{
+			results: []Result{{}, {}, {}, {RequeueAfter: time.Second}, {}, {},
+				{RequeueAfter: 3 * time.Second, GitHubAnswered: true}, {}, {RequeueAfter: time.Hour}},
+			errs: []error{gh, gh, gh, gh, nil, gh, nil, gh},
+		}
 		_, cancel := drive(t, s, 0)
-		time.Sleep(10 * time.Second)
+		time.Sleep(13 * time.Second)
 		synctest.Wait()
 		cancel()
-		assert.Equal(t, []time.Duration{0, 4 * time.Second}, s.runs(), "the loop already holds GitHub back")
+		got := s.runs()
+		require.GreaterOrEqual(t, len(got), 9)
+		var gaps []time.Duration
+		for i := 1; i < 9; i++ {
+			gaps = append(gaps, got[i]-got[i-1])
+		}
+		// Half of 1, 2, 4 s; the fourth hold (2.5 s: the cap, 5 s, halved)
+		// cut to the pass's 1 s deadline; the held pass waits out the rest
+		// of the hold; the next failure is still the fifth; GitHub answered:
+		// the pass's own 3 s, then a failure from the base again.
+		assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, time.Second,
+			1500 * time.Millisecond, 2500 * time.Millisecond, 3 * time.Second, 500 * time.Millisecond}, gaps)
+		assert.Equal(t, 5*time.Second, min(8*time.Second, github.MaxOutageWait), "the cap the figures assume")
 	})
 }
 

@@ -187,7 +187,7 @@ type mangler struct {
 	once sync.Once
 }
 
-func (m *mangler) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (m *mangler) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	m.once.Do(func() { spec.JITConfig = "bm90IGEgaml0IGNvbmZpZw==" })
 	return m.Launcher.Launch(ctx, spec)
 }

@@ -14,11 +14,12 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // listsNothing is a scale-set target as it was before it said
 // github.ErrCannotList: its REST list lacks every scale-set runner.
-type listsNothing struct{ github.Target }
+type listsNothing struct{ reconcile.Target }
 
 func (listsNothing) Runners(context.Context, string) ([]github.Runner, error) { return nil, nil }
 
@@ -30,10 +31,10 @@ func (listsNothing) Runners(context.Context, string) ([]github.Runner, error) { 
 func TestE2ELongScaleSetJob(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wrap func(github.Target) github.Target
+		wrap func(reconcile.Target) reconcile.Target
 	}{
-		{"CannotList", func(t github.Target) github.Target { return t }},
-		{"EmptyList", func(t github.Target) github.Target { return listsNothing{t} }},
+		{"CannotList", func(t reconcile.Target) reconcile.Target { return t }},
+		{"EmptyList", func(t reconcile.Target) reconcile.Target { return listsNothing{t} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const grace = 300 * time.Millisecond
@@ -42,7 +43,7 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 			cfg.Loop.ZombieGrace = grace
 			cfg.Loop.RunnerListEvery = 100 * time.Millisecond
 			targets := cfg.Targets
-			cfg.Targets = func(ctx context.Context, p rm.Policy) (github.Target, error) {
+			cfg.Targets = func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 				t, err := targets(ctx, p)
 				if err != nil {
 					return nil, err

@@ -15,18 +15,22 @@ import (
 )
 
 // wordOnly is the native launcher without the runner's own trace of a job
-// (RanJob): outcomes come from GitHub's word and the journal alone, as with
+// (RanJob is always false): outcomes come from GitHub's word and the journal alone, as with
 // a runner that leaves no Worker log.
 type wordOnly struct{ n *platform.NativeLauncher }
 
-func (l wordOnly) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (l wordOnly) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	return l.n.Launch(ctx, spec)
 }
 
-func (l wordOnly) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+func (l wordOnly) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	return l.n.Adopt(a, pid, start)
 }
 func (l wordOnly) Cleanup(a rm.AttemptID, failed bool) error { return l.n.Cleanup(a, failed) }
+
+// RanJob cannot tell, as a launcher that reads no trace of the runner's
+// jobs answers.
+func (l wordOnly) RanJob(rm.AttemptID) bool { return false }
 
 // assertJobsCompleted checks that every job the fake served has exactly
 // one attempt, completed_job naming it, on the runner that ran it.

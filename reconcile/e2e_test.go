@@ -137,7 +137,7 @@ func tail(s string, lines int) string {
 }
 
 // targets makes the GitHub side of a policy, in the world's mode.
-func (w *world) targets(ctx context.Context, p rm.Policy) (github.Target, error) {
+func (w *world) targets(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 	prefix := rm.RunnerNamePrefix(w.host.ID)
 	if p.Target.Mode() == rm.ModeClassic {
 		return github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: w.poll, Logger: w.log})

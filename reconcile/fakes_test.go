@@ -15,7 +15,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -64,7 +63,7 @@ type fakeTarget struct {
 	watch      func(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
 }
 
-var _ github.Target = (*fakeTarget)(nil)
+var _ reconcile.Target = (*fakeTarget)(nil)
 
 func newFakeTarget() *fakeTarget {
 	return &fakeTarget{nextID: 100, runners: map[int64]*github.Runner{}, calls: map[string]int{}}
@@ -222,7 +221,7 @@ type fakeProc struct {
 	stopped bool
 }
 
-var _ platform.Process = (*fakeProc)(nil)
+var _ rm.Process = (*fakeProc)(nil)
 
 func (p *fakeProc) PID() int              { return p.pid }
 func (p *fakeProc) Start() uint64         { return p.start }
@@ -261,12 +260,12 @@ type fakeLauncher struct {
 	mu        sync.Mutex
 	nextPID   int
 	procs     map[rm.AttemptID]*fakeProc
-	specs     []platform.LaunchSpec
+	specs     []rm.LaunchSpec
 	alive     map[int]*fakeProc
 	cleanups  map[rm.AttemptID]bool
 	worked    map[rm.AttemptID]bool // roots holding a Worker log
 	launchErr error
-	onLaunch  func(spec platform.LaunchSpec)
+	onLaunch  func(spec rm.LaunchSpec)
 }
 
 var _ reconcile.Launcher = (*fakeLauncher)(nil)
@@ -292,7 +291,7 @@ func (f *fakeLauncher) work(a rm.AttemptID) {
 	f.worked[a] = true
 }
 
-func (f *fakeLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (f *fakeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	f.mu.Lock()
 	on, err := f.onLaunch, f.launchErr
 	f.mu.Unlock()
@@ -311,12 +310,12 @@ func (f *fakeLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (pl
 	return p, nil
 }
 
-func (f *fakeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+func (f *fakeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, ok := f.alive[pid]
 	if !ok || p.start != start {
-		return nil, fmt.Errorf("adopt %d: %w", pid, platform.ErrProcessGone)
+		return nil, fmt.Errorf("adopt %d: %w", pid, rm.ErrProcessGone)
 	}
 	f.procs[a] = p
 	return p, nil
@@ -349,17 +348,19 @@ func (f *fakeLauncher) cleanup(a rm.AttemptID) (failed, ok bool) {
 	return
 }
 
-// fakeMeters has fixed figures.
+// fakeMeters has fixed figures and remembers how it was told each attempt
+// ended.
 type fakeMeters struct {
 	mu       sync.Mutex
 	rss      map[rm.AttemptID]uint64
 	expected map[rm.PolicyID]uint64
+	ended    map[rm.AttemptID]rm.Outcome
 }
 
 var _ reconcile.Meters = (*fakeMeters)(nil)
 
 func newFakeMeters() *fakeMeters {
-	return &fakeMeters{rss: map[rm.AttemptID]uint64{}, expected: map[rm.PolicyID]uint64{}}
+	return &fakeMeters{rss: map[rm.AttemptID]uint64{}, expected: map[rm.PolicyID]uint64{}, ended: map[rm.AttemptID]rm.Outcome{}}
 }
 
 func (m *fakeMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
@@ -369,15 +370,36 @@ func (m *fakeMeters) CurrentRSS(a rm.AttemptID) (uint64, bool) {
 	return v, ok
 }
 
-func (m *fakeMeters) Take(a rm.AttemptID) (rm.AttemptUsage, bool) {
+func (m *fakeMeters) Peek(a rm.AttemptID) (rm.AttemptUsage, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.rss[a]
 	if !ok {
 		return rm.AttemptUsage{}, false
 	}
-	delete(m.rss, a)
 	return rm.AttemptUsage{PeakRSSBytes: v, CPUAvgMillicores: 250, CPUPeakMillicores: 900, Samples: 3}, true
+}
+
+func (m *fakeMeters) Ended(a rm.AttemptID, o rm.Outcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ended[a] = o
+	delete(m.rss, a)
+}
+
+// endedWith is the outcome the meters were last told of a.
+func (m *fakeMeters) endedWith(a rm.AttemptID) (rm.Outcome, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.ended[a]
+	return o, ok
+}
+
+// SampleOnce and Run sample nothing: the tests set the figures.
+func (m *fakeMeters) SampleOnce(store.Store, rm.HostID) []rm.PolicyID { return nil }
+
+func (m *fakeMeters) Run(ctx context.Context, _ store.Store, _ rm.HostID, _ func() bool, _ func(rm.PolicyID)) {
+	<-ctx.Done()
 }
 
 func (m *fakeMeters) ExpectedPeak(p rm.PolicyID, estimate uint64) uint64 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // maxQueuedEvents bounds the job events kept between two passes.
@@ -28,11 +26,14 @@ const minRequeue = 10 * time.Millisecond
 // decides from the world as it is: the journal, GitHub's runner list, the
 // runner processes and the latest demand (docs/architecture.md).
 type Loop struct {
-	cfg    Config
-	key    string
-	log    *slog.Logger
-	tab    *table
-	nudge  chan struct{}
+	cfg   Config
+	key   string
+	log   *slog.Logger
+	tab   *table
+	nudge chan struct{}
+	// drv runs the passes and owns their backoff and the hold of GitHub
+	// calls, shared by Run, the stop and the drain.
+	drv    *driver
 	closed chan struct{}
 	once   sync.Once
 	wg     sync.WaitGroup
@@ -51,15 +52,11 @@ type Loop struct {
 	// jobEnds are when attempts of this loop that ran a job ended (their
 	// exit seen), kept while newer than the demand figure: that figure
 	// may still count their jobs (see demandNow).
-	jobEnds    []time.Time
-	events     []github.JobEvent
-	quietUntil time.Time
-	// quietLimit: quietUntil is a rate limit's reset, which only time ends.
-	quietLimit bool
-	ghFailures int
-	watchErr   string
-	status     loopStatus
-	refusals   map[rm.PolicyID]Refusal
+	jobEnds  []time.Time
+	events   []github.JobEvent
+	watchErr string
+	status   loopStatus
+	refusals map[rm.PolicyID]Refusal
 	// pauses: which policies' launches are paused for failures (logged
 	// when a pause starts and ends).
 	pauses pauseLog
@@ -123,6 +120,7 @@ func NewLoop(cfg Config) (*Loop, error) {
 	for _, p := range cfg.Policies {
 		l.policyIDs = append(l.policyIDs, p.ID)
 	}
+	l.drv = &driver{name: "reconcile pass", nudge: l.nudge, now: cfg.Now, base: cfg.BackoffBase, max: cfg.BackoffMax, log: l.log}
 	return l, nil
 }
 
@@ -243,11 +241,10 @@ func (l *Loop) Run(ctx context.Context) error {
 		watchDone.Wait()
 	}()
 
-	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log}
 	first := true
-	d.run(ctx, func(ctx context.Context) (Result, error) {
+	l.drv.run(ctx, func(ctx context.Context) (Result, error) {
 		began := time.Now()
-		res, err := l.Reconcile(ctx)
+		res, err := l.reconcile(ctx)
 		if l.cfg.OnPass != nil {
 			l.cfg.OnPass(l.key, time.Since(began), err)
 		}
@@ -261,7 +258,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			}()
 		}
 		return res, err
-	})
+	}, nil)
 	if !l.cfg.Drain {
 		l.stopIdle(context.WithoutCancel(ctx))
 		return nil
@@ -285,9 +282,9 @@ func (l *Loop) stopIdle(ctx context.Context) {
 	// A stop does not wait out an outage: after stopGiveUpFailures GitHub
 	// failures in a row, what could not be removed is left for the next
 	// start (or doctor) to remove.
-	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log,
-		until: func() bool { return l.onlyJobsLeft() || l.githubFailuresInRow() >= stopGiveUpFailures }}
-	d.run(ctx, l.Reconcile)
+	l.drv.run(ctx, l.reconcile, func() bool {
+		return l.onlyJobsLeft() || l.drv.githubFailures() >= stopGiveUpFailures
+	})
 	busy, other := 0, 0
 	for _, a := range l.snapshot().attempts {
 		if l.holdsJob(a) {
@@ -303,16 +300,9 @@ func (l *Loop) stopIdle(ctx context.Context) {
 	l.log.Info("stopped: idle runners removed; busy ones keep their jobs until the next start", "busy", busy)
 }
 
-// stopGiveUpFailures is how many GitHub failures in a row end a stop
-// without drain early.
+// stopGiveUpFailures is how many passes in a row GitHub failed in that
+// end a stop without drain early.
 const stopGiveUpFailures = 3
-
-// githubFailuresInRow is how many GitHub calls failed since the last success.
-func (l *Loop) githubFailuresInRow() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ghFailures
-}
 
 // onlyJobsLeft: every live attempt of the last pass runs a job.
 func (l *Loop) onlyJobsLeft() bool {
@@ -357,9 +347,7 @@ func (l *Loop) drain(ctx context.Context) error {
 		defer cancel()
 	}
 	l.log.Info("draining: removing idle runners, waiting for busy ones")
-	d := &driver{nudge: l.nudge, now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax, log: l.log,
-		until: func() bool { return len(l.snapshot().attempts) == 0 }}
-	d.run(ctx, l.Reconcile)
+	l.drv.run(ctx, l.reconcile, func() bool { return len(l.snapshot().attempts) == 0 })
 	if n := len(l.snapshot().attempts); n > 0 {
 		return fmt.Errorf("drain of %s ended with %d runners live: %w", l.key, n, ctx.Err())
 	}
@@ -381,41 +369,31 @@ func (l *Loop) Live() int {
 }
 
 // watch runs the target's demand watch until ctx ends, restarting it after
-// failures: at a rate limit's reset, or with a backoff that starts again
-// from BackoffBase once the watch has reported (a success). The first
-// report after a failure also ends the pass's GitHub backoff: GitHub
-// answers again.
+// failures under a driver of its own: at a rate limit's reset, or with a
+// backoff (capped at BackoffMax: Watch returns only what it cannot repair
+// itself) that starts again from BackoffBase once the watch has reported.
+// The first report after a failure also ends the passes' hold of GitHub
+// calls: GitHub answers again.
 func (l *Loop) watch(ctx context.Context) {
-	failures := 0
-	var reported, failing atomic.Bool
-	report := func(d github.Demand) {
-		reported.Store(true)
-		if failing.CompareAndSwap(true, false) {
-			l.githubRecovered(l.cfg.Now())
+	var failing atomic.Bool
+	d := &driver{name: "demand watch", now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax,
+		ghMax: l.cfg.BackoffMax, log: l.log}
+	d.run(ctx, func(ctx context.Context) (Result, error) {
+		var reported atomic.Bool
+		report := func(dm github.Demand) {
+			reported.Store(true)
+			if failing.CompareAndSwap(true, false) {
+				l.drv.recovered(l.cfg.Now())
+			}
+			l.ReportDemand(dm)
 		}
-		l.ReportDemand(d)
-	}
-	for ctx.Err() == nil {
 		err := l.cfg.Target.Watch(ctx, l.Capacity, report)
-		if ctx.Err() != nil {
-			return
+		if err == nil || ctx.Err() != nil {
+			return Result{RequeueAfter: l.cfg.BackoffBase, GitHubAnswered: true}, nil
 		}
-		if reported.Swap(false) {
-			failures = 0
-		}
-		var wait time.Duration
 		var rl *github.RateLimitError
-		switch {
-		case err == nil:
-			failures = 0
-			wait = l.cfg.BackoffBase
-		case errors.As(err, &rl):
-			wait = max(rl.Reset.Sub(l.cfg.Now()), 0)
-			l.noteWatchError(err)
-		default:
-			failures++
+		if !errors.As(err, &rl) {
 			failing.Store(true)
-			wait = backoff(failures, l.cfg.BackoffBase, l.cfg.BackoffMax, rand.Float64())
 			if errors.Is(err, github.ErrUnauthorized) || errors.Is(err, github.ErrNotFound) || errors.Is(err, github.ErrSessionConflict) {
 				// A stale figure would keep runners for jobs nobody can
 				// see: keep min idle only until the watch is back.
@@ -423,17 +401,10 @@ func (l *Loop) watch(ctx context.Context) {
 				l.demand.Wanted, l.demandKnown = 0, false
 				l.mu.Unlock()
 			}
-			l.noteWatchError(err)
 		}
-		l.log.Warn("demand watch stopped; restarting", "err", err, "retry_in", wait.Round(time.Millisecond))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+		l.noteWatchError(err)
+		return Result{GitHubAnswered: reported.Load()}, &githubError{err}
+	}, nil)
 }
 
 func (l *Loop) noteWatchError(err error) {
@@ -442,63 +413,9 @@ func (l *Loop) noteWatchError(err error) {
 	l.mu.Unlock()
 }
 
-// githubFailed starts (or extends) a quiet period without GitHub calls: at
-// a rate limit until its reset, else a jittered backoff from BackoffBase,
-// doubling with each failure in a row up to BackoffMax.
-func (l *Loop) githubFailed(err error, now time.Time) {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, github.ErrRunnerBusy) {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var rl *github.RateLimitError
-	if errors.As(err, &rl) {
-		if rl.Reset.After(l.quietUntil) {
-			l.quietUntil, l.quietLimit = rl.Reset, true
-		}
-		return
-	}
-	l.ghFailures++
-	// GitHub's failures are probed again within github.MaxOutageWait, so
-	// work resumes within seconds of GitHub's return; BackoffMax still
-	// bounds it (tests shorten it), and the journal's own failures back
-	// off to BackoffMax in the driver.
-	until := now.Add(backoff(l.ghFailures, l.cfg.BackoffBase, min(l.cfg.BackoffMax, github.MaxOutageWait), rand.Float64()))
-	if until.After(l.quietUntil) {
-		l.quietUntil, l.quietLimit = until, false
-	}
-}
-
-// githubOK notes a successful GitHub call: the next failure backs off
-// from BackoffBase again.
-func (l *Loop) githubOK() {
-	l.mu.Lock()
-	l.ghFailures = 0
-	l.mu.Unlock()
-}
-
-// githubRecovered notes that GitHub answers again (the demand watch
-// reported after failing): the backoff starts over and its quiet period
-// ends now; a rate limit's does not.
-func (l *Loop) githubRecovered(now time.Time) {
-	l.mu.Lock()
-	l.ghFailures = 0
-	if !l.quietLimit && now.Before(l.quietUntil) {
-		l.quietUntil = now
-	}
-	l.mu.Unlock()
-}
-
-// quiet reports whether GitHub calls are held back at now, and until when.
-func (l *Loop) quiet(now time.Time) (time.Time, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.quietUntil, now.Before(l.quietUntil)
-}
-
 // watchProcess nudges the loop the moment p exits: what frees a slot
 // within milliseconds.
-func (l *Loop) watchProcess(id rm.AttemptID, p platform.Process) {
+func (l *Loop) watchProcess(id rm.AttemptID, p rm.Process) {
 	if l.watched[id] {
 		return
 	}
@@ -516,7 +433,7 @@ func (l *Loop) watchProcess(id rm.AttemptID, p platform.Process) {
 
 // stopProcess stops an attempt's runner in the background; its exit
 // nudges the loop, whose next pass concludes it.
-func (l *Loop) stopProcess(log *slog.Logger, id rm.AttemptID, p platform.Process, why stopReason) {
+func (l *Loop) stopProcess(log *slog.Logger, id rm.AttemptID, p rm.Process, why stopReason) {
 	started := false
 	l.tab.with(id, func(r *runtime) {
 		if r.stop == stopNone {

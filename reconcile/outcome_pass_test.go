@@ -11,7 +11,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -30,7 +29,7 @@ func (p termProc) Stop(ctx context.Context, grace time.Duration) error {
 // termLauncher starts termProcs.
 type termLauncher struct{ *fakeLauncher }
 
-func (l termLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (l termLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	p, err := l.fakeLauncher.Launch(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -215,6 +214,8 @@ func TestLateWordCorrectsLost(t *testing.T) {
 	e.pass()
 	got := e.attempt(id)
 	require.Equal(t, rm.Lost, got.Outcome.Reason, "%s", got.Outcome)
+	told, _ := e.meters.endedWith(id)
+	assert.Equal(t, rm.Lost, told.Reason, "the meters are told it was lost")
 
 	e.clock.Advance(time.Minute)
 	e.demand(0, started(a.RunnerName, 21), completed(a.RunnerName, 21))
@@ -225,4 +226,6 @@ func TestLateWordCorrectsLost(t *testing.T) {
 	assert.Equal(t, int64(21), got.Job.ID)
 	assert.False(t, got.BusyAt.IsZero())
 	assert.Contains(t, e.logs.String(), "ran a job after all")
+	told, _ = e.meters.endedWith(id)
+	assert.Equal(t, rm.CompletedJob, told.Kind, "and of the correction, so its peak counts")
 }

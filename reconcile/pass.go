@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -28,9 +27,13 @@ type pass struct {
 	items    []*item
 	byName   map[string]*item
 
+	// quiet: no GitHub call in this pass, because the driver held calls
+	// back at its start (until quietUntil) or because one failed in it.
 	quietUntil time.Time
 	quiet      bool
-	fresh      bool // the runner list was taken in this pass
+	// ghOK: a GitHub call of the pass succeeded.
+	ghOK  bool
+	fresh bool // the runner list was taken in this pass
 	// demandAt is when the demand figure this pass applied the events of
 	// was taken.
 	demandAt time.Time
@@ -39,7 +42,7 @@ type pass struct {
 
 	mu       sync.Mutex
 	errs     []error // the journal's: the driver backs off
-	ghErrs   []error // GitHub's: the loop holds calls back itself
+	ghErrs   []error // GitHub's: the driver holds GitHub calls back
 	notes    map[rm.PolicyID]string
 	cleanups []func(context.Context)
 	admitted map[rm.PolicyID]int
@@ -50,7 +53,7 @@ type item struct {
 	a    rm.Attempt
 	pol  *rm.Policy
 	log  *slog.Logger
-	proc platform.Process
+	proc rm.Process
 	// exited: its process is gone (or was found gone after a restart).
 	exited bool
 	// unresolved: its process could not be looked for; it keeps its slot.
@@ -66,10 +69,20 @@ func (it *item) holdsSlot() bool { return !it.concluded && !it.exited }
 // and job events), conclude (attempts whose process is gone), reap (both
 // ways: leftover registrations, timed-out, zombie and stopped runners),
 // scale (up through admission, down by removing idle registrations), and
-// schedule (Result.RequeueAfter). One bad item is logged and skipped; an
-// error is returned when the pass could not observe or GitHub failed, after
-// doing all it could. It never sleeps.
+// schedule. One bad item is logged and skipped; an error is returned when
+// the pass could not observe or GitHub failed, after doing all it could.
+// It never sleeps. Its RequeueAfter is the driver's verdict: when the next
+// pass should run, backoff included; a pass run before then while GitHub
+// calls are held back makes none.
 func (l *Loop) Reconcile(ctx context.Context) (Result, error) {
+	res, err := l.reconcile(ctx)
+	res.RequeueAfter = l.drv.settle(res, err)
+	return res, err
+}
+
+// reconcile is one pass, as the driver runs it: its Result says when its
+// own work is due next, and its error is classed for the driver.
+func (l *Loop) reconcile(ctx context.Context) (Result, error) {
 	l.passMu.Lock()
 	defer l.passMu.Unlock()
 	p := &pass{l: l, now: l.cfg.Now(), byName: make(map[string]*item), byPolicy: make(map[rm.PolicyID]*rm.Policy),
@@ -82,7 +95,9 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	if err := p.observeJournal(ctx); err != nil {
 		return Result{RequeueAfter: l.cfg.ActiveRequeue}, err
 	}
-	p.quietUntil, p.quiet = l.quiet(p.now)
+	if until, held := l.drv.held(p.now); held {
+		p.quietUntil, p.quiet = until, true
+	}
 	p.applyEvents(ctx)
 	p.resolveProcesses()
 	p.listRunners(ctx)
@@ -96,7 +111,8 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	return p.schedule(live, wanted), p.err()
 }
 
-// observeJournal reads the served policies and their live attempts.
+// observeJournal reads the served policies and their live attempts (of
+// the host's, in one read).
 func (p *pass) observeJournal(ctx context.Context) error {
 	l := p.l
 	l.mu.Lock()
@@ -117,13 +133,24 @@ func (p *pass) observeJournal(ctx context.Context) error {
 	}
 	slices.SortFunc(p.policies, func(a, b rm.Policy) int { return strings.Compare(a.Name, b.Name) })
 	for i := range p.policies {
+		p.byPolicy[p.policies[i].ID] = &p.policies[i]
+	}
+	if len(p.policies) == 0 {
+		return nil
+	}
+	atts, err := l.cfg.Store.LiveAttempts(ctx, l.cfg.Host.ID)
+	if err != nil {
+		return fmt.Errorf("read the host's live attempts: %w", err)
+	}
+	// By policy (in name order), each one's oldest first; other loops'
+	// attempts are left out.
+	per := make(map[rm.PolicyID][]rm.Attempt)
+	for _, a := range atts {
+		per[a.Policy] = append(per[a.Policy], a)
+	}
+	for i := range p.policies {
 		pol := &p.policies[i]
-		p.byPolicy[pol.ID] = pol
-		atts, err := l.cfg.Store.ActiveAttempts(ctx, pol.ID)
-		if err != nil {
-			return fmt.Errorf("read live attempts of policy %s: %w", pol.Name, err)
-		}
-		for _, a := range atts {
+		for _, a := range per[pol.ID] {
 			it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", a.ID.String(), "runner", a.RunnerName)}
 			p.items = append(p.items, it)
 			p.byName[a.RunnerName] = it
@@ -150,17 +177,24 @@ func (p *pass) addErr(err error) {
 	p.mu.Unlock()
 }
 
-// githubErr notes a failed GitHub call: the loop holds calls back (until a
-// rate limit's reset, or for a backoff) and the pass stops calling.
+// githubErr notes a failed GitHub call: the pass stops calling, and its
+// error tells the driver, which holds calls back (until a rate limit's
+// reset, or for a backoff).
 func (p *pass) githubErr(err error, what string) {
 	if err == nil || errors.Is(err, github.ErrRunnerBusy) || errors.Is(err, context.Canceled) {
 		return
 	}
-	p.l.githubFailed(err, p.now)
-	until, quiet := p.l.quiet(p.now)
 	p.mu.Lock()
 	p.ghErrs = append(p.ghErrs, fmt.Errorf("%s: %w", what, err))
-	p.quietUntil, p.quiet = until, quiet
+	p.quiet = true
+	p.mu.Unlock()
+}
+
+// githubOK notes a GitHub call that succeeded: the backoff of GitHub's
+// failures starts over.
+func (p *pass) githubOK() {
+	p.mu.Lock()
+	p.ghOK = true
 	p.mu.Unlock()
 }
 
@@ -184,106 +218,6 @@ func (p *pass) note(pol rm.PolicyID, msg string) {
 	p.mu.Unlock()
 }
 
-// applyEvents applies the job events GitHub sent since the last pass: the
-// runner they name took a job (busy, with the job's identity).
-func (p *pass) applyEvents(ctx context.Context) {
-	l := p.l
-	l.mu.Lock()
-	events := l.events
-	l.events = nil
-	if l.demandKnown {
-		p.demandAt = l.demand.At
-	}
-	l.mu.Unlock()
-	var keep []github.JobEvent
-	for _, ev := range events {
-		if (ev.Kind != github.JobStarted && ev.Kind != github.JobCompleted) || ev.RunnerName == "" {
-			continue
-		}
-		it := p.byName[ev.RunnerName]
-		if it == nil {
-			p.nameJob(ctx, ev) // not this host's, or concluded already
-			continue
-		}
-		if it.a.State == rm.StatePending || it.a.State == rm.StateRegistering {
-			keep = append(keep, ev) // its launch is being recorded: next pass
-			continue
-		}
-		if ev.Kind == github.JobCompleted {
-			l.tab.with(it.a.ID, func(r *runtime) { r.jobCompleted = true })
-		}
-		a := it.a
-		changed := false
-		if a.State == rm.StateStarting || a.State == rm.StateIdle {
-			a, _ = a.MoveTo(rm.StateBusy, p.now)
-			changed = true
-		}
-		if a.Job.ID == 0 && ev.JobID != 0 {
-			a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
-			changed = true
-		}
-		if changed && p.record(ctx, it, a) {
-			it.log.Info("runner took a job", "job", a.Job.ID, "job_name", a.Job.Name, "event", string(ev.Kind))
-		}
-	}
-	if len(keep) > 0 {
-		l.mu.Lock()
-		l.events = append(keep, l.events...)
-		l.mu.Unlock()
-	}
-}
-
-// nameJob takes GitHub's word on the job of an attempt this loop already
-// concluded, when a later event names its runner: it names the job of one
-// concluded from the runner's own trace, and corrects one concluded idle,
-// lost or failed before GitHub's word came (lateOutcome), so no attempt
-// any source says ran a job is left recorded otherwise.
-func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
-	l := p.l
-	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
-	if !strings.HasPrefix(ev.RunnerName, prefix) {
-		return
-	}
-	id, err := rm.ParseAttemptID(strings.TrimPrefix(ev.RunnerName, prefix))
-	if err != nil {
-		return
-	}
-	a, err := l.cfg.Store.Attempt(ctx, id)
-	if err != nil || a.Live() || p.byPolicy[a.Policy] == nil {
-		return
-	}
-	was := a.Outcome
-	o, correct := lateOutcome(a, ev)
-	name := a.Job.ID == 0 && ev.JobID != 0 && (correct || a.Outcome.Kind == rm.CompletedJob)
-	if !correct && !name {
-		return
-	}
-	if name {
-		a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
-	}
-	if correct {
-		if a.BusyAt.IsZero() {
-			a.BusyAt = a.EndedAt
-		}
-		a.State, a.Outcome = rm.StateFinished, o
-	}
-	a.UpdatedAt = l.cfg.Now()
-	write := l.cfg.Store.RecordAttempt
-	if correct && was.Kind == rm.Failed {
-		write = l.cfg.Store.ForceAttempt // failed → finished: the table forbids it, the evidence says so
-	}
-	if err := write(ctx, a); err != nil {
-		l.log.Warn("could not record GitHub's word on the job of an ended attempt", "attempt", id.String(), "job", ev.JobID, "err", err)
-		return
-	}
-	if correct {
-		l.log.Info("ended attempt ran a job after all", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID,
-			"was", was.String(), "outcome", o.String())
-		return
-	}
-	l.log.Info("job named after its runner ended", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID, "job_name", ev.DisplayName)
-}
-
 // resolveProcesses finds each launched attempt's process: the one this
 // manager started, or re-adopted from the journal's pid and start stamp
 // after a restart, or found gone.
@@ -304,13 +238,13 @@ func (p *pass) resolveProcesses() {
 			p.markGone(it, "no process id in the journal")
 			continue
 		default:
-			proc, err := l.cfg.Launcher.Adopt(it.a.ID, it.a.PID, it.a.ProcessStart)
+			proc, err := l.cfg.launcherFor(it.pol).Adopt(it.a.ID, it.a.PID, it.a.ProcessStart)
 			switch {
 			case err == nil:
 				l.tab.with(it.a.ID, func(r *runtime) { r.proc = proc })
 				it.proc = proc
 				it.log.Info("re-adopted runner process", "pid", it.a.PID)
-			case errors.Is(err, platform.ErrProcessGone):
+			case errors.Is(err, rm.ErrProcessGone):
 				p.markGone(it, "process gone")
 				continue
 			default:
@@ -389,7 +323,7 @@ func (p *pass) listRunners(ctx context.Context) {
 		p.githubErr(err, "list runners")
 		return
 	}
-	l.githubOK()
+	p.githubOK()
 	l.runners, l.listAt, l.listed, p.fresh = rs, at, true, true
 	l.listedIdle = live == 0
 }
@@ -437,213 +371,6 @@ func (p *pass) observeRunners(ctx context.Context) {
 		}
 	}
 	p.confirmMissing(ctx, lacked)
-}
-
-// concludeExited concludes every attempt whose process is gone, from its
-// exit code and what GitHub said (outcomeFor).
-func (p *pass) concludeExited(ctx context.Context) {
-	l := p.l
-	for _, it := range p.items {
-		if !it.exited || it.concluded {
-			continue
-		}
-		var rt runtime
-		l.tab.with(it.a.ID, func(r *runtime) {
-			if r.exitSeenAt.IsZero() {
-				r.exitSeenAt = p.now
-			}
-			rt = *r
-		})
-		code := -1
-		if it.proc != nil && !rt.goneAtAdopt {
-			code = it.proc.ExitCode()
-		}
-		_, listed := p.findRunner(it.a)
-		ranJob := p.ranJob(it)
-		f := exitFacts{
-			job:          it.a.State == rm.StateBusy || it.a.Job.ID != 0,
-			ranJob:       ranJob,
-			jobCompleted: rt.jobCompleted,
-			exitCode:     code,
-			goneAtAdopt:  rt.goneAtAdopt,
-			listed:       listed && l.listed,
-			stop:         rt.stop,
-			deregistered: rt.deregistered,
-			// GitHub's word is in once the demand source reported a figure
-			// taken after the exit; JobWordGrace caps the wait for a silent
-			// one. A drain concludes with what is known: it waits for jobs,
-			// not for words about them.
-			waited: p.wordAfter(rt.exitSeenAt) || p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace || l.draining.Load(),
-		}
-		if f.goneAtAdopt && !f.job && f.waited && (!l.listed || l.listAt.Before(rt.exitSeenAt)) {
-			// Lost or not depends on GitHub's list, taken after the loss.
-			p.deadline(p.now.Add(l.cfg.ActiveRequeue))
-			continue
-		}
-		o, wait := outcomeFor(f)
-		if !wait && o.Kind == rm.CompletedJob && it.a.Job.ID == 0 && !f.waited && !ranJob {
-			// Seen busy, but which job? GitHub's word names it shortly.
-			wait = true
-		}
-		if !wait && ranJob && it.a.Job.ID == 0 {
-			// The runner's own trace says it ran a job: conclude now, and
-			// let GitHub's word name the job later (applyEvents).
-			if o.Detail == "" {
-				o.Detail = "ran a job (its Worker log says so); GitHub had not named the job yet"
-			}
-			if it.a.State == rm.StateStarting || it.a.State == rm.StateIdle {
-				it.a, _ = it.a.MoveTo(rm.StateBusy, rt.exitSeenAt)
-			}
-		}
-		if wait {
-			p.noteAttempt(ctx, it, "exited; waiting for GitHub's word on its job")
-			p.deadline(rt.exitSeenAt.Add(l.cfg.JobWordGrace))
-			continue
-		}
-		o = p.oomOutcome(it, o)
-		remove := it.a.GitHubRunnerID != 0 && !rt.deregistered &&
-			!(o.Kind == rm.CompletedJob && code == 0) && !(rt.goneAtAdopt && !listed)
-		p.conclude(ctx, it, o, code, remove)
-	}
-}
-
-// ranJob asks the launcher, when it can tell, whether the attempt's runner
-// ran a job (its own trace: a Worker log). Only a launched attempt's root
-// can hold one, and only until Cleanup.
-func (p *pass) ranJob(it *item) bool {
-	ev, ok := p.l.cfg.Launcher.(jobEvidence)
-	return ok && it.a.PID != 0 && ev.RanJob(it.a.ID)
-}
-
-// conclude ends an attempt: exit code, usage, outcome in the journal; then
-// its leftover registration and its root directory are removed.
-func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, removeRegistration bool) {
-	l := p.l
-	a := it.a
-	if code >= 0 {
-		c := code
-		a.ExitCode = &c
-	}
-	if l.cfg.Meters != nil {
-		if u, ok := l.cfg.Meters.Take(a.ID); ok {
-			a.Usage = u
-		}
-	}
-	b, err := a.Conclude(o, p.now)
-	if err != nil {
-		it.log.Error("cannot conclude attempt", "outcome", o.String(), "err", err)
-		return
-	}
-	b.UpdatedAt = p.now
-	if err := l.cfg.Store.RecordAttempt(ctx, b); err != nil {
-		if !errors.Is(err, store.ErrIllegalTransition) {
-			it.log.Error("journal write failed", "outcome", o.String(), "err", err)
-			p.addErr(fmt.Errorf("conclude attempt %s: %w", a.ID, err))
-			return
-		}
-		// Recovery may force what the table forbids (a row left behind).
-		if err := l.cfg.Store.ForceAttempt(ctx, b); err != nil {
-			it.log.Error("journal write failed", "outcome", o.String(), "err", err)
-			p.addErr(fmt.Errorf("conclude attempt %s: %w", a.ID, err))
-			return
-		}
-	}
-	it.a, it.concluded = b, true
-	if rt, _ := l.tab.get(a.ID); (o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0) && !rt.jobCompleted {
-		// Its job may still count in the demand figure (see demandNow),
-		// unless GitHub said it completed: that word came with a figure
-		// that no longer counts it (a scale-set message's statistics, a
-		// classic poll), usually before the runner's exit.
-		ended := rt.exitSeenAt
-		if ended.IsZero() {
-			ended = p.now
-		}
-		l.jobEnded(ended)
-	}
-	l.tab.forget(a.ID)
-	delete(l.watched, a.ID)
-	args := []any{"outcome", o.String(), "life", p.now.Sub(a.CreatedAt).Round(time.Millisecond)}
-	if a.ExitCode != nil {
-		args = append(args, "exit_code", *a.ExitCode)
-	}
-	if a.Job.ID != 0 {
-		args = append(args, "job", a.Job.ID)
-	}
-	if a.Usage.Samples > 0 {
-		args = append(args, "peak_rss", formatBytes(a.Usage.PeakRSSBytes), "cpu_avg_millicores", a.Usage.CPUAvgMillicores)
-	}
-	switch {
-	case code == 7:
-		it.log.Error("runner version deprecated: install a newer runner (runner-manager runner install)", args...)
-	case o.Kind == rm.Failed:
-		it.log.Warn("attempt failed", args...)
-	default:
-		it.log.Info("attempt ended", args...)
-	}
-	// A root is kept for debugging only when the runner failed: not after
-	// a stop during a job, which is the manager's or a user's doing.
-	id, runnerID, failed := a.ID, a.GitHubRunnerID, o.Kind == rm.Failed && o.Reason != rm.Stopped
-	launched := o.Reason != rm.RegistrationFailed // else no directory was made
-	p.afterScale(func(ctx context.Context) {
-		if removeRegistration && !p.isQuiet() {
-			if err := l.cfg.Target.RemoveRunner(ctx, runnerID); err != nil && !errors.Is(err, github.ErrRunnerBusy) {
-				it.log.Warn("could not remove the runner's registration; it will be reaped later", "err", err)
-				p.githubErr(err, "remove runner")
-			}
-		}
-		if launched {
-			if err := l.cfg.Launcher.Cleanup(id, failed); err != nil {
-				it.log.Warn("could not clean the attempt's directory", "err", err)
-			}
-		}
-	})
-}
-
-// repairUnfinishedLaunches concludes pending and registering attempts no
-// launch of this process is working on: the manager stopped in the middle
-// of one (journal first means such a row is all a crash leaves).
-func (p *pass) repairUnfinishedLaunches(ctx context.Context) {
-	l := p.l
-	for _, it := range p.items {
-		if it.concluded || (it.a.State != rm.StatePending && it.a.State != rm.StateRegistering) {
-			continue
-		}
-		rt, _ := l.tab.get(it.a.ID)
-		if rt.inflight {
-			continue
-		}
-		if rt.proc != nil {
-			// Launched, but the journal write of its start failed: write it.
-			a := it.a
-			a.PID, a.ProcessStart = rt.proc.PID(), rt.proc.Start()
-			if a.State == rm.StatePending {
-				a, _ = a.MoveTo(rm.StateRegistering, p.now)
-			}
-			a, _ = a.MoveTo(rm.StateStarting, p.now)
-			p.record(ctx, it, a)
-			it.proc = rt.proc
-			l.watchProcess(a.ID, rt.proc)
-			continue
-		}
-		if it.a.GitHubRunnerID == 0 && it.a.State == rm.StateRegistering {
-			// The JIT request may have answered before the crash: a
-			// registration of this name is the attempt's.
-			if p.isQuiet() {
-				p.deadline(p.quietUntil)
-				continue // GitHub is asked once it answers again
-			}
-			id, ok := p.leftoverRegistration(ctx, it)
-			if !ok {
-				continue
-			}
-			it.a.GitHubRunnerID = id
-		}
-		if it.a.GitHubRunnerID == 0 {
-			p.conclude(ctx, it, rm.FailedWith(rm.RegistrationFailed, "the manager stopped before the runner was registered"), -1, false)
-		} else {
-			p.conclude(ctx, it, rm.FailedWith(rm.LaunchFailed, "the manager stopped between the runner's registration and its launch"), -1, true)
-		}
-	}
 }
 
 // reapRunners stops runners the manager must stop: asked by a user, not
@@ -722,7 +449,7 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 	err := l.cfg.Target.RemoveRunner(ctx, it.a.GitHubRunnerID)
 	switch {
 	case err == nil:
-		l.githubOK()
+		p.githubOK()
 		l.tab.with(it.a.ID, func(r *runtime) { r.deregistered = true })
 		return true
 	case errors.Is(err, github.ErrRunnerBusy):
@@ -762,7 +489,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 		err := l.cfg.Target.RemoveRunner(ctx, r.ID)
 		switch {
 		case err == nil:
-			l.githubOK()
+			p.githubOK()
 			l.log.Info("removed a registration no live attempt owns", "runner", r.Name, "runner_id", r.ID)
 		case errors.Is(err, github.ErrRunnerBusy):
 			l.log.Debug("leftover registration is busy; left alone", "runner", r.Name)

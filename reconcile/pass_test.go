@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -33,7 +32,7 @@ func TestScaleUpWritesTheJournalFirst(t *testing.T) {
 			assert.Equal(t, rm.StateRegistering, a.State, "registering is recorded before the call")
 		}
 	}
-	e.launcher.onLaunch = func(spec platform.LaunchSpec) {
+	e.launcher.onLaunch = func(spec rm.LaunchSpec) {
 		a := e.attempt(spec.Attempt)
 		assert.Equal(t, rm.StateRegistering, a.State)
 		assert.NotZero(t, a.GitHubRunnerID, "the registration is recorded before the launch")
@@ -193,6 +192,9 @@ func TestConclusion(t *testing.T) {
 			assert.Equal(t, tt.exitCode, *got.ExitCode)
 			assert.Equal(t, tt.job, got.Job.ID)
 			assert.Equal(t, rm.AttemptUsage{PeakRSSBytes: 64 << 20, CPUAvgMillicores: 250, CPUPeakMillicores: 900, Samples: 3}, got.Usage)
+			told, ok := e.meters.endedWith(a.ID)
+			require.True(t, ok, "the meters are told it ended")
+			assert.Equal(t, got.Outcome, told, "and how")
 			assert.False(t, e.target.has(a.RunnerName), "no registration is left")
 			if tt.removed {
 				assert.Positive(t, e.target.count("remove"))

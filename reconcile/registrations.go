@@ -74,7 +74,7 @@ func (p *pass) lookUp(ctx context.Context, it *item, up bool) bool {
 		p.githubErr(err, "look up runner "+it.a.RunnerName)
 		return false
 	}
-	l.githubOK()
+	p.githubOK()
 	if l.reg.looked == nil {
 		l.reg.looked = make(map[rm.AttemptID]lookup)
 	}
@@ -230,7 +230,7 @@ func (p *pass) leftoverRegistration(ctx context.Context, it *item) (id int64, ok
 		p.githubErr(err, "look up runner "+it.a.RunnerName)
 		return 0, false
 	}
-	l.githubOK()
+	p.githubOK()
 	if !found || r.Name != it.a.RunnerName {
 		return 0, true
 	}

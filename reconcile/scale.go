@@ -9,7 +9,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -143,11 +142,14 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 	l := p.l
 	n := 0
 	if need > 0 && !l.draining.Load() {
-		if p.quiet {
-			for _, pol := range p.policies {
-				p.note(pol.ID, fmt.Sprintf("GitHub calls held back until %s", p.quietUntil.Format(time.TimeOnly)))
+		if p.isQuiet() {
+			msg := "GitHub calls held back after a failure"
+			if !p.quietUntil.IsZero() {
+				msg = "GitHub calls held back until " + p.quietUntil.Format(time.TimeOnly)
 			}
-			p.deadline(p.quietUntil)
+			for _, pol := range p.policies {
+				p.note(pol.ID, msg)
+			}
 		} else {
 			n = min(need, l.cfg.MaxLaunchesPerPass)
 		}
@@ -192,7 +194,7 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 // (their rows written), and the admitted capacity set.
 func (p *pass) admitBatch(ctx context.Context, n int, livePer, budgets map[rm.PolicyID]int) []*item {
 	l := p.l
-	sess, err := l.cfg.Admission.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab})
+	sess, err := l.cfg.Admission.begin(ctx, admitDeps{st: l.cfg.Store, host: l.cfg.Host.ID, meters: l.cfg.Meters, tab: l.tab, policies: p.byPolicy})
 	if err != nil {
 		p.addErr(err)
 		return nil
@@ -420,7 +422,7 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 		p.failLaunch(ctx, it, reason, "registering the runner: "+err.Error(), 0)
 		return github.JITConfig{}, false
 	}
-	l.githubOK()
+	p.githubOK()
 	a = it.a
 	a.GitHubRunnerID = jit.RunnerID
 	p.record(ctx, it, a)
@@ -440,8 +442,8 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 		return false
 	}
 	p.limitMemory(it)
-	proc, err := l.cfg.Launcher.Launch(ctx, platform.LaunchSpec{
-		Attempt: a.ID, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
+	proc, err := l.cfg.launcherFor(it.pol).Launch(ctx, rm.LaunchSpec{
+		Attempt: a.ID, Policy: *it.pol, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
 	})
 	if err != nil {
 		p.failLaunch(ctx, it, rm.LaunchFailed, "launching the runner: "+err.Error(), jit.RunnerID)
@@ -475,14 +477,13 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 	it.concluded = true
 	l.tab.forget(it.a.ID)
 	if reason == rm.LaunchFailed {
-		if err := l.cfg.Launcher.Cleanup(it.a.ID, true); err != nil {
+		if err := l.cfg.launcherFor(it.pol).Cleanup(it.a.ID, true); err != nil {
 			it.log.Warn("could not clean the attempt's directory", "err", err)
 		}
 	}
 	if reason == rm.GitHubUnavailable {
-		until, _ := l.quiet(l.cfg.Now())
-		it.log.Warn("GitHub failed to register the runner; backing off", "detail", detail, "until", until.Format(time.RFC3339Nano))
-		p.note(it.pol.ID, fmt.Sprintf("GitHub failed: %s; trying again at %s", detail, until.Format(time.TimeOnly)))
+		it.log.Warn("GitHub failed to register the runner; backing off", "detail", detail)
+		p.note(it.pol.ID, "GitHub failed: "+detail+"; backing off")
 		return
 	}
 	it.log.Warn("launch failed", "reason", string(reason), "detail", detail)

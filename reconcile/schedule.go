@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -10,12 +11,21 @@ import (
 
 // schedule is the pass's last step: the next pass soon (ActiveRequeue)
 // while anything is live, wanted or waiting to be concluded, rarely
-// (IdleRequeue) otherwise, at the end of a GitHub backoff or rate limit
-// while calls are held back, and never later than the earliest deadline
-// the pass saw (a start timeout, the end of a job-word grace, a zombie
-// grace, a scale-down delay, the launch budget's refill).
+// (IdleRequeue) otherwise, and never later than the earliest deadline the
+// pass saw (a start timeout, the end of a job-word grace, a zombie grace,
+// a scale-down delay, the launch budget's refill). While GitHub calls are
+// held back (or failed in this pass) there is nothing to learn from GitHub
+// before the driver's hold ends: the result names the deadline only (zero
+// for none), and the driver wakes at whichever comes first.
 func (p *pass) schedule(live, wanted int) Result {
 	l := p.l
+	res := Result{GitHubAnswered: p.ghOK}
+	if p.isQuiet() {
+		if !p.next.IsZero() {
+			res.RequeueAfter = max(p.next.Sub(p.now), minRequeue)
+		}
+		return res
+	}
 	next := l.cfg.IdleRequeue
 	active := live > 0 || wanted > 0
 	for _, it := range p.items {
@@ -23,11 +33,7 @@ func (p *pass) schedule(live, wanted int) Result {
 			active = true
 		}
 	}
-	if until, quiet := l.quiet(p.now); quiet {
-		// Nothing to learn from GitHub before then: wake for local
-		// deadlines (and nudges) only.
-		next = until.Sub(p.now)
-	} else if active {
+	if active {
 		next = l.cfg.ActiveRequeue
 	}
 	if !p.next.IsZero() {
@@ -35,21 +41,23 @@ func (p *pass) schedule(live, wanted int) Result {
 			next = d
 		}
 	}
-	return Result{RequeueAfter: max(next, minRequeue)}
+	res.RequeueAfter = max(next, minRequeue)
+	return res
 }
 
-// err is the pass's error: the journal's errors make the driver back off;
-// GitHub's alone are marked, for the loop already holds calls back.
+// err is the pass's error: the journal's make the driver back off the
+// pass; GitHub's, classed as such, make it hold GitHub calls back.
 func (p *pass) err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.errs) > 0 {
-		return errors.Join(append(p.errs, p.ghErrs...)...)
-	}
+	var gh error
 	if len(p.ghErrs) > 0 {
-		return &githubError{errors.Join(p.ghErrs...)}
+		gh = &githubError{errors.Join(p.ghErrs...)}
 	}
-	return nil
+	if len(p.errs) > 0 {
+		return errors.Join(append(slices.Clone(p.errs), gh)...)
+	}
+	return gh
 }
 
 // publish stores the loop's figures for Status.

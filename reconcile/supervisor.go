@@ -29,13 +29,14 @@ type SupervisorConfig struct {
 	Store    store.Store
 	Host     rm.Host
 	Launcher Launcher
-	// Meters may be nil. When it also has SampleOnce (meter.AttemptMeters
-	// does), the supervisor runs its sampling, nudging the loop of each
-	// target whose runner exited.
+	// Launchers are the launchers of other backends (see Config).
+	Launchers map[rm.Backend]Launcher
+	// Meters may be nil. The supervisor runs their sampling, nudging the
+	// loop of each policy whose runner exited.
 	Meters Meters
 	// Targets makes the GitHub side of a policy's target; the supervisor
 	// closes it when the target's loop ends.
-	Targets func(ctx context.Context, p rm.Policy) (github.Target, error)
+	Targets func(ctx context.Context, p rm.Policy) (Target, error)
 	// Admission is shared by every loop; nil admits up to each max.
 	Admission *Admission
 	Now       func() time.Time
@@ -58,24 +59,13 @@ type SupervisorConfig struct {
 	// Budget reports GitHub's REST budget for Status; may be nil.
 	Budget func() github.Budget
 	// Loop holds the loops' timeouts and caps (see Config); its Store,
-	// Target, Launcher, Meters, Host, Policies, Admission, Now, Logger,
+	// Target, Launcher, Launchers, Meters, Host, Policies, Admission, Now, Logger,
 	// DataDir and Drain fields are ignored.
 	Loop Config
 	// FindRunners lists runner processes of this data directory, for the
 	// orphan sweep at start; nil uses the platform's (Linux: /proc; none
 	// elsewhere).
 	FindRunners func(dataDir string) ([]RunnerProcess, error)
-}
-
-// sampler is what the supervisor runs of the meters.
-type sampler interface {
-	SampleOnce(st store.Store, host rm.HostID) []rm.ScaleTarget
-	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.ScaleTarget))
-}
-
-// peeker gives a live attempt's usage so far, for Status.
-type peeker interface {
-	Peek(a rm.AttemptID) (rm.AttemptUsage, bool)
 }
 
 // Supervisor runs the loops of a host: one per target of its policies that
@@ -106,7 +96,7 @@ type Supervisor struct {
 // loopRun is a running loop and what to stop it with.
 type loopRun struct {
 	loop   *Loop
-	target github.Target
+	target Target
 	cancel context.CancelFunc
 	done   chan struct{}
 	ids    []rm.PolicyID
@@ -266,26 +256,43 @@ func (s *Supervisor) stopAll() {
 
 // sample runs the meters: their own loop, or every SampleEvery.
 func (s *Supervisor) sample(ctx context.Context) {
-	m, ok := s.cfg.Meters.(sampler)
-	if !ok {
+	m := s.cfg.Meters
+	if m == nil {
 		return
 	}
-	exited := func(t rm.ScaleTarget) { s.Nudge(t.Key()) }
 	if s.cfg.SampleEvery <= 0 {
-		m.Run(ctx, s.cfg.Store, s.cfg.Host.ID, nil, exited)
+		m.Run(ctx, s.cfg.Store, s.cfg.Host.ID, nil, s.nudgePolicy)
 		return
 	}
 	t := time.NewTicker(s.cfg.SampleEvery)
 	defer t.Stop()
 	for {
-		for _, target := range m.SampleOnce(s.cfg.Store, s.cfg.Host.ID) {
-			exited(target)
+		for _, p := range m.SampleOnce(s.cfg.Store, s.cfg.Host.ID) {
+			s.nudgePolicy(p)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// nudgePolicy nudges the loop that serves policy id, as the last refresh
+// of the policies has it.
+func (s *Supervisor) nudgePolicy(id rm.PolicyID) {
+	s.mu.Lock()
+	var key string
+	for _, p := range s.policies {
+		if p.ID == id {
+			key = p.Target.Key()
+			break
+		}
+	}
+	lr := s.loops[key]
+	s.mu.Unlock()
+	if lr != nil {
+		lr.loop.Nudge()
 	}
 }
 
@@ -322,21 +329,21 @@ func (s *Supervisor) groups(ctx context.Context) ([]group, map[string]bool, erro
 	s.mu.Lock()
 	s.policies = owned
 	s.mu.Unlock()
+	live, err := s.cfg.Store.LiveAttempts(ctx, s.cfg.Host.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the host's live attempts: %w", err)
+	}
+	hasLive := make(map[rm.PolicyID]bool, len(live))
+	for _, a := range live {
+		hasLive[a.Policy] = true
+	}
 	wanted := make(map[string]bool)
 	var gs []group
 	for _, k := range keys {
 		g := byKey[k]
 		gs = append(gs, *g)
 		for _, p := range g.policies {
-			if p.Active() {
-				wanted[k] = true
-				break
-			}
-			live, err := s.cfg.Store.ActiveAttempts(ctx, p.ID)
-			if err != nil {
-				return nil, nil, fmt.Errorf("read live attempts of policy %s: %w", p.Name, err)
-			}
-			if len(live) > 0 {
+			if p.Active() || hasLive[p.ID] {
 				wanted[k] = true
 				break
 			}
@@ -403,9 +410,9 @@ func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
 }
 
 // loopConfig is the configuration of the loop of one group.
-func (s *Supervisor) loopConfig(target github.Target, policies []rm.Policy) Config {
+func (s *Supervisor) loopConfig(target Target, policies []rm.Policy) Config {
 	c := s.cfg.Loop
-	c.Store, c.Target, c.Launcher, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Meters
+	c.Store, c.Target, c.Launcher, c.Launchers, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Launchers, s.cfg.Meters
 	c.Host, c.Policies, c.Admission, c.Now, c.Logger = s.cfg.Host, policies, s.cfg.Admission, s.cfg.Now, s.cfg.Logger
 	c.DataDir, c.Drain, c.DrainTimeout = s.cfg.DataDir, s.cfg.Drain, s.cfg.DrainTimeout
 	c.OnRefusal = func(_ rm.PolicyID, r Refusal) {
@@ -493,9 +500,9 @@ func (s *Supervisor) Status() Status {
 		st.Policies = append(st.Policies, ps)
 	}
 	slices.SortFunc(st.Policies, func(a, b PolicyStatus) int { return cmp.Compare(a.Name, b.Name) })
-	if pk, ok := s.cfg.Meters.(peeker); ok {
+	if m := s.cfg.Meters; m != nil {
 		for i := range st.Attempts {
-			if u, ok := pk.Peek(st.Attempts[i].ID); ok {
+			if u, ok := m.Peek(st.Attempts[i].ID); ok {
 				st.Attempts[i].PeakRSSBytes = max(st.Attempts[i].PeakRSSBytes, u.PeakRSSBytes)
 				st.Attempts[i].CPUMillicores = u.CPUAvgMillicores
 				st.Attempts[i].UsageSource = u.Source

@@ -42,7 +42,7 @@ func (f *fleet) config() reconcile.SupervisorConfig {
 	return reconcile.SupervisorConfig{
 		Store: f.st, Host: f.host, Launcher: f.launcher, RefreshEvery: 20 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Targets: func(ctx context.Context, p rm.Policy) (github.Target, error) {
+		Targets: func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			ft := newFakeTarget()
@@ -273,7 +273,7 @@ func TestLoopsSharingAScopeKeepEachOthersRunners(t *testing.T) {
 	var mu sync.Mutex
 	passes := map[string]int{}
 	cfg := f.config() // runner lists every 10 ms, passes every 20 ms
-	cfg.Targets = func(context.Context, rm.Policy) (github.Target, error) { return scope, nil }
+	cfg.Targets = func(context.Context, rm.Policy) (reconcile.Target, error) { return scope, nil }
 	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
 		mu.Lock()
 		passes[key]++

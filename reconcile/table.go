@@ -5,7 +5,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // stopReason says why the manager stopped (or deregistered) a runner, so
@@ -28,7 +27,7 @@ const (
 // It lives in a table shared by every loop of a supervisor, so a loop
 // restarted for a policy edit keeps its children's exit codes.
 type runtime struct {
-	proc platform.Process
+	proc rm.Process
 	// inflight: a launch of this attempt is running in this process; the
 	// pass must not mistake its pending/registering row for a crash leftover.
 	inflight bool
@@ -98,7 +97,7 @@ func (t *table) get(id rm.AttemptID) (runtime, bool) {
 }
 
 // process returns the attempt's process, if one was launched or adopted.
-func (t *table) process(id rm.AttemptID) platform.Process {
+func (t *table) process(id rm.AttemptID) rm.Process {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if r := t.m[id]; r != nil {

@@ -400,7 +400,7 @@ type launchTimes struct {
 	asked, started, ended time.Time
 }
 
-func (l *timedLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (l *timedLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	asked := time.Now()
 	p, err := l.Launcher.Launch(ctx, spec)
 	if err != nil {

@@ -27,6 +27,27 @@ func BenchmarkActiveAttempts(b *testing.B) {
 	}
 }
 
+// BenchmarkLiveAttempts: the live attempts of the host in the same
+// journal, as each pass, sample and admission reads them. Budget: 2 ms.
+func BenchmarkLiveAttempts(b *testing.B) {
+	s := storetest.MustOpen(b)
+	ps := seed(b, s, 4, 10_000, 20)
+	p, err := s.Policy(context.Background(), ps[0].ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		as, err := s.LiveAttempts(ctx, p.Host)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(as) != 20 {
+			b.Fatalf("%d live attempts, want 20", len(as))
+		}
+	}
+}
+
 // BenchmarkAttemptsNewest: the newest 50 attempts of the same journal, as
 // the TUI's history view lists them.
 func BenchmarkAttemptsNewest(b *testing.B) {

@@ -7,6 +7,8 @@ import "database/sql"
 
 const ActiveAttemptsQuery = activeAttemptsQuery
 
+const LiveAttemptsQuery = liveAttemptsQuery
+
 func AttemptsQuery(f AttemptFilter) (string, []any) { return attemptsQuery(f) }
 
 func WriterDB(s *SQLite) *sql.DB { return s.w }

@@ -27,6 +27,13 @@ const activeAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts INDEXED
 	WHERE policy_id = ? AND ` + liveCondition + `
 	ORDER BY created_at, rowid`
 
+// liveAttemptsQuery reads a host's live attempts: its policies from their
+// host index, then each one's live attempts from the partial index. Only
+// the few live rows are sorted.
+const liveAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts INDEXED BY attempts_live
+	WHERE policy_id IN (SELECT id FROM policies INDEXED BY policies_host WHERE host_id = ?) AND ` + liveCondition + `
+	ORDER BY created_at, rowid`
+
 func scanAttempt(sc interface{ Scan(...any) error }) (rm.Attempt, error) {
 	var (
 		a                                                 rm.Attempt
@@ -184,6 +191,17 @@ func (s *SQLite) ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.A
 	as, err := s.queryAttempts(ctx, activeAttemptsQuery, policy)
 	if err != nil {
 		return nil, fmt.Errorf("active attempts of policy %s: %w", policy, err)
+	}
+	return as, nil
+}
+
+// LiveAttempts returns the live attempts of the policies host owns, oldest
+// first, from the index of the host's policies and the partial index of
+// live attempts: its cost does not grow with history.
+func (s *SQLite) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error) {
+	as, err := s.queryAttempts(ctx, liveAttemptsQuery, host)
+	if err != nil {
+		return nil, fmt.Errorf("live attempts of host %s: %w", host, err)
 	}
 	return as, nil
 }

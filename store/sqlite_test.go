@@ -234,6 +234,15 @@ func TestQueryPlans(t *testing.T) {
 		{"Newest", q(store.AttemptFilter{Limit: 50}), []any{50}, "attempts_created"},
 		{"Since", q(store.AttemptFilter{Since: since}), []any{since.UnixNano()}, "attempts_created (created_at>?)"},
 	}
+	t.Run("Live", func(t *testing.T) {
+		// A host's live attempts: its policies by their host index, each
+		// one's live attempts by the partial index; only those are sorted.
+		plan := queryPlan(t, r, store.LiveAttemptsQuery, rm.NewHostID())
+		t.Log(plan)
+		assert.Contains(t, plan, "USING INDEX attempts_live (policy_id=?)")
+		assert.Contains(t, plan, "policies_host (host_id=?)")
+		assert.NotContains(t, plan, "SCAN attempts", "live attempts are searched, never scanned")
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := queryPlan(t, r, tt.q, tt.args...)

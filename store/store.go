@@ -105,6 +105,10 @@ type Store interface {
 	// ActiveAttempts returns the live attempts of a policy, oldest first,
 	// without reading its history.
 	ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.Attempt, error)
+	// LiveAttempts returns the live attempts of every policy host owns,
+	// oldest first, without reading history: what a host's loops, meters,
+	// admission and metrics look at on every pass and sample.
+	LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error)
 	// Attempts lists attempts matching f, newest first.
 	Attempts(ctx context.Context, f AttemptFilter) ([]rm.Attempt, error)
 	// ForceAttempt writes a, whatever its current state: recovery code alone

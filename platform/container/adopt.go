@@ -23,30 +23,30 @@ import (
 // Adopt watches the attempt's container, started before a restart, if it
 // still runs and its init process is still (pid, start) (when the journal
 // has a pid: an engine whose pids are not this host's records none).
-// platform.ErrProcessGone when the container is gone, stopped, or another
+// rm.ErrProcessGone when the container is gone, stopped, or another
 // process; an error wrapping ErrEngineDown when the engine does not answer
 // (the attempt keeps its slot until it does).
-func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	ctx, cancel := context.WithTimeout(l.ctx, callTimeout)
 	defer cancel()
 	ins, err := l.e.cli.ContainerInspect(ctx, ContainerName(a), client.ContainerInspectOptions{})
 	switch {
 	case isNotFound(err):
-		return nil, fmt.Errorf("adopt attempt %s: %w: %w", a, ErrContainerGone, platform.ErrProcessGone)
+		return nil, fmt.Errorf("adopt attempt %s: %w: %w", a, ErrContainerGone, rm.ErrProcessGone)
 	case err != nil:
 		return nil, fmt.Errorf("adopt attempt %s: %w", a, engineErr("inspect its container", err))
 	}
 	c := ins.Container
 	if c.Config == nil || c.Config.Labels[LabelAttempt] != a.String() || c.Config.Labels[LabelHost] != l.host.String() {
-		return nil, fmt.Errorf("adopt attempt %s: container %s is not this host's attempt's: %w", a, ContainerName(a), platform.ErrProcessGone)
+		return nil, fmt.Errorf("adopt attempt %s: container %s is not this host's attempt's: %w", a, ContainerName(a), rm.ErrProcessGone)
 	}
 	if c.State == nil || !c.State.Running {
-		return nil, fmt.Errorf("adopt attempt %s: its container has stopped: %w", a, platform.ErrProcessGone)
+		return nil, fmt.Errorf("adopt attempt %s: its container has stopped: %w", a, rm.ErrProcessGone)
 	}
 	p := newProcess(l.e, c.ID, a, 0, 0)
 	if pid > 0 {
 		if c.State.Pid != pid || !platform.Alive(pid, start) {
-			return nil, fmt.Errorf("adopt attempt %s: its container's process is not pid %d any more: %w", a, pid, platform.ErrProcessGone)
+			return nil, fmt.Errorf("adopt attempt %s: its container's process is not pid %d any more: %w", a, pid, rm.ErrProcessGone)
 		}
 		p.pid, p.start = pid, start
 		p.oom = watchOOM(pid)

@@ -68,7 +68,7 @@ func BenchmarkAttemptStart(b *testing.B) {
 
 // launcher is what the benchmark needs of both launchers.
 type launcher interface {
-	Launch(context.Context, platform.LaunchSpec) (platform.Process, error)
+	Launch(context.Context, rm.LaunchSpec) (rm.Process, error)
 	Cleanup(a rm.AttemptID, failed bool) error
 }
 

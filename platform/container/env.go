@@ -1,10 +1,9 @@
 package container
 
 import (
+	rm "github.com/runner-manager/runner-manager"
 	"os"
 	"strings"
-
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // proxyEnv is what every container gets of the manager's environment
@@ -38,7 +37,7 @@ func ownEnv(name string) bool {
 // RUNNER_ALLOW_RUNASROOT=1 is always set: the runner refuses uid 0 without
 // it, and in a container uid 0 is the container's root, inside the
 // boundary the container draws.
-func containerEnv(parent, pass []string, spec platform.LaunchSpec) []string {
+func containerEnv(parent, pass []string, spec rm.LaunchSpec) []string {
 	var b envList
 	for _, kv := range parent {
 		name, _, ok := strings.Cut(kv, "=")

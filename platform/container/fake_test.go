@@ -15,7 +15,6 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/container"
 )
 
@@ -50,11 +49,11 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 }
 
 // spec registers a runner and returns the launch spec of an attempt for it.
-func (g *fakeGitHub) spec(t testing.TB, env ...string) (platform.LaunchSpec, github.JITConfig) {
+func (g *fakeGitHub) spec(t testing.TB, env ...string) (rm.LaunchSpec, github.JITConfig) {
 	t.Helper()
 	jit, err := g.target.JITConfig(t.Context(), prefix+time.Now().Format("150405")+"-"+strconv.FormatInt(g.seq.Add(1), 10))
 	require.NoError(t, err)
-	return platform.LaunchSpec{Attempt: rm.NewAttemptID(), JITConfig: jit.Encoded, Env: env}, jit
+	return rm.LaunchSpec{Attempt: rm.NewAttemptID(), JITConfig: jit.Encoded, Env: env}, jit
 }
 
 // enqueue queues a job for the target's runners.

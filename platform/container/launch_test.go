@@ -193,9 +193,9 @@ func TestLaunchFailures(t *testing.T) {
 	})
 	t.Run("BadSpec", func(t *testing.T) {
 		l, _ := newLauncher(t, container.Settings{})
-		_, err := l.Launch(t.Context(), platform.LaunchSpec{JITConfig: "x"})
+		_, err := l.Launch(t.Context(), rm.LaunchSpec{JITConfig: "x"})
 		require.ErrorContains(t, err, "no attempt")
-		_, err = l.Launch(t.Context(), platform.LaunchSpec{Attempt: rm.NewAttemptID()})
+		_, err = l.Launch(t.Context(), rm.LaunchSpec{Attempt: rm.NewAttemptID()})
 		require.ErrorContains(t, err, "no JIT configuration")
 	})
 }
@@ -213,12 +213,12 @@ func TestEngineDown(t *testing.T) {
 
 	_, err = e.Ping(t.Context())
 	require.ErrorIs(t, err, container.ErrEngineDown)
-	_, err = l.Launch(t.Context(), platform.LaunchSpec{Attempt: a, JITConfig: "c2VjcmV0"})
+	_, err = l.Launch(t.Context(), rm.LaunchSpec{Attempt: a, JITConfig: "c2VjcmV0"})
 	require.ErrorIs(t, err, container.ErrEngineDown)
 	assert.NotContains(t, err.Error(), "c2VjcmV0")
 	_, err = l.Adopt(a, 4242, 1)
 	require.ErrorIs(t, err, container.ErrEngineDown)
-	assert.False(t, errors.Is(err, platform.ErrProcessGone), "an engine that does not answer says nothing of the container")
+	assert.False(t, errors.Is(err, rm.ErrProcessGone), "an engine that does not answer says nothing of the container")
 	require.ErrorIs(t, l.Cleanup(a, false), container.ErrEngineDown)
 	_, err = e.Containers(t.Context(), host)
 	require.ErrorIs(t, err, container.ErrEngineDown)

@@ -112,7 +112,7 @@ func (l *Launcher) Settings() Settings { return l.s }
 // the container outlives it. On error a container may exist; Cleanup
 // removes it. Errors wrap ErrImageMissing, ErrPullFailed, ErrEngineDown or
 // ErrStartFailed where those are the cause.
-func (l *Launcher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	if spec.Attempt.IsZero() {
 		return nil, errors.New("launch: the spec names no attempt")
 	}
@@ -168,7 +168,7 @@ func (l *Launcher) hostProcess(pid int, id string, a rm.AttemptID) (int, uint64)
 
 // create creates the attempt's container, pulling the image first when it
 // is missing and the settings allow.
-func (l *Launcher) create(ctx context.Context, spec platform.LaunchSpec) (string, error) {
+func (l *Launcher) create(ctx context.Context, spec rm.LaunchSpec) (string, error) {
 	opts := l.createOptions(spec)
 	res, err := l.e.cli.ContainerCreate(ctx, opts)
 	if err != nil && isNotFound(err) && ctx.Err() == nil {
@@ -193,7 +193,7 @@ func (l *Launcher) create(ctx context.Context, spec platform.LaunchSpec) (string
 
 // createOptions is the attempt's container: the runner's listener started
 // directly in the runner directory, the policy's limits, labels.
-func (l *Launcher) createOptions(spec platform.LaunchSpec) client.ContainerCreateOptions {
+func (l *Launcher) createOptions(spec rm.LaunchSpec) client.ContainerCreateOptions {
 	dir := l.s.runnerDir()
 	cfg := &container.Config{
 		Image:      l.s.Image,

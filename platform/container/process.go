@@ -42,7 +42,7 @@ type Process struct {
 	failure error // written before done is closed
 }
 
-var _ platform.Process = (*Process)(nil)
+var _ rm.Process = (*Process)(nil)
 
 func newProcess(e *Engine, id string, a rm.AttemptID, pid int, start uint64) *Process {
 	return &Process{e: e, id: id, attempt: a, pid: pid, start: start, done: make(chan struct{}), code: -1}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/container"
 )
 
@@ -48,14 +47,14 @@ func TestRecovery(t *testing.T) {
 
 	t.Run("WrongStart", func(t *testing.T) {
 		_, err := second.Adopt(keep.Attempt, pk.PID(), pk.Start()+1)
-		require.ErrorIs(t, err, platform.ErrProcessGone, "another process under the same pid is not ours")
+		require.ErrorIs(t, err, rm.ErrProcessGone, "another process under the same pid is not ours")
 	})
 	t.Run("OtherHost", func(t *testing.T) {
 		stranger, err := container.NewLauncher(e, rm.NewHostID(), first.Settings())
 		require.NoError(t, err)
 		defer stranger.Close()
 		_, err = stranger.Adopt(keep.Attempt, pk.PID(), pk.Start())
-		require.ErrorIs(t, err, platform.ErrProcessGone, "another host's container is not adopted")
+		require.ErrorIs(t, err, rm.ErrProcessGone, "another host's container is not adopted")
 	})
 	adopted, err := second.Adopt(keep.Attempt, pk.PID(), pk.Start())
 	require.NoError(t, err)
@@ -73,7 +72,7 @@ func TestRecovery(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []rm.AttemptID{keep.Attempt}, attempts(list))
 	_, err = second.Adopt(drop.Attempt, pd.PID(), pd.Start())
-	require.ErrorIs(t, err, platform.ErrProcessGone)
+	require.ErrorIs(t, err, rm.ErrProcessGone)
 	require.ErrorIs(t, err, container.ErrContainerGone)
 
 	// Stopped, the adopted runner's exit code is the container's, which a
@@ -83,7 +82,7 @@ func TestRecovery(t *testing.T) {
 	assert.Equal(t, 0, adopted.ExitCode(), "an idle runner stopped by SIGTERM exits 0")
 	assert.NoError(t, adopted.(*container.Process).Failure())
 	_, err = second.Adopt(keep.Attempt, pk.PID(), pk.Start())
-	require.ErrorIs(t, err, platform.ErrProcessGone, "a stopped container is not adopted")
+	require.ErrorIs(t, err, rm.ErrProcessGone, "a stopped container is not adopted")
 	require.NoError(t, second.Cleanup(keep.Attempt, false))
 	list, err = e.Containers(t.Context(), host)
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -67,7 +66,7 @@ func (b *backends) launcherOf(ctx context.Context, id rm.AttemptID) (reconcile.L
 }
 
 // Launch implements reconcile.Launcher.
-func (b *backends) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (b *backends) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	l, err := b.launcherOf(ctx, spec.Attempt)
 	if err != nil {
 		return nil, err
@@ -76,7 +75,7 @@ func (b *backends) Launch(ctx context.Context, spec platform.LaunchSpec) (platfo
 }
 
 // Adopt implements reconcile.Launcher.
-func (b *backends) Adopt(id rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+func (b *backends) Adopt(id rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	l, err := b.launcherOf(ctx, id)

@@ -49,12 +49,12 @@ func (r *recording) total() int {
 	return n
 }
 
-func (r *recording) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
+func (r *recording) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	r.count("launch")
 	return r.NativeLauncher.Launch(ctx, spec)
 }
 
-func (r *recording) Adopt(a rm.AttemptID, pid int, start uint64) (platform.Process, error) {
+func (r *recording) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	r.count("adopt")
 	return r.NativeLauncher.Adopt(a, pid, start)
 }

@@ -38,7 +38,7 @@ func newTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger
 }
 
 // make is the supervisor's Targets.
-func (t *targets) make(ctx context.Context, p rm.Policy) (github.Target, error) {
+func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 	plog := t.log.With("policy", p.Name)
 	if p.Target.Mode() == rm.ModeScaleSet {
 		s, err := github.NewScaleSetTarget(ctx, t.client, p.Target, github.ScaleSetOptions{
@@ -85,7 +85,7 @@ type hookedTarget struct {
 	set *targets
 }
 
-// Close implements github.Target.
+// Close implements reconcile.Target.
 func (h hookedTarget) Close(ctx context.Context) error {
 	h.set.mu.Lock()
 	delete(h.set.classic, h.ClassicTarget)

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AttemptIllegalTransition", testAttemptIllegalTransition},
 		{"AttemptKeepsCreatedAt", testAttemptKeepsCreatedAt},
 		{"ActiveAttempts", testActiveAttempts},
+		{"LiveAttempts", testLiveAttempts},
 		{"AttemptsFilter", testAttemptsFilter},
 		{"ForceAttempt", testForceAttempt},
 		{"Canceled", testCanceled},
@@ -541,6 +542,59 @@ func testActiveAttempts(t *testing.T, s store.Store) {
 	none, err := s.ActiveAttempts(ctx, rm.NewPolicyID())
 	require.NoError(t, err)
 	assert.Empty(t, none)
+}
+
+func testLiveAttempts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	host, other := NewHost().Build(), NewHost().Build()
+	for _, h := range []rm.Host{host, other} {
+		require.NoError(t, s.PutHost(ctx, h))
+	}
+	mine := []rm.Policy{mustPolicy(t, s, NewPolicy().Host(host.ID)), mustPolicy(t, s, NewPolicy().Host(host.ID))}
+	theirs := mustPolicy(t, s, NewPolicy().Host(other.ID))
+	base := Now().Add(-time.Hour)
+	var want []rm.AttemptID
+	for i, st := range []rm.AttemptState{rm.StateBusy, rm.StateFinished, rm.StatePending, rm.StateFailed, rm.StateIdle, rm.StateStarting, rm.StateRegistering} {
+		// Alternating between the host's two policies, older first.
+		a := NewAttempt().Policy(mine[i%2].ID).State(st).CreatedAt(base.Add(time.Duration(i) * time.Minute)).Build()
+		mustRecord(t, s, a)
+		if st.Live() {
+			want = append(want, a.ID)
+		}
+		mustRecord(t, s, NewAttempt().Policy(theirs.ID).State(st).CreatedAt(base.Add(time.Duration(i)*time.Minute)).Build())
+	}
+	got, err := s.LiveAttempts(ctx, host.ID)
+	require.NoError(t, err)
+	assert.Equal(t, want, ids(got), "the live attempts of the host's policies, oldest first")
+	for _, a := range got {
+		assert.True(t, a.Live())
+	}
+
+	// Ending one takes it out; moving a policy to another host takes its
+	// attempts with it.
+	ended, err := got[0].Conclude(rm.Outcome{Kind: rm.CompletedJob}, Now())
+	require.NoError(t, err)
+	mustRecord(t, s, ended)
+	moved := mine[1]
+	moved.Host = other.ID
+	require.NoError(t, s.UpdatePolicy(ctx, moved))
+	got, err = s.LiveAttempts(ctx, host.ID)
+	require.NoError(t, err)
+	var left []rm.AttemptID
+	for _, a := range got {
+		assert.Equal(t, mine[0].ID, a.Policy)
+		left = append(left, a.ID)
+	}
+	assert.Equal(t, []rm.AttemptID{want[1], want[2], want[4]}, left)
+	theirsNow, err := s.LiveAttempts(ctx, other.ID)
+	require.NoError(t, err)
+	assert.Len(t, theirsNow, 5+1, "the other host's own, and the moved policy's")
+
+	for _, h := range []rm.HostID{rm.NewHostID(), {}} {
+		none, err := s.LiveAttempts(ctx, h)
+		require.NoError(t, err)
+		assert.Empty(t, none, "a host without policies has no attempts")
+	}
 }
 
 func testAttemptsFilter(t *testing.T, s store.Store) {

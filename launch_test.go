@@ -1,4 +1,4 @@
-package platform_test
+package runnermanager_test
 
 import (
 	"bytes"
@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 func TestLaunchSpecHidesTheJITConfig(t *testing.T) {
-	spec := platform.LaunchSpec{Attempt: rm.NewAttemptID(), RunnerDir: "/opt/runner", JITConfig: "c2VjcmV0LWppdA=="}
+	spec := rm.LaunchSpec{Attempt: rm.NewAttemptID(), Policy: rm.Policy{Name: "home"}, RunnerDir: "/opt/runner", JITConfig: "c2VjcmV0LWppdA=="}
 	var logs bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("launch", "spec", spec)
 	for _, printed := range []string{fmt.Sprint(spec), fmt.Sprintf("%v %+v %s", spec, spec, spec), logs.String()} {
 		assert.NotContains(t, printed, spec.JITConfig)
 		assert.Contains(t, printed, "redacted")
+		assert.Contains(t, printed, "home")
 	}
 }
