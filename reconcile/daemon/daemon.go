@@ -269,7 +269,7 @@ func (d *Daemon) openGitHub() error {
 // of launchers, meters and admission filled in.
 func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	cfg := d.cfg
-	launcher, err := d.launcher()
+	launcher, others, err := d.launchers()
 	if err != nil {
 		return reconcile.SupervisorConfig{}, err
 	}
@@ -299,7 +299,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		}
 	}
 	return reconcile.SupervisorConfig{
-		Store: d.st, Host: d.host, Launcher: launcher, Meters: cfg.Meters,
+		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
@@ -307,29 +307,29 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}, nil
 }
 
-// launcher is the supervisor's launcher: the one backend's, or a router
-// over several.
-func (d *Daemon) launcher() (reconcile.Launcher, error) {
-	ls := make(map[rm.Backend]reconcile.Launcher, len(d.cfg.Launchers)+1)
+// launchers are the supervisor's launchers: the native backend's (the
+// configured one, else a native launcher under DataDir) and the others by
+// backend; reconcile routes each attempt to its policy's backend.
+func (d *Daemon) launchers() (reconcile.Launcher, map[rm.Backend]reconcile.Launcher, error) {
+	ls := make(map[rm.Backend]reconcile.Launcher, len(d.cfg.Launchers))
 	for b, l := range d.cfg.Launchers {
 		if l == nil {
-			return nil, fmt.Errorf("%w: daemon: the launcher of backend %q is nil", rm.ErrInvalid, b)
+			return nil, nil, fmt.Errorf("%w: daemon: the launcher of backend %q is nil", rm.ErrInvalid, b)
 		}
 		if b == "" {
 			b = rm.BackendNative
 		}
 		ls[b] = l
 	}
-	if ls[rm.BackendNative] == nil {
-		native := platform.NewNativeLauncher(d.cfg.DataDir, platform.WithLauncherLogger(d.log))
-		d.closers = append(d.closers, native.Close)
-		ls[rm.BackendNative] = native
+	native := ls[rm.BackendNative]
+	if native == nil {
+		n := platform.NewNativeLauncher(d.cfg.DataDir, platform.WithLauncherLogger(d.log))
+		d.closers = append(d.closers, n.Close)
+		native = n
 	}
-	d.native = ls[rm.BackendNative]
-	if len(ls) == 1 {
-		return ls[rm.BackendNative], nil
-	}
-	return newBackends(d.st, ls), nil
+	delete(ls, rm.BackendNative)
+	d.native = native
+	return native, ls, nil
 }
 
 // Close closes what New opened (the journal it opened, the default
