@@ -94,7 +94,7 @@ func TestMeterFromGroups(t *testing.T) {
 	g.mu.Lock()
 	g.running[grouped.ID] = false
 	g.mu.Unlock()
-	assert.Equal(t, []rm.ScaleTarget{policy.Target}, ms.SampleOnce(st, host.ID))
+	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(st, host.ID))
 }
 
 func TestMeterOOMKilledPeakCounts(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -89,12 +90,30 @@ func OpenSQLite(path string, opts ...OpenOption) (*SQLite, error) {
 	if err := createPrivate(abs); err != nil {
 		return nil, fmt.Errorf("open journal: %w (does its directory exist and is it writable?)", err)
 	}
-	s := &SQLite{path: abs}
-	if err := s.open(context.Background()); err != nil {
+	// Two processes opening a new journal at once contend for the switch
+	// to WAL and for the first migration's lock, where SQLite answers
+	// "database is locked" at once instead of calling the busy handler
+	// (it would deadlock otherwise): such an open is tried again, for up
+	// to about the busy timeout.
+	deadline := time.Now().Add(5 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		s := &SQLite{path: abs}
+		err := s.open(context.Background())
+		if err == nil {
+			return s, nil
+		}
 		_ = s.closeDBs()
-		return nil, err
+		if !isBusy(err) || time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(wait + time.Duration(rand.Int64N(int64(wait))))
 	}
-	return s, nil
+}
+
+// isBusy is SQLite's "database is locked" (SQLITE_BUSY), by its message:
+// the driver's typed error exists only in cgo builds.
+func isBusy(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "database is locked")
 }
 
 // OpenSQLiteInMemory opens a journal that does not outlive Close: for tests,
