@@ -2,7 +2,6 @@ package tui
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -182,9 +181,9 @@ var policyCols = []column{
 	{title: "TARGET", w: 14, flex: 2},
 	{title: "MODE", w: 9},
 	{title: "STATE", w: 6},
-	{title: "L/I/B/MAX", w: 9, right: true},
+	{title: "L/I/B/MAX", w: 12, right: true},
 	{title: "DEMAND", w: 6, right: true},
-	{title: "LAST REFUSAL", w: 12, flex: 3},
+	{title: "WAITS / LAST REFUSAL", w: 12, flex: 3},
 }
 
 // drawPolicies draws the policies table from row y, n of its rows at most.
@@ -203,20 +202,20 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 	}
 	l.draw(p, y, n, func(y, i int, ws []int) {
 		r := rows[i]
-		counts := fmt.Sprintf("%d/%d/%d/%d", r.Live, r.Idle, r.Busy, r.Max)
-		if r.Pending {
-			counts += "*"
-		}
+		counts := countsText(r)
 		state, st := "active", styleNormal
 		if r.Paused {
 			state, st = "paused", styleDim
 		}
 		selected := r.ID == m.SelPolicy
-		vals := []string{r.Name, shortTarget(r.Target), r.Mode, state, counts, itoa(r.Demand), ""}
+		vals := []string{r.Name, shortTarget(r.Target), r.Mode, state, counts, itoa(r.Demand + r.Queued), ""}
 		drawRow(p, y, formatRow(policyCols, ws, vals), st, selected, focused)
 
 		// The last column, in a style of its own.
 		last, lastStyle := r.LastRefusal, st
+		if r.Waiting > 0 {
+			last, lastStyle = waitCell(r.PolicyStatus), styleWarn
+		}
 		if r.LastError != "" {
 			last, lastStyle = "error: "+r.LastError, styleError
 		}
