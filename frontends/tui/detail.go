@@ -119,6 +119,9 @@ func (m Model) followLog(cmds []Command) (Model, []Command) {
 // enter opens the selected attempt's detail; on the policies pane, it
 // moves to the attempts pane.
 func (m Model) enter() (Model, []Command) {
+	if m.PolicyDetail {
+		return m, nil
+	}
 	if m.Pane == PanePolicies {
 		m.Pane = PaneAttempts
 		return m, nil

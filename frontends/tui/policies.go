@@ -17,6 +17,8 @@ type policiesPane struct {
 	SelPolicy rm.PolicyID
 	// Edits are policy changes sent and not yet reflected in Status.
 	Edits map[rm.PolicyID]PolicyEdit
+	// SortBy is the policies' sort column (policySorts), cycled by a key.
+	SortBy int
 
 	policyIdx int
 }
@@ -60,7 +62,8 @@ func (m Model) PolicyRows() []PolicyRow {
 			rows = append(rows, r)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b PolicyRow) int { return cmp.Compare(a.Name, b.Name) })
+	by := policySorts[m.SortBy%len(policySorts)]
+	slices.SortStableFunc(rows, func(a, b PolicyRow) int { return cmp.Or(by.cmp(a, b), cmp.Compare(a.Name, b.Name)) })
 	return rows
 }
 
@@ -197,7 +200,7 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 		empty = "(no policies: add one with runner-manager policy add)"
 	}
 	l := list{
-		title: paneTitle("Policies", len(rows), len(m.Status.Policies), m.Filter), focused: focused,
+		title: paneTitle("Policies", len(rows), len(m.Status.Policies), m.Filter) + sortTitle(m.SortBy), focused: focused,
 		cols: policyCols, rows: len(rows), sel: m.policyIdx, empty: empty,
 	}
 	l.draw(p, y, n, func(y, i int, ws []int) {
