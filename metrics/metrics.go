@@ -389,7 +389,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m, buildInfo(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)})
 }
 
