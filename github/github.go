@@ -116,6 +116,10 @@ type Demand struct {
 	// running (scale-set mode: statistics.TotalAssignedJobs; classic mode:
 	// matching queued and in-progress jobs).
 	Wanted int
+	// Queued is the number of jobs GitHub holds for the target and has not
+	// assigned, because the capacity told to it is taken (scale-set mode:
+	// statistics.TotalAvailableJobs; classic mode counts them in Wanted).
+	Queued int
 	Events []JobEvent
 	At     time.Time
 }

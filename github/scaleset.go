@@ -757,7 +757,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				lastID = 0
 				d := Demand{At: t.c.cfg.Now()}
 				if st := sess.Session().Statistics; st != nil {
-					d.Wanted = st.TotalAssignedJobs
+					d.Wanted, d.Queued = st.TotalAssignedJobs, st.TotalAvailableJobs
 				}
 				wanted = d.Wanted
 				report(d)
@@ -897,7 +897,7 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 	}
 	d := Demand{At: now}
 	if msg.Statistics != nil {
-		d.Wanted = msg.Statistics.TotalAssignedJobs
+		d.Wanted, d.Queued = msg.Statistics.TotalAssignedJobs, msg.Statistics.TotalAvailableJobs
 	}
 	for _, j := range msg.JobAssignedMessages {
 		d.Events = append(d.Events, jobEvent(JobAssigned, j.JobMessageBase, 0, "", "", now))

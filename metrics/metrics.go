@@ -111,7 +111,7 @@ func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *M
 			Namespace: ns, Name: "attempts_ended_total", Help: "Runner attempts ended, by policy, outcome and failure reason.",
 		}, []string{"policy", "outcome", "reason"}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "github_requests_total", Help: "Requests sent to GitHub, by API (rest, actions) and status code (0: no answer).",
+			Namespace: ns, Name: "github_requests_total", Help: "Requests sent to GitHub, by API (rest; actions: the scale-set service; message_queue: its long polls) and status code (0: no answer).",
 		}, []string{"api", "code"}),
 		passes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Name: "reconcile_pass_duration_seconds", Help: "Duration of reconcile passes, by target and result.",
@@ -349,10 +349,7 @@ func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
 		next = http.DefaultTransport
 	}
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
-		api := "rest"
-		if strings.Contains(r.URL.Path, "/_apis/") {
-			api = "actions"
-		}
+		api := apiOf(r)
 		resp, err := next.RoundTrip(r)
 		code := "0"
 		if err == nil {
@@ -363,6 +360,21 @@ func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
 	})
 }
 
+// apiOf is the api label of a request to GitHub: "message_queue" for a
+// scale set's message long polls (GET of a session's messages: they cost no
+// REST budget), "actions" for the rest of the Actions service ("/_apis/"),
+// "rest" for the REST API.
+func apiOf(r *http.Request) string {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case r.Method == http.MethodGet && (strings.HasSuffix(p, "/messages") || strings.HasSuffix(p, "/message")) && !strings.HasPrefix(p, "/repos/"):
+		return "message_queue"
+	case strings.Contains(p, "/_apis/"):
+		return "actions"
+	}
+	return "rest"
+}
+
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -371,7 +383,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m, buildInfo(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)})
 }
 

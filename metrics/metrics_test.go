@@ -1,11 +1,13 @@
 package metrics_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -158,7 +160,8 @@ func TestTransportCountsCalls(t *testing.T) {
 	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
 	c := &http.Client{Transport: m.Transport(gh.Client().Transport)}
 	var wg sync.WaitGroup
-	for _, p := range []string{"/repos/o/r/actions/runners", "/missing", "/_apis/runtime/runnerscalesets", "/repos/o/r"} {
+	for _, p := range []string{"/repos/o/r/actions/runners", "/missing", "/_apis/runtime/runnerscalesets", "/repos/o/r",
+		"/_apis/runtime/runnerscalesets/1/sessions/s/messages", "/message"} {
 		wg.Go(func() {
 			resp, err := c.Get(gh.URL + p)
 			if err == nil {
@@ -175,4 +178,14 @@ func TestTransportCountsCalls(t *testing.T) {
 	assert.Contains(t, out, `runner_manager_github_requests_total{api="rest",code="404"} 1`)
 	assert.Contains(t, out, `runner_manager_github_requests_total{api="actions",code="200"} 1`)
 	assert.Contains(t, out, `runner_manager_github_requests_total{api="rest",code="0"} 1`)
+	assert.Contains(t, out, `runner_manager_github_requests_total{api="message_queue",code="200"} 2`, "long polls are counted apart")
+}
+
+func TestBuildInfo(t *testing.T) {
+	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	out := scrape(t, m)
+	bi, ok := debug.ReadBuildInfo()
+	require.True(t, ok)
+	assert.Contains(t, out, `runner_manager_build_info{commit="`)
+	assert.Contains(t, out, `version="`+cmp.Or(bi.Main.Version, "unknown")+`"} 1`)
 }

@@ -150,7 +150,7 @@ func (l *Loop) ReportDemand(d github.Demand) {
 		d.At = l.cfg.Now()
 	}
 	l.mu.Lock()
-	l.demand.Wanted, l.demand.At = d.Wanted, d.At
+	l.demand.Wanted, l.demand.Queued, l.demand.At = d.Wanted, d.Queued, d.At
 	l.demandKnown = true
 	l.watchErr = ""
 	l.events = append(l.events, d.Events...)

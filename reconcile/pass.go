@@ -46,6 +46,8 @@ type pass struct {
 	notes    map[rm.PolicyID]string
 	cleanups []func(context.Context)
 	admitted map[rm.PolicyID]int
+	// capRefused is the refusal that cut each policy's admitted capacity.
+	capRefused map[rm.PolicyID]Refusal
 }
 
 // item is one live attempt as the pass sees it.

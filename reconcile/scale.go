@@ -382,6 +382,7 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 			r, ok := sim.admit(l.cfg.Admission.expectedPeak(l.cfg.Meters, *pol), per[pol.ID], pol.Max)
 			p.noteFit(pol, r)
 			if !ok {
+				p.noteCapRefusal(pol.ID, r)
 				refused[pol.ID] = true
 				continue
 			}

@@ -63,6 +63,7 @@ func (p *pass) err() error {
 // publish stores the loop's figures for Status.
 func (p *pass) publish(live int) {
 	l := p.l
+	waits := p.waitStatus(live)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var passErr string
@@ -79,6 +80,7 @@ func (p *pass) publish(live int) {
 			Paused: pol.Paused, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted,
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
+			WaitStatus:        waits,
 		}
 		if r, ok := l.refusals[pol.ID]; ok {
 			ps.LastRefusal = r.String()

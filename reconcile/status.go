@@ -58,6 +58,8 @@ type PolicyStatus struct {
 	ExpectedPeakBytes uint64
 	LastRefusal       string
 	LastError         string
+	// WaitStatus: the jobs that wait, and why.
+	WaitStatus
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.

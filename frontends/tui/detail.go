@@ -119,6 +119,9 @@ func (m Model) followLog(cmds []Command) (Model, []Command) {
 // enter opens the selected attempt's detail; on the policies pane, it
 // moves to the attempts pane.
 func (m Model) enter() (Model, []Command) {
+	if m.PolicyDetail {
+		return m, nil
+	}
 	if m.Pane == PanePolicies {
 		m.Pane = PaneAttempts
 		return m, nil
@@ -142,6 +145,15 @@ func (r AttemptRow) stateAge(now time.Time) time.Duration {
 	return now.Sub(at)
 }
 
+// ageWord is how the state line tells the age: an ended attempt "failed
+// after 25s" (it lived 25 s), a live one "idle for 25s".
+func ageWord(ended bool) string {
+	if ended {
+		return "after"
+	}
+	return "for"
+}
+
 // drawDetail draws the selected attempt between rows y0 and y1: its
 // figures, then as much of its log as fits.
 func drawDetail(p painter, m Model, y0, y1 int) {
@@ -151,7 +163,7 @@ func drawDetail(p painter, m Model, y0, y1 int) {
 	}
 	drawTitle(p, y0, "Attempt "+r.name(), true)
 	d := &detailLines{p: p, y: y0 + 1}
-	info := fmt.Sprintf(" for %s · policy %s", fmtDuration(r.stateAge(m.Now)), r.PolicyName)
+	info := fmt.Sprintf(" %s %s · policy %s", ageWord(r.State.Ended()), fmtDuration(r.stateAge(m.Now)), r.PolicyName)
 	if !r.CreatedAt.IsZero() {
 		info += " · created " + clock(r.CreatedAt, m.Now)
 	}

@@ -20,7 +20,7 @@ func drawHeader(p painter, m Model) {
 		p.text(0, 1, "waiting for the live figures…", styleDim, p.w)
 	case st.Memory.TotalBytes == 0:
 		p.text(0, 1, "memory  no live figures (is the daemon running?)", styleDim, p.w)
-		p.text(0, 2, capacityText(m)+" · "+refusalText(st.Refusals), styleNormal, p.w)
+		p.text(0, 2, joinFit(p.w, waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w)
 	default:
 		drawMemory(p, m)
 	}
@@ -84,7 +84,7 @@ func drawMemory(p painter, m Model) {
 
 	n = p.text(0, 2, "commit ", styleBold, p.w)
 	n += drawBar(p, n, 2, bw, mem.CommittedBytes, mem.TotalBytes, mem.ReserveBytes, '▓')
-	p.text(n, 2, " "+fmtBytes(mem.CommittedBytes)+" · "+capacityText(m)+" · "+refusalText(st.Refusals), styleNormal, p.w-n)
+	p.text(n, 2, " "+joinFit(p.w-n-1, fmtBytes(mem.CommittedBytes)+" · "+waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w-n)
 	if mem.DiskFloorBytes > 0 && mem.DiskFreeBytes < mem.DiskFloorBytes {
 		p.text(0, 2, "DISK ", styleError, 5)
 	}
@@ -110,17 +110,6 @@ func drawBar(p painter, x, y, w int, value, total, reserve uint64, full rune) in
 	}
 	p.text(x+1+w, y, "]", styleDim, 1)
 	return w + 2
-}
-
-// capacityText is how many runners admission lets the active policies run.
-func capacityText(m Model) string {
-	admitted := 0
-	for _, p := range m.Status.Policies {
-		if !p.Paused {
-			admitted += p.Admitted
-		}
-	}
-	return fmt.Sprintf("admitted %d", admitted)
 }
 
 // refusalText counts admission's refusals by reason.

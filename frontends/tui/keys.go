@@ -30,6 +30,8 @@ var keys = []binding{
 	{name: "last", codes: []KeyCode{KeyEnd}, runes: "G", do: moveBy(1 << 30)},
 	{name: "pane", codes: []KeyCode{KeyTab, KeyBacktab, KeyLeft, KeyRight}, label: "tab ← →", help: "switch pane", hint: "tab pane", do: Model.switchPane},
 	{name: "open", codes: []KeyCode{KeyEnter}, label: "enter", help: "open the attempt's detail", hint: "⏎ detail", do: Model.enter},
+	{name: "policy", runes: "i", label: "i", help: "open the policy's detail: why its jobs wait", hint: "i policy", do: Model.openPolicy},
+	{name: "sort", runes: "s", label: "s", help: "sort the policies by the next column", hint: "s sort", do: Model.nextSort},
 	{name: "back", codes: []KeyCode{KeyEsc}, label: "esc  ⌫", help: "back; clear the filter", hint: "esc back", do: Model.back},
 	{name: "close", codes: []KeyCode{KeyBackspace}, do: Model.closeDetail},
 	{name: "pause", runes: "p", label: "p", help: "pause or resume the policy", hint: "p pause", do: Model.togglePause},
@@ -47,8 +49,9 @@ var keys = []binding{
 // The status line's hints in each view: names of bindings, in the order
 // shown.
 var (
-	listHints   = []string{"pane", "open", "pause", "raise", "stop", "filter", "help", "quit"}
-	detailHints = []string{"back", "up", "stop", "help"}
+	listHints         = []string{"pane", "open", "policy", "pause", "raise", "stop", "filter", "help", "quit"}
+	detailHints       = []string{"back", "up", "stop", "help"}
+	policyDetailHints = []string{"back", "pause", "raise", "help"}
 )
 
 // keyMap finds a key's binding (the tests check no key is bound twice).
@@ -106,7 +109,7 @@ func movePage(sign int) func(Model) (Model, []Command) {
 }
 
 func (m Model) switchPane() (Model, []Command) {
-	if !m.Detail {
+	if !m.Detail && !m.PolicyDetail {
 		m.Pane = 1 - m.Pane
 	}
 	return m, nil
@@ -117,6 +120,8 @@ func (m Model) back() (Model, []Command) {
 	switch {
 	case m.Detail:
 		m.Detail = false
+	case m.PolicyDetail:
+		m.PolicyDetail = false
 	case m.Filter != "":
 		m.Filter = ""
 	case m.Msg != "":
@@ -126,7 +131,7 @@ func (m Model) back() (Model, []Command) {
 }
 
 func (m Model) closeDetail() (Model, []Command) {
-	m.Detail = false
+	m.Detail, m.PolicyDetail = false, false
 	return m, nil
 }
 
@@ -138,7 +143,7 @@ func (m Model) quit() (Model, []Command) {
 }
 
 func (m Model) quitOrBack() (Model, []Command) {
-	if m.Detail {
+	if m.Detail || m.PolicyDetail {
 		return m.closeDetail()
 	}
 	return m.quit()

@@ -60,12 +60,13 @@ type Model struct {
 	// Quit is set when the user asked to leave.
 	Quit bool
 
-	policiesPane // selection and unconfirmed edits of the policies table
-	attemptsPane // selection of the attempts table, and a stop to confirm
-	detailPane   // the selected attempt full screen: its log and samples
-	filterLine   // the filter narrowing both tables, and its draft
-	messageLine  // the status line's message
-	helpOverlay  // the keys overlay
+	policiesPane     // selection and unconfirmed edits of the policies table
+	attemptsPane     // selection of the attempts table, and a stop to confirm
+	detailPane       // the selected attempt full screen: its log and samples
+	policyDetailPane // the selected policy full screen
+	filterLine       // the filter narrowing both tables, and its draft
+	messageLine      // the status line's message
+	helpOverlay      // the keys overlay
 
 	// In-flight reads: one of each kind at a time.
 	fetchingStatus, fetchingAttempts bool

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +17,8 @@ type policiesPane struct {
 	SelPolicy rm.PolicyID
 	// Edits are policy changes sent and not yet reflected in Status.
 	Edits map[rm.PolicyID]PolicyEdit
+	// SortBy is the policies' sort column (policySorts), cycled by a key.
+	SortBy int
 
 	policyIdx int
 }
@@ -61,7 +62,8 @@ func (m Model) PolicyRows() []PolicyRow {
 			rows = append(rows, r)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b PolicyRow) int { return cmp.Compare(a.Name, b.Name) })
+	by := policySorts[m.SortBy%len(policySorts)]
+	slices.SortStableFunc(rows, func(a, b PolicyRow) int { return cmp.Or(by.cmp(a, b), cmp.Compare(a.Name, b.Name)) })
 	return rows
 }
 
@@ -182,9 +184,9 @@ var policyCols = []column{
 	{title: "TARGET", w: 14, flex: 2},
 	{title: "MODE", w: 9},
 	{title: "STATE", w: 6},
-	{title: "L/I/B/MAX", w: 9, right: true},
+	{title: "L/I/B/MAX", w: 12, right: true},
 	{title: "DEMAND", w: 6, right: true},
-	{title: "LAST REFUSAL", w: 12, flex: 3},
+	{title: "WAITS / LAST REFUSAL", w: 12, flex: 3},
 }
 
 // drawPolicies draws the policies table from row y, n of its rows at most.
@@ -198,25 +200,25 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 		empty = "(no policies: add one with runner-manager policy add)"
 	}
 	l := list{
-		title: paneTitle("Policies", len(rows), len(m.Status.Policies), m.Filter), focused: focused,
+		title: paneTitle("Policies", len(rows), len(m.Status.Policies), m.Filter) + sortTitle(m.SortBy), focused: focused,
 		cols: policyCols, rows: len(rows), sel: m.policyIdx, empty: empty,
 	}
 	l.draw(p, y, n, func(y, i int, ws []int) {
 		r := rows[i]
-		counts := fmt.Sprintf("%d/%d/%d/%d", r.Live, r.Idle, r.Busy, r.Max)
-		if r.Pending {
-			counts += "*"
-		}
+		counts := countsText(r)
 		state, st := "active", styleNormal
 		if r.Paused {
 			state, st = "paused", styleDim
 		}
 		selected := r.ID == m.SelPolicy
-		vals := []string{r.Name, shortTarget(r.Target), r.Mode, state, counts, itoa(r.Demand), ""}
+		vals := []string{r.Name, shortTarget(r.Target), r.Mode, state, counts, itoa(r.Demand + r.Queued), ""}
 		drawRow(p, y, formatRow(policyCols, ws, vals), st, selected, focused)
 
 		// The last column, in a style of its own.
 		last, lastStyle := r.LastRefusal, st
+		if r.Waiting > 0 {
+			last, lastStyle = waitCell(r.PolicyStatus), styleWarn
+		}
 		if r.LastError != "" {
 			last, lastStyle = "error: "+r.LastError, styleError
 		}

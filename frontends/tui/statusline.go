@@ -61,8 +61,11 @@ func drawStatusLine(p painter, m Model, y int) {
 		p.text(0, y, "journal: "+m.HistoryErr, styleError, p.w)
 	default:
 		names := listHints
-		if m.Detail {
+		switch {
+		case m.Detail:
 			names = detailHints
+		case m.PolicyDetail:
+			names = policyDetailHints
 		}
 		p.text(0, y, hints(names), styleDim, p.w)
 	}

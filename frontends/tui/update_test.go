@@ -64,6 +64,38 @@ func TestUpdateKeys(t *testing.T) {
 		{"DownStopsAtEnd", nil, []tui.Event{r('G'), r('j'), key(tui.KeyPgDn)}, func(t *testing.T, m tui.Model, _ []tui.Command) {
 			assert.Equal(t, aid(6), m.SelAttempt)
 		}},
+		{"IOpensThePolicy", nil, []tui.Event{key(tui.KeyTab), r('j'), r('i')}, func(t *testing.T, m tui.Model, _ []tui.Command) {
+			assert.True(t, m.PolicyDetail)
+			assert.False(t, m.Detail)
+			p, _ := m.SelectedPolicy()
+			assert.Equal(t, "gpu", p.Name)
+		}},
+		{"PolicyDetailMovesAndCloses", nil, []tui.Event{key(tui.KeyTab), r('i'), r('j'), key(tui.KeyEnter), key(tui.KeyTab)}, func(t *testing.T, m tui.Model, _ []tui.Command) {
+			assert.True(t, m.PolicyDetail, "enter and tab keep the detail")
+			p, _ := m.SelectedPolicy()
+			assert.Equal(t, "gpu", p.Name, "up and down move between policies")
+			m, _ = send(m, key(tui.KeyEsc))
+			assert.False(t, m.PolicyDetail)
+			m, _ = send(m, r('i'), r('q'))
+			assert.False(t, m.PolicyDetail, "q leaves the detail")
+			assert.False(t, m.Quit)
+		}},
+		{"SortCycles", nil, []tui.Event{key(tui.KeyTab), r('s')}, func(t *testing.T, m tui.Model, _ []tui.Command) {
+			byName := func(rows []tui.PolicyRow) (out []string) {
+				for _, r := range rows {
+					out = append(out, r.Name)
+				}
+				return out
+			}
+			assert.Equal(t, 1, m.SortBy)
+			assert.Equal(t, "policies sorted by waiting", m.Msg)
+			m, _ = send(m, r('s'))
+			assert.Equal(t, []string{"home", "docs", "gpu"}, byName(m.PolicyRows()), "by demand, then name")
+			m, _ = send(m, r('s'), r('s'))
+			assert.Equal(t, []string{"home", "docs", "gpu"}, byName(m.PolicyRows()), "by max, then name")
+			m, _ = send(m, r('s'))
+			assert.Equal(t, []string{"docs", "gpu", "home"}, byName(m.PolicyRows()), "back to by name")
+		}},
 		{"TabSwitchesPane", nil, []tui.Event{key(tui.KeyTab)}, func(t *testing.T, m tui.Model, _ []tui.Command) {
 			assert.Equal(t, tui.PanePolicies, m.Pane)
 		}},

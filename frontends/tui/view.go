@@ -33,9 +33,12 @@ func Draw(c Canvas, m Model) {
 	}
 	drawHeader(p, m)
 	y0, y1 := headerRows, p.h-1
-	if m.Detail {
+	switch {
+	case m.Detail:
 		drawDetail(p, m, y0, y1)
-	} else {
+	case m.PolicyDetail:
+		drawPolicyDetail(p, m, y0, y1)
+	default:
 		// The policies get a third of the room at most, the attempts the
 		// rest.
 		prows := m.PolicyRows()

@@ -105,6 +105,28 @@ func TestDrawGolden(t *testing.T) {
 			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Err: errors.New("read the policies from the journal: disk I/O error")})
 			return m
 		}},
+		{"jobs-wait", 80, 24, func() tui.Model {
+			st := fixtureStatus()
+			home := &st.Policies[0]
+			home.Live, home.Idle, home.Busy, home.Max, home.Demand, home.Admitted = 12, 0, 11, 100, 12, 12
+			home.WaitStatus = reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "memory: needs 1.5G, 0.9G free"}
+			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Status: st})
+			return m
+		}},
+		{"policy-detail", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), key(tui.KeyTab), r('j'), r('i'))
+			return m
+		}},
+		{"policy-detail-waits", 80, 24, func() tui.Model {
+			st := fixtureStatus()
+			home := &st.Policies[0]
+			home.Demand, home.Admitted = 3, 3
+			home.WaitStatus = reconcile.WaitStatus{Queued: 7, Waiting: 7,
+				WaitReason: "memory: 12 GiB committed + 1.5 GiB expected > 14 GiB (16 GiB less the 2 GiB reserve)"}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			m, _ = send(m, key(tui.KeyTab), r('G'), r('i'))
+			return m
+		}},
 		{"too-small", 40, 10, loaded},
 	}
 	for _, tt := range tests {

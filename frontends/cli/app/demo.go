@@ -107,7 +107,13 @@ func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 	src := &tui.StoreSource{
 		Store:   sim.Store(),
 		DataDir: sim.DataDir(),
-		Live:    func(context.Context) (reconcileStatus, error) { return sup.Status(), nil },
+		// Progress keeps the summary's peaks and refusals, as Wait's ticks
+		// do without the TUI: otherwise the summary, taken once all is
+		// done, would say "0 live runners".
+		Live: func(context.Context) (reconcileStatus, error) {
+			sim.Progress()
+			return sup.Status(), nil
+		},
 		Stop:    sup.StopAttempt,
 		Changed: func(context.Context) error { sup.Refresh(); return nil },
 	}

@@ -78,6 +78,7 @@ func TestDemoTUI(t *testing.T) {
 	defer app.SetTUI(simulatedTUI(t, allDone, &shown))()
 	out := e.ok("demo", "--jobs", "3", "--tui")
 	assert.Contains(t, out, "jobs served:        3 of 3")
+	assert.NotContains(t, out, "(0 live runners)", "the summary counts the runners the TUI saw live")
 	assert.Contains(t, shown, "demo-1", "the TUI showed the demo's policies:\n%s", shown)
 	assert.Contains(t, shown, "demo-2")
 }

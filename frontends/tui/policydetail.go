@@ -1,0 +1,156 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
+)
+
+// policyDetailPane is the policy detail view's part of the model: the
+// selected policy full screen, with why its jobs wait, its peaks and its
+// last attempts.
+type policyDetailPane struct {
+	// PolicyDetail shows the selected policy full screen.
+	PolicyDetail bool
+}
+
+// openPolicy opens the selected policy's detail.
+func (m Model) openPolicy() (Model, []Command) {
+	if m.Detail {
+		return m, nil
+	}
+	if _, ok := m.SelectedPolicy(); !ok {
+		return m.infof("no policy selected"), nil
+	}
+	m.PolicyDetail, m.Pane = true, PanePolicies
+	return m, nil
+}
+
+// policyAttemptsShown is how many of a policy's last attempts its detail
+// lists at most.
+const policyAttemptsShown = 10
+
+// drawPolicyDetail draws the selected policy between rows y0 and y1.
+func drawPolicyDetail(p painter, m Model, y0, y1 int) {
+	r, ok := m.SelectedPolicy()
+	if !ok {
+		return
+	}
+	drawTitle(p, y0, "Policy "+r.Name, true)
+	d := &detailLines{p: p, y: y0 + 1}
+	state, st := "active", styleNormal
+	if r.Paused {
+		state, st = "paused", styleDim
+	}
+	d.line("state", span{state, st}, span{fmt.Sprintf(" · %s · %s", r.Mode, r.Target), styleNormal})
+	d.line("runners", span{fmt.Sprintf("live %d (idle %d, busy %d) · min idle %d · max %d", r.Live, r.Idle, r.Busy, r.MinIdle, r.Max), styleNormal})
+	d.line("demand", span{fmt.Sprintf("%d assigned + %d queued at GitHub · admitted %d · waiting %d", r.Demand, r.Queued, r.Admitted, r.Waiting), styleNormal})
+	if r.Waiting > 0 && r.WaitReason != "" {
+		d.wrapped("waits", r.WaitReason, styleWarn, y1)
+	}
+	if r.LastRefusal != "" {
+		d.wrapped("refusal", r.LastRefusal, styleNormal, y1)
+	}
+	if r.LastError != "" {
+		d.wrapped("error", r.LastError, styleError, y1)
+	}
+	peaks := "expected " + fmtBytes(r.ExpectedPeakBytes)
+	if r.ExpectedPeakBytes == 0 {
+		peaks = "expected -"
+	}
+	atts := policyAttempts(m.History, r.ID, policyAttemptsShown)
+	var highest uint64
+	for _, a := range atts {
+		highest = max(highest, a.Usage.PeakRSSBytes)
+	}
+	if highest > 0 {
+		peaks += fmt.Sprintf(" · highest of its last %d attempts %s", len(atts), fmtBytes(highest))
+	}
+	d.line("peaks", span{peaks, styleNormal})
+	if d.y >= y1 {
+		return
+	}
+	drawTitle(p, d.y, "Last attempts", false)
+	d.y++
+	if len(atts) == 0 {
+		d.line("", span{"(none in the journal)", styleDim})
+	}
+	for _, a := range atts {
+		if d.y >= y1 {
+			return
+		}
+		p.text(1, d.y, policyAttemptLine(a, m), stateStyle(a.State), p.w-1)
+		d.y++
+	}
+}
+
+// wrapped draws a labelled value over as many rows as it needs, not past
+// row y1: the full text of a refusal or an error.
+func (d *detailLines) wrapped(label, text string, st Style, y1 int) {
+	w := max(1, d.p.w-detailX)
+	for _, part := range wrap(text, w) {
+		if d.y >= y1 {
+			return
+		}
+		d.line(label, span{part, st})
+		label = ""
+	}
+}
+
+// wrap cuts s into lines of at most w cells, at spaces where it can.
+func wrap(s string, w int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case textWidth(line)+1+textWidth(word) <= w:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+		for textWidth(line) > w {
+			r := []rune(line)
+			out = append(out, string(r[:w]))
+			line = string(r[w:])
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// policyAttempts are the policy's newest n attempts of the journal's
+// history (which comes newest first).
+func policyAttempts(history []rm.Attempt, id rm.PolicyID, n int) []rm.Attempt {
+	var out []rm.Attempt
+	for _, a := range history {
+		if a.Policy == id && len(out) < n {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// policyAttemptLine is one of a policy's last attempts: when it was
+// created, its state, how long its job waited for it (created to busy),
+// its peak and its job.
+func policyAttemptLine(a rm.Attempt, m Model) string {
+	wait := "-"
+	if !a.BusyAt.IsZero() {
+		wait = fmtDuration(a.BusyAt.Sub(a.CreatedAt))
+	}
+	peak := "-"
+	if a.Usage.PeakRSSBytes > 0 {
+		peak = fmtBytes(a.Usage.PeakRSSBytes)
+	}
+	job := a.Job.Name
+	if job == "" {
+		job = "-"
+	}
+	return fmt.Sprintf("%s %-9s wait %6s  peak %5s  %s", clock(a.CreatedAt, m.Now), a.State, wait, peak, job)
+}
