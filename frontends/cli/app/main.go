@@ -11,8 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strings"
+		"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -34,15 +33,18 @@ const (
 // when empty it comes from the module's build information.
 var Version = ""
 
-func version() string {
+// build is the program's build: the module's build information, with
+// Version in place of its version when set.
+func build() rm.Build {
+	b := rm.ReadBuild()
 	if Version != "" {
-		return Version
+		b.Version = Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+	return b
 }
+
+// version is the program's version alone ("v1.2.3", "dev").
+func version() string { return build().Version }
 
 // Streams are the program's standard streams.
 type Streams struct {
@@ -80,7 +82,7 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 		kong.Description("A local-first autoscaler for ephemeral GitHub Actions self-hosted runners: one fresh just-in-time runner per job, as many at once as this machine can hold, and a journal of every runner attempt."),
 		kong.Writers(s.Stdout, s.Stderr),
 		kong.Exit(func(c int) { panic(exitPanic(c)) }),
-		kong.Vars{"version": "runner-manager " + version()},
+		kong.Vars{"version": "runner-manager " + build().String()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
 		kong.ExplicitGroups(commandGroups),
 		kong.Bind(a),
