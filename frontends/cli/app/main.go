@@ -11,7 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-		"strings"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"

@@ -324,7 +324,8 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
-// policyJSON is the stable JSON form of a policy.
+// policyJSON is the stable JSON form of a policy (docs/json.md): every key
+// always present.
 type policyJSON struct {
 	ID             string   `json:"id"`
 	Name           string   `json:"name"`
@@ -332,10 +333,10 @@ type policyJSON struct {
 	Scope          string   `json:"scope"`
 	RunnerGroup    string   `json:"runner_group"`
 	Mode           string   `json:"mode"`
-	ScaleSet       string   `json:"scale_set,omitempty"`
-	Labels         []string `json:"labels,omitempty"`
+	ScaleSet       string   `json:"scale_set"`
+	Labels         []string `json:"labels"`
 	Backend        string   `json:"backend"`
-	RunnerDir      string   `json:"runner_dir,omitempty"`
+	RunnerDir      string   `json:"runner_dir"`
 	Max            int      `json:"max"`
 	MinIdle        int      `json:"min_idle"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
@@ -348,7 +349,7 @@ func toPolicyJSON(p rm.Policy) policyJSON {
 	return policyJSON{
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
-		Labels: p.Target.Labels, Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
+		Labels: append([]string{}, p.Target.Labels...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
 		Max: p.Max, MinIdle: p.MinIdle, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 	}
