@@ -11,6 +11,14 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
+// Validate refuses a negative limit.
+func (c *AttemptsCmd) Validate() error {
+	if c.Limit < 0 {
+		return usagef("attempts: --limit %d: give a number of attempts, 0 or more (0: all)", c.Limit)
+	}
+	return nil
+}
+
 // AttemptsCmd lists attempts.
 type AttemptsCmd struct {
 	Policy string   `help:"Only this policy's attempts." placeholder:"NAME"`
@@ -264,6 +272,14 @@ type LogsCmd struct {
 	Attempt string `arg:"" help:"Attempt id."`
 	Follow  bool   `short:"f" help:"Keep printing what the runner writes, until the attempt ends (or Ctrl-C)."`
 	Lines   int    `short:"n" help:"Print only the last N lines first (0: all)." default:"0" placeholder:"N"`
+}
+
+// Validate refuses a negative line count.
+func (c *LogsCmd) Validate() error {
+	if c.Lines < 0 {
+		return usagef("logs: -n %d: give a number of lines, 0 or more (0: all)", c.Lines)
+	}
+	return nil
 }
 
 // followEvery is how often logs -f looks for more.

@@ -100,7 +100,7 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 			code = int(c)
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(joinNegativeValues(args))
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)
 		var pe *kong.ParseError
@@ -114,6 +114,43 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 		return exitStatus(err)
 	}
 	return ExitOK
+}
+
+// valueFlags are the flags whose values may start with "-" (a negative
+// number, given by mistake): kong would take "-1" for a short flag and
+// garble the message. Their short forms map to the long ones.
+var valueFlags = map[string]string{
+	"--max": "--max", "--min-idle": "--min-idle", "--memory-estimate": "--memory-estimate",
+	"--limit": "--limit", "--lines": "--lines", "-n": "--lines",
+}
+
+// joinNegativeValues rewrites "--max -1", "-n -3" and "-n=-3" as
+// "--max=-1" and "--lines=-3", so the value reaches the command's checks,
+// which say what is wrong with it.
+func joinNegativeValues(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return append(out, args[i:]...)
+		}
+		name, value, hasValue := strings.Cut(arg, "=")
+		long, ok := valueFlags[name]
+		switch {
+		case ok && hasValue:
+			out = append(out, long+"="+value)
+		case ok && i+1 < len(args) && looksNegative(args[i+1]):
+			out = append(out, long+"="+args[i+1])
+			i++
+		default:
+			out = append(out, arg)
+		}
+	}
+	return out
+}
+
+func looksNegative(s string) bool {
+	return len(s) > 1 && s[0] == '-' && (s[1] >= '0' && s[1] <= '9' || s[1] == '.')
 }
 
 func commandPath(k *kong.Context) string {

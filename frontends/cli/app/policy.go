@@ -10,6 +10,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
@@ -47,6 +49,29 @@ func (a *App) warnNoRunner(p rm.Policy) {
 	}
 }
 
+// noteAdmissible says when a policy's max is more than this host's memory
+// can hold at its memory estimate: the max is kept (admission cuts it), but
+// the user learns what to expect.
+func (a *App) noteAdmissible(p rm.Policy) {
+	c, err := a.Config()
+	if err != nil {
+		return
+	}
+	total, _, err := platform.HostMemory()
+	reserve := c.Admission.MemoryReserve.Bytes()
+	if err != nil || total <= reserve {
+		return
+	}
+	est := p.MemoryEstimate
+	if est == 0 {
+		est = reconcile.DefaultMemoryEstimate
+	}
+	if fits := int((total - reserve) / est); p.Max > fits {
+		fmt.Fprintf(a.Stderr, "note: max %d is more than this host can hold: %s of memory (less the %s reserve) admits about %d runners of %s at once; admission holds the rest back\n",
+			p.Max, config.FormatBytes(total), config.FormatBytes(reserve), fits, config.FormatBytes(est))
+	}
+}
+
 // PolicyAddCmd adds a policy.
 type PolicyAddCmd struct {
 	Name           string      `arg:"" help:"Policy name: letters, digits, '.', '-', '_'."`
@@ -81,6 +106,10 @@ Everything is checked before anything is written.`
 
 // Run adds the policy.
 func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
+	if c.MemoryEstimate == 0 && a.flagGiven("--memory-estimate") {
+		return invalid("--memory-estimate 0: give what a job peaks at, such as 2GiB (leave the flag out for the default, %s)",
+			config.FormatBytes(reconcile.DefaultMemoryEstimate))
+	}
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
@@ -104,6 +133,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
+	a.noteAdmissible(p)
 	a.warnNoRunner(p)
 	a.pokeDaemon(ctx)
 	return nil
