@@ -118,6 +118,17 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Po
 	if err != nil {
 		return p, err
 	}
+	if p.Target.ScaleSet != "" {
+		existing, err := st.Policies(ctx)
+		if err != nil {
+			return p, err
+		}
+		for _, o := range existing {
+			if o.Target.Key() == p.Target.Key() {
+				return p, invalid("policy %q serves %s already: one scale set is one policy's (their runners would mix); change that policy, or give another --scale-set", o.Name, p.Target)
+			}
+		}
+	}
 	now := time.Now().UTC()
 	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now
 	if err := st.InsertPolicy(ctx, p); err != nil {
