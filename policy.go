@@ -14,13 +14,13 @@ const BackendNative Backend = "native"
 
 // Host is one machine running the manager.
 type Host struct {
-	ID          HostID
-	Name        string
-	MemoryBytes uint64
-	CPUs        int
-	OS          string // runtime.GOOS
-	Arch        string // runtime.GOARCH
-	SeenAt      time.Time
+	ID          HostID    `json:"id"`
+	Name        string    `json:"name"`
+	MemoryBytes uint64    `json:"memory_bytes"`
+	CPUs        int       `json:"cpus"`
+	OS          string    `json:"os"`   // runtime.GOOS
+	Arch        string    `json:"arch"` // runtime.GOARCH
+	SeenAt      time.Time `json:"seen_at"`
 }
 
 // Policy (a profile) is a target plus how one host serves it.

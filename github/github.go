@@ -53,10 +53,12 @@ func (e *RateLimitError) Error() string {
 
 // Budget is the core REST rate-limit budget as last seen.
 type Budget struct {
-	Limit, Remaining, Used int
-	Reset                  time.Time
+	Limit     int       `json:"limit"`
+	Remaining int       `json:"remaining"`
+	Used      int       `json:"used"`
+	Reset     time.Time `json:"reset"`
 	// SeenAt is when the headers were read; zero if never.
-	SeenAt time.Time
+	SeenAt time.Time `json:"seen_at"`
 }
 
 // Runner is a runner registration as GitHub lists it.

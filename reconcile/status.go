@@ -14,71 +14,71 @@ import (
 // Status is a snapshot of a supervisor's live figures, for `status`, the TUI
 // and metrics. It is plain data and marshals to JSON.
 type Status struct {
-	At       time.Time
-	Host     rm.Host
-	Memory   MemoryStatus
-	Policies []PolicyStatus
-	Attempts []AttemptStatus
+	At       time.Time       `json:"at"`
+	Host     rm.Host         `json:"host"`
+	Memory   MemoryStatus    `json:"memory"`
+	Policies []PolicyStatus  `json:"policies"`
+	Attempts []AttemptStatus `json:"attempts"`
 	// Budget is the GitHub REST budget as last seen.
-	Budget github.Budget
+	Budget github.Budget `json:"budget"`
 	// Refusals counts admission refusals by reason since start.
-	Refusals map[string]int
+	Refusals map[string]int `json:"refusals"`
 }
 
 // MemoryStatus is the host's memory as admission sees it.
 type MemoryStatus struct {
-	TotalBytes     uint64
-	AvailableBytes uint64
-	ReserveBytes   uint64
+	TotalBytes     uint64 `json:"total_bytes"`
+	AvailableBytes uint64 `json:"available_bytes"`
+	ReserveBytes   uint64 `json:"reserve_bytes"`
 	// CommittedBytes is Σ over live attempts of max(current RSS, expected peak).
-	CommittedBytes uint64
+	CommittedBytes uint64 `json:"committed_bytes"`
 	// DiskFreeBytes and DiskFloorBytes of the data directory's filesystem.
-	DiskFreeBytes  uint64
-	DiskFloorBytes uint64
+	DiskFreeBytes  uint64 `json:"disk_free_bytes"`
+	DiskFloorBytes uint64 `json:"disk_floor_bytes"`
 }
 
 // PolicyStatus is one policy's figures.
 type PolicyStatus struct {
-	ID      rm.PolicyID
-	Name    string
-	Target  string
-	Mode    string
-	Paused  bool
-	Live    int
-	Idle    int
-	Busy    int
-	MinIdle int
-	Max     int
+	ID      rm.PolicyID `json:"id"`
+	Name    string      `json:"name"`
+	Target  string      `json:"target"`
+	Mode    string      `json:"mode"`
+	Paused  bool        `json:"paused"`
+	Live    int         `json:"live"`
+	Idle    int         `json:"idle"`
+	Busy    int         `json:"busy"`
+	MinIdle int         `json:"min_idle"`
+	Max     int         `json:"max"`
 	// Demand is what GitHub last said the target wants.
-	Demand int
+	Demand int `json:"demand"`
 	// Admitted is the capacity admission allows now (≤ Max): what
 	// scale-set mode reports as maxCapacity.
-	Admitted int
+	Admitted int `json:"admitted"`
 	// ExpectedPeakBytes is what admission expects a new attempt to peak at.
-	ExpectedPeakBytes uint64
-	LastRefusal       string
-	LastError         string
+	ExpectedPeakBytes uint64 `json:"expected_peak_bytes"`
+	LastRefusal       string `json:"last_refusal"`
+	LastError         string `json:"last_error"`
 	// WaitStatus: the jobs that wait, and why.
 	WaitStatus
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.
 type AttemptStatus struct {
-	ID            rm.AttemptID
-	Policy        rm.PolicyID
-	RunnerName    string
-	State         rm.AttemptState
-	Job           string
-	CreatedAt     time.Time
-	RSSBytes      uint64
-	PeakRSSBytes  uint64
-	CPUMillicores uint32
+	ID            rm.AttemptID    `json:"id"`
+	Policy        rm.PolicyID     `json:"policy"`
+	RunnerName    string          `json:"runner_name"`
+	State         rm.AttemptState `json:"state"`
+	Job           string          `json:"job"`
+	CreatedAt     time.Time       `json:"created_at"`
+	RSSBytes      uint64          `json:"rss_bytes"`
+	PeakRSSBytes  uint64          `json:"peak_rss_bytes"`
+	CPUMillicores uint32          `json:"cpu_millicores"`
 	// UsageSource says where the figures came from (rm.UsageFromCgroup,
 	// rm.UsageFromProcessTree).
-	UsageSource string
+	UsageSource string `json:"usage_source"`
 	// LastMessage is what the manager last noted on it ("stopping: zombie",
 	// "exited; waiting for GitHub's word on its job").
-	LastMessage string
+	LastMessage string `json:"last_message"`
 }
 
 // StatusFromJournal is what the journal alone tells of a host, for when no

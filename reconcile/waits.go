@@ -56,7 +56,7 @@ func (p *pass) waitReason(live int) string {
 	if active == 0 {
 		return "paused"
 	}
-	if until, quiet := l.quiet(p.now); quiet {
+	if until, held := l.drv.held(p.now); held {
 		return "GitHub calls held back until " + until.Format(time.TimeOnly)
 	}
 	p.mu.Lock()

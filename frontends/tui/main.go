@@ -11,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
@@ -19,8 +20,9 @@ import (
 // mainFlags are runner-manager-tui's flags: just enough to find the data
 // directory, the way runner-manager finds it.
 type mainFlags struct {
-	DataDir string `name:"data-dir" placeholder:"DIR" help:"Data directory holding the journal and the daemon's socket (default: $$RUNNER_MANAGER_DATA_DIR, else data_dir of the configuration file, else $$XDG_STATE_HOME/runner-manager)."`
-	Config  string `name:"config" env:"RUNNER_MANAGER_CONFIG" placeholder:"FILE" help:"Configuration file (TOML) that may name the data directory (default: $$XDG_CONFIG_HOME/runner-manager/config.toml, if it exists)."`
+	DataDir string           `name:"data-dir" placeholder:"DIR" help:"Data directory holding the journal and the daemon's socket (default: $$RUNNER_MANAGER_DATA_DIR, else data_dir of the configuration file, else $$XDG_STATE_HOME/runner-manager)."`
+	Config  string           `name:"config" env:"RUNNER_MANAGER_CONFIG" placeholder:"FILE" help:"Configuration file (TOML) that may name the data directory (default: $$XDG_CONFIG_HOME/runner-manager/config.toml, if it exists)."`
+	Version kong.VersionFlag `help:"Print the version (module version, VCS commit and date) and exit."`
 }
 
 // DaemonSource is the Source of a TUI beside a daemon: the journal st of
@@ -52,6 +54,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 		kong.Description("A live terminal view of runner-manager: host memory and admission, policies, runner attempts and their logs. Run it beside `runner-manager run`; without the daemon it shows what the journal holds."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitCode(code)) }),
+		kong.Vars{"version": "runner-manager-tui " + rm.ReadBuild().String()},
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)

@@ -108,7 +108,7 @@ type Config struct {
 
 	// Logger receives the daemon's logs (default: discarded).
 	Logger *slog.Logger
-	// Version is logged at start.
+	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string
 }
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -65,7 +67,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		wg.Go(func() { d.met.Run(ctx, metricsEvery) })
 	}
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
-		"policies", owned, "socket", ls.addrs.Socket, "version", d.cfg.Version)
+		"policies", owned, "socket", ls.addrs.Socket, "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
 	supDone := make(chan error, 1)
 	wg.Go(func() { supDone <- sup.Run(ctx) })
 	select {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/BurntSushi/toml"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -17,6 +20,8 @@ type File struct {
 	// Path names the file in errors.
 	Path   string `toml:"-"`
 	Policy []Spec `toml:"policy"`
+	// lines are the lines of the [[policy]] headers, for errors.
+	lines []int
 }
 
 // ReadFile reads and decodes a policy file, refusing unknown keys (with
@@ -26,9 +31,22 @@ func ReadFile(path string) (File, error) {
 	if err != nil {
 		return File{}, invalid("read %s: %v", path, err)
 	}
-	f := File{Path: path}
+	f := File{Path: path, lines: policyLines(data)}
 	if _, _, err := config.DecodeStrict(path, data, &f); err != nil {
 		return File{}, err
+	}
+	// A policy without max gets 1, as `policy add` gives it.
+	var maxes struct {
+		Policy []struct {
+			Max *int `toml:"max"`
+		} `toml:"policy"`
+	}
+	if _, err := toml.Decode(string(data), &maxes); err == nil {
+		for i := range f.Policy {
+			if i < len(maxes.Policy) && maxes.Policy[i].Max == nil {
+				f.Policy[i].Max = 1
+			}
+		}
 	}
 	return f, f.Check()
 }
@@ -37,19 +55,46 @@ func ReadFile(path string) (File, error) {
 // and distinct, each policy valid.
 func (f File) Check() error {
 	seen := map[string]bool{}
+	targets := map[string]string{}
 	for i, s := range f.Policy {
 		if s.Name == "" {
-			return invalid("%s: policy #%d has no name", f.Path, i+1)
+			return invalid("%s: policy #%d has no name", f.at(i), i+1)
 		}
 		if seen[s.Name] {
-			return invalid("%s: policy %q is listed twice", f.Path, s.Name)
+			return invalid("%s: policy %q is listed twice", f.at(i), s.Name)
 		}
 		seen[s.Name] = true
-		if _, err := s.Build(rm.NewHostID()); err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
+		p, err := s.Build(rm.NewHostID())
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.at(i), err)
 		}
+		if other, ok := targets[p.Target.Key()]; ok && p.Target.ScaleSet != "" {
+			return invalid("%s: policies %q and %q both serve %s: one scale set is one policy's (their runners would mix)", f.at(i), other, s.Name, p.Target)
+		}
+		targets[p.Target.Key()] = s.Name
 	}
 	return nil
+}
+
+// at names policy i of the file in errors: "path:line", the line of its
+// [[policy]] header when the file was read, else the path.
+func (f File) at(i int) string {
+	if i < len(f.lines) {
+		return fmt.Sprintf("%s:%d", f.Path, f.lines[i])
+	}
+	return f.Path
+}
+
+// policyLines are the lines (from 1) of the [[policy]] headers of data.
+func policyLines(data []byte) []int {
+	var out []int
+	for n, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[[") && strings.TrimSpace(strings.Trim(strings.SplitN(t, "#", 2)[0], "[] \t")) == "policy" {
+			out = append(out, n+1)
+		}
+	}
+	return out
 }
 
 // Op is what a plan does to one policy.

@@ -82,9 +82,17 @@ func (s Spec) target() (rm.ScaleTarget, error) {
 	return rm.ScaleTarget{}, invalid("policy %q has no labels and no scale set: give --scale-set NAME (scale-set mode, jobs use runs-on: NAME) or --labels a,b (classic mode)", s.Name)
 }
 
+// MinMemoryEstimate is the smallest memory estimate a policy takes: below
+// it a size was surely mistyped (no runner starts in less).
+const MinMemoryEstimate = 16 << 20
+
 // Build returns the policy the spec describes for host, checked (errors
 // wrap rm.ErrInvalid). It has no id or timestamps yet.
 func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
+	if e := s.MemoryEstimate; e != 0 && e < MinMemoryEstimate {
+		return rm.Policy{}, invalid("policy %q: memory estimate %s is below %s: give what a job peaks at, such as 2GiB",
+			s.Name, e, config.Size(MinMemoryEstimate))
+	}
 	t, err := s.target()
 	if err != nil {
 		return rm.Policy{}, err
@@ -109,6 +117,17 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Po
 	p, err := s.Build(host)
 	if err != nil {
 		return p, err
+	}
+	if p.Target.ScaleSet != "" {
+		existing, err := st.Policies(ctx)
+		if err != nil {
+			return p, err
+		}
+		for _, o := range existing {
+			if o.Target.Key() == p.Target.Key() {
+				return p, invalid("policy %q serves %s already: one scale set is one policy's (their runners would mix); change that policy, or give another --scale-set", o.Name, p.Target)
+			}
+		}
 	}
 	now := time.Now().UTC()
 	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now

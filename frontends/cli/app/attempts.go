@@ -11,6 +11,14 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
+// Validate refuses a negative limit.
+func (c *AttemptsCmd) Validate() error {
+	if c.Limit < 0 {
+		return usagef("attempts: --limit %d: give a number of attempts, 0 or more (0: all)", c.Limit)
+	}
+	return nil
+}
+
 // AttemptsCmd lists attempts.
 type AttemptsCmd struct {
 	Policy string   `help:"Only this policy's attempts." placeholder:"NAME"`
@@ -98,28 +106,29 @@ func outcomeShort(o rm.Outcome) string {
 	return string(o.Kind)
 }
 
-// attemptJSON is the stable JSON form of an attempt.
+// attemptJSON is the stable JSON form of an attempt (docs/json.md): every
+// key always present, null where nothing is known yet.
 type attemptJSON struct {
-	ID             string            `json:"id"`
-	Policy         string            `json:"policy"`
-	PolicyName     string            `json:"policy_name,omitempty"`
-	State          string            `json:"state"`
-	RunnerName     string            `json:"runner_name,omitempty"`
-	GitHubRunnerID int64             `json:"github_runner_id,omitempty"`
-	PID            int               `json:"pid,omitempty"`
-	Job            *jobJSON          `json:"job,omitempty"`
-	ExitCode       *int              `json:"exit_code,omitempty"`
-	Usage          usageJSON         `json:"usage"`
-	Outcome        *outcomeJSON      `json:"outcome,omitempty"`
-	Times          map[string]string `json:"times"`
-	LastMessage    string            `json:"last_message,omitempty"`
+	ID             string             `json:"id"`
+	Policy         string             `json:"policy"`
+	PolicyName     *string            `json:"policy_name"`
+	State          string             `json:"state"`
+	RunnerName     string             `json:"runner_name"`
+	GitHubRunnerID *int64             `json:"github_runner_id"`
+	PID            *int               `json:"pid"`
+	Job            *jobJSON           `json:"job"`
+	ExitCode       *int               `json:"exit_code"`
+	Usage          usageJSON          `json:"usage"`
+	Outcome        *outcomeJSON       `json:"outcome"`
+	Times          map[string]*string `json:"times"`
+	LastMessage    string             `json:"last_message"`
 }
 
 type jobJSON struct {
 	ID       int64  `json:"id"`
-	RunID    int64  `json:"run_id,omitempty"`
-	Workflow string `json:"workflow,omitempty"`
-	Name     string `json:"name,omitempty"`
+	RunID    int64  `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Name     string `json:"name"`
 }
 
 type usageJSON struct {
@@ -131,17 +140,26 @@ type usageJSON struct {
 
 type outcomeJSON struct {
 	Kind   string `json:"kind"`
-	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail"`
 }
 
 func toAttemptJSON(at rm.Attempt, policyName string) attemptJSON {
 	out := attemptJSON{
-		ID: at.ID.String(), Policy: at.Policy.String(), PolicyName: policyName, State: string(at.State),
-		RunnerName: at.RunnerName, GitHubRunnerID: at.GitHubRunnerID, PID: at.PID, ExitCode: at.ExitCode,
+		ID: at.ID.String(), Policy: at.Policy.String(), State: string(at.State),
+		RunnerName: at.RunnerName, ExitCode: at.ExitCode,
 		Usage:       usageJSON{at.Usage.PeakRSSBytes, at.Usage.CPUAvgMillicores, at.Usage.CPUPeakMillicores, at.Usage.Samples},
-		Times:       map[string]string{},
+		Times:       map[string]*string{},
 		LastMessage: at.LastMessage,
+	}
+	if policyName != "" {
+		out.PolicyName = &policyName
+	}
+	if at.GitHubRunnerID != 0 {
+		out.GitHubRunnerID = &at.GitHubRunnerID
+	}
+	if at.PID != 0 {
+		out.PID = &at.PID
 	}
 	if at.Job != (rm.Job{}) {
 		out.Job = &jobJSON{at.Job.ID, at.Job.RunID, at.Job.Workflow, at.Job.Name}
@@ -150,8 +168,10 @@ func toAttemptJSON(at rm.Attempt, policyName string) attemptJSON {
 		out.Outcome = &outcomeJSON{string(at.Outcome.Kind), string(at.Outcome.Reason), at.Outcome.Detail}
 	}
 	for _, s := range rm.AttemptStates {
+		out.Times[string(s)] = nil
 		if t := at.StateAt(s); !t.IsZero() {
-			out.Times[string(s)] = t.UTC().Format(time.RFC3339Nano)
+			v := t.UTC().Format(time.RFC3339Nano)
+			out.Times[string(s)] = &v
 		}
 	}
 	return out
@@ -252,6 +272,14 @@ type LogsCmd struct {
 	Attempt string `arg:"" help:"Attempt id."`
 	Follow  bool   `short:"f" help:"Keep printing what the runner writes, until the attempt ends (or Ctrl-C)."`
 	Lines   int    `short:"n" help:"Print only the last N lines first (0: all)." default:"0" placeholder:"N"`
+}
+
+// Validate refuses a negative line count.
+func (c *LogsCmd) Validate() error {
+	if c.Lines < 0 {
+		return usagef("logs: -n %d: give a number of lines, 0 or more (0: all)", c.Lines)
+	}
+	return nil
 }
 
 // followEvery is how often logs -f looks for more.

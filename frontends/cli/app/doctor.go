@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/reconcile/doctor"
@@ -11,7 +12,31 @@ import (
 
 // DoctorCmd checks the setup.
 type DoctorCmd struct {
-	Fix bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes and message sessions (not while the daemon runs)."`
+	Fix  bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes and message sessions (not while the daemon runs)."`
+	JSON bool `help:"Print JSON (docs/json.md): every check with its status, detail and hint."`
+}
+
+// doctorJSON is the JSON form of doctor's report.
+type doctorJSON struct {
+	OK     bool        `json:"ok"`
+	Failed int         `json:"failed"`
+	Checks []checkJSON `json:"checks"`
+}
+
+type checkJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, warn or fail
+	Detail string `json:"detail"`
+	Hint   string `json:"hint"`
+}
+
+func toDoctorJSON(checks []doctor.Check) doctorJSON {
+	out := doctorJSON{Failed: doctor.Failed(checks), Checks: make([]checkJSON, 0, len(checks))}
+	out.OK = out.Failed == 0
+	for _, c := range checks {
+		out.Checks = append(out.Checks, checkJSON{c.Name, strings.ToLower(c.Status.String()), c.Detail, c.Hint})
+	}
+	return out
 }
 
 // Help is the long help of doctor.
@@ -27,7 +52,8 @@ open (GitHub refuses a new session while one exists). With --fix it
 removes the leftovers (only while the daemon is not running: the daemon
 reaps them itself).
 
-It exits with status 1 when a check failed.`
+It exits with status 1 when a check failed. With --json it prints the
+checks as one JSON document instead (docs/json.md), with the same status.`
 }
 
 // Run checks.
@@ -51,11 +77,20 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 			}
 			return err == nil, err
 		},
-		Fix:    c.Fix,
-		Report: func(ch doctor.Check) { a.printf("%s\n", ch) },
+		Fix: c.Fix,
+		Report: func(ch doctor.Check) {
+			if !c.JSON {
+				a.printf("%s\n", ch)
+			}
+		},
 	})
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		if err := writeJSON(a.Stdout, toDoctorJSON(checks)); err != nil {
+			return err
+		}
 	}
 	if n := doctor.Failed(checks); n > 0 {
 		return fmt.Errorf("%d check(s) failed: see above", n)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 func TestHelpGolden(t *testing.T) {
@@ -41,7 +43,10 @@ func TestVersion(t *testing.T) {
 	e := newEnv(t)
 	r := e.runRaw("--version")
 	require.Equal(t, 0, r.code)
-	assert.True(t, strings.HasPrefix(r.stdout, "runner-manager "), r.stdout)
+	// A test binary is a work-tree build: version "dev", no VCS stamp,
+	// and its toolchain (the stamped form is rm.BuildOf's test).
+	assert.Equal(t, "runner-manager "+rm.ReadBuild().String()+"\n", r.stdout)
+	assert.True(t, strings.HasPrefix(r.stdout, "runner-manager dev (go"), r.stdout)
 }
 
 func TestUsageErrors(t *testing.T) {

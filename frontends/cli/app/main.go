@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -34,15 +33,18 @@ const (
 // when empty it comes from the module's build information.
 var Version = ""
 
-func version() string {
+// build is the program's build: the module's build information, with
+// Version in place of its version when set.
+func build() rm.Build {
+	b := rm.ReadBuild()
 	if Version != "" {
-		return Version
+		b.Version = Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+	return b
 }
+
+// version is the program's version alone ("v1.2.3", "dev").
+func version() string { return build().Version }
 
 // Streams are the program's standard streams.
 type Streams struct {
@@ -80,7 +82,7 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 		kong.Description("A local-first autoscaler for ephemeral GitHub Actions self-hosted runners: one fresh just-in-time runner per job, as many at once as this machine can hold, and a journal of every runner attempt."),
 		kong.Writers(s.Stdout, s.Stderr),
 		kong.Exit(func(c int) { panic(exitPanic(c)) }),
-		kong.Vars{"version": "runner-manager " + version()},
+		kong.Vars{"version": "runner-manager " + build().String()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
 		kong.ExplicitGroups(commandGroups),
 		kong.Bind(a),
@@ -98,7 +100,7 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 			code = int(c)
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(joinNegativeValues(args))
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)
 		var pe *kong.ParseError
@@ -112,6 +114,43 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 		return exitStatus(err)
 	}
 	return ExitOK
+}
+
+// valueFlags are the flags whose values may start with "-" (a negative
+// number, given by mistake): kong would take "-1" for a short flag and
+// garble the message. Their short forms map to the long ones.
+var valueFlags = map[string]string{
+	"--max": "--max", "--min-idle": "--min-idle", "--memory-estimate": "--memory-estimate",
+	"--limit": "--limit", "--lines": "--lines", "-n": "--lines",
+}
+
+// joinNegativeValues rewrites "--max -1", "-n -3" and "-n=-3" as
+// "--max=-1" and "--lines=-3", so the value reaches the command's checks,
+// which say what is wrong with it.
+func joinNegativeValues(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return append(out, args[i:]...)
+		}
+		name, value, hasValue := strings.Cut(arg, "=")
+		long, ok := valueFlags[name]
+		switch {
+		case ok && hasValue:
+			out = append(out, long+"="+value)
+		case ok && i+1 < len(args) && looksNegative(args[i+1]):
+			out = append(out, long+"="+args[i+1])
+			i++
+		default:
+			out = append(out, arg)
+		}
+	}
+	return out
+}
+
+func looksNegative(s string) bool {
+	return len(s) > 1 && s[0] == '-' && (s[1] >= '0' && s[1] <= '9' || s[1] == '.')
 }
 
 func commandPath(k *kong.Context) string {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
@@ -47,6 +49,29 @@ func (a *App) warnNoRunner(p rm.Policy) {
 	}
 }
 
+// noteAdmissible says when a policy's max is more than this host's memory
+// can hold at its memory estimate: the max is kept (admission cuts it), but
+// the user learns what to expect.
+func (a *App) noteAdmissible(p rm.Policy) {
+	c, err := a.Config()
+	if err != nil {
+		return
+	}
+	total, _, err := platform.HostMemory()
+	reserve := c.Admission.MemoryReserve.Bytes()
+	if err != nil || total <= reserve {
+		return
+	}
+	est := p.MemoryEstimate
+	if est == 0 {
+		est = reconcile.DefaultMemoryEstimate
+	}
+	if fits := int((total - reserve) / est); p.Max > fits {
+		fmt.Fprintf(a.Stderr, "note: max %d is more than this host can hold: %s of memory (less the %s reserve) admits about %d runners of %s at once; admission holds the rest back\n",
+			p.Max, config.FormatBytes(total), config.FormatBytes(reserve), fits, config.FormatBytes(est))
+	}
+}
+
 // PolicyAddCmd adds a policy.
 type PolicyAddCmd struct {
 	Name           string      `arg:"" help:"Policy name: letters, digits, '.', '-', '_'."`
@@ -81,6 +106,10 @@ Everything is checked before anything is written.`
 
 // Run adds the policy.
 func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
+	if c.MemoryEstimate == 0 && a.flagGiven("--memory-estimate") {
+		return invalid("--memory-estimate 0: give what a job peaks at, such as 2GiB (leave the flag out for the default, %s)",
+			config.FormatBytes(reconcile.DefaultMemoryEstimate))
+	}
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
@@ -104,6 +133,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
+	a.noteAdmissible(p)
 	a.warnNoRunner(p)
 	a.pokeDaemon(ctx)
 	return nil
@@ -324,7 +354,8 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
-// policyJSON is the stable JSON form of a policy.
+// policyJSON is the stable JSON form of a policy (docs/json.md): every key
+// always present.
 type policyJSON struct {
 	ID             string   `json:"id"`
 	Name           string   `json:"name"`
@@ -332,10 +363,10 @@ type policyJSON struct {
 	Scope          string   `json:"scope"`
 	RunnerGroup    string   `json:"runner_group"`
 	Mode           string   `json:"mode"`
-	ScaleSet       string   `json:"scale_set,omitempty"`
-	Labels         []string `json:"labels,omitempty"`
+	ScaleSet       string   `json:"scale_set"`
+	Labels         []string `json:"labels"`
 	Backend        string   `json:"backend"`
-	RunnerDir      string   `json:"runner_dir,omitempty"`
+	RunnerDir      string   `json:"runner_dir"`
 	Max            int      `json:"max"`
 	MinIdle        int      `json:"min_idle"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
@@ -348,7 +379,7 @@ func toPolicyJSON(p rm.Policy) policyJSON {
 	return policyJSON{
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
-		Labels: p.Target.Labels, Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
+		Labels: append([]string{}, p.Target.Labels...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
 		Max: p.Max, MinIdle: p.MinIdle, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 	}

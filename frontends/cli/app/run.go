@@ -56,7 +56,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	if dcfg.Host, err = a.Host(ctx); err != nil {
 		return err
 	}
-	dcfg.Logger, dcfg.Drain, dcfg.Version = a.Logger(), c.Drain, version()
+	dcfg.Logger, dcfg.Drain, dcfg.Version = a.Logger(), c.Drain, build().String()
 	d, err := daemon.New(dcfg)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
@@ -19,7 +20,7 @@ import (
 
 // StatusCmd shows the live figures.
 type StatusCmd struct {
-	JSON bool `help:"Print JSON (the daemon's reconcile.Status)."`
+	JSON bool `help:"Print JSON (docs/json.md): the daemon's reconcile.Status, and whether the daemon answered."`
 }
 
 // Run prints the status: the daemon's when it runs, else what the journal
@@ -41,12 +42,45 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(a.Stdout, st)
+		return writeJSON(a.Stdout, toStatusJSON(st, live))
 	}
 	if !live {
 		a.printf("daemon: not running (start it with `runner-manager run`); figures from the journal\n")
 	}
 	return renderStatus(a.Stdout, st, time.Now())
+}
+
+// statusJSON is the JSON form of `status`: reconcile.Status's keys, and
+// whether the daemon answered; a host or a GitHub budget nobody saw is null,
+// as are the refusals when no daemon counts them.
+type statusJSON struct {
+	Daemon bool `json:"daemon"`
+	reconcile.Status
+	Host   *rm.Host       `json:"host"`
+	Budget *github.Budget `json:"budget"`
+}
+
+func toStatusJSON(st reconcile.Status, live bool) statusJSON {
+	out := statusJSON{Daemon: live, Status: st}
+	if !st.Host.ID.IsZero() {
+		out.Host = &st.Host
+	}
+	if !st.Budget.SeenAt.IsZero() || st.Budget.Limit > 0 {
+		out.Budget = &st.Budget
+	}
+	if out.Policies == nil {
+		out.Policies = []reconcile.PolicyStatus{}
+	}
+	if out.Attempts == nil {
+		out.Attempts = []reconcile.AttemptStatus{}
+	}
+	switch {
+	case !live:
+		out.Refusals = nil
+	case out.Refusals == nil:
+		out.Refusals = map[string]int{}
+	}
+	return out
 }
 
 // journalStatus is what the journal and this host tell, for when no

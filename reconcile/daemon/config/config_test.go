@@ -259,7 +259,7 @@ func TestParseSize(t *testing.T) {
 		in   string
 		want config.Size
 	}{
-		{"2GiB", 2 << 30}, {"512MiB", 512 << 20}, {"1.5G", 3 << 29}, {"10GB", 10e9}, {"4096", 4096},
+		{"2GiB", 2 << 30}, {"512MiB", 512 << 20}, {"1.5G", 3 << 29}, {"10GB", 10e9}, {"4096B", 4096},
 		{"1k", 1024}, {"1 KiB", 1024}, {"3Mi", 3 << 20}, {"1TiB", 1 << 40}, {"2gib", 2 << 30}, {"0", 0},
 	}
 	for _, tt := range tests {
@@ -267,7 +267,7 @@ func TestParseSize(t *testing.T) {
 		require.NoError(t, err, tt.in)
 		assert.Equal(t, tt.want, got, tt.in)
 	}
-	for _, bad := range []string{"", "GiB", "2 gigs", "-1G", "1.2.3G", "1e99T"} {
+	for _, bad := range []string{"", "GiB", "2 gigs", "-1G", "-5G", "1.2.3G", "1e99T", "1.5", "4096", "2"} {
 		_, err := config.ParseSize(bad)
 		require.Error(t, err, bad)
 		require.ErrorIs(t, err, rm.ErrInvalid, bad)
@@ -285,5 +285,5 @@ func TestSizeString(t *testing.T) {
 	}
 	odd := config.Size(1234567)
 	b, _ := odd.MarshalText()
-	assert.Equal(t, "1234567", string(b))
+	assert.Equal(t, "1234567B", string(b))
 }

@@ -13,7 +13,9 @@ import (
 // Size is a number of bytes written the way people write memory and disk
 // sizes: "2GiB", "512MiB", "1.5G", "10GB", "4096". Single letters and the
 // "iB" forms are binary (K = KiB = 1024); "kB", "MB", "GB", "TB" are decimal
-// (powers of 1000), as disk vendors use them. A bare number is bytes.
+// (powers of 1000), as disk vendors use them. A number needs its unit
+// ("4096B" for bytes): "1.5" is refused rather than read as 2 bytes; only
+// a bare 0 is taken as it is.
 type Size uint64
 
 var sizeUnits = map[string]float64{
@@ -47,6 +49,12 @@ func ParseSize(s string) (Size, error) {
 		num, unit = t[:i], strings.TrimSpace(t[i:])
 	}
 	mult, ok := sizeUnits[strings.ToLower(unit)]
+	if strings.HasPrefix(t, "-") {
+		return 0, fmt.Errorf("%w: size %q is negative: give a size such as 512MiB or 2GiB", rm.ErrInvalid, s)
+	}
+	if unit == "" && num != "" && strings.Trim(num, "0.") != "" {
+		return 0, fmt.Errorf("%w: size %q has no unit: write it with one, such as %sGiB, %sMiB or %sB (bytes)", rm.ErrInvalid, s, num, num, num)
+	}
 	if num == "" || !ok {
 		return 0, fmt.Errorf("%w: size %q is not a number with a unit such as 512MiB, 2GiB or 1.5G", rm.ErrInvalid, s)
 	}
@@ -86,12 +94,12 @@ func FormatBytes(b uint64) string {
 }
 
 // MarshalText implements encoding.TextMarshaler. It prints the exact byte
-// count when the readable form would round.
+// count ("1234567B") when the readable form would round.
 func (s Size) MarshalText() ([]byte, error) {
 	if p, err := ParseSize(s.String()); err == nil && p == s {
 		return []byte(s.String()), nil
 	}
-	return []byte(strconv.FormatUint(uint64(s), 10)), nil
+	return []byte(strconv.FormatUint(uint64(s), 10) + "B"), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler (TOML values and flags).
@@ -102,4 +110,23 @@ func (s *Size) UnmarshalText(b []byte) error {
 	}
 	*s = v
 	return nil
+}
+
+// UnmarshalTOML implements toml.Unmarshaler: a string is parsed as
+// ParseSize does; a TOML integer is a byte count (the file says it is a
+// number); a TOML float is refused, as it has no unit.
+func (s *Size) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		return s.UnmarshalText([]byte(v))
+	case int64:
+		if v < 0 {
+			return fmt.Errorf("%w: size %d is negative: give a size such as \"512MiB\" or \"2GiB\"", rm.ErrInvalid, v)
+		}
+		*s = Size(v)
+		return nil
+	case float64:
+		return fmt.Errorf("%w: size %v has no unit: write it as a string with one, such as \"%vGiB\"", rm.ErrInvalid, v, v)
+	}
+	return fmt.Errorf("%w: a size is a string such as \"2GiB\", not %T", rm.ErrInvalid, v)
 }

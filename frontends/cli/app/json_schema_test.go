@@ -1,0 +1,170 @@
+package app_test
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/reconcile"
+)
+
+// schema is one section of docs/json.md: its key paths, and those whose
+// type is a map (keys of their own, not listed).
+type schema struct {
+	keys map[string]bool
+	maps map[string]bool
+}
+
+// docSchemas reads the tables of docs/json.md, by section ("## status").
+func docSchemas(t *testing.T) map[string]schema {
+	t.Helper()
+	raw, err := os.ReadFile("../../../docs/json.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile("^\\| `([^`]+)` \\| ([^|]+) \\|")
+	out := map[string]schema{}
+	var cur string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if name, ok := strings.CutPrefix(line, "## "); ok {
+			cur = strings.TrimSpace(name)
+			out[cur] = schema{keys: map[string]bool{}, maps: map[string]bool{}}
+			continue
+		}
+		if m := row.FindStringSubmatch(line); m != nil && cur != "" {
+			out[cur].keys[m[1]] = true
+			if strings.HasPrefix(strings.TrimSpace(m[2]), "map") {
+				out[cur].maps[m[1]] = true
+			}
+		}
+	}
+	return out
+}
+
+// jsonPaths walks a decoded document: every key path, and the paths that
+// hold an object (not null), whose documented keys must then all be there.
+func jsonPaths(v any, path string, maps map[string]bool, keys, objects map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		objects[path] = true
+		for k, child := range v {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			keys[p] = true
+			if !maps[p] {
+				jsonPaths(child, p, maps, keys, objects)
+			}
+		}
+	case []any:
+		for _, e := range v {
+			jsonPaths(e, path+"[]", maps, keys, objects)
+		}
+	}
+}
+
+// parentPath is the object a key path belongs to: "" for a top-level key.
+func parentPath(p string) string {
+	if i := strings.LastIndex(p, "."); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// checkSchema fails unless doc's keys are all documented in s, and every
+// documented key of an object present in doc is there.
+func checkSchema(t *testing.T, s schema, doc string, list bool) {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(doc), &v), doc)
+	keys, objects := map[string]bool{}, map[string]bool{}
+	if list {
+		items, ok := v.([]any)
+		require.True(t, ok, "a list: %s", doc)
+		require.NotEmpty(t, items, "the test needs an element to check")
+		for _, e := range items {
+			jsonPaths(e, "", s.maps, keys, objects)
+		}
+	} else {
+		jsonPaths(v, "", s.maps, keys, objects)
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		assert.True(t, s.keys[k], "key %q is not in docs/json.md", k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.keys)) {
+		if objects[parentPath(k)] {
+			assert.True(t, keys[k], "documented key %q is missing", k)
+		}
+	}
+}
+
+func TestJSONSchemas(t *testing.T) {
+	schemas := docSchemas(t)
+	e := newEnv(t)
+	srv, runnerDir := withFakeGitHub(t, e)
+	_ = srv
+	_, _, list := seed(t, e)
+	e.ok("policy", "add", "classic", "--repo", "octo/app", "--labels", "a,b", "--runner-dir", runnerDir)
+
+	doctorOut := e.run("doctor", "--json")
+	for _, tc := range []struct {
+		name, section string
+		list          bool
+		out           string
+	}{
+		{"StatusWithoutDaemon", "status", false, e.ok("status", "--json")},
+		{"Doctor", "doctor", false, doctorOut.stdout},
+		{"PolicyList", "policy", true, e.ok("policy", "list", "--json")},
+		{"PolicyShow", "policy", false, e.ok("policy", "show", "home", "--json")},
+		{"Attempts", "attempt", true, e.ok("attempts", "--json")},
+		{"AttemptShowEnded", "attempt", false, e.ok("attempt", "show", list[0].ID.String(), "--json")},
+		{"AttemptShowLive", "attempt", false, e.ok("attempt", "show", list[3].ID.String(), "--json")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ok := schemas[tc.section]
+			require.True(t, ok, "docs/json.md has no section %q", tc.section)
+			checkSchema(t, s, tc.out, tc.list)
+		})
+	}
+
+	t.Run("StatusFromDaemon", func(t *testing.T) {
+		pid := rm.NewPolicyID()
+		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
+			At:       time.Now().UTC(),
+			Host:     rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
+			Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Max: 4}},
+			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: time.Now()}},
+			Budget:   github.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
+			Refusals: map[string]int{"memory": 3},
+		}})
+		out := e.ok("status", "--json")
+		checkSchema(t, schemas["status"], out, false)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		assert.Equal(t, true, got["daemon"])
+		assert.Equal(t, map[string]any{"memory": float64(3)}, got["refusals"])
+	})
+}
+
+// Without a daemon, status says so, and what only a daemon knows is null.
+func TestStatusJSONWithoutDaemon(t *testing.T) {
+	e := newEnv(t)
+	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home")
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(e.ok("status", "--json")), &got))
+	assert.Equal(t, false, got["daemon"])
+	assert.Contains(t, got, "budget")
+	assert.Nil(t, got["budget"])
+	assert.Contains(t, got, "refusals")
+	assert.Nil(t, got["refusals"])
+	assert.Equal(t, []any{}, got["attempts"])
+}
