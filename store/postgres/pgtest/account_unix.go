@@ -73,3 +73,9 @@ func (a *account) sysProcAttr(deathSignal bool) *syscall.SysProcAttr {
 	}
 	return attr
 }
+
+// processAlive reports whether a process with that pid exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -229,8 +230,15 @@ func newServer(bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(tempBase(), "rm-pgtest-")
+	removeStale(tempBase())
+	dir, err := os.MkdirTemp(tempBase(), dirPrefix)
 	if err != nil {
+		return nil, err
+	}
+	// Who made it: a later run removes the directory once that process is
+	// gone (killed before it could).
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	s := &Server{bin: bin, dir: dir, password: randomHex(16), owner: owner}
@@ -243,6 +251,44 @@ func newServer(bin string) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+const (
+	dirPrefix = "rm-pgtest-"
+	ownerFile = "owner.pid"
+)
+
+// removeStale removes the directories of servers whose test process is
+// gone: one killed (a timeout, kill -9) leaves its directory behind, while
+// its server, on Linux, quit with it.
+func removeStale(base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // not ours, or being made
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "data", "postmaster.pid")); err == nil && !serverGone(d) {
+			continue // a server still runs there
+		}
+		_ = os.RemoveAll(d)
+	}
+}
+
+// serverGone reports whether the server whose directory is d has exited
+// (the pid in its postmaster.pid is not alive).
+func serverGone(d string) bool {
+	b, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid"))
+	if err != nil {
+		return true
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	return err != nil || !processAlive(pid)
 }
 
 // tempBase is where the server's directory goes: the temporary directory,
