@@ -240,3 +240,26 @@ func TestReopenKeepsEverything(t *testing.T) {
 	_, err = s.Policy(t.Context(), p.ID)
 	require.NoError(t, err)
 }
+
+// TestMigrateFromVersion1: a database of the first schema (before the
+// fleet's tables) is brought up to date with its data kept.
+func TestMigrateFromVersion1(t *testing.T) {
+	u := pgtest.Start(t)
+	s, err := open(t, u)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	// Undo step 2, as if a program of schema 1 had made the database.
+	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 1`)
+	sql(t, u, `ALTER TABLE hosts DROP COLUMN version, DROP COLUMN registered_at`)
+	sql(t, u, `DROP TABLE job_weights`)
+	sql(t, u, `INSERT INTO hosts (id, name) VALUES ('`+storetest.NewHost().Build().ID.String()+`', 'old-host')`)
+
+	s, err = open(t, u)
+	require.NoError(t, err)
+	assert.Equal(t, postgres.SchemaVersion(), count(t, u, `SELECT max(version) FROM runner_manager_schema`))
+	hs, err := s.FleetHosts(t.Context())
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, "old-host", hs[0].Name)
+	assert.Equal(t, "", hs[0].Version)
+}

@@ -16,3 +16,7 @@ var _ store.Store = (*postgres.Store)(nil)
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return pgtest.MustOpen(t) })
 }
+
+func TestFleetConformance(t *testing.T) {
+	storetest.RunFleet(t, func(t *testing.T) store.Fleet { return pgtest.MustOpen(t) })
+}
