@@ -240,3 +240,19 @@ func attemptsQuery(f store.AttemptFilter) (string, []any) {
 	}
 	return q, args
 }
+
+// liveAttemptsQuery reads the live attempts of every policy a host owns,
+// from the partial index (one probe per policy).
+const liveAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts
+	WHERE policy_id IN (SELECT id FROM policies WHERE host_id = $1) AND ` + liveCondition + `
+	ORDER BY created_at, seq`
+
+// LiveAttempts returns the live attempts of the policies host owns, oldest
+// first: what a host may conclude, reap or deregister, and no other's.
+func (s *Store) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error) {
+	as, err := queryAll(ctx, s.pool, scanAttempt, liveAttemptsQuery, host.String())
+	if err != nil {
+		return nil, fmt.Errorf("live attempts of host %s: %w", host, err)
+	}
+	return as, nil
+}

@@ -7,3 +7,5 @@ import "github.com/runner-manager/runner-manager/store"
 const ActiveAttemptsQuery = activeAttemptsQuery
 
 func AttemptsQuery(f store.AttemptFilter) (string, []any) { return attemptsQuery(f) }
+
+const LiveAttemptsQuery = liveAttemptsQuery
