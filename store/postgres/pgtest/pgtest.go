@@ -136,7 +136,7 @@ func findBinaries() (string, error) {
 			return dir, nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(filepath.Join(libRoot, "*", "bin"))
 	best, bestVersion := "", -1
 	for _, d := range dirs {
 		var v int
@@ -152,6 +152,9 @@ func findBinaries() (string, error) {
 	}
 	return best, nil
 }
+
+// libRoot is where Debian installs PostgreSQL's versions.
+var libRoot = "/usr/lib/postgresql"
 
 func executable(path string) bool {
 	fi, err := os.Stat(path)
