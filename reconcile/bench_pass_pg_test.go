@@ -3,8 +3,11 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
@@ -25,7 +28,8 @@ func BenchmarkPassPostgres(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			st, err := postgres.Open(ctx, srv.URL(srv.CreateDatabase(b)))
+			var queries queryCounter
+			st, err := postgres.Open(ctx, srv.URL(srv.CreateDatabase(b)), postgres.WithTracer(&queries))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -34,7 +38,19 @@ func BenchmarkPassPostgres(b *testing.B) {
 			if err := postgres.Analyze(ctx, st); err != nil {
 				b.Fatal(err)
 			}
-			benchPass(b, st, host, ps, c.spaced)
+			benchPass(b, st, host, ps, c.spaced, func() { queries.n.Store(0) })
+			b.ReportMetric(float64(queries.n.Load())/float64(b.N), "queries/pass")
 		})
 	}
 }
+
+// queryCounter counts the statements sent to the server (each a round
+// trip; a transaction's BEGIN and COMMIT count too).
+type queryCounter struct{ n atomic.Int64 }
+
+func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	q.n.Add(1)
+	return ctx
+}
+
+func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

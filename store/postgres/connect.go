@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -41,6 +42,7 @@ type options struct {
 	passwordFile string
 	passwordEnv  string
 	now          func() time.Time
+	tracer       pgx.QueryTracer
 }
 
 // WithPasswordFile reads the password from a file readable by its owner
@@ -55,6 +57,13 @@ func WithPasswordFile(path string) Option {
 // comes from the URL, else from PGPASSWORD or ~/.pgpass, as libpq does.
 func WithPasswordEnv(name string) Option {
 	return func(o *options) { o.passwordEnv = name }
+}
+
+// WithTracer has every statement the store sends traced by t (metrics,
+// logs of slow queries, counting round trips). Its data holds the
+// statements' arguments: a tracer must not log them where secrets matter.
+func WithTracer(t pgx.QueryTracer) Option {
+	return func(o *options) { o.tracer = t }
 }
 
 // WithClock sets the clock for the stamps the store writes itself; by
@@ -103,6 +112,9 @@ func poolConfig(rawURL string, o options) (*pgxpool.Config, error) {
 			return nil, fmt.Errorf("%w: %s holds a password and %s gives another: keep one", ErrBadURL, Redact(rawURL), from)
 		}
 		cfg.ConnConfig.Password = pw
+	}
+	if o.tracer != nil {
+		cfg.ConnConfig.Tracer = o.tracer
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["connect_timeout"]; !ok && !u.Query().Has("connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
