@@ -20,6 +20,13 @@ import (
 func passJournal(b *testing.B, policies, ended, livePerOther int) (store.Store, rm.Host, []rm.Policy) {
 	b.Helper()
 	st := storetest.MustOpen(b)
+	host, ps := seedPassJournal(b, st, policies, ended, livePerOther)
+	return st, host, ps
+}
+
+// seedPassJournal fills st as passJournal describes.
+func seedPassJournal(b *testing.B, st store.Store, policies, ended, livePerOther int) (rm.Host, []rm.Policy) {
+	b.Helper()
 	ctx := context.Background()
 	host := storetest.NewHost().Memory(64 << 30).Build()
 	if err := st.PutHost(ctx, host); err != nil {
@@ -60,7 +67,7 @@ func passJournal(b *testing.B, policies, ended, livePerOther int) (store.Store, 
 			}
 		}
 	}
-	return st, host, ps
+	return host, ps
 }
 
 // BenchmarkPass is one reconcile pass of a target's loop over a journal of
@@ -85,40 +92,50 @@ func BenchmarkPass(b *testing.B) {
 		ended := c.ended
 		b.Run(name, func(b *testing.B) {
 			st, host, ps := passJournal(b, 10, ended, 2)
-			target := newFakeTarget()
-			loop, err := reconcile.NewLoop(reconcile.Config{
-				Store: st, Target: target, Launcher: newFakeLauncher(), Meters: newFakeMeters(), Host: host,
-				Policies: ps[:1], Admission: &reconcile.Admission{Memory: fakeMemory{total: 64 << 30}},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(loop.Close)
-			ctx := context.Background()
-			loop.ReportDemand(github.Demand{Wanted: 4, At: time.Now()})
-			if _, err := loop.Reconcile(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if n := loop.Live(); n != 4 {
-				b.Fatalf("%d live after the first pass, want 4", n)
-			}
-			jit := target.count("jit")
-			for b.Loop() {
-				if c.spaced > 0 {
-					b.StopTimer()
-					time.Sleep(c.spaced) // the daemon's passes are spaced too
-					b.StartTimer()
-				}
-				if _, err := loop.Reconcile(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if n := loop.Live(); n != 4 {
-				b.Fatalf("%d live after the passes, want 4", n)
-			}
-			if n := target.count("jit"); n != jit {
-				b.Fatalf("a steady pass launched %d runners", n-jit)
-			}
+			benchPass(b, st, host, ps, c.spaced, nil)
 		})
+	}
+}
+
+// benchPass times steady passes of the first policy's loop over st;
+// steady, if not nil, is called before the first timed pass.
+func benchPass(b *testing.B, st store.Store, host rm.Host, ps []rm.Policy, spaced time.Duration, steady func()) {
+	b.Helper()
+	target := newFakeTarget()
+	loop, err := reconcile.NewLoop(reconcile.Config{
+		Store: st, Target: target, Launcher: newFakeLauncher(), Meters: newFakeMeters(), Host: host,
+		Policies: ps[:1], Admission: &reconcile.Admission{Memory: fakeMemory{total: 64 << 30}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(loop.Close)
+	ctx := context.Background()
+	loop.ReportDemand(github.Demand{Wanted: 4, At: time.Now()})
+	if _, err := loop.Reconcile(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if n := loop.Live(); n != 4 {
+		b.Fatalf("%d live after the first pass, want 4", n)
+	}
+	jit := target.count("jit")
+	if steady != nil {
+		steady()
+	}
+	for b.Loop() {
+		if spaced > 0 {
+			b.StopTimer()
+			time.Sleep(spaced) // the daemon's passes are spaced too
+			b.StartTimer()
+		}
+		if _, err := loop.Reconcile(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n := loop.Live(); n != 4 {
+		b.Fatalf("%d live after the passes, want 4", n)
+	}
+	if n := target.count("jit"); n != jit {
+		b.Fatalf("a steady pass launched %d runners", n-jit)
 	}
 }
