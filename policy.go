@@ -37,6 +37,15 @@ type Policy struct {
 	RunnerDir string
 	MinIdle   int
 	Max       int
+	// Spare caps the warm spares of a scale-set policy: runners started,
+	// connected and idle beyond the jobs in flight, so the next job finds
+	// one listening instead of waiting for a runner to boot. The manager
+	// keeps about (jobs ending per second) × (measured boot time) + 1 of
+	// them, at most Spare, within memory admission; GitHub is still told
+	// only max jobs. In classic mode, where an idle runner would take any
+	// job and exceed max, a non-zero Spare prepares the next runner ahead
+	// instead. 0 disables; front ends default to DefaultSpare.
+	Spare int
 	// MemoryEstimate is what a first job is expected to peak at, in bytes,
 	// until measured peaks replace it; 0 means the manager's default.
 	MemoryEstimate uint64
@@ -44,6 +53,15 @@ type Policy struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
+
+// DefaultSpare is the warm spares a policy made by a front end keeps at
+// most unless told otherwise: one, so a job arriving at an idle policy
+// finds a runner listening.
+const DefaultSpare = 1
+
+// MaxSpare bounds Policy.Spare: spares beyond it would hold memory and
+// registrations for jobs GitHub cannot send faster.
+const MaxSpare = 64
 
 var policyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
@@ -78,6 +96,9 @@ func (p Policy) Validate() error {
 	}
 	if p.Max < p.MinIdle {
 		return invalidf("policy %q: max %d is below min idle %d", p.Name, p.Max, p.MinIdle)
+	}
+	if p.Spare < 0 || p.Spare > MaxSpare {
+		return invalidf("policy %q: spare %d must be between 0 (no warm spares) and %d", p.Name, p.Spare, MaxSpare)
 	}
 	return nil
 }

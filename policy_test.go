@@ -36,6 +36,8 @@ func TestPolicyValidate(t *testing.T) {
 		"MaxNegative":  {func(p *rm.Policy) { p.Max = -1 }, "max -1 must be at least 1"},
 		"MinIdleBelow": {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
 		"MaxBelowIdle": {func(p *rm.Policy) { p.Max, p.MinIdle = 2, 3 }, "max 2 is below min idle 3"},
+		"SpareBelow":   {func(p *rm.Policy) { p.Spare = -1 }, "spare -1 must be between 0 (no warm spares) and 64"},
+		"SpareAbove":   {func(p *rm.Policy) { p.Spare = rm.MaxSpare + 1 }, "spare 65 must be between"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -50,6 +52,8 @@ func TestPolicyValidate(t *testing.T) {
 		"MaxEqualIdle": func(p *rm.Policy) { p.Max, p.MinIdle = 3, 3 },
 		"Paused":       func(p *rm.Policy) { p.Paused = true },
 		"Dots":         func(p *rm.Policy) { p.Name = "home.linux_x64-2" },
+		"NoSpares":     func(p *rm.Policy) { p.Spare = 0 },
+		"MaxSpares":    func(p *rm.Policy) { p.Spare = rm.MaxSpare },
 	}
 	for name, edit := range ok {
 		t.Run(name, func(t *testing.T) {

@@ -79,7 +79,7 @@ func (s *SQLite) Hosts(ctx context.Context) ([]rm.Host, error) {
 }
 
 const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
-	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at`
+	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, spare`
 
 func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	var (
@@ -90,7 +90,7 @@ func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
-		&created, &updated)
+		&created, &updated, &p.Spare)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -119,7 +119,7 @@ func policyArgs(p rm.Policy) []any {
 	return []any{p.Name, p.Host, p.Target.Scope.Kind.String(), p.Target.Scope.Name,
 		p.Target.RunnerGroup, p.Target.ScaleSet, strings.Join(p.Target.Labels, ","),
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
-		nanos(p.UpdatedAt)}
+		nanos(p.UpdatedAt), p.Spare}
 }
 
 // checkNameFree returns ErrConflict if another policy than id has name.
@@ -170,8 +170,8 @@ func (s *SQLite) InsertPolicy(ctx context.Context, p rm.Policy) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
-				updated_at, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				updated_at, spare, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(policyArgs(p), p.ID, nanos(p.CreatedAt))...)
 		return err
 	})
@@ -201,7 +201,7 @@ func (s *SQLite) UpdatePolicy(ctx context.Context, p rm.Policy) error {
 		_, err := tx.ExecContext(ctx, `
 			UPDATE policies SET name = ?, host_id = ?, scope_kind = ?, scope_name = ?,
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
-				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?
+				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?, spare = ?
 			WHERE id = ?`,
 			append(policyArgs(p), p.ID)...)
 		return err
