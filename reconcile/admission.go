@@ -190,6 +190,11 @@ type session struct {
 	// process has exited: a pass that saw them still running must not count
 	// them as live either, or its capacity overcounts by one.
 	gone map[rm.AttemptID]bool
+	// spares: the warm spares' part of committed, and each spare, which
+	// yields its memory to a job (spares_admission.go).
+	spareCommitted uint64
+	spares         []spareMem
+	tab            *table
 }
 
 // begin locks admission host-wide and reads the figures: host memory, disk
@@ -197,7 +202,7 @@ type session struct {
 // whose process has not exited.
 func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 	a.mu.Lock()
-	s := &session{a: a}
+	s := &session{a: a, tab: d.tab}
 	if a.Memory != nil {
 		total, _, err := a.Memory.Memory()
 		if err != nil {
@@ -240,12 +245,19 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 				continue // its memory is free; it only waits to be concluded
 			}
 			c := exp
+			spare, cost := s.spareCost(at)
+			if spare {
+				c = cost
+			}
 			if d.meters != nil {
 				if rss, ok := d.meters.CurrentRSS(at.ID); ok && rss > c {
 					c = rss
 				}
 			}
 			s.committed += c
+			if spare {
+				s.addSpare(at.ID, c)
+			}
 		}
 	}
 	a.statMu.Lock()
@@ -274,9 +286,12 @@ func (s *session) admit(expected uint64, live, max int) (Refusal, bool) {
 	if s.diskErr != nil {
 		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
 	}
-	r, ok := s.a.Decide(s.ask(expected, live, max))
+	q := s.ask(expected, live, max)
+	q.Committed -= s.spareCommitted // spares yield: a job is decided without them
+	r, ok := s.a.Decide(q)
 	if ok {
 		s.committed += expected
+		s.yieldSpares()
 	}
 	return r, ok
 }

@@ -43,6 +43,13 @@ type pass struct {
 	notes    map[rm.PolicyID]string
 	cleanups []func(context.Context)
 	admitted map[rm.PolicyID]int
+
+	// spares is the pass's plan for its warm spares (spares.go);
+	// spareTodo the spares admitted, lastBatch: the admission session
+	// under way is the pass's last.
+	spares    *sparePlan
+	spareTodo []*item
+	lastBatch bool
 }
 
 // item is one live attempt as the pass sees it.
@@ -548,6 +555,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		}
 	}
 	it.a, it.concluded = b, true
+	l.spares.concluded(b, o.Kind == rm.CompletedJob, p.now)
 	if rt, _ := l.tab.get(a.ID); (o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0) && !rt.jobCompleted {
 		// Its job may still count in the demand figure (see demandNow),
 		// unless GitHub said it completed: that word came with a figure

@@ -75,6 +75,7 @@ func (p *pass) publish(live int) {
 		if r, ok := l.refusals[pol.ID]; ok {
 			ps.LastRefusal = r.String()
 		}
+		p.spareStatus(&ps)
 		switch {
 		case p.notes[pol.ID] != "":
 			ps.LastError = p.notes[pol.ID]

@@ -52,6 +52,11 @@ type PolicyStatus struct {
 	Admitted int
 	// ExpectedPeakBytes is what admission expects a new attempt to peak at.
 	ExpectedPeakBytes uint64
+	// Spares are the warm spares live now (idle runners beyond the jobs),
+	// SpareTarget how many the loop keeps, Boot the measured boot of the
+	// policy's runners (launch → listening; 0 until measured).
+	Spares, SpareTarget int
+	Boot                time.Duration
 	LastRefusal       string
 	LastError         string
 }
