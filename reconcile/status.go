@@ -57,8 +57,8 @@ type PolicyStatus struct {
 	// policy's runners (launch → listening; 0 until measured).
 	Spares, SpareTarget int
 	Boot                time.Duration
-	LastRefusal       string
-	LastError         string
+	LastRefusal         string
+	LastError           string
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.
