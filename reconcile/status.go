@@ -52,13 +52,14 @@ type PolicyStatus struct {
 	Admitted int
 	// ExpectedPeakBytes is what admission expects a new attempt to peak at.
 	ExpectedPeakBytes uint64
+	LastRefusal       string
+	LastError         string
+
 	// Spares are the warm spares live now (idle runners beyond the jobs),
 	// SpareTarget how many the loop keeps, Boot the measured boot of the
 	// policy's runners (launch → listening; 0 until measured).
 	Spares, SpareTarget int
 	Boot                time.Duration
-	LastRefusal         string
-	LastError           string
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.
