@@ -36,6 +36,19 @@ const (
 	minPollGap = time.Second
 )
 
+// DefaultClassicPoll is how often a repository's demand is polled by
+// default: short enough that a job's first runner starts within seconds
+// of its queueing (the wait is up to a poll, then the JIT request and the
+// launch), and free while nothing changes, every request being
+// conditional (GitHub charges no quota for a 304). What changes is paid
+// for once per change, whatever the interval: a job's run read while
+// queued and once its runner holds it.
+const DefaultClassicPoll = 2 * time.Second
+
+// DefaultClassicBusyPoll is the poll while more is queued than the last
+// poll read (at most the poll itself).
+const DefaultClassicBusyPoll = 2 * time.Second
+
 // demandHub holds a Client's demand watchers, one per scope, shared by
 // every classic target of that scope.
 type demandHub struct {
@@ -219,7 +232,7 @@ func (w *scopeWatcher) interval() time.Duration {
 		}
 	}
 	if d <= 0 {
-		d = 30 * time.Second
+		d = DefaultClassicPoll
 	}
 	return d
 }
