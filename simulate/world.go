@@ -32,6 +32,8 @@ type world struct {
 	HostMemory uint64
 	Classic    bool
 	Policies   []worldPolicy
+	// FakeOptions are added to the fake GitHub's (a runner boot delay).
+	FakeOptions []fakegithub.Option
 }
 
 // worldPolicy is one policy to serve: a scale set (or label) named Name.
@@ -39,6 +41,7 @@ type worldPolicy struct {
 	Name     string
 	Max      int
 	Estimate uint64
+	Spare    int
 }
 
 // setUp builds the world into s. On error the caller closes s.
@@ -71,8 +74,8 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 	// CPU profile (bench --cpu-profile; go tool pprof -tags) tells them
 	// from the manager's.
 	pprof.Do(ctx, pprof.Labels("part", "fake-github"), func(context.Context) {
-		s.server = fakegithub.NewServer(fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
-			fakegithub.WithPollTimeout(2*time.Second), fakegithub.WithLogger(w.Logger))
+		s.server = fakegithub.NewServer(append([]fakegithub.Option{fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
+			fakegithub.WithPollTimeout(2 * time.Second), fakegithub.WithLogger(w.Logger)}, w.FakeOptions...)...)
 	})
 	var err error
 	s.client, err = github.New(github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
@@ -110,7 +113,7 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 			return err
 		}
 		p := rm.Policy{ID: rm.NewPolicyID(), Name: wp.Name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
-			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, CreatedAt: now, UpdatedAt: now}
+			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, CreatedAt: now, UpdatedAt: now}
 		if err := s.store.InsertPolicy(ctx, p); err != nil {
 			return err
 		}

@@ -27,6 +27,8 @@ type BenchCmd struct {
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
 	CPUProfile string        `name:"cpu-profile" help:"Write a CPU profile of this process over the run, for go tool pprof." placeholder:"FILE" type:"path"`
+
+	benchCompareFlags
 }
 
 // Help is the long help of bench.
@@ -50,7 +52,18 @@ size. See docs/performance.md.
 
   go run ./frontends/cli bench
   go run ./frontends/cli bench --classic --out classic.json
-  go run ./frontends/cli bench --cpu-profile cpu.out && go tool pprof -top cpu.out`
+  go run ./frontends/cli bench --cpu-profile cpu.out && go tool pprof -top cpu.out
+
+With --compare it runs instead, side by side, the same jobs through this
+manager and through a baseline scaler written the way actions/scaleset's
+README and examples/dockerscaleset prescribe (listener, JIT configuration, a
+runner per desired count, no admission, no spares), each against a fake GitHub
+whose runners take --boot to start: once as a backlog (--compare-jobs at once)
+and once arriving every --gap, below capacity. It prints makespan, efficiency
+(Σ job durations / max over the makespan), wait p50/p95, GitHub calls per job
+and the runners' peak memory for both, and their ratios.
+
+  go run ./frontends/cli bench --compare`
 }
 
 // Run runs the bench.
@@ -60,6 +73,9 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
+	if c.Compare {
+		return c.runCompare(ctx, a)
+	}
 	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
 		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Max: c.Max, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {

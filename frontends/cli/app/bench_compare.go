@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/runner-manager/runner-manager/simulate"
+)
+
+// benchCompareFlags are bench's side-by-side mode.
+type benchCompareFlags struct {
+	Compare     bool          `help:"Run the same jobs through this manager and through a baseline scaler (actions/scaleset's example), side by side." group:"compare"`
+	CompareJobs int           `name:"compare-jobs" help:"Jobs of each side-by-side run (default ${default})." default:"40" placeholder:"N" group:"compare"`
+	Boot        time.Duration `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
+	Spare       int           `help:"The manager's cap on warm spares in the side-by-side runs (default: 2 × max; -1: none)." placeholder:"N" group:"compare"`
+	Gap         time.Duration `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
+}
+
+// compareScenario is one side-by-side run.
+type compareScenario struct {
+	Name   string                 `json:"name"`
+	Report simulate.CompareReport `json:"report"`
+}
+
+// runCompare runs the backlog and the below-capacity scenarios.
+func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
+	if c.CompareJobs < 1 {
+		return invalid("--compare-jobs must be at least 1")
+	}
+	boot := c.Boot
+	if boot == 0 {
+		boot = -1 // none
+	}
+	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, Seed: c.Seed}
+	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
+		base.Logger = a.Logger()
+	}
+	var out []compareScenario
+	for _, sc := range []struct {
+		name string
+		gap  time.Duration
+	}{{"backlog", 0}, {"below capacity", c.Gap}} {
+		opts := base
+		opts.Gap = sc.gap
+		fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs, max %d, runner boot %s ...\n", sc.name, c.CompareJobs, cmpMax(c.Max), c.Boot)
+		rep, err := simulate.RunCompare(ctx, opts)
+		printCompare(a.Stdout, sc.name, rep)
+		if err != nil {
+			return err
+		}
+		out = append(out, compareScenario{Name: sc.name, Report: rep})
+	}
+	if c.Out != "" {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err == nil {
+			err = os.WriteFile(c.Out, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("write the report: %w", err)
+		}
+		fmt.Fprintf(a.Stdout, "report: %s\n", c.Out)
+	}
+	return nil
+}
+
+func printCompare(w io.Writer, name string, r simulate.CompareReport) {
+	m, b, x := r.Manager, r.Baseline, r.Ratios
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, arrivals every %s, runner boot %s; the manager keeps up to %d warm spares\n",
+		name, r.Jobs, ms(r.MinDurationMS), ms(r.MaxDurationMS), r.Max, ms(r.GapMS), ms(r.RunnerBootMS), r.Spare)
+	fmt.Fprintf(w, "  %-26s %16s %16s %8s\n", "", "runner-manager", "baseline", "ratio")
+	row := func(label, mv, bv string, ratio float64) {
+		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)
+	}
+	row("makespan", fmt.Sprintf("%.2fs", m.MakespanSeconds), fmt.Sprintf("%.2fs", b.MakespanSeconds), x.Makespan)
+	row("ideal (Σ durations / max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), ratioOf(m.IdealSeconds, b.IdealSeconds))
+	row("efficiency", fmt.Sprintf("%.3f", m.Efficiency), fmt.Sprintf("%.3f", b.Efficiency), x.Efficiency)
+	row("wait p50", ms(m.Wait.P50), ms(b.Wait.P50), x.WaitP50)
+	row("wait p95", ms(m.Wait.P95), ms(b.Wait.P95), x.WaitP95)
+	row("GitHub calls per job", fmt.Sprintf("%.2f", m.CallsPerJob), fmt.Sprintf("%.2f", b.CallsPerJob), x.CallsPerJob)
+	row("  REST charged", fmt.Sprint(m.RESTCharged), fmt.Sprint(b.RESTCharged), ratioOf(float64(m.RESTCharged), float64(b.RESTCharged)))
+	row("  scale-set service", fmt.Sprint(m.ScaleSet), fmt.Sprint(b.ScaleSet), ratioOf(float64(m.ScaleSet), float64(b.ScaleSet)))
+	row("runners' peak memory", formatSize(m.PeakRunnerRSSBytes), formatSize(b.PeakRunnerRSSBytes), x.PeakMemory)
+	row("peak runners / jobs", fmt.Sprintf("%d / %d", m.PeakRunners, m.PeakJobs), fmt.Sprintf("%d / %d", b.PeakRunners, b.PeakJobs), 0)
+	row("runners launched", fmt.Sprint(m.RunnersLaunch), fmt.Sprint(b.RunnersLaunch), ratioOf(float64(m.RunnersLaunch), float64(b.RunnersLaunch)))
+	row("jobs served", fmt.Sprintf("%d of %d", m.Served, m.Jobs), fmt.Sprintf("%d of %d", b.Served, b.Jobs), 0)
+	if m.BootSeconds > 0 {
+		fmt.Fprintf(w, "  the manager measured a boot of %.2fs\n", m.BootSeconds)
+	}
+}
+
+func ratioOf(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func cmpMax(n int) int {
+	if n <= 0 {
+		return 4 // CompareOptions' default
+	}
+	return n
+}
