@@ -18,8 +18,10 @@ import (
 //
 //	min(Σ Spare of its active scale-set policies, ⌈jobs ending per second × boot⌉ + 1)
 //
-// of them: the rate of the last minute's job ends (each end frees a slot
-// that GitHub fills at once with the next job), the boot measured per
+// of them: the jobs ending per second (each end frees a slot that GitHub
+// fills at once with the next job), the larger of the last minute's ends
+// and the busy runners over the mean of the last jobs' durations (which
+// sees a burst coming before its jobs end), the boot measured per
 // policy (launch → the runner took a job, or was seen online: the fastest
 // of the last bootSamples), and one more for a job arriving at an idle
 // policy. The capacity told to GitHub stays the admitted number of jobs
@@ -61,9 +63,11 @@ const (
 	spareRateWindow = time.Minute
 	// spareMinRateSpan is the shortest span the rate is taken over, so a
 	// few ends at once do not read as a flood.
-	spareMinRateSpan = 5 * time.Second
-	// bootSamples is how many boots per policy are kept.
+	spareMinRateSpan = 2 * time.Second
+	// bootSamples is how many boots per policy are kept, durSamples how
+	// many job durations per loop.
 	bootSamples = 16
+	durSamples  = 16
 	// spareRecycleGrace is how long past SpareRecycleAfter an expired spare
 	// waits for its replacement before it is stopped anyway.
 	spareRecycleGrace = 30 * time.Second
@@ -79,6 +83,7 @@ const (
 // (Loop.passMu).
 type spareState struct {
 	ends    []time.Time
+	durs    []time.Duration
 	boots   map[rm.PolicyID][]time.Duration
 	idleRSS map[rm.PolicyID]uint64
 }
@@ -166,10 +171,39 @@ func (s *spareState) cost(pol rm.PolicyID) uint64 {
 	return DefaultSpareMemory
 }
 
-// concluded takes what an ended attempt tells of boots and job ends.
+// meanJob is the mean duration of the last jobs, 0 while none ended.
+func (s *spareState) meanJob() time.Duration {
+	if len(s.durs) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range s.durs {
+		sum += d
+	}
+	return sum / time.Duration(len(s.durs))
+}
+
+// endRate is the jobs ending per second: the larger of the ends seen and
+// those busy runners will bring, at the mean job duration.
+func (s *spareState) endRate(now time.Time, busy int) float64 {
+	r := s.rate(now)
+	if d := s.meanJob(); d > 0 && busy > 0 {
+		r = max(r, float64(busy)/d.Seconds())
+	}
+	return r
+}
+
+// concluded takes what an ended attempt tells of boots, job durations
+// and job ends.
 func (s *spareState) concluded(a rm.Attempt, ranJob bool, ended time.Time) {
 	if ranJob {
 		s.jobEnded(ended)
+		if !a.BusyAt.IsZero() && ended.After(a.BusyAt) {
+			s.durs = append(s.durs, ended.Sub(a.BusyAt))
+			if over := len(s.durs) - durSamples; over > 0 {
+				s.durs = slices.Delete(s.durs, 0, over)
+			}
+		}
 	}
 	if a.StartedAt.IsZero() {
 		return
@@ -183,8 +217,9 @@ func (s *spareState) concluded(a rm.Attempt, ranJob bool, ended time.Time) {
 	}
 }
 
-// spareTarget is how many spares the loop keeps now beyond wanted.
-func (p *pass) spareTarget() int {
+// spareTarget is how many spares the loop keeps now beyond wanted, busy
+// of its runners running jobs.
+func (p *pass) spareTarget(busy int) int {
 	l := p.l
 	if l.draining.Load() || !l.demandIsKnown() {
 		return 0
@@ -200,7 +235,7 @@ func (p *pass) spareTarget() int {
 	if capN == 0 {
 		return 0
 	}
-	n := int(math.Ceil(l.spares.rate(p.now)*boot.Seconds())) + 1
+	n := int(math.Ceil(l.spares.endRate(p.now, busy)*boot.Seconds())) + 1
 	return min(n, capN)
 }
 
@@ -223,7 +258,7 @@ func (p *pass) listeningSince(it *item) (time.Time, bool) {
 // returns the plan the scale step follows.
 func (p *pass) planSpares(ctx context.Context, wanted int) *sparePlan {
 	l := p.l
-	sp := &sparePlan{target: p.spareTarget(), ids: map[rm.AttemptID]bool{}, per: map[rm.PolicyID]int{},
+	sp := &sparePlan{ids: map[rm.AttemptID]bool{}, per: map[rm.PolicyID]int{},
 		freshPer: map[rm.PolicyID]int{}, expPer: map[rm.PolicyID]int{}}
 	busy := 0
 	var idle []*item
@@ -239,6 +274,7 @@ func (p *pass) planSpares(ctx context.Context, wanted int) *sparePlan {
 			idle = append(idle, it)
 		}
 	}
+	sp.target = p.spareTarget(busy)
 	p.measureIdle(idle)
 	slices.SortStableFunc(idle, func(a, b *item) int {
 		at, _ := p.listeningSince(a)

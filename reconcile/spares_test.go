@@ -97,40 +97,74 @@ func TestSparesNeverPushJobsPastMax(t *testing.T) {
 }
 
 func TestSparesTarget(t *testing.T) {
-	e := spareEnv(t, 4, 8, nil)
+	e := spareEnv(t, 10, 20, nil)
 	e.demand(0)
 	e.pass()
 	assert.Equal(t, 1, e.loop.Status().Policies[0].SpareTarget, "one spare for a job arriving at an idle policy")
-	// Ten jobs end within a second on runners that took 2 s to boot: ten
-	// ends over the rate's shortest span (5 s) are 2 a second, × 2 s + 1.
-	var evs []github.JobEvent
-	var procs []func()
-	for i := range 10 {
-		e.demand(0)
+
+	// Ten jobs; their runners take 2 s to boot.
+	e.demand(10)
+	for range 3 {
 		e.pass()
-		a := e.notBusy()[0]
-		e.clock.Advance(2 * time.Second)
-		evs = append(evs[:0], started(a.RunnerName, int64(i+1)))
-		e.demand(1, evs...)
-		e.pass()
-		p := e.launcher.proc(a.ID)
-		name := a.RunnerName
-		procs = append(procs, func() { e.target.drop(name); p.exit(0) })
 	}
-	e.clock.Advance(-19 * time.Second) // the jobs all end within a second
-	for _, end := range procs {
-		end()
+	require.Len(t, e.live(), 11, "ten for the jobs, one spare")
+	e.clock.Advance(2 * time.Second)
+	var evs []github.JobEvent
+	for i, a := range e.live()[:10] {
+		evs = append(evs, started(a.RunnerName, int64(i+1)))
+	}
+	e.demand(10, evs...)
+	e.pass()
+	require.Equal(t, 10, e.byState()[rm.StateBusy])
+	assert.Equal(t, 1, e.loop.Status().Policies[0].SpareTarget, "no job has ended yet: nothing known of their length")
+
+	// They end within a second, after 1.0–1.9 s each: ten ends over the
+	// rate's shortest span (2 s) are 5 a second, × the 2 s boot, + 1.
+	var busy []rm.Attempt
+	for _, a := range e.live() {
+		if a.State == rm.StateBusy {
+			busy = append(busy, a)
+		}
+	}
+	e.clock.Advance(time.Second)
+	for i, a := range busy {
+		e.target.drop(a.RunnerName)
+		e.launcher.proc(a.ID).exit(0)
+		e.demand(10 - i - 1)
+		e.pass()
 		e.clock.Advance(100 * time.Millisecond)
 	}
-	e.demand(0)
-	e.pass()
 	st := e.loop.Status().Policies[0]
-	assert.Equal(t, 2*time.Second, st.Boot)
-	assert.Equal(t, 5, st.SpareTarget)
-	e.clock.Advance(2 * time.Minute)
+	assert.Equal(t, 2*time.Second, st.Boot, "the fastest boot of those that took jobs")
+	assert.Equal(t, 11, st.SpareTarget)
+
+	// A minute on, the ends are forgotten, but four busy runners at the
+	// mean job (1.45 s) end 2.76 a second: ⌈5.5⌉ + 1.
+	e.clock.Advance(time.Minute)
 	e.demand(0)
 	e.pass()
-	assert.Equal(t, 1, e.loop.Status().Policies[0].SpareTarget, "the rate forgets ends older than a minute")
+	idle := e.notBusy()
+	require.GreaterOrEqual(t, len(idle), 4)
+	evs = evs[:0]
+	for i, a := range idle[:4] {
+		evs = append(evs, started(a.RunnerName, int64(100+i)))
+	}
+	e.demand(4, evs...)
+	e.pass()
+	assert.Equal(t, 7, e.loop.Status().Policies[0].SpareTarget)
+
+	// Nothing running, nothing ended lately: one again.
+	for _, a := range e.live() {
+		if a.State == rm.StateBusy {
+			e.target.drop(a.RunnerName)
+			e.launcher.proc(a.ID).exit(0)
+		}
+	}
+	e.demand(0)
+	e.pass()
+	e.clock.Advance(2 * time.Minute)
+	e.pass()
+	assert.Equal(t, 1, e.loop.Status().Policies[0].SpareTarget)
 }
 
 func TestSparesDisabled(t *testing.T) {
