@@ -266,9 +266,12 @@ func (p *pass) planSpares(ctx context.Context, wanted int) *sparePlan {
 		if !it.holdsSlot() || it.proc == nil {
 			continue
 		}
-		if it.a.State == rm.StateBusy || p.running(it) {
+		if p.running(it) {
 			busy++
 			continue
+		}
+		if it.a.State == rm.StateBusy {
+			continue // its job completed: it is on its way out
 		}
 		if it.a.State == rm.StateStarting || it.a.State == rm.StateIdle {
 			idle = append(idle, it)
@@ -476,18 +479,34 @@ func (p *pass) launchSpares(ctx context.Context, todo []*item) int {
 	return n
 }
 
-// sparesOutOfCapacity takes the live spares out of the capacity per
-// policy (per, total): GitHub is told the jobs admission admits, and a
-// spare is not one.
+// sparesOutOfCapacity takes out of the capacity per policy (per, total)
+// what runs no job: the live spares, and, for a policy that keeps spares,
+// the runners whose job completed and whose process has not exited yet
+// (a spare may have taken the next job meanwhile); such a policy's
+// capacity is at most its max. GitHub is told the jobs admission admits.
 func (p *pass) sparesOutOfCapacity(per map[rm.PolicyID]int, total int, gone func(*item) bool) int {
 	sp := p.spares
 	if sp == nil {
 		return total
 	}
 	for _, it := range append(slices.Clip(p.items), p.spareTodo...) {
-		if sp.ids[it.a.ID] && it.holdsSlot() && !gone(it) && per[it.pol.ID] > 0 {
+		if !it.holdsSlot() || gone(it) || per[it.pol.ID] == 0 {
+			continue
+		}
+		done := false
+		if !sp.ids[it.a.ID] && keepsSpares(it.pol) {
+			rt, _ := p.l.tab.get(it.a.ID)
+			done = rt.jobCompleted
+		}
+		if sp.ids[it.a.ID] || done {
 			per[it.pol.ID]--
 			total--
+		}
+	}
+	for i := range p.policies {
+		if pol := &p.policies[i]; keepsSpares(pol) && per[pol.ID] > pol.Max {
+			total -= per[pol.ID] - pol.Max
+			per[pol.ID] = pol.Max
 		}
 	}
 	return total

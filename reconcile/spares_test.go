@@ -337,3 +337,29 @@ func TestSparesScaleDownAndStop(t *testing.T) {
 	e.pass()
 	assert.Empty(t, e.live())
 }
+
+// A runner whose job completed but whose process has not exited yet runs
+// no job: while a spare takes the next one, GitHub is still told max.
+func TestSparesCapacityWhileARunnerExits(t *testing.T) {
+	e := spareEnv(t, 2, 2, nil)
+	e.demand(0)
+	e.pass()
+	e.demand(2, started(e.notBusy()[0].RunnerName, 1))
+	e.pass()
+	e.demand(2, started(e.notBusy()[0].RunnerName, 2))
+	e.pass()
+	require.Equal(t, 2, e.byState()[rm.StateBusy])
+	require.NotEmpty(t, e.notBusy(), "a spare beside the two jobs")
+	var done rm.Attempt
+	for _, a := range e.live() {
+		if a.State == rm.StateBusy && a.Job.ID == 1 {
+			done = a
+		}
+	}
+	// Job 1 completes; GitHub assigns job 3 at once and a spare takes it,
+	// before job 1's runner exits.
+	e.demand(2, completed(done.RunnerName, 1), started(e.notBusy()[0].RunnerName, 3))
+	e.pass()
+	assert.Equal(t, 3, e.byState()[rm.StateBusy], "job 1's runner is still busy in the journal")
+	assert.Equal(t, 2, e.loop.Capacity(), "two jobs run: GitHub is told max, not the busy runners")
+}
