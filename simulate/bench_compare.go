@@ -30,8 +30,10 @@ type CompareOptions struct {
 	// Jobs (default 40) of MinDuration–MaxDuration each (default 0.5–2.5 s).
 	Jobs                     int
 	MinDuration, MaxDuration time.Duration
-	// Max runners (default 4).
-	Max int
+	// Max runners (default 4); MinIdle runners kept waiting by both
+	// scalers (the manager's min idle, the example's --min-runners), for a
+	// warm start.
+	Max, MinIdle int
 	// Gap between two arrivals (0: all at once, a backlog).
 	Gap time.Duration
 	// RunnerBoot is the fake runner's start-up, launch to listening
@@ -40,6 +42,10 @@ type CompareOptions struct {
 	// Spare is the manager's policy cap on warm spares (default 2 × Max;
 	// negative: none).
 	Spare int
+	// Classic runs the manager alone in classic mode (labels, the
+	// repository's demand polled at github.DefaultClassicPoll): there is no
+	// baseline for it, and no spare.
+	Classic bool
 	// Seed makes the durations repeatable (default 1).
 	Seed uint64
 	// RunnerExecutable and Logger are as in Options.
@@ -115,6 +121,9 @@ type ScalerResult struct {
 	PeakRunnerRSSBytes uint64 `json:"peak_runner_rss_bytes"`
 	// BootSeconds is the boot the manager measured (0 for the baseline).
 	BootSeconds float64 `json:"boot_seconds,omitempty"`
+	// RunnerStart is from a job's queueing to the start of the process of
+	// the runner that ran it (the manager's runs).
+	RunnerStart Quantiles `json:"queue_to_runner_start_ms"`
 }
 
 // CompareReport is a side-by-side run: both scalers and the manager's
@@ -125,6 +134,8 @@ type CompareReport struct {
 	GapMS         float64       `json:"gap_ms"`
 	RunnerBootMS  float64       `json:"runner_boot_ms"`
 	Spare         int           `json:"spare"`
+	MinIdle       int           `json:"min_idle"`
+	Mode          string        `json:"mode"`
 	MinDurationMS float64       `json:"min_duration_ms"`
 	MaxDurationMS float64       `json:"max_duration_ms"`
 	Manager       ScalerResult  `json:"manager"`
@@ -166,10 +177,17 @@ func (o CompareOptions) plan(label string) []compareJob {
 func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error) {
 	opts.setDefaults()
 	rep := CompareReport{Jobs: opts.Jobs, Max: opts.Max, GapMS: ms(opts.Gap), RunnerBootMS: ms(opts.RunnerBoot),
-		Spare: opts.Spare, MinDurationMS: ms(opts.MinDuration), MaxDurationMS: ms(opts.MaxDuration)}
+		Spare: opts.Spare, MinIdle: opts.MinIdle, MinDurationMS: ms(opts.MinDuration), MaxDurationMS: ms(opts.MaxDuration)}
+	rep.Mode = "scale-set"
+	if opts.Classic {
+		rep.Mode, rep.Spare = "classic", 0
+	}
 	var err error
 	if rep.Manager, err = compareManager(ctx, opts); err != nil {
 		return rep, fmt.Errorf("the manager's run: %w", err)
+	}
+	if opts.Classic {
+		return rep, nil
 	}
 	if rep.Baseline, err = compareBaseline(ctx, opts); err != nil {
 		return rep, fmt.Errorf("the baseline's run: %w", err)
@@ -203,9 +221,12 @@ func (o CompareOptions) fakeOptions() []fakegithub.Option {
 func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error) {
 	s := &Sim{runDone: make(chan error, 1), refusals: map[string]int{}}
 	defer s.Close()
+	if o.Classic {
+		o.Spare = 0
+	}
 	w := world{TempPrefix: "runner-manager-compare-", RunnerExecutable: o.RunnerExecutable, Name: "compare",
-		Logger: o.Logger, HostMemory: 16 << 30, FakeOptions: o.fakeOptions(),
-		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.Spare}}}
+		Logger: o.Logger, HostMemory: 16 << 30, FakeOptions: o.fakeOptions(), Classic: o.Classic,
+		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.Spare, MinIdle: min(o.MinIdle, o.Max)}}}
 	if err := s.setUp(ctx, w); err != nil {
 		return ScalerResult{}, err
 	}
@@ -213,7 +234,7 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 	defer native.Close()
 	pids := &pidLauncher{Launcher: native}
 	adm := &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: s.dataDir}
-	cfg := s.supervisorConfig(pids, adm, time.Second, o.Logger)
+	cfg := s.supervisorConfig(pids, adm, 0, o.Logger) // classic: the default poll
 	cfg.Loop.ScaleDownAfter = 2 * time.Second
 	var err error
 	if s.sup, err = reconcile.NewSupervisor(cfg); err != nil {
@@ -222,22 +243,22 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	go func() { s.runDone <- s.sup.Run(runCtx) }()
-	// Ready: the policy's warm spare (if any) listening, as a daemon that
-	// has been up a while has it.
+	// Ready: the policy's warm spare (if any) and min idle runners
+	// listening, as a daemon that has been up a while has them.
+	ready := min(o.MinIdle, o.Max)
 	if o.Spare > 0 {
-		if err := s.server.WaitFor(ctxWithin(ctx, time.Minute), func() bool {
-			for _, r := range s.server.Runners() {
-				if r.Online {
-					return true
-				}
-			}
-			return false
-		}); err != nil {
-			return ScalerResult{}, fmt.Errorf("no warm spare came online: %w", err)
-		}
+		ready++
 	}
-	res, err := runPlan(ctx, o, s.server, "compare", pids.rss)
+	if err := waitOnline(ctx, s.server, ready); err != nil {
+		return ScalerResult{}, err
+	}
+	label := "compare"
+	if o.Classic {
+		label = "self-hosted"
+	}
+	res, err := runPlan(ctx, o, s.server, label, pids.rss)
 	res.Scaler = "runner-manager"
+	res.RunnerStart = pids.queueToStart(s.host.ID, s.server.Jobs())
 	if st := s.sup.Status(); len(st.Policies) > 0 {
 		res.BootSeconds = st.Policies[0].Boot.Seconds()
 	}
@@ -273,11 +294,14 @@ func compareBaseline(ctx context.Context, o CompareOptions) (ScalerResult, error
 	if err != nil {
 		return ScalerResult{}, err
 	}
-	b, err := baseline.Start(ctx, baseline.Config{Client: client, ScaleSet: "compare", MaxRunners: o.Max,
+	b, err := baseline.Start(ctx, baseline.Config{Client: client, ScaleSet: "compare", MaxRunners: o.Max, MinRunners: min(o.MinIdle, o.Max),
 		Listener: filepath.Join(install, "bin", fakegithub.ListenerName()), WorkDir: filepath.Join(dir, "roots"),
 		Owner: "bench", Logger: o.Logger})
 	if err != nil {
 		return ScalerResult{}, err
+	}
+	if err := waitOnline(ctx, server, min(o.MinIdle, o.Max)); err != nil {
+		return ScalerResult{}, errors.Join(err, b.Stop())
 	}
 	rss := func() (uint64, int) {
 		var live []int
@@ -294,10 +318,26 @@ func compareBaseline(ctx context.Context, o CompareOptions) (ScalerResult, error
 	return res, errors.Join(err, b.Stop())
 }
 
-func ctxWithin(ctx context.Context, d time.Duration) context.Context {
-	c, cancel := context.WithTimeout(ctx, d)
-	context.AfterFunc(c, cancel)
-	return c
+// waitOnline waits, up to a minute, for n runners listening.
+func waitOnline(ctx context.Context, server *fakegithub.Server, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := server.WaitFor(ctx, func() bool {
+		online := 0
+		for _, r := range server.Runners() {
+			if r.Online {
+				online++
+			}
+		}
+		return online >= n
+	})
+	if err != nil {
+		return fmt.Errorf("%d runners did not come online: %w", n, err)
+	}
+	return nil
 }
 
 // runPlan enqueues the plan's jobs at their times, samples the runners'
@@ -430,8 +470,9 @@ func sumRSS(pids []int) uint64 {
 // for their memory.
 type pidLauncher struct {
 	reconcile.Launcher
-	mu    sync.Mutex
-	procs []platform.Process
+	mu      sync.Mutex
+	procs   []platform.Process
+	started map[rm.AttemptID]time.Time
 }
 
 func (l *pidLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (platform.Process, error) {
@@ -439,9 +480,31 @@ func (l *pidLauncher) Launch(ctx context.Context, spec platform.LaunchSpec) (pla
 	if err == nil {
 		l.mu.Lock()
 		l.procs = append(l.procs, p)
+		if l.started == nil {
+			l.started = map[rm.AttemptID]time.Time{}
+		}
+		l.started[spec.Attempt] = time.Now()
 		l.mu.Unlock()
 	}
 	return p, err
+}
+
+// queueToStart is, per served job, from its queueing to the start of
+// the process of the runner that ran it.
+func (l *pidLauncher) queueToStart(host rm.HostID, jobs []fakegithub.JobRecord) Quantiles {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	byName := map[string]time.Time{}
+	for id, at := range l.started {
+		byName[rm.RunnerName(host, id)] = at
+	}
+	var ds []time.Duration
+	for _, j := range jobs {
+		if at, ok := byName[j.RunnerName]; ok && j.Status == "completed" {
+			ds = append(ds, max(at.Sub(j.QueuedAt), 0))
+		}
+	}
+	return quantiles(ds)
 }
 
 // RanJob passes the wrapped launcher's evidence on (see timedLauncher).

@@ -40,12 +40,14 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 		base.Logger = a.Logger()
 	}
 	var out []compareScenario
+	maxN := cmpMax(c.Max)
 	for _, sc := range []struct {
-		name string
-		gap  time.Duration
-	}{{"backlog", 0}, {"below capacity", c.Gap}} {
+		name    string
+		gap     time.Duration
+		minIdle int
+	}{{"backlog", 0, 0}, {"backlog, warm start (min idle = max)", 0, maxN}, {"below capacity", c.Gap, 0}} {
 		opts := base
-		opts.Gap = sc.gap
+		opts.Gap, opts.MinIdle = sc.gap, sc.minIdle
 		fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs, max %d, runner boot %s ...\n", sc.name, c.CompareJobs, cmpMax(c.Max), c.Boot)
 		rep, err := simulate.RunCompare(ctx, opts)
 		printCompare(a.Stdout, sc.name, rep)
@@ -54,6 +56,17 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 		}
 		out = append(out, compareScenario{Name: sc.name, Report: rep})
 	}
+	// Classic mode has no baseline: the manager alone, jobs below capacity.
+	opts := base
+	opts.Gap, opts.Classic = max(c.Gap, 3*time.Second), true
+	name := "classic, below capacity"
+	fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs every %s, the default demand poll ...\n", name, c.CompareJobs, opts.Gap)
+	rep, err := simulate.RunCompare(ctx, opts)
+	printClassic(a.Stdout, name, rep)
+	if err != nil {
+		return err
+	}
+	out = append(out, compareScenario{Name: name, Report: rep})
 	if c.Out != "" {
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err == nil {
@@ -69,8 +82,8 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 
 func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	m, b, x := r.Manager, r.Baseline, r.Ratios
-	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, arrivals every %s, runner boot %s; the manager keeps up to %d warm spares\n",
-		name, r.Jobs, ms(r.MinDurationMS), ms(r.MaxDurationMS), r.Max, ms(r.GapMS), ms(r.RunnerBootMS), r.Spare)
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, arrivals every %s, runner boot %s; the manager keeps up to %d warm spares\n",
+		name, r.Jobs, ms(r.MinDurationMS), ms(r.MaxDurationMS), r.Max, r.MinIdle, ms(r.GapMS), ms(r.RunnerBootMS), r.Spare)
 	fmt.Fprintf(w, "  %-26s %16s %16s %8s\n", "", "runner-manager", "baseline", "ratio")
 	row := func(label, mv, bv string, ratio float64) {
 		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)
@@ -90,6 +103,16 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	if m.BootSeconds > 0 {
 		fmt.Fprintf(w, "  the manager measured a boot of %.2fs\n", m.BootSeconds)
 	}
+}
+
+func printClassic(w io.Writer, name string, r simulate.CompareReport) {
+	m := r.Manager
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, arrivals every %s, runner boot %s\n",
+		name, r.Jobs, ms(r.MinDurationMS), ms(r.MaxDurationMS), r.Max, ms(r.GapMS), ms(r.RunnerBootMS))
+	fmt.Fprintf(w, "  queue → runner started:   p50 %s, p95 %s, max %s\n", ms(m.RunnerStart.P50), ms(m.RunnerStart.P95), ms(m.RunnerStart.Max))
+	fmt.Fprintf(w, "  queue → job started:      p50 %s, p95 %s\n", ms(m.Wait.P50), ms(m.Wait.P95))
+	fmt.Fprintf(w, "  REST per job:             %.2f charged (%d of %d requests)\n", float64(m.RESTCharged)/float64(max(m.Served, 1)), m.RESTCharged, m.REST)
+	fmt.Fprintf(w, "  makespan %.2fs, efficiency %.3f, jobs served %d of %d\n", m.MakespanSeconds, m.Efficiency, m.Served, m.Jobs)
 }
 
 func ratioOf(a, b float64) float64 {
