@@ -391,9 +391,6 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 	res.RESTCharged = limit - remaining - charged0
 	res.REST, res.ScaleSet = server.CallsREST()-rest0, server.CallsScaleSet()-ss0
 	jobsResult(&res, server.Jobs(), o.Max)
-	if debugJobsHook != nil {
-		debugJobsHook(server.Jobs())
-	}
 	if res.Served > 0 {
 		res.CallsPerJob = float64(res.RESTCharged+res.ScaleSet) / float64(res.Served)
 	}
@@ -533,5 +530,3 @@ func (l *pidLauncher) rss() (uint64, int) {
 	l.mu.Unlock()
 	return sumRSS(live), len(live)
 }
-
-var debugJobsHook func([]fakegithub.JobRecord)

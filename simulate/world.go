@@ -42,6 +42,7 @@ type worldPolicy struct {
 	Max      int
 	Estimate uint64
 	Spare    int
+	MinIdle  int
 }
 
 // setUp builds the world into s. On error the caller closes s.
@@ -113,7 +114,7 @@ func (s *Sim) setUp(ctx context.Context, w world) error {
 			return err
 		}
 		p := rm.Policy{ID: rm.NewPolicyID(), Name: wp.Name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
-			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, CreatedAt: now, UpdatedAt: now}
+			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, MinIdle: wp.MinIdle, CreatedAt: now, UpdatedAt: now}
 		if err := s.store.InsertPolicy(ctx, p); err != nil {
 			return err
 		}

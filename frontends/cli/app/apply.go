@@ -29,6 +29,7 @@ each, with the keys of policy add:
   scale_set = "home"         # or labels = ["linux", "gpu"]
   max = 4
   min_idle = 0               # optional
+  spare = 1                  # optional: most warm spares (0: none)
   memory_estimate = "2GiB"   # optional
   runner_group = "Default"   # optional
   runner_dir = "/opt/runner" # optional
@@ -186,5 +187,6 @@ func filterPlan(plan []planStep, op byte) []planStep {
 func policyEqual(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
 		cmpOr(a.Backend, rm.BackendNative) == cmpOr(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
-		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused
+		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
+		a.Spare == b.Spare
 }

@@ -45,6 +45,8 @@ type policySpec struct {
 	MemoryEstimate config.Size `toml:"memory_estimate"`
 	RunnerDir      string      `toml:"runner_dir"`
 	Paused         bool        `toml:"paused"`
+	// Spare is nil when the file says nothing: rm.DefaultSpare.
+	Spare *int `toml:"spare"`
 }
 
 func invalid(format string, args ...any) error {
@@ -105,6 +107,10 @@ func (s policySpec) build(host rm.HostID) (rm.Policy, error) {
 	p := rm.Policy{
 		Name: s.Name, Host: host, Target: t, Backend: rm.BackendNative,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(), Paused: s.Paused,
+		Spare: rm.DefaultSpare,
+	}
+	if s.Spare != nil {
+		p.Spare = *s.Spare
 	}
 	if err := p.Validate(); err != nil {
 		return rm.Policy{}, err
@@ -164,6 +170,7 @@ type PolicyAddCmd struct {
 	RunnerGroup    string      `help:"Runner group (default Default)." placeholder:"GROUP"`
 	Max            int         `help:"Most runners at once (default ${default})." default:"1" placeholder:"N"`
 	MinIdle        int         `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
+	Spare          int         `help:"Scale-set mode: most warm spares, runners listening beyond the jobs so no job waits for one to boot (default ${default}; 0: none). Classic mode: runners prepared ahead." default:"1" placeholder:"N"`
 	MemoryEstimate config.Size `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string      `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool        `help:"Add it paused."`
@@ -190,7 +197,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policySpec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, Spare: &c.Spare,
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
@@ -338,6 +345,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"labels", strings.Join(p.Target.Labels, ",")},
 		{"max", fmt.Sprint(p.Max)},
 		{"min idle", fmt.Sprint(p.MinIdle)},
+		{"spare", fmt.Sprint(p.Spare)},
 		{"memory estimate", estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
@@ -368,6 +376,7 @@ type PolicyEditCmd struct {
 	Rename         *string      `help:"New name." placeholder:"NAME"`
 	Max            *int         `help:"Most runners at once." placeholder:"N"`
 	MinIdle        *int         `help:"Idle runners kept waiting for jobs." placeholder:"N"`
+	Spare          *int         `help:"Most warm spares (0: none)." placeholder:"N"`
 	MemoryEstimate *config.Size `help:"What a job is expected to peak at, until measured (0: the default)." placeholder:"SIZE"`
 	RunnerDir      *string      `help:"An installed runner directory (\"\": the newest runner install)." placeholder:"DIR"`
 	RunnerGroup    *string      `help:"Runner group." placeholder:"GROUP"`
@@ -394,6 +403,9 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	}
 	if c.MinIdle != nil {
 		p.MinIdle = *c.MinIdle
+	}
+	if c.Spare != nil {
+		p.Spare = *c.Spare
 	}
 	if c.MemoryEstimate != nil {
 		p.MemoryEstimate = c.MemoryEstimate.Bytes()
@@ -456,6 +468,7 @@ func policyChanges(old, new rm.Policy) []string {
 	add("target", targetShort(old.Target), targetShort(new.Target))
 	add("max", old.Max, new.Max)
 	add("min idle", old.MinIdle, new.MinIdle)
+	add("spare", old.Spare, new.Spare)
 	add("memory estimate", estimate(old), estimate(new))
 	add("runner dir", cmpOr(old.RunnerDir, "(newest)"), cmpOr(new.RunnerDir, "(newest)"))
 	add("state", activeWord(old), activeWord(new))
@@ -549,6 +562,7 @@ type policyJSON struct {
 	RunnerDir      string   `json:"runner_dir,omitempty"`
 	Max            int      `json:"max"`
 	MinIdle        int      `json:"min_idle"`
+	Spare          int      `json:"spare"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
 	CreatedAt      string   `json:"created_at"`
@@ -560,7 +574,7 @@ func toPolicyJSON(p rm.Policy) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: p.Target.Labels, Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spare, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 	}
 }
