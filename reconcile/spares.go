@@ -184,10 +184,16 @@ func (s *spareState) meanJob() time.Duration {
 }
 
 // endRate is the jobs ending per second: the larger of the ends seen and
-// those busy runners will bring, at the mean job duration.
-func (s *spareState) endRate(now time.Time, busy int) float64 {
+// those busy runners will bring, at the mean job duration; until a job's
+// length is measured, a job is taken to last one boot (more spares, at
+// most the cap, rather than a burst's next jobs waiting a boot each).
+func (s *spareState) endRate(now time.Time, busy int, boot time.Duration) float64 {
 	r := s.rate(now)
-	if d := s.meanJob(); d > 0 && busy > 0 {
+	d := s.meanJob()
+	if d <= 0 {
+		d = boot
+	}
+	if d > 0 && busy > 0 {
 		r = max(r, float64(busy)/d.Seconds())
 	}
 	return r
@@ -235,7 +241,7 @@ func (p *pass) spareTarget(busy int) int {
 	if capN == 0 {
 		return 0
 	}
-	n := int(math.Ceil(l.spares.endRate(p.now, busy)*boot.Seconds())) + 1
+	n := int(math.Ceil(l.spares.endRate(p.now, busy, boot)*boot.Seconds()-1e-9)) + 1
 	return min(n, capN)
 }
 

@@ -116,7 +116,7 @@ func TestSparesTarget(t *testing.T) {
 	e.demand(10, evs...)
 	e.pass()
 	require.Equal(t, 10, e.byState()[rm.StateBusy])
-	assert.Equal(t, 1, e.loop.Status().Policies[0].SpareTarget, "no job has ended yet: nothing known of their length")
+	assert.Equal(t, 11, e.loop.Status().Policies[0].SpareTarget, "no job has ended yet: each is taken to last a boot, 10 ending in 2 s")
 
 	// They end within a second, after 1.0–1.9 s each: ten ends over the
 	// rate's shortest span (2 s) are 5 a second, × the 2 s boot, + 1.
@@ -189,7 +189,7 @@ func TestSparesDisabled(t *testing.T) {
 func TestSparesYieldToJobsUnderMemoryPressure(t *testing.T) {
 	const gib = 1 << 30
 	adm := &reconcile.Admission{Memory: fakeMemory{total: 4 * gib}}
-	e := newEnv(t, storetest.NewPolicy().Repository("acme/repo").Autoscale("home", 4).Spare(2).MemoryEstimate(gib).Active(),
+	e := newEnv(t, storetest.NewPolicy().Repository("acme/repo").Autoscale("home", 4).Spare(1).MemoryEstimate(gib).Active(),
 		func(c *reconcile.Config) { c.Admission = adm })
 	e.demand(0)
 	e.pass()
