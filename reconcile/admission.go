@@ -245,7 +245,7 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 				continue // its memory is free; it only waits to be concluded
 			}
 			c := exp
-			spare, cost := s.spareCost(at)
+			spare, cost, yieldable := s.spareCost(at)
 			if spare {
 				c = cost
 			}
@@ -255,7 +255,7 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 				}
 			}
 			s.committed += c
-			if spare {
+			if yieldable {
 				s.addSpare(at.ID, c)
 			}
 		}

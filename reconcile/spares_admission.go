@@ -12,14 +12,16 @@ type spareMem struct {
 	cost uint64
 }
 
-// spareCost reports whether a live attempt counts as a warm spare (its
-// loop marked it, it runs no job and is not yielding) and its cost.
-func (s *session) spareCost(at rm.Attempt) (bool, uint64) {
+// spareCost reports whether a live attempt is a warm spare (its loop
+// marked it and it runs no job), its cost (what admission counts it at,
+// its RSS when larger), and whether it is a spare a job may still take
+// the memory of (not yielding already).
+func (s *session) spareCost(at rm.Attempt) (spare bool, cost uint64, yieldable bool) {
 	if s.tab == nil || at.State == rm.StateBusy || !at.BusyAt.IsZero() {
-		return false, 0
+		return false, 0, false
 	}
-	cost, _, ok := s.tab.spareOf(at.ID)
-	return ok, cost
+	cost, yielding, ok := s.tab.spareOf(at.ID)
+	return ok, cost, ok && !yielding
 }
 
 func (s *session) addSpare(id rm.AttemptID, cost uint64) {
