@@ -40,7 +40,7 @@ import (
 // another spare listens. Scale-down and stop treat spares as any idle
 // runner. Spares are runners like any other to GitHub: whichever listens
 // first takes the next job, so a spare is a count (the non-busy runners
-// beyond the jobs that need one), not an identity; markSpares names the
+// beyond the jobs that need one), not an identity; planSpares names the
 // oldest of them.
 //
 // Classic mode keeps none: a registered idle runner takes any matching
