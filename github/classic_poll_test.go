@@ -13,7 +13,7 @@ import (
 
 // TestClassicDefaultPoll: at the default poll a queued job is seen within
 // about a poll, and every poll of an unchanged repository is answered 304,
-// costing no quota.
+// costing no quota, and wakes no target.
 func TestClassicDefaultPoll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for real polls")
@@ -23,10 +23,12 @@ func TestClassicDefaultPoll(t *testing.T) {
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, func() bool { return log.count() > 0 }, 10*time.Second, 10*time.Millisecond, "the first poll")
 
-	// Unchanged for three polls: requests made, none charged.
-	before, lists := env.remaining(), listCalls(env)
+	// Unchanged for three polls: requests made, none charged, and the
+	// target is not woken for nothing.
+	before, lists, reports := env.remaining(), listCalls(env), log.count()
 	require.Eventually(t, func() bool { return listCalls(env) >= lists+9 }, 4*github.DefaultClassicPoll+10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, before, env.remaining(), "polls of an unchanged repository cost no quota")
+	assert.Equal(t, reports, log.count(), "an unchanged figure is not reported again within 30 s")
 
 	queued := time.Now()
 	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
