@@ -17,9 +17,11 @@ import (
 func (p *pass) schedule(live, wanted int) Result {
 	l := p.l
 	next := l.cfg.IdleRequeue
-	active := live > 0 || wanted > 0
+	// Warm spares alone keep a loop idle: their exits nudge it, and their
+	// deadlines (listening, recycling) bound the wait (spares.go).
+	active := live-p.liveSpares() > 0 || wanted > 0
 	for _, it := range p.items {
-		if !it.concluded {
+		if !it.concluded && !p.isSpare(it) {
 			active = true
 		}
 	}

@@ -518,6 +518,22 @@ func (p *pass) sparesOutOfCapacity(per map[rm.PolicyID]int, total int, gone func
 	return total
 }
 
+// isSpare: the item is one of the pass's live spares.
+func (p *pass) isSpare(it *item) bool {
+	return p.spares != nil && p.spares.ids[it.a.ID] && it.holdsSlot()
+}
+
+// liveSpares is how many of the pass's items are live spares.
+func (p *pass) liveSpares() int {
+	n := 0
+	for _, it := range p.items {
+		if p.isSpare(it) {
+			n++
+		}
+	}
+	return n
+}
+
 // spareStatus fills a policy's spare figures for Status.
 func (p *pass) spareStatus(ps *PolicyStatus) {
 	l := p.l

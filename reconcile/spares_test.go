@@ -363,3 +363,18 @@ func TestSparesCapacityWhileARunnerExits(t *testing.T) {
 	assert.Equal(t, 3, e.byState()[rm.StateBusy], "job 1's runner is still busy in the journal")
 	assert.Equal(t, 2, e.loop.Capacity(), "two jobs run: GitHub is told max, not the busy runners")
 }
+
+// A loop whose only runners are spares waits as an idle one does (their
+// exits nudge it), woken by their deadlines: here, the recycling.
+func TestSparesAloneKeepTheLoopIdle(t *testing.T) {
+	e := spareEnv(t, 2, 1, nil)
+	e.demand(0)
+	res := e.pass()
+	require.Len(t, e.live(), 1)
+	assert.Equal(t, reconcile.DefaultIdleRequeue, res.RequeueAfter, "not the active cadence")
+	e.clock.Advance(reconcile.DefaultIdleRequeue)
+	res = e.pass()
+	listening := reconcile.DefaultBootEstimate
+	assert.Equal(t, listening+reconcile.DefaultSpareRecycleAfter-reconcile.DefaultIdleRequeue, res.RequeueAfter,
+		"next: when the spare is due for recycling")
+}
