@@ -42,9 +42,9 @@ type Policy struct {
 	// one listening instead of waiting for a runner to boot. The manager
 	// keeps about (jobs ending per second) × (measured boot time) + 1 of
 	// them, at most Spare, within memory admission; GitHub is still told
-	// only max jobs. In classic mode, where an idle runner would take any
-	// job and exceed max, a non-zero Spare prepares the next runner ahead
-	// instead. 0 disables; front ends default to DefaultSpare.
+	// only max jobs. Classic mode keeps none: an idle registered runner
+	// would take any matching job and exceed max. 0 disables; front ends
+	// default to DefaultSpare.
 	Spare int
 	// MemoryEstimate is what a first job is expected to peak at, in bytes,
 	// until measured peaks replace it; 0 means the manager's default.

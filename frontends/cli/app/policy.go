@@ -170,7 +170,7 @@ type PolicyAddCmd struct {
 	RunnerGroup    string      `help:"Runner group (default Default)." placeholder:"GROUP"`
 	Max            int         `help:"Most runners at once (default ${default})." default:"1" placeholder:"N"`
 	MinIdle        int         `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
-	Spare          int         `help:"Scale-set mode: most warm spares, runners listening beyond the jobs so no job waits for one to boot (default ${default}; 0: none). Classic mode: runners prepared ahead." default:"1" placeholder:"N"`
+	Spare          int         `help:"Scale-set mode: most warm spares, runners listening beyond the jobs so no job waits for one to boot (default ${default}; 0: none; classic mode keeps none)." default:"1" placeholder:"N"`
 	MemoryEstimate config.Size `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string      `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool        `help:"Add it paused."`
