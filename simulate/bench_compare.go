@@ -104,6 +104,13 @@ type ScalerResult struct {
 	MakespanSeconds float64 `json:"makespan_seconds"`
 	IdealSeconds    float64 `json:"ideal_seconds"`
 	Efficiency      float64 `json:"efficiency"`
+	// ListSeconds is what max runners that start a job the instant one
+	// arrives or a runner frees (no boot, no overhead), taking the jobs in
+	// their queue order, would take with the durations the jobs had: the
+	// best any scaler of these jobs can do in that order (the tail of the
+	// last jobs included). ListEfficiency is ListSeconds / Makespan.
+	ListSeconds    float64 `json:"list_schedule_seconds"`
+	ListEfficiency float64 `json:"list_efficiency"`
 	// Wait is from a job's queueing to its start on a runner.
 	Wait Quantiles `json:"wait_ms"`
 	// The scaler's GitHub calls (the runners' own excluded): REST
@@ -431,6 +438,8 @@ func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int) {
 	res.MakespanSeconds = last.Sub(first).Seconds()
 	res.IdealSeconds = sum.Seconds() / float64(maxN)
 	res.Efficiency = ratio(res.IdealSeconds, res.MakespanSeconds)
+	res.ListSeconds = listSchedule(jobs, maxN).Seconds()
+	res.ListEfficiency = ratio(res.ListSeconds, res.MakespanSeconds)
 	slices.SortFunc(edges, func(a, b edge) int {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
@@ -442,6 +451,31 @@ func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int) {
 		cur += e.d
 		res.PeakJobs = max(res.PeakJobs, cur)
 	}
+}
+
+// listSchedule is the makespan of the served jobs, in queue order, on maxN
+// runners that take a job the instant it is queued or a runner frees.
+func listSchedule(jobs []fakegithub.JobRecord, maxN int) time.Duration {
+	var served []fakegithub.JobRecord
+	for _, j := range jobs {
+		if j.Status == "completed" && !j.StartedAt.IsZero() {
+			served = append(served, j)
+		}
+	}
+	if len(served) == 0 || maxN < 1 {
+		return 0
+	}
+	slices.SortStableFunc(served, func(a, b fakegithub.JobRecord) int { return a.QueuedAt.Compare(b.QueuedAt) })
+	t0 := served[0].QueuedAt
+	free := make([]time.Duration, maxN) // when each runner frees, after t0
+	var end time.Duration
+	for _, j := range served {
+		i := slices.Index(free, slices.Min(free))
+		start := max(free[i], j.QueuedAt.Sub(t0))
+		free[i] = start + j.CompletedAt.Sub(j.StartedAt)
+		end = max(end, free[i])
+	}
+	return end
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -28,6 +28,7 @@ func TestRunCompare(t *testing.T) {
 		assert.Greater(t, r.Efficiency, 0.0, r.Scaler)
 		assert.LessOrEqual(t, r.Efficiency, 1.0, r.Scaler)
 		assert.NotZero(t, r.PeakRunnerRSSBytes, r.Scaler)
+		assert.Positive(t, r.ListEfficiency, r.Scaler)
 	}
 	assert.LessOrEqual(t, rep.Manager.PeakRunners, 2+2, "max runners and the spares")
 	assert.Greater(t, rep.Manager.BootSeconds, 0.4, "the manager measured the boot")

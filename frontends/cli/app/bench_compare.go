@@ -91,6 +91,8 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	row("makespan", fmt.Sprintf("%.2fs", m.MakespanSeconds), fmt.Sprintf("%.2fs", b.MakespanSeconds), x.Makespan)
 	row("ideal (Σ durations / max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), ratioOf(m.IdealSeconds, b.IdealSeconds))
 	row("efficiency", fmt.Sprintf("%.3f", m.Efficiency), fmt.Sprintf("%.3f", b.Efficiency), x.Efficiency)
+	row("best in queue order", fmt.Sprintf("%.2fs", m.ListSeconds), fmt.Sprintf("%.2fs", b.ListSeconds), ratioOf(m.ListSeconds, b.ListSeconds))
+	row("  makespan's share of it", fmt.Sprintf("%.3f", m.ListEfficiency), fmt.Sprintf("%.3f", b.ListEfficiency), ratioOf(m.ListEfficiency, b.ListEfficiency))
 	row("wait p50", ms(m.Wait.P50), ms(b.Wait.P50), x.WaitP50)
 	row("wait p95", ms(m.Wait.P95), ms(b.Wait.P95), x.WaitP95)
 	row("GitHub calls per job", fmt.Sprintf("%.2f", m.CallsPerJob), fmt.Sprintf("%.2f", b.CallsPerJob), x.CallsPerJob)
