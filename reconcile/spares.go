@@ -103,6 +103,9 @@ type sparePlan struct {
 	need int
 	// refused: a job's launch was refused this pass, so no spare goes.
 	refused bool
+	// draining: the loop keeps nothing; a drain or a stop removes spares
+	// as any idle runner, expiring or not.
+	draining bool
 }
 
 // keepsSpares: the policy's loop keeps warm spares for it.
@@ -265,7 +268,7 @@ func (p *pass) listeningSince(it *item) (time.Time, bool) {
 func (p *pass) planSpares(ctx context.Context, wanted int) *sparePlan {
 	l := p.l
 	sp := &sparePlan{ids: map[rm.AttemptID]bool{}, per: map[rm.PolicyID]int{},
-		freshPer: map[rm.PolicyID]int{}, expPer: map[rm.PolicyID]int{}}
+		freshPer: map[rm.PolicyID]int{}, expPer: map[rm.PolicyID]int{}, draining: l.draining.Load()}
 	busy := 0
 	var idle []*item
 	for _, it := range p.items {
@@ -389,7 +392,7 @@ func (p *pass) tendSpares(ctx context.Context, sp *sparePlan, idle []*item) {
 
 // keep is how many live runners beyond wanted the spares account for.
 func (sp *sparePlan) keep() int {
-	if sp == nil {
+	if sp == nil || sp.draining {
 		return 0
 	}
 	return sp.target + sp.expiring + sp.stopping

@@ -329,8 +329,11 @@ func TestSparesScaleDownAndStop(t *testing.T) {
 		}
 	}
 
-	// A stop (drain) removes the last spare too.
+	// A stop (drain) removes the last spare too, even one listening past
+	// its recycling with no replacement yet.
 	last := e.live()[0]
+	require.Equal(t, rm.StateIdle, last.State)
+	e.clock.Advance(last.IdleAt.Add(time.Hour + 10*time.Second).Sub(e.clock.Now())) // expired, in its grace
 	e.loop.SetDraining(true)
 	e.pass()
 	require.Eventually(t, e.launcher.proc(last.ID).wasStopped, 5*time.Second, time.Millisecond)
