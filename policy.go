@@ -37,6 +37,15 @@ type Policy struct {
 	RunnerDir string
 	MinIdle   int
 	Max       int
+	// Spare caps the warm spares of a scale-set policy: runners started,
+	// connected and idle beyond the jobs in flight, so the next job finds
+	// one listening instead of waiting for a runner to boot. The manager
+	// keeps about (jobs ending per second) × (measured boot time) + 1 of
+	// them, at most Spare, within memory admission; GitHub is still told
+	// only max jobs. Classic mode keeps none: an idle registered runner
+	// would take any matching job and exceed max. 0 disables; front ends
+	// default to DefaultSpare.
+	Spare int
 	// MemoryEstimate is what a first job is expected to peak at, in bytes,
 	// until measured peaks replace it; 0 means the manager's default.
 	MemoryEstimate uint64
@@ -63,6 +72,15 @@ const MemoryLimitFromPeaks uint64 = 1<<64 - 1
 // runner's own listener and worker (a .NET program of about 100 MiB) would
 // be killed before any job runs.
 const MinMemoryLimit uint64 = 256 << 20
+
+// DefaultSpare is the warm spares a policy made by a front end keeps at
+// most unless told otherwise: one, so a job arriving at an idle policy
+// finds a runner listening.
+const DefaultSpare = 1
+
+// MaxSpare bounds Policy.Spare: spares beyond it would hold memory and
+// registrations for jobs GitHub cannot send faster.
+const MaxSpare = 64
 
 var policyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
@@ -100,6 +118,9 @@ func (p Policy) Validate() error {
 	}
 	if p.MemoryLimit != 0 && p.MemoryLimit != MemoryLimitFromPeaks && p.MemoryLimit < MinMemoryLimit {
 		return invalidf("policy %q: memory limit %d bytes is below the least a runner needs, %d bytes (256 MiB); set 0 for no limit", p.Name, p.MemoryLimit, MinMemoryLimit)
+	}
+	if p.Spare < 0 || p.Spare > MaxSpare {
+		return invalidf("policy %q: spare %d must be between 0 (no warm spares) and %d", p.Name, p.Spare, MaxSpare)
 	}
 	return nil
 }

@@ -37,6 +37,8 @@ func TestPolicyValidate(t *testing.T) {
 		"MinIdleBelow":   {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
 		"MaxBelowIdle":   {func(p *rm.Policy) { p.Max, p.MinIdle = 2, 3 }, "max 2 is below min idle 3"},
 		"MemoryLimitLow": {func(p *rm.Policy) { p.MemoryLimit = 64 << 20 }, "memory limit 67108864 bytes is below the least a runner needs"},
+		"SpareBelow":     {func(p *rm.Policy) { p.Spare = -1 }, "spare -1 must be between 0 (no warm spares) and 64"},
+		"SpareAbove":     {func(p *rm.Policy) { p.Spare = rm.MaxSpare + 1 }, "spare 65 must be between"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -53,6 +55,8 @@ func TestPolicyValidate(t *testing.T) {
 		"Dots":         func(p *rm.Policy) { p.Name = "home.linux_x64-2" },
 		"MemoryLimit":  func(p *rm.Policy) { p.MemoryLimit = rm.MinMemoryLimit },
 		"LimitPeaks":   func(p *rm.Policy) { p.MemoryLimit = rm.MemoryLimitFromPeaks },
+		"NoSpares":     func(p *rm.Policy) { p.Spare = 0 },
+		"MaxSpares":    func(p *rm.Policy) { p.Spare = rm.MaxSpare },
 	}
 	for name, edit := range ok {
 		t.Run(name, func(t *testing.T) {

@@ -29,13 +29,13 @@ type ClassicOptions struct {
 	// job counts as demand only while it runs on one of our runners.
 	NamePrefix string
 	// PollInterval between two demand polls of a repository (default
-	// 30 s); a webhook nudge polls at once. Targets of one scope share
+	// DefaultClassicPoll, 2 s); a webhook nudge polls at once. Targets of one scope share
 	// one poll, at the shortest interval any of them asks.
 	PollInterval time.Duration
 	// BusyPollInterval replaces PollInterval while the last poll left
 	// queued jobs unread because the figure already kept every target
 	// launching (or, for an organization, while webhook-named jobs are
-	// being followed): default 5 s, at most PollInterval.
+	// being followed): default DefaultClassicBusyPoll, at most PollInterval.
 	BusyPollInterval time.Duration
 	// WorkFolder is the runner's work directory, relative to its root
 	// (default "_work").
@@ -96,10 +96,10 @@ func NewClassicTarget(c *Client, target rm.ScaleTarget, opts ClassicOptions) (*C
 		opts.Arch = runtime.GOARCH
 	}
 	if opts.PollInterval <= 0 {
-		opts.PollInterval = 30 * time.Second
+		opts.PollInterval = DefaultClassicPoll
 	}
 	if opts.BusyPollInterval <= 0 {
-		opts.BusyPollInterval = 5 * time.Second
+		opts.BusyPollInterval = DefaultClassicBusyPoll
 	}
 	opts.BusyPollInterval = min(opts.BusyPollInterval, opts.PollInterval)
 	if opts.WorkFolder == "" {

@@ -36,6 +36,25 @@ const (
 	minPollGap = time.Second
 )
 
+// DefaultClassicPoll is how often a repository's demand is polled by
+// default: short enough that a job's first runner starts within seconds
+// of its queueing (the wait is up to a poll, then the JIT request and the
+// launch), and free while nothing changes, every request being
+// conditional (GitHub charges no quota for a 304). What changes is paid
+// for once per change, whatever the interval: a job's run read while
+// queued and once its runner holds it.
+const DefaultClassicPoll = 2 * time.Second
+
+// unchangedReportEvery is how often a target is told an unchanged figure
+// with no event: a poll every 2 s would otherwise wake every classic loop
+// of the repository every 2 s for nothing. The figure's time tells a loop
+// that GitHub's word on a runner that exited is in; no later than this.
+const unchangedReportEvery = 30 * time.Second
+
+// DefaultClassicBusyPoll is the poll while more is queued than the last
+// poll read (at most the poll itself).
+const DefaultClassicBusyPoll = 2 * time.Second
+
 // demandHub holds a Client's demand watchers, one per scope, shared by
 // every classic target of that scope.
 type demandHub struct {
@@ -56,6 +75,10 @@ type demandSub struct {
 	fatal chan error
 
 	primed bool // has had its first report (with all the evidence known)
+	// lastWanted and lastAt are of its last report: an unchanged figure
+	// with no event is reported again only after unchangedReportEvery.
+	lastWanted int
+	lastAt     time.Time
 }
 
 // counts reports whether a job in state st is demand for sub: queued, or
@@ -136,7 +159,7 @@ func (h *demandHub) watcher(c *Client, scope rm.Scope, log *slog.Logger, sub *de
 	w := h.subscribe(c, scope, log, sub)
 	// A target that joins a watcher that has polled learns the figure and
 	// the evidence at once, not a poll later.
-	w.fanOut(nil, true)
+	w.fanOut(nil, true, false)
 	return w
 }
 
@@ -219,7 +242,7 @@ func (w *scopeWatcher) interval() time.Duration {
 		}
 	}
 	if d <= 0 {
-		d = 30 * time.Second
+		d = DefaultClassicPoll
 	}
 	return d
 }
@@ -227,6 +250,7 @@ func (w *scopeWatcher) interval() time.Duration {
 // run polls until ctx ends or GitHub refuses the credentials or the scope.
 func (w *scopeWatcher) run(ctx context.Context) {
 	failures := 0
+	nudged := true // the first poll reports to every subscriber
 	for {
 		var (
 			events []JobEvent
@@ -243,7 +267,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 			return
 		case err == nil:
 			failures = 0
-			w.fanOut(events, false)
+			w.fanOut(events, false, nudged)
 		case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrNotFound):
 			w.fail(err)
 			return
@@ -262,11 +286,13 @@ func (w *scopeWatcher) run(ctx context.Context) {
 			continue
 		}
 		timer := time.NewTimer(wait)
+		nudged = false
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-w.nudge:
+			nudged = true // someone asked: tell every target what the poll found
 		case <-timer.C:
 		}
 		timer.Stop()
@@ -302,8 +328,10 @@ func (w *scopeWatcher) fail(err error) {
 // holds (jobs started and recently completed), so that nothing is
 // suppressed after a start.
 // With onlyNew, only subscribers not yet reported to are, and only once
-// the watcher has polled.
-func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew bool) {
+// the watcher has polled. A subscriber whose figure is unchanged and who
+// has no event is left out, unless all (a nudged poll) or its last report
+// is older than unchangedReportEvery.
+func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew, all bool) {
 	type out struct {
 		sub *demandSub
 		d   Demand
@@ -326,6 +354,7 @@ func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew bool) {
 			}
 		}
 		evs := events
+		first := !s.primed
 		if !s.primed {
 			evs = w.evidence()
 			s.primed = true
@@ -335,6 +364,10 @@ func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew bool) {
 				d.Events = append(d.Events, e)
 			}
 		}
+		if !onlyNew && !all && !first && len(d.Events) == 0 && d.Wanted == s.lastWanted && at.Sub(s.lastAt) < unchangedReportEvery {
+			continue // nothing new for this target
+		}
+		s.lastWanted, s.lastAt = d.Wanted, at
 		outs = append(outs, out{s, d})
 	}
 	w.mu.Unlock()

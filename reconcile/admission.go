@@ -210,6 +210,11 @@ type session struct {
 	// process has exited: a pass that saw them still running must not count
 	// them as live either, or its capacity overcounts by one.
 	gone map[rm.AttemptID]bool
+	// spares: the warm spares' part of committed, and each spare, which
+	// yields its memory to a job (spares_admission.go).
+	spareCommitted uint64
+	spares         []spareMem
+	tab            *table
 }
 
 // begin locks admission host-wide and reads the figures: host memory, disk
@@ -217,7 +222,7 @@ type session struct {
 // whose process has not exited.
 func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 	a.mu.Lock()
-	s := &session{a: a}
+	s := &session{a: a, tab: d.tab}
 	if a.Memory != nil {
 		total, _, err := a.Memory.Memory()
 		if err != nil {
@@ -258,12 +263,19 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 			expected[at.Policy] = exp
 		}
 		c := exp
+		spare, cost, yieldable := s.spareCost(at)
+		if spare {
+			c = cost
+		}
 		if d.meters != nil {
 			if rss, ok := d.meters.CurrentRSS(at.ID); ok && rss > c {
 				c = rss
 			}
 		}
 		s.committed += c
+		if yieldable {
+			s.addSpare(at.ID, c)
+		}
 	}
 	a.statMu.Lock()
 	avail := uint64(0)
@@ -291,9 +303,12 @@ func (s *session) admit(expected uint64, live, max int) (Refusal, bool) {
 	if s.diskErr != nil {
 		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
 	}
-	r, ok := s.a.Decide(s.ask(expected, live, max))
+	q := s.ask(expected, live, max)
+	q.Committed -= s.spareCommitted // spares yield: a job is decided without them
+	r, ok := s.a.Decide(q)
 	if ok {
 		s.committed += expected
+		s.yieldSpares()
 	}
 	return r, ok
 }

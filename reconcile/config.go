@@ -139,6 +139,10 @@ type Config struct {
 	MaxLaunchesPerPass         int
 	MaxFailedLaunchesPerMinute int
 
+	// SpareRecycleAfter is how long a warm spare may listen without a job
+	// before it is replaced (DefaultSpareRecycleAfter when 0).
+	SpareRecycleAfter time.Duration
+
 	// Drain: when Run's context ends, remove idle runners and wait for busy
 	// ones to finish (bounded by DrainTimeout, if set). Without it, idle
 	// and starting runners are removed (registration first) within

@@ -56,6 +56,7 @@ type worldOpts struct {
 	mode      rm.Mode
 	max       int
 	minIdle   int
+	spare     int
 	estimate  uint64
 	runnerDir string // "" → the fake runner install
 	// poll is classic mode's demand poll (100 ms when 0).
@@ -98,7 +99,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 			runnerDir = w.install
 		}
 		pb := storetest.NewPolicy().Name("e2e").Repository(e2eRepo).Host(w.host.ID).RunnerDir(runnerDir).
-			MemoryEstimate(o.estimate).MinIdle(o.minIdle)
+			MemoryEstimate(o.estimate).MinIdle(o.minIdle).Spare(o.spare)
 		if o.mode == rm.ModeClassic {
 			pb = pb.Labels(e2eSet).Max(o.max)
 		} else {

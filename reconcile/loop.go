@@ -69,6 +69,8 @@ type Loop struct {
 	// listedIdle: the last list was taken with nothing live.
 	listedIdle bool
 	reg        registry
+	// spares is the warm spares' bookkeeping (spares.go).
+	spares spareState
 }
 
 // loopStatus is the loop's part of the supervisor's Status.

@@ -75,7 +75,7 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
 		}
 		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
-	case stopUser, stopScaleDown, stopDrain, stopIdleTimeout, stopShutdown:
+	case stopUser, stopScaleDown, stopDrain, stopIdleTimeout, stopShutdown, stopSpareRecycled, stopSpareYielded:
 		by := "by the manager (" + string(stop) + ")"
 		if stop == stopUser {
 			by = "by a user"

@@ -48,6 +48,13 @@ type pass struct {
 	admitted map[rm.PolicyID]int
 	// capRefused is the refusal that cut each policy's admitted capacity.
 	capRefused map[rm.PolicyID]Refusal
+
+	// spares is the pass's plan for its warm spares (spares.go);
+	// spareTodo the spares admitted, lastBatch: the admission session
+	// under way is the pass's last.
+	spares    *sparePlan
+	spareTodo []*item
+	lastBatch bool
 }
 
 // item is one live attempt as the pass sees it.

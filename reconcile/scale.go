@@ -57,8 +57,9 @@ func (p *pass) scale(ctx context.Context) (live, wanted int) {
 		}
 	}
 	wanted, _ = p.wanted()
-	if live > wanted {
-		p.scaleDown(ctx, live-wanted, p.l.demandIsKnown())
+	keep := p.planSpares(ctx, wanted).keep() // warm spares beyond wanted (spares.go)
+	if live > wanted+keep {
+		p.scaleDown(ctx, live-wanted-keep, p.l.demandIsKnown())
 	}
 	live += p.scaleUp(ctx, wanted-live, livePer)
 	for _, f := range p.cleanups {
@@ -158,9 +159,13 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 	if n > 0 {
 		budgets = p.launchBudgets(ctx)
 	}
+	if n == 0 && p.spareTurn(true) && !p.quiet {
+		budgets = p.launchBudgets(ctx)
+	}
+	p.lastBatch = n <= 1
 	first := p.admitBatch(ctx, min(n, 1), livePer, budgets)
 	if len(first) == 0 {
-		return 0
+		return p.launchSpares(ctx, p.spareTodo)
 	}
 	jit, registered := p.register(ctx, first[0])
 	if !registered {
@@ -171,6 +176,7 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 	ok := make([]bool, n)
 	wg.Go(func() { ok[0] = p.start(ctx, first[0], jit) })
 	if n > 1 && !p.isQuiet() {
+		p.lastBatch = true
 		rest := p.admitBatch(ctx, n-1, livePer, budgets)
 		for i, it := range rest {
 			wg.Go(func() { ok[i+1] = p.launch(ctx, it) })
@@ -187,7 +193,7 @@ func (p *pass) scaleUp(ctx context.Context, need int, livePer map[rm.PolicyID]in
 			p.deadline(it.a.StartedAt.Add(l.cfg.StartTimeout))
 		}
 	}
-	return launched
+	return launched + p.launchSpares(ctx, p.spareTodo)
 }
 
 // admitBatch takes one admission session: up to n new attempts admitted
@@ -203,6 +209,10 @@ func (p *pass) admitBatch(ctx context.Context, n int, livePer, budgets map[rm.Po
 	var todo []*item
 	if n > 0 {
 		todo = p.admit(ctx, sess, n, livePer, budgets)
+	}
+	sess.yieldSpares() // runners that grew take memory from spares first
+	if p.spareTurn(p.lastBatch) && !p.isQuiet() {
+		p.spareTodo = p.admitSpares(ctx, sess, min(p.spares.need, l.cfg.MaxLaunchesPerPass), livePer, budgets)
 	}
 	p.setCapacity(sess, livePer, l.draining.Load())
 	return todo
@@ -224,6 +234,9 @@ func (p *pass) admit(ctx context.Context, sess *session, n int, livePer, budgets
 		if r, ok := sess.admit(exp, livePer[pol.ID], pol.Max); !ok {
 			p.refuse(pol, r)
 			refused[pol.ID] = true
+			if p.spares != nil {
+				p.spares.refused = true // no spare while a job waits for memory
+			}
 			continue
 		}
 		id := rm.NewAttemptID()
@@ -342,7 +355,7 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 // only while draining or paused).
 func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining bool) {
 	l := p.l
-	sim := *sess
+	sim := sess.withoutSpares() // GitHub is told jobs: spares yield to them
 	per := make(map[rm.PolicyID]int, len(livePer))
 	total := 0
 	for id, n := range livePer {
@@ -358,6 +371,7 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 			total--
 		}
 	}
+	total = p.sparesOutOfCapacity(per, total, gone)
 	if draining {
 		busy := 0
 		for _, it := range p.items {

@@ -27,9 +27,11 @@ func (p *pass) schedule(live, wanted int) Result {
 		return res
 	}
 	next := l.cfg.IdleRequeue
-	active := live > 0 || wanted > 0
+	// Warm spares alone keep a loop idle: their exits nudge it, and their
+	// deadlines (listening, recycling) bound the wait (spares.go).
+	active := live-p.liveSpares() > 0 || wanted > 0
 	for _, it := range p.items {
-		if !it.concluded {
+		if !it.concluded && !p.isSpare(it) {
 			active = true
 		}
 	}
@@ -85,6 +87,7 @@ func (p *pass) publish(live int) {
 		if r, ok := l.refusals[pol.ID]; ok {
 			ps.LastRefusal = r.String()
 		}
+		p.spareStatus(&ps)
 		switch {
 		case p.notes[pol.ID] != "":
 			ps.LastError = p.notes[pol.ID]

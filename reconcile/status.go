@@ -60,6 +60,13 @@ type PolicyStatus struct {
 	LastError         string `json:"last_error"`
 	// WaitStatus: the jobs that wait, and why.
 	WaitStatus
+
+	// Spares are the warm spares live now (idle runners beyond the jobs),
+	// SpareTarget how many the loop keeps, Boot the measured boot of the
+	// policy's runners (launch → listening; 0 until measured).
+	Spares      int           `json:"spares"`
+	SpareTarget int           `json:"spare_target"`
+	Boot        time.Duration `json:"boot_ns"`
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.

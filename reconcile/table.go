@@ -54,6 +54,13 @@ type runtime struct {
 	peakRSS uint64
 	// stopped are closed once the attempt is concluded (StopAttempt waits).
 	stopped []chan struct{}
+	// spare: the attempt is one of its loop's warm spares (spares.go);
+	// admission counts it at spareCost, and a job that needs its memory
+	// sets yield and calls nudge (its loop's), whose next pass stops it.
+	spare     bool
+	spareCost uint64
+	yield     bool
+	nudge     func()
 }
 
 // table holds the runtime of the live attempts this process knows.

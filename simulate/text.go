@@ -108,3 +108,10 @@ func (r BenchReport) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  attempts:             %s\n", strings.Join(outcomes, ", "))
 }
+
+// FormatMS prints milliseconds as the reports do (as seconds from one
+// second on), for front ends that print other reports beside them.
+func FormatMS(q float64) string { return ms(q) }
+
+// FormatSize prints a byte count as the reports do: whole GiB, else MiB.
+func FormatSize(b uint64) string { return formatSize(b) }

@@ -29,6 +29,8 @@ type world struct {
 	HostMemory uint64
 	Classic    bool
 	Policies   []worldPolicy
+	// FakeOptions are added to the fake GitHub's (a runner boot delay).
+	FakeOptions []fakegithub.Option
 }
 
 // worldPolicy is one policy to serve: a scale set (or label) named Name.
@@ -36,6 +38,8 @@ type worldPolicy struct {
 	Name     string
 	Max      int
 	Estimate uint64
+	Spare    int
+	MinIdle  int
 }
 
 // setUp builds the world into s, with a daemon (the one the CLI's run
@@ -59,8 +63,8 @@ func (s *Sim) setUp(ctx context.Context, w world, mk func(dataDir string) daemon
 	// CPU profile (bench --cpu-profile; go tool pprof -tags) tells them
 	// from the manager's.
 	pprof.Do(ctx, pprof.Labels("part", "fake-github"), func(context.Context) {
-		s.server = fakegithub.NewServer(fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
-			fakegithub.WithPollTimeout(2*time.Second), fakegithub.WithLogger(w.Logger))
+		s.server = fakegithub.NewServer(append([]fakegithub.Option{fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
+			fakegithub.WithPollTimeout(2 * time.Second), fakegithub.WithLogger(w.Logger)}, w.FakeOptions...)...)
 	})
 	if s.host, err = daemon.LocalHost(s.dataDir); err != nil {
 		return err
@@ -116,7 +120,7 @@ func (s *Sim) addPolicies(ctx context.Context, w world, runnerDir string) error 
 			return err
 		}
 		p := rm.Policy{ID: rm.NewPolicyID(), Name: wp.Name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
-			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, CreatedAt: now, UpdatedAt: now}
+			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, MinIdle: wp.MinIdle, CreatedAt: now, UpdatedAt: now}
 		if err := s.store.InsertPolicy(ctx, p); err != nil {
 			return err
 		}

@@ -125,3 +125,24 @@ func TestMigrateTheHostLease(t *testing.T) {
 		})
 	}
 }
+
+// A policy written before the spare column keeps one warm spare, the front
+// ends' default.
+func TestMigratePolicySpare(t *testing.T) {
+	host, pol := rm.NewHostID(), rm.NewPolicyID()
+	extra := fmt.Sprintf(`; INSERT INTO hosts (id, name) VALUES ('%s', 'h');
+		INSERT INTO policies (id, name, host_id, scope_kind, scope_name, runner_group, scale_set, max_runners, created_at, updated_at)
+		VALUES ('%s', 'old', '%s', 'repo', 'acme/app', 'Default', 'old', 2, 1, 1)`, host, pol, host)
+	path := atVersion(t, 1, extra)
+	s, err := store.OpenSQLite(path)
+	require.NoError(t, err)
+	defer s.Close()
+	p, err := s.Policy(t.Context(), pol)
+	require.NoError(t, err)
+	assert.Equal(t, rm.DefaultSpare, p.Spare)
+	p.Spare = 0
+	require.NoError(t, s.UpdatePolicy(t.Context(), p))
+	got, err := s.Policy(t.Context(), pol)
+	require.NoError(t, err)
+	assert.Zero(t, got.Spare, "0 (no spares) is kept")
+}

@@ -80,7 +80,7 @@ func (s *SQLite) Hosts(ctx context.Context) ([]rm.Host, error) {
 }
 
 const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
-	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit`
+	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit, spare`
 
 func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	var (
@@ -91,7 +91,7 @@ func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
-		&created, &updated, &limit)
+		&created, &updated, &limit, &p.Spare)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -121,7 +121,7 @@ func policyArgs(p rm.Policy) []any {
 	return []any{p.Name, p.Host, p.Target.Scope.Kind.String(), p.Target.Scope.Name,
 		p.Target.RunnerGroup, p.Target.ScaleSet, strings.Join(p.Target.Labels, ","),
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
-		nanos(p.UpdatedAt), int64(p.MemoryLimit)}
+		nanos(p.UpdatedAt), int64(p.MemoryLimit), p.Spare}
 }
 
 // checkNameFree returns ErrConflict if another policy than id has name.
@@ -176,8 +176,8 @@ func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
-				updated_at, memory_limit, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				updated_at, memory_limit, spare, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(policyArgs(p), p.ID, nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -212,7 +212,7 @@ func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 			UPDATE policies SET name = ?, host_id = ?, scope_kind = ?, scope_name = ?,
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
-				memory_limit = ?
+				memory_limit = ?, spare = ?
 			WHERE id = ?`,
 			append(policyArgs(p), p.ID)...)
 		return err

@@ -43,6 +43,7 @@ type config struct {
 	tokens                    []string
 	repos                     []string
 	downloadsVersion          string
+	bootDelay                 time.Duration
 }
 
 // Option configures a Server.
@@ -103,6 +104,19 @@ func WithOfflineAfter(d time.Duration) Option { return func(c *config) { c.offli
 // disables it.
 func WithDropIdleRunnersAfter(d time.Duration) Option {
 	return func(c *config) { c.dropIdleAfter = d }
+}
+
+// DefaultRunnerBootDelay is how long the fake runner takes by default
+// from its start to "Listening for Jobs": about what the real
+// Runner.Listener takes to start, read its configuration, connect and
+// open its session (docs/performance.md says where the figure comes from).
+const DefaultRunnerBootDelay = 2 * time.Second
+
+// WithRunnerBootDelay sets how long the fake runners of this server take
+// to start before they connect (default DefaultRunnerBootDelay; 0: at
+// once). It travels in each runner's JIT configuration.
+func WithRunnerBootDelay(d time.Duration) Option {
+	return func(c *config) { c.bootDelay = max(d, 0) }
 }
 
 // WithRateLimit sets the core REST budget per window (default 5000 an hour).
@@ -233,6 +247,7 @@ func NewServer(opts ...Option) *Server {
 		rateLimit:                 5000,
 		rateWindow:                time.Hour,
 		downloadsVersion:          RunnerVersion,
+		bootDelay:                 DefaultRunnerBootDelay,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -20,6 +20,9 @@ func NewTestServer(tb testing.TB, opts ...fakegithub.Option) *fakegithub.Server 
 		fakegithub.WithPollTimeout(100 * time.Millisecond),
 		fakegithub.WithOfflineAfter(2 * time.Second),
 		fakegithub.WithRunnerLostAfter(5 * time.Second),
+		// Tests want runners at once; those about boots pass
+		// fakegithub.WithRunnerBootDelay after.
+		fakegithub.WithRunnerBootDelay(0),
 	}
 	s := fakegithub.NewServer(append(base, opts...)...)
 	tb.Cleanup(s.Close)

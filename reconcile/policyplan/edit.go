@@ -25,6 +25,8 @@ type Edit struct {
 	ScaleSet *string
 	Labels   []string
 	Paused   *bool
+	// Spare is the most warm spares (0: none).
+	Spare *int
 }
 
 // Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid).
@@ -37,6 +39,7 @@ func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	set(&p.MinIdle, e.MinIdle)
 	set(&p.MemoryEstimate, e.MemoryEstimate)
 	set(&p.Paused, e.Paused)
+	set(&p.Spare, e.Spare)
 	if e.RunnerDir != nil {
 		dir, err := CheckRunnerDir(*e.RunnerDir)
 		if err != nil {
@@ -104,6 +107,7 @@ func Changes(old, new rm.Policy) []string {
 	add("target", ShortTarget(old.Target), ShortTarget(new.Target))
 	add("max", old.Max, new.Max)
 	add("min idle", old.MinIdle, new.MinIdle)
+	add("spare", old.Spare, new.Spare)
 	add("memory estimate", Estimate(old), Estimate(new))
 	add("runner dir", or(old.RunnerDir, "(newest)"), or(new.RunnerDir, "(newest)"))
 	add("state", State(old), State(new))
@@ -151,5 +155,6 @@ func or[T comparable](v, def T) T {
 func equal(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
 		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
-		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused
+		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
+		a.Spare == b.Spare
 }

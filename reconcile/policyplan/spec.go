@@ -35,6 +35,8 @@ type Spec struct {
 	MemoryEstimate config.Size `toml:"memory_estimate"`
 	RunnerDir      string      `toml:"runner_dir"`
 	Paused         bool        `toml:"paused"`
+	// Spare is nil when the file says nothing: rm.DefaultSpare.
+	Spare *int `toml:"spare"`
 }
 
 func invalid(format string, args ...any) error {
@@ -104,6 +106,10 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	p := rm.Policy{
 		Name: s.Name, Host: host, Target: t, Backend: rm.BackendNative,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(), Paused: s.Paused,
+		Spare: rm.DefaultSpare,
+	}
+	if s.Spare != nil {
+		p.Spare = *s.Spare
 	}
 	if err := p.Validate(); err != nil {
 		return rm.Policy{}, err

@@ -100,6 +100,7 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
 		fakegithub.WithPollTimeout(2 * time.Second),
 		fakegithub.WithOfflineAfter(5 * time.Second),
+		fakegithub.WithRunnerBootDelay(0), // the scenarios' timings predate the boot delay
 	}
 	w := &World{
 		env: env, Mode: mode, Home: home, DataDir: filepath.Join(home, "data"),

@@ -155,6 +155,9 @@ func (b *PolicyBuilder) Max(n int) *PolicyBuilder { b.p.Max = n; return b }
 // MinIdle sets how many idle runners to keep.
 func (b *PolicyBuilder) MinIdle(n int) *PolicyBuilder { b.p.MinIdle = n; return b }
 
+// Spare sets the policy's cap on warm spares.
+func (b *PolicyBuilder) Spare(n int) *PolicyBuilder { b.p.Spare = n; return b }
+
 // MemoryEstimate sets the expected peak of a first job, in bytes.
 func (b *PolicyBuilder) MemoryEstimate(bytes uint64) *PolicyBuilder {
 	b.p.MemoryEstimate = bytes

@@ -25,6 +25,7 @@ each, with the keys of policy add:
   scale_set = "home"         # or labels = ["linux", "gpu"]
   max = 4
   min_idle = 0               # optional
+  spare = 1                  # optional: most warm spares (0: none)
   memory_estimate = "2GiB"   # optional
   runner_group = "Default"   # optional
   runner_dir = "/opt/runner" # optional

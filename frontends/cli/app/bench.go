@@ -19,11 +19,13 @@ type BenchCmd struct {
 	HostMemory config.Size   `name:"host-memory" help:"The host's memory as admission sees it, whatever this machine has (default ${default})." default:"16GiB" placeholder:"SIZE"`
 	Out        string        `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
 	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
-	Poll       time.Duration `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 30s)." default:"500ms" placeholder:"DURATION"`
+	Poll       time.Duration `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 2s)." default:"500ms" placeholder:"DURATION"`
 	Max        int           `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
 	CPUProfile string        `name:"cpu-profile" help:"Write a CPU profile of this process over the run, for go tool pprof." placeholder:"FILE" type:"path"`
+
+	benchCompareFlags
 }
 
 // Help is the long help of bench.
@@ -47,7 +49,21 @@ size. See docs/performance.md.
 
   go run ./frontends/cli bench
   go run ./frontends/cli bench --classic --out classic.json
-  go run ./frontends/cli bench --cpu-profile cpu.out && go tool pprof -top cpu.out`
+  go run ./frontends/cli bench --cpu-profile cpu.out && go tool pprof -top cpu.out
+
+With --compare it runs instead, side by side, the same jobs through this
+manager and through a baseline scaler written the way actions/scaleset's
+README and examples/dockerscaleset prescribe (listener, JIT configuration, a
+runner per desired count, no admission, no spares), each against a fake GitHub
+whose runners take --boot to start: as a backlog (--compare-jobs at once), the
+same from a warm start (both keeping max runners idle), and arriving every
+--gap, below capacity. It prints makespan, efficiency (Σ job durations / max
+over the makespan), wait p50/p95, GitHub calls per job and the runners' peak
+memory for both, and their ratios; then the manager alone in classic mode, at
+its default demand poll, jobs below capacity: queue → runner started and REST
+calls per job.
+
+  go run ./frontends/cli bench --compare`
 }
 
 // Run runs the bench.
@@ -57,6 +73,9 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
+	if c.Compare {
+		return c.runCompare(ctx, a)
+	}
 	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
 		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Max: c.Max, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {

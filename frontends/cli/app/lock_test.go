@@ -77,7 +77,7 @@ func TestRunSecondDaemonRefused(t *testing.T) {
 	e := newEnv(t)
 	_, runnerDir := withFakeGitHub(t, e)
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "2", "--min-idle", "1",
-		"--runner-dir", runnerDir, "--memory-estimate", "64MiB")
+		"--spare", "0", "--runner-dir", runnerDir, "--memory-estimate", "64MiB")
 	var logs lockedBuffer
 	stop := startDaemon(t, e, &logs)
 	require.Eventually(t, func() bool { return len(liveRunners(t, e)) == 1 }, 20*time.Second, 50*time.Millisecond,

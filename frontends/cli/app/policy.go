@@ -83,6 +83,7 @@ type PolicyAddCmd struct {
 	RunnerGroup    string      `help:"Runner group (default Default)." placeholder:"GROUP"`
 	Max            int         `help:"Most runners at once (default ${default})." default:"1" placeholder:"N"`
 	MinIdle        int         `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
+	Spare          int         `help:"Scale-set mode: most warm spares, runners listening beyond the jobs so no job waits for one to boot (default ${default}; 0: none; classic mode keeps none)." default:"1" placeholder:"N"`
 	MemoryEstimate config.Size `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string      `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool        `help:"Add it paused."`
@@ -113,7 +114,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, Spare: &c.Spare,
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
@@ -219,6 +220,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"labels", strings.Join(p.Target.Labels, ",")},
 		{"max", fmt.Sprint(p.Max)},
 		{"min idle", fmt.Sprint(p.MinIdle)},
+		{"spare", fmt.Sprint(p.Spare)},
 		{"memory estimate", policyplan.Estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
@@ -249,6 +251,7 @@ type PolicyEditCmd struct {
 	Rename         *string      `help:"New name." placeholder:"NAME"`
 	Max            *int         `help:"Most runners at once." placeholder:"N"`
 	MinIdle        *int         `help:"Idle runners kept waiting for jobs." placeholder:"N"`
+	Spare          *int         `help:"Most warm spares (0: none)." placeholder:"N"`
 	MemoryEstimate *config.Size `help:"What a job is expected to peak at, until measured (0: the default)." placeholder:"SIZE"`
 	RunnerDir      *string      `help:"An installed runner directory (\"\": the newest runner install)." placeholder:"DIR"`
 	RunnerGroup    *string      `help:"Runner group." placeholder:"GROUP"`
@@ -267,7 +270,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	e := policyplan.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
-		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels}
+		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Spare: c.Spare}
 	if c.MemoryEstimate != nil {
 		e.MemoryEstimate = new(c.MemoryEstimate.Bytes())
 	}
@@ -369,6 +372,7 @@ type policyJSON struct {
 	RunnerDir      string   `json:"runner_dir"`
 	Max            int      `json:"max"`
 	MinIdle        int      `json:"min_idle"`
+	Spare          int      `json:"spare"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
 	CreatedAt      string   `json:"created_at"`
@@ -380,7 +384,7 @@ func toPolicyJSON(p rm.Policy) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spare, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 	}
 }

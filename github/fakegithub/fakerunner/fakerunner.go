@@ -75,6 +75,10 @@ type Config struct {
 	GiveUpAfter time.Duration
 	// HTTPClient talks to the service (default: a plain client).
 	HTTPClient *http.Client
+	// BootDelay is how long the listener takes to start before it
+	// connects; negative means none, 0 what the JIT configuration says
+	// (the fake GitHub's WithRunnerBootDelay).
+	BootDelay time.Duration
 }
 
 // Main runs the listener as a program. args are the program's arguments
@@ -178,6 +182,10 @@ func Run(ctx context.Context, cfg Config) int {
 		defer diag.Close()
 		l.log = io.MultiWriter(cfg.Stdout, diag)
 	}
+	if !l.boot(ctx) {
+		l.printf("Runner listener stopped.")
+		return ExitSuccess
+	}
 	return l.listen(ctx)
 }
 
@@ -258,6 +266,27 @@ func parseKey(p runnerproto.RSAParams) (*rsa.PrivateKey, error) {
 	}
 	k.Precompute()
 	return k, nil
+}
+
+// boot waits out the listener's start-up, as the real one spends it
+// starting, reading its configuration and connecting; false when ctx
+// ended first.
+func (l *listener) boot(ctx context.Context) bool {
+	d := l.cfg.BootDelay
+	if d == 0 {
+		d = time.Duration(l.runner.FakeBootDelayMS) * time.Millisecond
+	}
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // listen connects, takes one job and runs it.

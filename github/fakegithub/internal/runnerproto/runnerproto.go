@@ -45,6 +45,10 @@ type RunnerFile struct {
 	WorkFolder  string `json:"workFolder"`
 	UseV2Flow   bool   `json:"useV2Flow"`
 	ServerURLV2 string `json:"serverUrlV2,omitempty"`
+	// FakeBootDelayMS is the fake's own: how long the fake runner takes
+	// to start before it connects, as the real listener does (the real
+	// .runner file has no such field).
+	FakeBootDelayMS int64 `json:"fakeBootDelayMs,omitempty"`
 }
 
 // Credentials is the ".credentials" file: an OAuth client whose assertions

@@ -1,0 +1,132 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/runner-manager/runner-manager/simulate"
+)
+
+// benchCompareFlags are bench's side-by-side mode.
+type benchCompareFlags struct {
+	Compare     bool          `help:"Run the same jobs through this manager and through a baseline scaler (actions/scaleset's example), side by side." group:"compare"`
+	CompareJobs int           `name:"compare-jobs" help:"Jobs of each side-by-side run (default ${default})." default:"40" placeholder:"N" group:"compare"`
+	Boot        time.Duration `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
+	Spare       int           `help:"The manager's cap on warm spares in the side-by-side runs (default: 2 × max; -1: none)." placeholder:"N" group:"compare"`
+	Gap         time.Duration `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
+}
+
+// compareScenario is one side-by-side run.
+type compareScenario struct {
+	Name   string                 `json:"name"`
+	Report simulate.CompareReport `json:"report"`
+}
+
+// runCompare runs the backlog and the below-capacity scenarios.
+func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
+	if c.CompareJobs < 1 {
+		return invalid("--compare-jobs must be at least 1")
+	}
+	boot := c.Boot
+	if boot == 0 {
+		boot = -1 // none
+	}
+	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, Seed: c.Seed}
+	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
+		base.Logger = a.Logger()
+	}
+	var out []compareScenario
+	maxN := cmpMax(c.Max)
+	for _, sc := range []struct {
+		name    string
+		gap     time.Duration
+		minIdle int
+	}{{"backlog", 0, 0}, {"backlog, warm start (min idle = max)", 0, maxN}, {"below capacity", c.Gap, 0}} {
+		opts := base
+		opts.Gap, opts.MinIdle = sc.gap, sc.minIdle
+		fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs, max %d, runner boot %s ...\n", sc.name, c.CompareJobs, cmpMax(c.Max), c.Boot)
+		rep, err := simulate.RunCompare(ctx, opts)
+		printCompare(a.Stdout, sc.name, rep)
+		if err != nil {
+			return err
+		}
+		out = append(out, compareScenario{Name: sc.name, Report: rep})
+	}
+	// Classic mode has no baseline: the manager alone, jobs below capacity.
+	opts := base
+	opts.Gap, opts.Classic = max(c.Gap, 3*time.Second), true
+	name := "classic, below capacity"
+	fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs every %s, the default demand poll ...\n", name, c.CompareJobs, opts.Gap)
+	rep, err := simulate.RunCompare(ctx, opts)
+	printClassic(a.Stdout, name, rep)
+	if err != nil {
+		return err
+	}
+	out = append(out, compareScenario{Name: name, Report: rep})
+	if c.Out != "" {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err == nil {
+			err = os.WriteFile(c.Out, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("write the report: %w", err)
+		}
+		fmt.Fprintf(a.Stdout, "report: %s\n", c.Out)
+	}
+	return nil
+}
+
+func printCompare(w io.Writer, name string, r simulate.CompareReport) {
+	m, b, x := r.Manager, r.Baseline, r.Ratios
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, arrivals every %s, runner boot %s; the manager keeps up to %d warm spares\n",
+		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, simulate.FormatMS(r.GapMS), simulate.FormatMS(r.RunnerBootMS), r.Spare)
+	fmt.Fprintf(w, "  %-26s %16s %16s %8s\n", "", "runner-manager", "baseline", "ratio")
+	row := func(label, mv, bv string, ratio float64) {
+		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)
+	}
+	row("makespan", fmt.Sprintf("%.2fs", m.MakespanSeconds), fmt.Sprintf("%.2fs", b.MakespanSeconds), x.Makespan)
+	row("ideal (Σ durations / max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), ratioOf(m.IdealSeconds, b.IdealSeconds))
+	row("efficiency", fmt.Sprintf("%.3f", m.Efficiency), fmt.Sprintf("%.3f", b.Efficiency), x.Efficiency)
+	row("best in queue order", fmt.Sprintf("%.2fs", m.ListSeconds), fmt.Sprintf("%.2fs", b.ListSeconds), ratioOf(m.ListSeconds, b.ListSeconds))
+	row("  makespan's share of it", fmt.Sprintf("%.3f", m.ListEfficiency), fmt.Sprintf("%.3f", b.ListEfficiency), ratioOf(m.ListEfficiency, b.ListEfficiency))
+	row("wait p50", simulate.FormatMS(m.Wait.P50), simulate.FormatMS(b.Wait.P50), x.WaitP50)
+	row("wait p95", simulate.FormatMS(m.Wait.P95), simulate.FormatMS(b.Wait.P95), x.WaitP95)
+	row("GitHub calls per job", fmt.Sprintf("%.2f", m.CallsPerJob), fmt.Sprintf("%.2f", b.CallsPerJob), x.CallsPerJob)
+	row("  REST charged", fmt.Sprint(m.RESTCharged), fmt.Sprint(b.RESTCharged), ratioOf(float64(m.RESTCharged), float64(b.RESTCharged)))
+	row("  scale-set service", fmt.Sprint(m.ScaleSet), fmt.Sprint(b.ScaleSet), ratioOf(float64(m.ScaleSet), float64(b.ScaleSet)))
+	row("runners' peak memory", simulate.FormatSize(m.PeakRunnerRSSBytes), simulate.FormatSize(b.PeakRunnerRSSBytes), x.PeakMemory)
+	row("peak runners / jobs", fmt.Sprintf("%d / %d", m.PeakRunners, m.PeakJobs), fmt.Sprintf("%d / %d", b.PeakRunners, b.PeakJobs), 0)
+	row("runners launched", fmt.Sprint(m.RunnersLaunch), fmt.Sprint(b.RunnersLaunch), ratioOf(float64(m.RunnersLaunch), float64(b.RunnersLaunch)))
+	row("jobs served", fmt.Sprintf("%d of %d", m.Served, m.Jobs), fmt.Sprintf("%d of %d", b.Served, b.Jobs), 0)
+	if m.BootSeconds > 0 {
+		fmt.Fprintf(w, "  the manager measured a boot of %.2fs\n", m.BootSeconds)
+	}
+}
+
+func printClassic(w io.Writer, name string, r simulate.CompareReport) {
+	m := r.Manager
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, arrivals every %s, runner boot %s\n",
+		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, simulate.FormatMS(r.GapMS), simulate.FormatMS(r.RunnerBootMS))
+	fmt.Fprintf(w, "  queue → runner started:   p50 %s, p95 %s, max %s\n", simulate.FormatMS(m.RunnerStart.P50), simulate.FormatMS(m.RunnerStart.P95), simulate.FormatMS(m.RunnerStart.Max))
+	fmt.Fprintf(w, "  queue → job started:      p50 %s, p95 %s\n", simulate.FormatMS(m.Wait.P50), simulate.FormatMS(m.Wait.P95))
+	fmt.Fprintf(w, "  REST per job:             %.2f charged (%d of %d requests)\n", float64(m.RESTCharged)/float64(max(m.Served, 1)), m.RESTCharged, m.REST)
+	fmt.Fprintf(w, "  makespan %.2fs, efficiency %.3f, jobs served %d of %d\n", m.MakespanSeconds, m.Efficiency, m.Served, m.Jobs)
+}
+
+func ratioOf(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func cmpMax(n int) int {
+	if n <= 0 {
+		return 4 // CompareOptions' default
+	}
+	return n
+}

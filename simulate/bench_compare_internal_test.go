@@ -1,0 +1,28 @@
+package simulate
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+)
+
+func TestListSchedule(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	job := func(queued, started, d time.Duration) fakegithub.JobRecord {
+		return fakegithub.JobRecord{Status: "completed", QueuedAt: t0.Add(queued), StartedAt: t0.Add(started), CompletedAt: t0.Add(started + d)}
+	}
+	jobs := []fakegithub.JobRecord{
+		job(0, 5*time.Second, time.Second), // how late they started does not matter
+		job(0, 5*time.Second, 2*time.Second),
+		job(0, 9*time.Second, time.Second),
+		job(10*time.Second, 12*time.Second, time.Second), // arrives when both runners are free
+		{Status: "queued", QueuedAt: t0},                 // never served: left out
+	}
+	assert.Equal(t, 11*time.Second, listSchedule(jobs, 2), "1 s and 2 s at once, the third after the first, the fourth at its arrival")
+	assert.Equal(t, 11*time.Second, listSchedule(jobs, 4))
+	assert.Equal(t, 2*time.Second, listSchedule(jobs[:3], 2))
+	assert.Zero(t, listSchedule(nil, 2))
+}
