@@ -71,7 +71,7 @@ func journal(t *testing.T) (*store.SQLite, rm.HostID, map[string]rm.Policy) {
 	host, other := rm.NewHostID(), rm.NewHostID()
 	ps := map[string]rm.Policy{}
 	for _, p := range []rm.Policy{
-		storetest.NewPolicy().Name("a").Repository("octo/app").Host(host).Autoscale("a", 2).Build(),
+		storetest.NewPolicy().Name("a").Repository("octo/app").Host(host).Autoscale("a", 2).Spare(rm.DefaultSpare).Build(),
 		storetest.NewPolicy().Name("b").Repository("octo/app").Host(host).Autoscale("b", 1).Build(),
 		storetest.NewPolicy().Name("theirs").Repository("octo/app").Host(other).Autoscale("t", 1).Build(),
 	} {
