@@ -8,9 +8,16 @@ import (
 // Backend says how a policy's runners are isolated.
 type Backend string
 
-// Native runs the runner as a process of the host. Container, VM and WSL
-// backends come later (DESIGN.md §11).
-const BackendNative Backend = "native"
+// The backends a policy may name. VM and WSL backends come later
+// (DESIGN.md §11).
+const (
+	// BackendNative runs the runner as a process of the host.
+	BackendNative Backend = "native"
+	// BackendContainer runs each attempt in a new container of the
+	// policy's image (Policy.Container), on a Docker Engine API (Docker,
+	// or Podman's compatible service).
+	BackendContainer Backend = "container"
+)
 
 // Host is one machine running the manager.
 type Host struct {
@@ -57,9 +64,12 @@ type Policy struct {
 	// to peak at; any other value is a fixed limit in bytes, at least
 	// MinMemoryLimit. The limit covers swap too.
 	MemoryLimit uint64
-	Paused      bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Container is how the container backend runs the attempts; only for
+	// Backend BackendContainer, where its Image is required.
+	Container ContainerSettings
+	Paused    bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // MemoryLimitFromPeaks as a policy's MemoryLimit limits each attempt to
@@ -102,10 +112,8 @@ func (p Policy) Validate() error {
 	if err := p.Target.Validate(); err != nil {
 		return invalidIn(err, "policy %q", p.Name)
 	}
-	switch p.Backend {
-	case "", BackendNative:
-	default:
-		return invalidf("policy %q: backend %q is not supported (only %q)", p.Name, p.Backend, BackendNative)
+	if err := p.validateBackend(); err != nil {
+		return err
 	}
 	if p.Max < 1 {
 		return invalidf("policy %q: max %d must be at least 1", p.Name, p.Max)

@@ -31,7 +31,16 @@ func TestPolicyValidate(t *testing.T) {
 		"NoHost":         {func(p *rm.Policy) { p.Host = rm.HostID{} }, `policy "home" has no host`},
 		"BadTarget":      {func(p *rm.Policy) { p.Target.Scope.Name = "acme" }, `invalid: policy "home": repository "acme" is not owner/repo`},
 		"NoTarget":       {func(p *rm.Policy) { p.Target = rm.ScaleTarget{} }, `invalid: policy "home": scope "none:"`},
-		"Backend":        {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (only "native")`},
+		"Backend":        {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (want "native" or "container")`},
+		"NoImage":        {func(p *rm.Policy) { p.Backend = rm.BackendContainer }, `backend "container" needs an image`},
+		"BadImage":       {container(rm.ContainerSettings{Image: "Has Space"}), `image "Has Space" is not an image reference`},
+		"CPUs":           {container(rm.ContainerSettings{Image: "runner", CPUs: -1}), "cpus -1: want 0 (no limit)"},
+		"Network":        {container(rm.ContainerSettings{Image: "runner", Network: "a b"}), `network "a b"`},
+		"Env":            {container(rm.ContainerSettings{Image: "runner", Env: []string{"A=B"}}), `environment name "A=B"`},
+		"VolumeNoDst":    {container(rm.ContainerSettings{Image: "runner", Volumes: []string{"/cache"}}), `volume "/cache": want SRC:DST`},
+		"VolumeRelDst":   {container(rm.ContainerSettings{Image: "runner", Volumes: []string{"cache:rel"}}), `target "rel"`},
+		"VolumeMode":     {container(rm.ContainerSettings{Image: "runner", Volumes: []string{"/c:/c:rx"}}), `mode "rx"`},
+		"NativeImage":    {func(p *rm.Policy) { p.Container.Image = "runner" }, `need backend "container"`},
 		"MaxZero":        {func(p *rm.Policy) { p.Max = 0 }, "max 0 must be at least 1"},
 		"MaxNegative":    {func(p *rm.Policy) { p.Max = -1 }, "max -1 must be at least 1"},
 		"MinIdleBelow":   {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
@@ -57,6 +66,9 @@ func TestPolicyValidate(t *testing.T) {
 		"LimitPeaks":   func(p *rm.Policy) { p.MemoryLimit = rm.MemoryLimitFromPeaks },
 		"NoSpares":     func(p *rm.Policy) { p.Spare = 0 },
 		"MaxSpares":    func(p *rm.Policy) { p.Spare = rm.MaxSpare },
+		"Container": container(rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:2.330.0", CPUs: 1.5,
+			Network: "bridge", Env: []string{"HTTP_PROXY", "CI_*"}, Volumes: []string{"/var/cache/go:/cache:ro", "npm:/npm"}}),
+		"ContainerLocal": container(rm.ContainerSettings{Image: "localhost:5000/team/runner@sha256:" + strings.Repeat("a", 64)}),
 	}
 	for name, edit := range ok {
 		t.Run(name, func(t *testing.T) {
@@ -65,6 +77,11 @@ func TestPolicyValidate(t *testing.T) {
 			require.NoError(t, p.Validate())
 		})
 	}
+}
+
+// container makes the policy a container policy with settings c.
+func container(c rm.ContainerSettings) func(p *rm.Policy) {
+	return func(p *rm.Policy) { p.Backend, p.Container = rm.BackendContainer, c }
 }
 
 func TestPolicyOwnerAndActive(t *testing.T) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -80,7 +81,8 @@ func (s *SQLite) Hosts(ctx context.Context) ([]rm.Host, error) {
 }
 
 const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
-	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit, spare`
+	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
+	container_image, container_cpus, container_network, container_env, container_volumes, spare`
 
 func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	var (
@@ -88,12 +90,19 @@ func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 		kind, labels     string
 		mem, limit       int64
 		created, updated sql.NullInt64
+		env, volumes     string
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
-		&created, &updated, &limit, &p.Spare)
+		&created, &updated, &limit, &p.Container.Image, &p.Container.CPUs, &p.Container.Network, &env, &volumes, &p.Spare)
 	if err != nil {
 		return rm.Policy{}, err
+	}
+	if p.Container.Env, err = fromJSONList(env); err != nil {
+		return rm.Policy{}, fmt.Errorf("policy %s: container environment names: %w", p.ID, err)
+	}
+	if p.Container.Volumes, err = fromJSONList(volumes); err != nil {
+		return rm.Policy{}, fmt.Errorf("policy %s: container volumes: %w", p.ID, err)
 	}
 	switch kind {
 	case "repo":
@@ -121,7 +130,29 @@ func policyArgs(p rm.Policy) []any {
 	return []any{p.Name, p.Host, p.Target.Scope.Kind.String(), p.Target.Scope.Name,
 		p.Target.RunnerGroup, p.Target.ScaleSet, strings.Join(p.Target.Labels, ","),
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
-		nanos(p.UpdatedAt), int64(p.MemoryLimit), p.Spare}
+		nanos(p.UpdatedAt), int64(p.MemoryLimit), p.Container.Image, p.Container.CPUs,
+		p.Container.Network, toJSONList(p.Container.Env), toJSONList(p.Container.Volumes), p.Spare}
+}
+
+// toJSONList is list as a JSON array, "" when empty.
+func toJSONList(list []string) string {
+	if len(list) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(list) // strings always marshal
+	return string(b)
+}
+
+// fromJSONList reads what toJSONList wrote.
+func fromJSONList(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(s), &list); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // checkNameFree returns ErrConflict if another policy than id has name.
@@ -176,8 +207,9 @@ func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
-				updated_at, memory_limit, spare, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				updated_at, memory_limit, container_image, container_cpus, container_network,
+				container_env, container_volumes, spare, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(policyArgs(p), p.ID, nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -212,7 +244,8 @@ func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 			UPDATE policies SET name = ?, host_id = ?, scope_kind = ?, scope_name = ?,
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
-				memory_limit = ?, spare = ?
+				memory_limit = ?, container_image = ?, container_cpus = ?, container_network = ?,
+				container_env = ?, container_volumes = ?, spare = ?
 			WHERE id = ?`,
 			append(policyArgs(p), p.ID)...)
 		return err

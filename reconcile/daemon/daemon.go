@@ -40,6 +40,9 @@ const (
 	StateDir    = "state"             // the host id, the banked peaks
 	HostIDName  = "host-id"           // in StateDir
 	PeaksName   = "memory-peaks.toml" // in StateDir
+	// FailedLogsDir keeps a failed container attempt's runner output
+	// (<attempt>.log, 0600): its container goes at the attempt's end.
+	FailedLogsDir = "attempts/failed-containers"
 )
 
 // Config is what a host is run from. DataDir and one of GitHub (with
@@ -71,6 +74,12 @@ type Config struct {
 	// DataDir for native. A backend added here serves the policies that
 	// name it.
 	Launchers map[rm.Backend]reconcile.Launcher
+	// ContainerHost is the container engine's address for the default
+	// launcher of rm.BackendContainer (Docker, or Podman's compatible
+	// service: "unix:///run/podman/podman.sock"); "" takes DOCKER_HOST,
+	// else the usual sockets. The engine is connected only once a policy
+	// of that backend needs it.
+	ContainerHost string
 	// Meters samples runners and banks their peaks; default a
 	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml.
 	Meters reconcile.Meters
@@ -138,6 +147,7 @@ type Daemon struct {
 	targets *targets
 	closers []func() error
 	native  reconcile.Launcher // the native backend's launcher (its cgroups feed the meters)
+	boxes   *containers        // the default container launcher; nil when the embedder gave one
 
 	mu sync.Mutex
 	// sup is the supervisor of the current (or last) run: each run has a
@@ -329,6 +339,11 @@ func (d *Daemon) launchers() (reconcile.Launcher, map[rm.Backend]reconcile.Launc
 	}
 	delete(ls, rm.BackendNative)
 	d.native = native
+	if ls[rm.BackendContainer] == nil {
+		d.boxes = newContainers(d.cfg.ContainerHost, d.host.ID, filepath.Join(d.cfg.DataDir, FailedLogsDir), d.log)
+		d.closers = append(d.closers, d.boxes.Close)
+		ls[rm.BackendContainer] = d.boxes
+	}
 	return native, ls, nil
 }
 

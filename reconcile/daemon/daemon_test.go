@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == fakegithub.ListenerName() {
 		os.Exit(fakerunner.Main(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(stopEngines(m.Run()))
 }
 
 const (

@@ -31,7 +31,8 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 			Memory: reconcile.HostMemory{}, Reserve: c.Admission.MemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
 		},
-		MetricsAddr: c.Daemon.MetricsAddr,
+		MetricsAddr:   c.Daemon.MetricsAddr,
+		ContainerHost: c.Container.Host,
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)

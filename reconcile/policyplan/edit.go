@@ -110,6 +110,9 @@ func Changes(old, new rm.Policy) []string {
 	add("spare", old.Spare, new.Spare)
 	add("memory estimate", Estimate(old), Estimate(new))
 	add("runner dir", or(old.RunnerDir, "(newest)"), or(new.RunnerDir, "(newest)"))
+	add("memory limit", limitText(old), limitText(new))
+	add("backend", or(old.Backend, rm.BackendNative), or(new.Backend, rm.BackendNative))
+	add("container", old.Container, new.Container)
 	add("state", State(old), State(new))
 	return out
 }
@@ -135,6 +138,16 @@ func Estimate(p rm.Policy) string {
 	return config.FormatBytes(p.MemoryEstimate)
 }
 
+func limitText(p rm.Policy) string {
+	switch p.MemoryLimit {
+	case 0:
+		return "none"
+	case rm.MemoryLimitFromPeaks:
+		return "from peaks"
+	}
+	return config.FormatBytes(p.MemoryLimit)
+}
+
 // State is "paused" or "active".
 func State(p rm.Policy) string {
 	if p.Paused {
@@ -156,5 +169,6 @@ func equal(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
 		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
 		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
-		a.Spare == b.Spare
+		a.Spare == b.Spare &&
+		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container)
 }

@@ -27,13 +27,16 @@ func TestSpecBuild(t *testing.T) {
 		spec policyplan.Spec
 		want string
 	}{
-		"NoScope":    {policyplan.Spec{Name: "p", ScaleSet: "s", Max: 1}, "names no scope"},
-		"TwoScopes":  {policyplan.Spec{Name: "p", Repo: "o/r", Org: "o", ScaleSet: "s", Max: 1}, "more than one scope"},
-		"BothModes":  {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Labels: []string{"a"}, Max: 1}, "not both"},
-		"NoMode":     {policyplan.Spec{Name: "p", Repo: "o/r", Max: 1}, "no labels and no scale set"},
-		"EmptyLabel": {policyplan.Spec{Name: "p", Repo: "o/r", Labels: []string{"a", " "}, Max: 1}, "a label is empty"},
-		"NoRunner":   {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, RunnerDir: t.TempDir()}, "holds no installed runner"},
-		"Max":        {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s"}, "at least 1"},
+		"NoScope":     {policyplan.Spec{Name: "p", ScaleSet: "s", Max: 1}, "names no scope"},
+		"TwoScopes":   {policyplan.Spec{Name: "p", Repo: "o/r", Org: "o", ScaleSet: "s", Max: 1}, "more than one scope"},
+		"BothModes":   {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Labels: []string{"a"}, Max: 1}, "not both"},
+		"NoMode":      {policyplan.Spec{Name: "p", Repo: "o/r", Max: 1}, "no labels and no scale set"},
+		"EmptyLabel":  {policyplan.Spec{Name: "p", Repo: "o/r", Labels: []string{"a", " "}, Max: 1}, "a label is empty"},
+		"NoRunner":    {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, RunnerDir: t.TempDir()}, "holds no installed runner"},
+		"Max":         {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s"}, "at least 1"},
+		"NoImage":     {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "container"}, "needs an image"},
+		"ImageNative": {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Image: "runner"}, `need backend "container"`},
+		"Backend":     {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "vm"}, `backend "vm" is not supported`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := tt.spec.Build(host)
@@ -41,6 +44,17 @@ func TestSpecBuild(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+func TestSpecBuildContainer(t *testing.T) {
+	p, err := policyplan.Spec{Name: "box", Repo: "octo/app", ScaleSet: "box", Max: 4, Backend: "container",
+		Image: "localhost/runner:1", CPUs: 2, Network: "bridge", Env: []string{"GOPROXY"}, Volumes: []string{"gocache:/cache"},
+		MemoryLimit: 1 << 30}.Build(rm.NewHostID())
+	require.NoError(t, err)
+	assert.Equal(t, rm.BackendContainer, p.Backend)
+	assert.Equal(t, rm.ContainerSettings{Image: "localhost/runner:1", CPUs: 2, Network: "bridge",
+		Env: []string{"GOPROXY"}, Volumes: []string{"gocache:/cache"}}, p.Container)
+	assert.Equal(t, uint64(1<<30), p.MemoryLimit)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -37,6 +37,26 @@ type Spec struct {
 	Paused         bool        `toml:"paused"`
 	// Spare is nil when the file says nothing: rm.DefaultSpare.
 	Spare *int `toml:"spare"`
+	// MemoryLimit caps each attempt's memory (0: none).
+	MemoryLimit config.Size `toml:"memory_limit"`
+	// Backend is "native" (the default) or "container"; the container
+	// settings below are for the container backend only.
+	Backend string   `toml:"backend"`
+	Image   string   `toml:"image"`
+	CPUs    float64  `toml:"cpus"`
+	Network string   `toml:"network"`
+	Env     []string `toml:"env"`
+	Volumes []string `toml:"volumes"`
+}
+
+// backend is the spec's backend and its container settings.
+func (s Spec) backend() (rm.Backend, rm.ContainerSettings) {
+	b := rm.Backend(strings.TrimSpace(s.Backend))
+	if b == "" {
+		b = rm.BackendNative
+	}
+	return b, rm.ContainerSettings{Image: s.Image, CPUs: s.CPUs, Network: s.Network,
+		Env: slices.Clone(s.Env), Volumes: slices.Clone(s.Volumes)}
 }
 
 func invalid(format string, args ...any) error {
@@ -103,9 +123,11 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	if err != nil {
 		return rm.Policy{}, err
 	}
+	backend, box := s.backend()
 	p := rm.Policy{
-		Name: s.Name, Host: host, Target: t, Backend: rm.BackendNative,
-		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(), Paused: s.Paused,
+		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box,
+		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(),
+		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused,
 		Spare: rm.DefaultSpare,
 	}
 	if s.Spare != nil {

@@ -177,6 +177,12 @@ func (b *PolicyBuilder) RunnerDir(dir string) *PolicyBuilder { b.p.RunnerDir = d
 // Backend sets the backend.
 func (b *PolicyBuilder) Backend(be rm.Backend) *PolicyBuilder { b.p.Backend = be; return b }
 
+// Container makes it a container policy with settings c.
+func (b *PolicyBuilder) Container(c rm.ContainerSettings) *PolicyBuilder {
+	b.p.Backend, b.p.Container = rm.BackendContainer, c
+	return b
+}
+
 // Active makes the policy active (not paused).
 func (b *PolicyBuilder) Active() *PolicyBuilder { b.p.Paused = false; return b }
 

@@ -163,6 +163,11 @@ func testPolicyRoundTrip(t *testing.T, s store.Store) {
 		"Enterprise":     NewPolicy().Enterprise("big-co").Autoscale("ent", 1).Backend("").Build(),
 		"MemoryLimit":    NewPolicy().Repository("acme/limited").Host(h.ID).Autoscale("lim", 2).MemoryLimit(3 << 30).Build(),
 		"LimitFromPeaks": NewPolicy().Repository("acme/peaks").Host(h.ID).Autoscale("pk", 2).MemoryLimit(rm.MemoryLimitFromPeaks).Build(),
+		"Container": NewPolicy().Repository("acme/boxed").Host(h.ID).Autoscale("box", 4).MemoryLimit(2 << 30).
+			Container(rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:latest", CPUs: 1.5, Network: "bridge",
+				Env: []string{"HTTP_PROXY", "CI_*"}, Volumes: []string{"/var/cache/go:/cache:ro", "npm:/npm"}}).Build(),
+		"ContainerImageOnly": NewPolicy().Repository("acme/boxed2").Host(h.ID).Autoscale("box2", 1).
+			Container(rm.ContainerSettings{Image: "localhost/runner:test"}).Build(),
 	}
 	for name, p := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -206,6 +211,8 @@ func testPolicyInvalid(t *testing.T, s store.Store) {
 		"Label":        NewPolicy().Labels("has space").Build(),
 		"MaxBelowIdle": NewPolicy().Max(1).MinIdle(2).Build(),
 		"MaxZero":      NewPolicy().Max(0).Build(),
+		"NoImage":      NewPolicy().Container(rm.ContainerSettings{}).Build(),
+		"BadVolume":    NewPolicy().Container(rm.ContainerSettings{Image: "runner", Volumes: []string{"cache:rel"}}).Build(),
 	}
 	for name, p := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -255,6 +262,7 @@ func testPolicyUpdate(t *testing.T, s store.Store) {
 	p.Name = "home-2"
 	p.Max, p.MinIdle, p.Paused, p.MemoryEstimate, p.MemoryLimit = 4, 1, true, 3<<30, 1<<30
 	p.Target = rm.ScaleTarget{Scope: rm.Scope{Kind: rm.ScopeOrganization, Name: "acme"}, RunnerGroup: "big", Labels: []string{"arm64", "linux"}}
+	p.Backend, p.Container = rm.BackendContainer, rm.ContainerSettings{Image: "runner:2", CPUs: 2, Network: "host", Env: []string{"GOPROXY"}, Volumes: []string{"cache:/cache"}}
 	p.CreatedAt = Now() // ignored: a policy keeps its creation time
 	require.NoError(t, s.UpdatePolicy(ctx, p))
 

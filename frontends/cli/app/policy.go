@@ -87,6 +87,14 @@ type PolicyAddCmd struct {
 	MemoryEstimate config.Size `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string      `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool        `help:"Add it paused."`
+	MemoryLimit    config.Size `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
+
+	Backend string   `help:"How runners are isolated: native (host processes) or container (a new container per job)." enum:"native,container" default:"native" group:"Container backend"`
+	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md)." placeholder:"IMAGE" group:"Container backend"`
+	CPUs    float64  `name:"cpus" help:"Container backend: CPUs each container may use (default: no limit)." placeholder:"N" group:"Container backend"`
+	Network string   `help:"Container backend: the engine network (host, none, bridge or a name; default the engine's)." placeholder:"NET" group:"Container backend"`
+	Env     []string `help:"Container backend: a variable of the manager's environment to pass in (repeatable; NAME* for a prefix)." placeholder:"NAME" group:"Container backend"`
+	Volume  []string `help:"Container backend: a volume for caches, SRC:DST[:ro] (repeatable)." placeholder:"SRC:DST" group:"Container backend"`
 }
 
 // Help is the long help of policy add.
@@ -101,6 +109,9 @@ until the manager has measured it (--memory-estimate).
 Examples:
   runner-manager policy add home --repo octo-org/app --scale-set home --max 4
   runner-manager policy add gpu --org octo-org --labels linux,gpu --max 1
+  runner-manager policy add boxed --repo octo-org/app --scale-set boxed --max 4 \
+      --backend container --image ghcr.io/actions/actions-runner:latest \
+      --memory-limit 4GiB --cpus 2 --volume gocache:/cache
 
 Everything is checked before anything is written.`
 }
@@ -114,7 +125,8 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused, Spare: &c.Spare,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare,
+		Backend: c.Backend, Image: c.Image, CPUs: c.CPUs, Network: c.Network, Env: c.Env, Volumes: c.Volume,
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.

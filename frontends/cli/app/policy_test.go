@@ -31,6 +31,11 @@ func TestPolicyAddRefused(t *testing.T) {
 		{"max zero", []string{"--repo", "o/r", "--scale-set", "s", "--max", "0"}, "at least 1"},
 		{"unknown runner dir", []string{"--repo", "o/r", "--scale-set", "s", "--runner-dir", "/nonexistent/runner"}, "runner install"},
 		{"bad size", []string{"--repo", "o/r", "--scale-set", "s", "--memory-estimate", "lots"}, "512MiB"},
+		{"container without image", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container"}, "needs an image"},
+		{"image without container", []string{"--repo", "o/r", "--scale-set", "s", "--image", "runner"}, `need backend "container"`},
+		{"bad backend", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "vm"}, `must be one of "native","container"`},
+		{"bad volume", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container", "--image", "r", "--volume", "/c"}, "want SRC:DST"},
+		{"bad cpus", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container", "--image", "r", "--cpus=-2"}, "cpus -2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +49,20 @@ func TestPolicyAddRefused(t *testing.T) {
 		stderr := e.fails(2, "policy", "add", "no spaces", "--repo", "o/r", "--scale-set", "s")
 		assert.Contains(t, stderr, "policy name")
 	})
+}
+
+func TestPolicyAddContainer(t *testing.T) {
+	e := newEnv(t)
+	out := e.ok("policy", "add", "boxed", "--repo", "octo/app", "--scale-set", "boxed", "--max", "4",
+		"--backend", "container", "--image", "localhost/runner:1", "--memory-limit", "1GiB", "--cpus", "1.5",
+		"--network", "bridge", "--env", "GOPROXY", "--env", "CI_*", "--volume", "gocache:/cache", "--volume", "/srv/npm:/npm:ro")
+	assert.Contains(t, out, "added policy boxed")
+	p, err := e.journal().PolicyByName(t.Context(), "boxed")
+	require.NoError(t, err)
+	assert.Equal(t, rm.BackendContainer, p.Backend)
+	assert.Equal(t, uint64(1<<30), p.MemoryLimit)
+	assert.Equal(t, rm.ContainerSettings{Image: "localhost/runner:1", CPUs: 1.5, Network: "bridge",
+		Env: []string{"GOPROXY", "CI_*"}, Volumes: []string{"gocache:/cache", "/srv/npm:/npm:ro"}}, p.Container)
 }
 
 func TestPolicyLifecycle(t *testing.T) {

@@ -35,6 +35,7 @@ type Config struct {
 	Admission Admission `toml:"admission"`
 	Webhook   Webhook   `toml:"webhook"`
 	Daemon    Daemon    `toml:"daemon"`
+	Container Container `toml:"container"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
@@ -102,6 +103,14 @@ type Daemon struct {
 	// MetricsAddr serves Prometheus metrics; "" turns them off. A port
 	// alone (":9464") listens on loopback only.
 	MetricsAddr string `toml:"metrics_addr" env:"RUNNER_MANAGER_METRICS_ADDR"`
+}
+
+// Container says where the container backend's engine is (Docker, or
+// Podman's Docker-compatible service), for policies of backend container.
+type Container struct {
+	// Host is the engine's address ("unix:///run/podman/podman.sock",
+	// "tcp://…"); "" takes DOCKER_HOST, else the first usual socket found.
+	Host string `toml:"host" env:"RUNNER_MANAGER_CONTAINER_HOST"`
 }
 
 // Default values of the keys that have one.
