@@ -22,7 +22,7 @@ const attemptColumns = `id, policy_id, state, runner_name, github_runner_id, pid
 	job_id, job_run_id, job_workflow, job_name, exit_code,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
-	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message`
+	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source`
 
 // activeAttemptsQuery reads a policy's live attempts from the partial index.
 const activeAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts
@@ -35,13 +35,13 @@ func scanAttempt(sc row) (rm.Attempt, error) {
 		pid, pstart, rss, cpuAvg, cpuPeak, samples        int64
 		exit                                              *int64
 		created, reg, started, idle, busy, ended, updated *int64
-		state, outcomeKind, outcomeReason                 string
+		state, outcomeKind, outcomeReason, source         string
 	)
 	err := sc.Scan(&a.ID, &a.Policy, &state, &a.RunnerName, &a.GitHubRunnerID, &pid, &pstart,
 		&a.Job.ID, &a.Job.RunID, &a.Job.Workflow, &a.Job.Name, &exit,
 		&rss, &cpuAvg, &cpuPeak, &samples,
 		&outcomeKind, &outcomeReason, &a.Outcome.Detail,
-		&created, &reg, &started, &idle, &busy, &ended, &updated, &a.LastMessage)
+		&created, &reg, &started, &idle, &busy, &ended, &updated, &a.LastMessage, &source)
 	if err != nil {
 		return rm.Attempt{}, err
 	}
@@ -57,6 +57,7 @@ func scanAttempt(sc row) (rm.Attempt, error) {
 		CPUAvgMillicores:  uint32(cpuAvg),
 		CPUPeakMillicores: uint32(cpuPeak),
 		Samples:           uint32(samples),
+		Source:            source,
 	}
 	a.Outcome.Kind = rm.OutcomeKind(outcomeKind)
 	a.Outcome.Reason = rm.FailureReason(outcomeReason)
@@ -71,7 +72,7 @@ func scanAttempt(sc row) (rm.Attempt, error) {
 }
 
 // attemptArgs are the values of every attempt column but id and created_at,
-// in the order of updateAttempt ($1..$25).
+// in the order of updateAttempt ($1..$26).
 func attemptArgs(a rm.Attempt) []any {
 	var exit *int64
 	if a.ExitCode != nil {
@@ -83,16 +84,16 @@ func attemptArgs(a rm.Attempt) []any {
 		int64(a.Usage.PeakRSSBytes), int64(a.Usage.CPUAvgMillicores), int64(a.Usage.CPUPeakMillicores), int64(a.Usage.Samples),
 		string(a.Outcome.Kind), string(a.Outcome.Reason), a.Outcome.Detail,
 		nanos(a.RegisterAt), nanos(a.StartedAt), nanos(a.IdleAt), nanos(a.BusyAt), nanos(a.EndedAt),
-		nanos(a.UpdatedAt), a.LastMessage}
+		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source}
 }
 
 const insertAttempt = `INSERT INTO attempts (policy_id, state, runner_name, github_runner_id, pid, process_start,
 	job_id, job_run_id, job_workflow, job_name, exit_code,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
-	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, id, created_at)
+	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, id, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		$21, $22, $23, $24, $25, $26, $27)`
+		$21, $22, $23, $24, $25, $26, $27, $28)`
 
 // updateAttempt never changes created_at: an attempt keeps its place in
 // time, and in the indexes.
@@ -101,8 +102,8 @@ const updateAttempt = `UPDATE attempts SET policy_id = $1, state = $2, runner_na
 	peak_rss_bytes = $12, cpu_avg_millicores = $13, cpu_peak_millicores = $14, samples = $15,
 	outcome_kind = $16, outcome_reason = $17, outcome_detail = $18,
 	register_at = $19, started_at = $20, idle_at = $21, busy_at = $22, ended_at = $23, updated_at = $24,
-	last_message = $25
-	WHERE id = $26`
+	last_message = $25, usage_source = $26
+	WHERE id = $27`
 
 // RecordAttempt inserts a new attempt or updates an existing one, reading
 // its current state and writing in one transaction.

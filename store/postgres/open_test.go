@@ -248,10 +248,12 @@ func TestMigrateFromVersion1(t *testing.T) {
 	s, err := open(t, u)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
-	// Undo step 2, as if a program of schema 1 had made the database.
+	// Undo steps 2 and 3, as if a program of schema 1 had made the database.
 	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 1`)
 	sql(t, u, `ALTER TABLE hosts DROP COLUMN version, DROP COLUMN registered_at`)
 	sql(t, u, `DROP TABLE job_weights`)
+	sql(t, u, `ALTER TABLE policies DROP COLUMN memory_limit`)
+	sql(t, u, `ALTER TABLE attempts DROP COLUMN usage_source`)
 	sql(t, u, `INSERT INTO hosts (id, name) VALUES ('`+storetest.NewHost().Build().ID.String()+`', 'old-host')`)
 
 	s, err = open(t, u)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -94,19 +95,19 @@ func queryAll[T any](ctx context.Context, q querier, scan func(row) (T, error), 
 }
 
 const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
-	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at`
+	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit`
 
 func scanPolicy(sc row) (rm.Policy, error) {
 	var (
 		p                rm.Policy
 		kind             string
 		labels           []string
-		mem              int64
+		mem, limit       int64
 		created, updated *int64
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
-		&created, &updated)
+		&created, &updated, &limit)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -124,13 +125,14 @@ func scanPolicy(sc row) (rm.Policy, error) {
 		p.Target.Labels = labels
 	}
 	p.MemoryEstimate = uint64(mem)
+	p.MemoryLimit = uint64(limit) // -1 is rm.MemoryLimitFromPeaks
 	p.CreatedAt = fromNanos(created)
 	p.UpdatedAt = fromNanos(updated)
 	return p, nil
 }
 
 // policyArgs are the values of every policy column but id and created_at,
-// in the order of the UPDATE below ($1..$14).
+// in the order of the UPDATE below ($1..$15).
 func policyArgs(p rm.Policy) []any {
 	labels := p.Target.Labels
 	if labels == nil {
@@ -139,7 +141,7 @@ func policyArgs(p rm.Policy) []any {
 	return []any{p.Name, p.Host.String(), p.Target.Scope.Kind.String(), p.Target.Scope.Name,
 		p.Target.RunnerGroup, p.Target.ScaleSet, labels,
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
-		nanos(p.UpdatedAt)}
+		nanos(p.UpdatedAt), int64(p.MemoryLimit)}
 }
 
 // checkNameFree returns store.ErrConflict if another policy than id has name.
@@ -168,13 +170,18 @@ func (s *Store) InsertPolicy(ctx context.Context, p rm.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	return s.write(ctx, func(tx pgx.Tx) error { return s.insertPolicy(ctx, tx, p) })
+}
+
+// insertPolicy checks, stamps and inserts p in tx (p is valid).
+func (s *Store) insertPolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
 	if p.UpdatedAt.IsZero() {
 		p.UpdatedAt = p.CreatedAt
 	}
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := func() error {
 		switch ok, err := policyExists(ctx, tx, p.ID); {
 		case err != nil:
 			return err
@@ -187,11 +194,11 @@ func (s *Store) InsertPolicy(ctx context.Context, p rm.Policy) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
-				updated_at, id, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+				updated_at, memory_limit, id, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			append(policyArgs(p), p.ID.String(), nanos(p.CreatedAt))...)
 		return err
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("insert policy %q: %w", p.Name, err)
 	}
@@ -204,8 +211,13 @@ func (s *Store) UpdatePolicy(ctx context.Context, p rm.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	return s.write(ctx, func(tx pgx.Tx) error { return s.updatePolicy(ctx, tx, p) })
+}
+
+// updatePolicy checks, stamps and replaces p in tx (p is valid).
+func (s *Store) updatePolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error {
 	p.UpdatedAt = s.now()
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := func() error {
 		switch ok, err := policyExists(ctx, tx, p.ID); {
 		case err != nil:
 			return err
@@ -218,11 +230,12 @@ func (s *Store) UpdatePolicy(ctx context.Context, p rm.Policy) error {
 		_, err := tx.Exec(ctx, `
 			UPDATE policies SET name = $1, host_id = $2, scope_kind = $3, scope_name = $4,
 				runner_group = $5, scale_set = $6, labels = $7, backend = $8, runner_dir = $9,
-				min_idle = $10, max_runners = $11, memory_estimate = $12, paused = $13, updated_at = $14
-			WHERE id = $15`,
+				min_idle = $10, max_runners = $11, memory_estimate = $12, paused = $13, updated_at = $14,
+				memory_limit = $15
+			WHERE id = $16`,
 			append(policyArgs(p), p.ID.String())...)
 		return err
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("update policy %q: %w", p.Name, err)
 	}
@@ -266,7 +279,12 @@ func (s *Store) Policies(ctx context.Context) ([]rm.Policy, error) {
 // store.ErrConflict while it has live attempts; its ended attempts go with
 // it.
 func (s *Store) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	return s.write(ctx, func(tx pgx.Tx) error { return deletePolicy(ctx, tx, id) })
+}
+
+// deletePolicy checks and deletes the policy id in tx.
+func deletePolicy(ctx context.Context, tx pgx.Tx, id rm.PolicyID) error {
+	err := func() error {
 		switch ok, err := policyExists(ctx, tx, id); {
 		case err != nil:
 			return err
@@ -282,9 +300,41 @@ func (s *Store) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM policies WHERE id = $1`, id.String())
 		return err
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("delete policy: %w", err)
 	}
 	return nil
+}
+
+// ApplyPolicies makes every change of c in one transaction: deletions,
+// then updates, then insertions; every policy is validated before any
+// write, and the first refusal rolls all back.
+func (s *Store) ApplyPolicies(ctx context.Context, c store.PolicyChanges) error {
+	for _, p := range slices.Concat(c.Update, c.Insert) {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Empty() {
+		return nil
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		for _, id := range c.Delete {
+			if err := deletePolicy(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		for _, p := range c.Update {
+			if err := s.updatePolicy(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		for _, p := range c.Insert {
+			if err := s.insertPolicy(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
