@@ -1,4 +1,4 @@
--- 0005: a container policy's settings (the container backend): its image,
+-- 0007: a container policy's settings (the container backend): its image,
 -- CPU limit, network, and the environment names and volumes passed to
 -- each container (JSON arrays of strings; '' for none).
 

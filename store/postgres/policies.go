@@ -95,7 +95,8 @@ func queryAll[T any](ctx context.Context, q querier, scan func(row) (T, error), 
 }
 
 const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
-	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit`
+	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
+	spare, container_image, container_cpus, container_network, container_env, container_volumes`
 
 func scanPolicy(sc row) (rm.Policy, error) {
 	var (
@@ -107,7 +108,8 @@ func scanPolicy(sc row) (rm.Policy, error) {
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
-		&created, &updated, &limit)
+		&created, &updated, &limit, &p.Spare, &p.Container.Image, &p.Container.CPUs, &p.Container.Network,
+		&p.Container.Env, &p.Container.Volumes)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -124,6 +126,12 @@ func scanPolicy(sc row) (rm.Policy, error) {
 	if len(labels) > 0 {
 		p.Target.Labels = labels
 	}
+	if len(p.Container.Env) == 0 {
+		p.Container.Env = nil
+	}
+	if len(p.Container.Volumes) == 0 {
+		p.Container.Volumes = nil
+	}
 	p.MemoryEstimate = uint64(mem)
 	p.MemoryLimit = uint64(limit) // -1 is rm.MemoryLimitFromPeaks
 	p.CreatedAt = fromNanos(created)
@@ -132,7 +140,7 @@ func scanPolicy(sc row) (rm.Policy, error) {
 }
 
 // policyArgs are the values of every policy column but id and created_at,
-// in the order of the UPDATE below ($1..$15).
+// in the order of the UPDATE below ($1..$21).
 func policyArgs(p rm.Policy) []any {
 	labels := p.Target.Labels
 	if labels == nil {
@@ -141,7 +149,16 @@ func policyArgs(p rm.Policy) []any {
 	return []any{p.Name, p.Host.String(), p.Target.Scope.Kind.String(), p.Target.Scope.Name,
 		p.Target.RunnerGroup, p.Target.ScaleSet, labels,
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
-		nanos(p.UpdatedAt), int64(p.MemoryLimit)}
+		nanos(p.UpdatedAt), int64(p.MemoryLimit), p.Spare, p.Container.Image, p.Container.CPUs,
+		p.Container.Network, nonNil(p.Container.Env), nonNil(p.Container.Volumes)}
+}
+
+// nonNil is list, or an empty list for nil (the columns are NOT NULL).
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }
 
 // checkNameFree returns store.ErrConflict if another policy than id has name.
@@ -194,8 +211,10 @@ func (s *Store) insertPolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error 
 		_, err := tx.Exec(ctx, `
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
-				updated_at, memory_limit, id, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+				updated_at, memory_limit, spare, container_image, container_cpus, container_network,
+				container_env, container_volumes, id, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+				$21, $22, $23)`,
 			append(policyArgs(p), p.ID.String(), nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -231,8 +250,9 @@ func (s *Store) updatePolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error 
 			UPDATE policies SET name = $1, host_id = $2, scope_kind = $3, scope_name = $4,
 				runner_group = $5, scale_set = $6, labels = $7, backend = $8, runner_dir = $9,
 				min_idle = $10, max_runners = $11, memory_estimate = $12, paused = $13, updated_at = $14,
-				memory_limit = $15
-			WHERE id = $16`,
+				memory_limit = $15, spare = $16, container_image = $17, container_cpus = $18,
+				container_network = $19, container_env = $20, container_volumes = $21
+			WHERE id = $22`,
 			append(policyArgs(p), p.ID.String())...)
 		return err
 	}()
