@@ -1,0 +1,404 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/actions/scaleset"
+)
+
+// The scale set's message session: opened (and a stale one of this host
+// deleted), long-polled, and the demand and job events read from it.
+
+// openSession opens the scale set's message session. The first open, and
+// a 409 naming this manager as owner (or no owner), delete the session the
+// journal says this manager left (a crash kept it at GitHub), then open at
+// once; a session of another owner is never touched: it is retried with
+// backoff, then refused with ErrSessionConflict naming the owner.
+func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSessionClient, error) {
+	t.mu.Lock()
+	closed, stale, first := t.closed, t.stale, !t.opened
+	t.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("scale set %q: %w", t.target.ScaleSet, errTargetClosed)
+	}
+	if stale {
+		_, _, gen := t.current()
+		if err := t.refindScaleSet(ctx, gen); err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		t.stale = false
+		t.mu.Unlock()
+	}
+	action := fmt.Sprintf("open the message session of scale set %q", t.target.ScaleSet)
+	cleared := false
+	if first {
+		var err error
+		if cleared, err = t.clearOwnSession(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for try := 0; ; try++ {
+		ss, setID, _ := t.current()
+		rctx, rec := withCallRecord(ctx)
+		s, err := ss.MessageSessionClient(rctx, setID, t.opts.Owner, scaleset.WithRetryableHTTPClint(t.c.retryableClient()))
+		if err == nil {
+			return t.adopt(ctx, s)
+		}
+		status, _, body := rec.last()
+		if status != http.StatusConflict {
+			return nil, t.mapCall(ctx, action, err, rec)
+		}
+		_, msg := actionsMessage(body)
+		owner := ""
+		if m := ownerInMessage.FindStringSubmatch(msg); m != nil {
+			owner = m[1]
+		}
+		if !cleared && (owner == "" || owner == t.opts.Owner) {
+			cleared = true
+			ok, err := t.clearOwnSession(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				continue
+			}
+		}
+		if try >= t.opts.SessionConflictRetries {
+			if owner == "" {
+				owner = "unknown"
+			}
+			hint := "stop it or wait"
+			if owner == t.opts.Owner {
+				hint = "it is this manager's own name: stop the other manager running under it, or wait for GitHub to drop the session"
+			}
+			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; %s (GitHub said: %s)",
+				ErrSessionConflict, owner, t.target.ScaleSet, hint, msg)
+		}
+		wait := (&limiter{retry: RetryPolicy{Base: 2 * time.Second, Cap: 30 * time.Second}}).backoff(try)
+		t.log.Warn("the message session is held by another owner, retrying", "try", try+1, "wait", wait, "github", msg)
+		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// adopt makes s the target's session and records it in the journal; a
+// target closed meanwhile deletes it again.
+func (t *ScaleSetTarget) adopt(ctx context.Context, s *scaleset.MessageSessionClient) (*scaleset.MessageSessionClient, error) {
+	_, setID, _ := t.current()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		_, _ = t.call(ctx, "delete the message session", s.Close)
+		return nil, fmt.Errorf("scale set %q: %w", t.target.ScaleSet, errTargetClosed)
+	}
+	t.session, t.opened = s, true
+	t.mu.Unlock()
+	id := s.Session().SessionID.String()
+	if j := t.opts.Journal; j != nil {
+		rec := SessionRecord{ScaleSetID: setID, SessionID: id, Owner: t.opts.Owner, HostID: t.opts.HostID, Scope: t.target.Scope.String(), CreatedAt: t.c.cfg.Now()}
+		if err := j.RecordSession(ctx, rec); err != nil {
+			// Serving matters more; a crash now would cost a wait on the
+			// session instead of a delete.
+			t.log.Warn("cannot record the message session in the journal", "session", id, "error", err.Error())
+		}
+	}
+	t.log.Info("message session open", "owner", t.opts.Owner, "session", id, "scale_set_id", setID)
+	return s, nil
+}
+
+// clearOwnSession deletes, at GitHub and in the journal, the session the
+// journal says this manager (same owner, same host) opened on the scale
+// set and never closed. It reports whether there was one.
+func (t *ScaleSetTarget) clearOwnSession(ctx context.Context) (bool, error) {
+	j := t.opts.Journal
+	if j == nil {
+		return false, nil
+	}
+	_, setID, _ := t.current()
+	rec, found, err := j.SessionOf(ctx, setID)
+	if err != nil {
+		t.log.Warn("cannot read the journal's record of the message session", "error", err.Error())
+		return false, nil
+	}
+	if !found || rec.Owner != t.opts.Owner || (t.opts.HostID != "" && rec.HostID != "" && rec.HostID != t.opts.HostID) {
+		return false, nil
+	}
+	t.log.Info("deleting the message session this manager left open", "session", rec.SessionID, "opened", rec.CreatedAt)
+	if err := t.c.deleteSession(ctx, t.target.Scope, setID, rec.SessionID); err != nil {
+		return false, err
+	}
+	if err := j.ForgetSession(ctx, setID, rec.SessionID); err != nil {
+		t.log.Warn("cannot forget the deleted message session in the journal", "session", rec.SessionID, "error", err.Error())
+	}
+	return true, nil
+}
+
+// forgetSessionOf forgets this manager's session of a scale set that is
+// gone: GitHub forgot it with its scale set.
+func (t *ScaleSetTarget) forgetSessionOf(ctx context.Context, setID int) {
+	j := t.opts.Journal
+	if j == nil {
+		return
+	}
+	rec, found, err := j.SessionOf(ctx, setID)
+	if err != nil || !found || rec.Owner != t.opts.Owner {
+		return
+	}
+	if err := j.ForgetSession(ctx, setID, rec.SessionID); err != nil {
+		t.log.Warn("cannot forget the message session of the lost scale set", "session", rec.SessionID, "error", err.Error())
+	}
+}
+
+// dropSession deletes a session the watch gives up (lost, refused, or
+// restarted so that GitHub offers its jobs again) and forgets it in the
+// journal once GitHub no longer has it. A failed delete keeps the record:
+// the next open's 409 deletes it by id.
+func (t *ScaleSetTarget) dropSession(ctx context.Context, s *scaleset.MessageSessionClient) {
+	t.mu.Lock()
+	if t.session == s {
+		t.session = nil
+	}
+	t.mu.Unlock()
+	t.endSession(ctx, s, "delete the message session")
+}
+
+// endSession deletes s at GitHub and then in the journal.
+func (t *ScaleSetTarget) endSession(ctx context.Context, s *scaleset.MessageSessionClient, action string) error {
+	_, setID, _ := t.current()
+	id := s.Session().SessionID.String()
+	status, err := t.call(ctx, action, s.Close)
+	if err != nil && status != http.StatusNotFound {
+		t.log.Debug("the message session could not be deleted", "session", id, "error", err.Error())
+		return err
+	}
+	if j := t.opts.Journal; j != nil {
+		if err := j.ForgetSession(ctx, setID, id); err != nil {
+			t.log.Warn("cannot forget the message session in the journal", "session", id, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+var errCapacityChanged = errors.New("capacity changed")
+
+// recoveryBackoff is the wait after the nth failure in a row of the
+// watch: from about 1 s, doubling, capped at MaxOutageWait, so that GitHub
+// back from a 5xx storm, an outage, a restart or revoked credentials is
+// served again within seconds (one request per few seconds while it is
+// down costs nothing that matters).
+func recoveryBackoff(n int) time.Duration {
+	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: MaxOutageWait}}).backoff(n)
+}
+
+// MaxOutageWait caps the wait between two tries while GitHub fails (5xx,
+// network, refused credentials, a forgotten session): how late, at most,
+// the manager notices that GitHub is back. Rate limits are waited out to
+// their reset instead.
+const MaxOutageWait = 5 * time.Second
+
+// Watch opens the message session and long-polls it until ctx ends (nil),
+// the target is closed, or another owner keeps the session
+// (ErrSessionConflict). Each message is acknowledged, its available jobs
+// acquired, and its statistics.TotalAssignedJobs reported as demand with
+// its job events. maxCapacity is sent with every poll; it is also read
+// every CapacityCheck during a poll, from another goroutine, and a change
+// ends the poll early so GitHub learns it at once.
+//
+// Watch recovers by itself, with backoff from about 1 s capped at 30 s,
+// and Waiting says why it waits: a 401 (admin, queue or session token, or
+// the credentials themselves) renews the registration and admin tokens
+// and opens a new session; a 404 (session or scale set gone) finds or
+// creates the scale set again and opens a new session; 5xx and network
+// errors are retried; a rate limit is waited out.
+func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
+	var (
+		sess     *scaleset.MessageSessionClient
+		lastID   int
+		failures int
+		// quick counts repairs retried at once (a new token, the scale
+		// set found again): a 401 or 404 after a repair backs off.
+		quick int
+		// wanted is the last figure reported: repeated after an empty poll
+		// (202) while it is above zero, as the scale-set listener does, so
+		// a report that came while a finished runner had not yet exited is
+		// not the last word.
+		wanted int
+	)
+	for ctx.Err() == nil {
+		var err error
+		if sess == nil {
+			if sess, err = t.openSession(ctx); err == nil {
+				lastID = 0
+				d := Demand{At: t.c.cfg.Now()}
+				if st := sess.Session().Statistics; st != nil {
+					d.Wanted, d.Queued = st.TotalAssignedJobs, st.TotalAvailableJobs
+				}
+				wanted = d.Wanted
+				report(d)
+			}
+		} else {
+			var msg *scaleset.RunnerScaleSetMessage
+			msg, err = t.poll(ctx, sess, lastID, maxCapacity)
+			switch {
+			case err == nil && msg != nil:
+				lastID = msg.MessageID
+				d, acquireErr := t.handle(ctx, sess, msg)
+				wanted = d.Wanted
+				report(d)
+				if acquireErr != nil && ctx.Err() == nil {
+					// As GitHub's own listener does: a new session is
+					// offered the jobs this one could not acquire.
+					t.log.Warn("cannot acquire jobs: restarting the message session so that GitHub offers them again", "error", acquireErr.Error())
+					t.dropSession(ctx, sess)
+					sess, err = nil, acquireErr
+				}
+			case err == nil && wanted > 0:
+				// Idle (nothing wanted) stays silent: no pass, no call.
+				report(Demand{Wanted: wanted, At: t.c.cfg.Now()})
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, errCapacityChanged):
+			failures, quick = 0, 0
+			t.setWaiting(nil)
+			continue
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errTargetClosed):
+			return err
+		case errors.Is(err, ErrSessionConflict):
+			t.setWaiting(err)
+			return err
+		case errors.Is(err, ErrUnauthorized):
+			if sess != nil {
+				t.dropSession(ctx, sess)
+				sess = nil
+			}
+			_, _, gen := t.current()
+			if rerr := t.renewClient(gen); rerr != nil {
+				t.log.Warn("cannot renew the scale-set client", "error", rerr.Error())
+			}
+			if quick < 2 {
+				quick++
+				continue // at once with new tokens; a refused PAT backs off
+			}
+		case errors.Is(err, ErrNotFound):
+			if sess != nil {
+				t.log.Warn("the message session was lost; opening a new one", "error", err.Error())
+				t.dropSession(ctx, sess)
+				sess = nil
+			}
+			t.mu.Lock()
+			t.stale = true
+			t.mu.Unlock()
+			if quick < 2 {
+				quick++
+				continue // at once, finding the scale set first
+			}
+		}
+		wait := recoveryBackoff(failures)
+		failures++
+		if rle, ok := asRateLimit(err); ok {
+			wait = max(rle.Reset.Sub(t.c.cfg.Now()), time.Second)
+		}
+		t.setWaiting(err)
+		t.log.Warn("scale-set watch failed, retrying", "error", err.Error(), "wait", wait, "failures", failures)
+		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// poll long-polls one message with the current capacity, ending early
+// when the capacity changes.
+func (t *ScaleSetTarget) poll(ctx context.Context, sess *scaleset.MessageSessionClient, lastID int, maxCapacity func() int) (*scaleset.RunnerScaleSetMessage, error) {
+	capacity := clampCapacity(maxCapacity())
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var changed atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(t.opts.CapacityCheck)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-pctx.Done():
+				return
+			case <-tick.C:
+				if clampCapacity(maxCapacity()) != capacity {
+					changed.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	var msg *scaleset.RunnerScaleSetMessage
+	_, err := t.call(pctx, "poll the message queue of scale set "+strconv.Quote(t.target.ScaleSet), func(ctx context.Context) (err error) {
+		msg, err = sess.GetMessage(ctx, lastID, capacity)
+		return err
+	})
+	if err != nil && changed.Load() && ctx.Err() == nil {
+		return nil, errCapacityChanged
+	}
+	return msg, err
+}
+
+func clampCapacity(n int) int { return min(max(n, 0), math.MaxInt32) }
+
+// handle acknowledges a message, acquires its available jobs and turns it
+// into a Demand. The error is the acquisition's: the caller restarts the
+// session so that GitHub offers those jobs again.
+func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessionClient, msg *scaleset.RunnerScaleSetMessage) (Demand, error) {
+	now := t.c.cfg.Now()
+	if _, err := t.call(ctx, "acknowledge a message", func(ctx context.Context) error { return sess.DeleteMessage(ctx, msg.MessageID) }); err != nil {
+		t.log.Warn("cannot acknowledge a message; it may come again", "message", msg.MessageID, "error", err.Error())
+	}
+	var acquireErr error
+	if len(msg.JobAvailableMessages) > 0 {
+		ids := make([]int64, 0, len(msg.JobAvailableMessages))
+		for _, j := range msg.JobAvailableMessages {
+			ids = append(ids, j.RunnerRequestID)
+		}
+		_, acquireErr = t.call(ctx, fmt.Sprintf("acquire %d jobs", len(ids)), func(ctx context.Context) error {
+			_, err := sess.AcquireJobs(ctx, ids)
+			return err
+		})
+	}
+	d := Demand{At: now}
+	if msg.Statistics != nil {
+		d.Wanted, d.Queued = msg.Statistics.TotalAssignedJobs, msg.Statistics.TotalAvailableJobs
+	}
+	for _, j := range msg.JobAssignedMessages {
+		d.Events = append(d.Events, jobEvent(JobAssigned, j.JobMessageBase, 0, "", "", now))
+	}
+	for _, j := range msg.JobStartedMessages {
+		d.Events = append(d.Events, jobEvent(JobStarted, j.JobMessageBase, j.RunnerID, j.RunnerName, "", now))
+	}
+	for _, j := range msg.JobCompletedMessages {
+		d.Events = append(d.Events, jobEvent(JobCompleted, j.JobMessageBase, j.RunnerID, j.RunnerName, j.Result, now))
+	}
+	return d, acquireErr
+}
+
+func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runnerName, result string, now time.Time) JobEvent {
+	id, _ := strconv.ParseInt(b.JobID, 10, 64)
+	return JobEvent{
+		Kind: kind, JobID: id, RunID: b.WorkflowRunID, RunnerID: int64(runnerID), RunnerName: runnerName,
+		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,
+	}
+}
+
