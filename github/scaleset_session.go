@@ -401,4 +401,3 @@ func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runner
 		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,
 	}
 }
-
