@@ -3,240 +3,37 @@
 package container_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"context"
-	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
-	"github.com/stretchr/testify/require"
-
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform/container"
+	"github.com/runner-manager/runner-manager/platform/container/containertest"
 )
 
-// RequireEnv makes a missing engine fail the tests instead of skipping
-// them (CI sets it).
-const requireEnv = "RUNNER_MANAGER_REQUIRE_PODMAN"
+// The engine and image of this test process: containertest's (DOCKER_HOST,
+// else a Podman service it starts; the FROM scratch image with the fake
+// runner).
 
-// testImage is the image the tests build: FROM scratch, the statically
-// built fake runner in container.DefaultRunnerDir.
-const testImage = "localhost/runner-manager-test-runner:latest"
-
-// The engine of this test process: DOCKER_HOST when set (.ci/run starts
-// Podman's service and sets it), else a Podman service this process starts
-// on a socket of its own, if podman is installed.
-var engine struct {
-	once    sync.Once
-	e       *container.Engine
-	host    string
-	skip    string
-	err     error
-	service *exec.Cmd
-	dir     string
-
-	imageOnce sync.Once
-	imageErr  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	stopService()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(containertest.Stop(m.Run())) }
 
 // testEngine returns the tests' engine, skipping the test (failing it
 // under RUNNER_MANAGER_REQUIRE_PODMAN=1) when there is none.
 func testEngine(t testing.TB) *container.Engine {
 	t.Helper()
-	engine.once.Do(setupEngine)
-	switch {
-	case engine.err != nil:
-		t.Fatalf("container engine: %v", engine.err)
-	case engine.skip != "" && os.Getenv(requireEnv) == "1":
-		t.Fatalf("%s=1 but %s", requireEnv, engine.skip)
-	case engine.skip != "":
-		t.Skip(engine.skip)
-	}
-	return engine.e
+	e, _ := containertest.Engine(t)
+	return e
 }
 
-func setupEngine() {
-	host := os.Getenv(client.EnvOverrideHost)
-	if host == "" {
-		if _, err := exec.LookPath("podman"); err != nil {
-			engine.skip = "no container engine: DOCKER_HOST is unset and podman is not installed (apt-get install podman runc)"
-			return
-		}
-		if host, engine.err = startService(); engine.err != nil {
-			return
-		}
-	}
-	e, err := container.Connect(host)
-	if err != nil {
-		engine.err = err
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := e.Ping(ctx); err != nil {
-		engine.err = fmt.Errorf("the engine at %s does not answer: %w", host, err)
-		return
-	}
-	engine.e, engine.host = e, host
-}
-
-// startService starts `podman system service` on a socket in a temporary
-// directory, with runc and rlimits this machine admits (see
-// docs/containers.md), and waits for it to answer.
-func startService() (string, error) {
-	dir, err := os.MkdirTemp("", "runner-manager-podman-")
-	if err != nil {
-		return "", err
-	}
-	engine.dir = dir
-	conf := filepath.Join(dir, "containers.conf")
-	if err := os.WriteFile(conf, []byte(containersConf()), 0o600); err != nil {
-		return "", err
-	}
-	sock := filepath.Join(dir, "podman.sock")
-	cmd := exec.Command("podman", "system", "service", "--time=0", "unix://"+sock)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
-	logf, err := os.Create(filepath.Join(dir, "service.log"))
-	if err != nil {
-		return "", err
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start podman system service: %w", err)
-	}
-	engine.service = cmd
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
-			_ = c.Close()
-			return "unix://" + sock, nil
-		}
-	}
-	out, _ := os.ReadFile(filepath.Join(dir, "service.log"))
-	return "", fmt.Errorf("podman system service did not listen on %s within 30 s:\n%s", sock, out)
-}
-
-// containersConf says: runc (crun fails on cgroups here), cgroupfs, and
-// rlimits no higher than this process's hard ones (raising them needs
-// CAP_SYS_RESOURCE), NPROC no higher than the 32768 Podman sets itself.
-func containersConf() string {
-	var nproc, nofile syscall.Rlimit
-	_ = syscall.Getrlimit(6 /* RLIMIT_NPROC */, &nproc)
-	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile)
-	np := min(nproc.Max, 32768)
-	return fmt.Sprintf(`[containers]
-default_ulimits = ["nproc=%d:%d", "nofile=%d:%d"]
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-`, np, np, nofile.Max, nofile.Max)
-}
-
-func stopService() {
-	if engine.e != nil {
-		_ = engine.e.Close()
-	}
-	if engine.service != nil {
-		_ = syscall.Kill(-engine.service.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = engine.service.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-engine.service.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}
-	if engine.dir != "" {
-		_ = os.RemoveAll(engine.dir)
-	}
-}
-
-// runnerImage builds testImage once per test process through the
-// engine's build API: FROM scratch, the fake runner (static: CGO_ENABLED=0)
-// as <DefaultRunnerDir>/bin/Runner.Listener.
-func runnerImage(t testing.TB) string {
+// engineHost is the tests' engine address.
+func engineHost(t testing.TB) string {
 	t.Helper()
-	_ = testEngine(t)
-	engine.imageOnce.Do(func() { engine.imageErr = buildImage(engine.host) })
-	require.NoError(t, engine.imageErr)
-	return testImage
+	_, host := containertest.Engine(t)
+	return host
 }
 
-func buildImage(host string) error {
-	install, err := fakegithub.BuildRunner()
-	if err != nil {
-		return err
-	}
-	listener, err := os.ReadFile(filepath.Join(install, "bin", fakegithub.ListenerName()))
-	if err != nil {
-		return err
-	}
-	dir := strings.TrimPrefix(container.DefaultRunnerDir, "/")
-	dockerfile := "FROM scratch\nCOPY " + dir + " /" + dir + "\nWORKDIR /" + dir + "\n"
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	files := []struct {
-		name string
-		mode int64
-		body []byte
-	}{
-		{"Dockerfile", 0o644, []byte(dockerfile)},
-		{dir + "/bin/Runner.Listener", 0o755, listener},
-	}
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), ModTime: time.Now()}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.body); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cli, err := client.New(client.FromEnv, client.WithHost(host))
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{testImage}, Remove: true, ForceRemove: true})
-	if err != nil {
-		return fmt.Errorf("build %s: %w", testImage, err)
-	}
-	defer res.Body.Close()
-	out, err := io.ReadAll(res.Body)
-	if err != nil {
-		return fmt.Errorf("build %s: %w", testImage, err)
-	}
-	if bytes.Contains(out, []byte(`"error"`)) {
-		return fmt.Errorf("build %s: %s", testImage, out)
-	}
-	if _, err := cli.ImageInspect(ctx, testImage); err != nil {
-		return fmt.Errorf("build %s: the image is not there after the build: %w\n%s", testImage, err, out)
-	}
-	return nil
-}
+// runnerImage is containertest.RunnerImage.
+func runnerImage(t testing.TB) string { return containertest.RunnerImage(t) }
 
 // waitDone waits for p's exit.
 func waitDone(t testing.TB, done <-chan struct{}, within time.Duration, what string) {

@@ -27,7 +27,7 @@ import (
 // of a container.
 func inspect(t testing.TB, name string) (mobycontainer.InspectResponse, error) {
 	t.Helper()
-	cli, err := client.New(client.FromEnv, client.WithHost(engine.host))
+	cli, err := client.New(client.FromEnv, client.WithHost(engineHost(t)))
 	require.NoError(t, err)
 	defer cli.Close()
 	res, err := cli.ContainerInspect(t.Context(), name, client.ContainerInspectOptions{})
