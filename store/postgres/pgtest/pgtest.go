@@ -233,8 +233,9 @@ func newServer(bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	removeStale(tempBase())
-	dir, err := os.MkdirTemp(tempBase(), dirPrefix)
+	base := tempBase(owner)
+	removeStale(base)
+	dir, err := os.MkdirTemp(base, dirPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -295,12 +296,30 @@ func serverGone(d string) bool {
 }
 
 // tempBase is where the server's directory goes: the temporary directory,
-// unless its path is too long for a unix socket's (about 100 bytes).
-func tempBase() string {
-	if d := os.TempDir(); len(d) < 60 {
-		return d
+// unless its path is too long for a unix socket's (about 100 bytes) or,
+// when the server runs as another user, that user cannot reach it.
+func tempBase(owner *account) string {
+	d := os.TempDir()
+	if len(d) >= 60 || (owner != nil && !traversable(d)) {
+		return "/tmp"
 	}
-	return "/tmp"
+	return d
+}
+
+// traversable reports whether every directory from d up lets others
+// through (the x bit for others).
+func traversable(d string) bool {
+	for {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return true
+		}
+		d = parent
+	}
 }
 
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
