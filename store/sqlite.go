@@ -14,8 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -227,43 +225,8 @@ func (s *SQLite) openErr(err error) error {
 	return fmt.Errorf("open journal %s: %w", s.path, err)
 }
 
-// migration is one embedded schema step, numbered from 1. user_version is
-// the number of the newest step applied.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order, checking that they
-// are numbered from 1 up, each number once. A number may be missing: one
-// reserved by a step still being written elsewhere.
-func migrations() ([]migration, error) {
-	entries, err := migrationFiles.ReadDir("migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s is not named NNNN_what.sql", e.Name())
-		}
-		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version < 1 || (i > 0 && m.version == ms[i-1].version) {
-			return nil, fmt.Errorf("migration %s: numbers start at 1 and are used once", m.name)
-		}
-	}
-	return ms, nil
-}
+// migrations returns the embedded steps in order (ReadMigrations).
+func migrations() ([]Migration, error) { return ReadMigrations(migrationFiles, "migrations") }
 
 // SchemaVersion is the schema version this program writes: the number of
 // its newest migration.
@@ -272,7 +235,7 @@ func SchemaVersion() int {
 	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return ms[len(ms)-1].Version
 }
 
 // migrate applies the migrations the file lacks in one immediate
@@ -288,7 +251,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
 		}
-		newest := ms[len(ms)-1].version
+		newest := ms[len(ms)-1].Version
 		if have > newest {
 			return fmt.Errorf("the journal has schema version %d, newer than this program's %d: upgrade runner-manager", have, newest)
 		}
@@ -296,11 +259,11 @@ func (s *SQLite) migrate(ctx context.Context) error {
 			return nil
 		}
 		for _, m := range ms {
-			if m.version <= have {
+			if m.Version <= have {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 		}
 		// PRAGMA takes no parameters; the value is our own integer.

@@ -4,50 +4,18 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runner-manager/runner-manager/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one embedded schema step, numbered from 1.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded steps in order, checking that each
-// number is used once.
-func migrations() ([]migration, error) {
-	entries, err := migrationFiles.ReadDir("migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s is not named NNNN_what.sql", e.Name())
-		}
-		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version < 1 || (i > 0 && m.version == ms[i-1].version) {
-			return nil, fmt.Errorf("migration %s: numbers start at 1 and are used once", m.name)
-		}
-	}
-	return ms, nil
+// migrations returns the embedded steps in order (store.ReadMigrations).
+func migrations() ([]store.Migration, error) {
+	return store.ReadMigrations(migrationFiles, "migrations")
 }
 
 // SchemaVersion is the schema version this program writes: the number of
@@ -57,7 +25,7 @@ func SchemaVersion() int {
 	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return ms[len(ms)-1].Version
 }
 
 // migrationLock is the key of the advisory lock held while migrating: hosts
@@ -81,7 +49,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	newest := ms[len(ms)-1].version
+	newest := ms[len(ms)-1].Version
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 			return fmt.Errorf("take the migration lock: %w", err)
@@ -102,14 +70,14 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		for _, m := range ms {
-			if m.version <= have {
+			if m.Version <= have {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO runner_manager_schema (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return fmt.Errorf("stamp migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, `INSERT INTO runner_manager_schema (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+				return fmt.Errorf("stamp migration %s: %w", m.Name, err)
 			}
 		}
 		return nil
