@@ -155,6 +155,7 @@ func TestContainLeftoversStopped(t *testing.T) {
 			}
 			left := map[string]proc{}
 			for _, n := range []string{"background", "setsid", "daemon"} {
+				waitFile(t, filepath.Join(out, n+".pid"), 30*time.Second) // a daemon may write after its parent exits
 				pid, start := pidIn(t, filepath.Join(out, n+".pid"))
 				left[n] = proc{pid, start}
 				t.Cleanup(func() {
@@ -183,7 +184,9 @@ func TestContainLeftoversStopped(t *testing.T) {
 // waitFile waits for path to exist.
 func waitFile(t *testing.T, path string, within time.Duration) {
 	t.Helper()
-	require.Eventually(t, func() bool { _, err := os.Stat(path); return err == nil }, within, 10*time.Millisecond, "%s never appeared", path)
+	// Written, not just created: the writer creates the file, then writes
+	// its one line.
+	require.Eventually(t, func() bool { fi, err := os.Stat(path); return err == nil && fi.Size() > 0 }, within, 10*time.Millisecond, "%s never appeared", path)
 }
 
 func TestContainMemoryOfALeavingChild(t *testing.T) {
