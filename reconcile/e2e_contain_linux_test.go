@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
@@ -167,22 +165,7 @@ const containChildEnv = "RUNNER_MANAGER_E2E_CONTAIN_CHILD"
 // TestE2EContainChildSupervisor is the manager run in a child process by
 // TestE2EContainedAfterRestart, which kills it with SIGKILL.
 func TestE2EContainChildSupervisor(t *testing.T) {
-	raw := os.Getenv(containChildEnv)
-	if raw == "" {
-		t.Skip("the manager child of TestE2EContainedAfterRestart")
-	}
-	var cw childWorld
-	require.NoError(t, json.Unmarshal([]byte(raw), &cw))
-	w := &world{t: t, mode: rm.ModeScaleSet, dataDir: cw.DataDir, logs: &syncBuffer{}}
-	w.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c, err := github.New(github.Config{WebURL: cw.URL, APIURL: cw.APIURL, Token: e2eToken, Logger: w.log})
-	require.NoError(t, err)
-	w.client = c
-	w.openJournal()
-	w.host, err = w.st.Host(t.Context(), cw.Host)
-	require.NoError(t, err)
-	w.policy, err = w.st.Policy(t.Context(), cw.Policy)
-	require.NoError(t, err)
+	w := childWorldOf(t, containChildEnv, "TestE2EContainedAfterRestart")
 	l := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
 	w.meters = meter.New(filepath.Join(w.dataDir, "state", "memory-peaks.toml"), meter.WithGroups(l))
 	sup, err := reconcile.NewSupervisor(w.supervisorConfig(l, nil))

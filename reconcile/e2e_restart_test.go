@@ -33,12 +33,14 @@ type childWorld struct {
 	Policy               rm.PolicyID
 }
 
-// TestE2EChildSupervisor is the manager run in a child process by
-// TestE2EKilledManager, which kills it with SIGKILL.
-func TestE2EChildSupervisor(t *testing.T) {
-	raw := os.Getenv(childEnv)
+// childWorldOf is the world a manager child runs in, from the parent
+// test's env variable (skipping when it is not set: not a child): the
+// parent's fake GitHub, journal, host and policy.
+func childWorldOf(t *testing.T, env, parent string) *world {
+	t.Helper()
+	raw := os.Getenv(env)
 	if raw == "" {
-		t.Skip("the manager child of TestE2EKilledManager")
+		t.Skip("the manager child of " + parent)
 	}
 	var cw childWorld
 	require.NoError(t, json.Unmarshal([]byte(raw), &cw))
@@ -52,6 +54,13 @@ func TestE2EChildSupervisor(t *testing.T) {
 	require.NoError(t, err)
 	w.policy, err = w.st.Policy(t.Context(), cw.Policy)
 	require.NoError(t, err)
+	return w
+}
+
+// TestE2EChildSupervisor is the manager run in a child process by
+// TestE2EKilledManager, which kills it with SIGKILL.
+func TestE2EChildSupervisor(t *testing.T) {
+	w := childWorldOf(t, childEnv, "TestE2EKilledManager")
 	w.meters = meter.New(filepath.Join(w.dataDir, "state", "memory-peaks.toml"))
 	sup, err := reconcile.NewSupervisor(w.supervisorConfig(nil, nil))
 	require.NoError(t, err)
