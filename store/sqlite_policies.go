@@ -332,6 +332,47 @@ func deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID) error {
 	return nil
 }
 
+// MovePolicy hands policy id to host to, refused while it has live
+// attempts: the count and the change in one immediate transaction, so no
+// attempt is written between them.
+func (s *SQLite) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var from rm.HostID
+		err := tx.QueryRowContext(ctx, `SELECT host_id FROM policies WHERE id = ?`, id).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("policy %s: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM hosts WHERE id = ?`, to).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("host %s: %w", to, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if from == to {
+			return nil
+		}
+		var live int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM attempts INDEXED BY attempts_live
+			WHERE policy_id = ? AND `+liveCondition, id).Scan(&live); err != nil {
+			return err
+		}
+		if live > 0 {
+			return &LiveAttemptsError{Policy: id, Live: live}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE policies SET host_id = ?, updated_at = ? WHERE id = ?`, to, nanos(s.now()), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("move policy %s to host %s: %w", id, to, err)
+	}
+	return nil
+}
+
 // ApplyPolicies makes every change of c in one transaction: deletions,
 // then updates, then insertions; the first refusal rolls all back.
 func (s *SQLite) ApplyPolicies(ctx context.Context, c PolicyChanges) error {

@@ -85,6 +85,13 @@ type Store interface {
 	// DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
 	// while it has live attempts. Its ended attempts go with it.
 	DeletePolicy(ctx context.Context, id rm.PolicyID) error
+	// MovePolicy hands a policy to another host, in one transaction: its
+	// owner becomes to and UpdatedAt is stamped. ErrNotFound if the policy
+	// or the host does not exist (a host exists once it was recorded or
+	// registered); a *LiveAttemptsError (errors.Is ErrConflict) while the
+	// policy has live attempts, which its owner alone may conclude. Moving
+	// a policy to its owner changes nothing.
+	MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error
 	// ApplyPolicies makes every change of c in one transaction: all of them,
 	// or none when one fails. Deletions come first (so a name may pass from
 	// one policy to another), then updates, then insertions; each is
@@ -164,6 +171,20 @@ type PolicyChanges struct {
 
 // Empty reports whether c changes nothing.
 func (c PolicyChanges) Empty() bool { return len(c.Delete)+len(c.Update)+len(c.Insert) == 0 }
+
+// LiveAttemptsError: a policy cannot be moved while it has live attempts.
+type LiveAttemptsError struct {
+	Policy rm.PolicyID
+	// Live is how many live attempts it has.
+	Live int
+}
+
+func (e *LiveAttemptsError) Error() string {
+	return fmt.Sprintf("policy %s has %d live attempts, which only its host may conclude: pause it and wait for them to end (or stop them) first", e.Policy, e.Live)
+}
+
+// Is makes live attempts a conflict.
+func (e *LiveAttemptsError) Is(target error) bool { return target == ErrConflict }
 
 // HostLease says which daemon runs a host: one at a time, so that two
 // daemons never serve (and sweep) the same host's runners. The daemon

@@ -85,7 +85,7 @@ func TestOpenErrors(t *testing.T) {
 		require.ErrorIs(t, err, postgres.ErrUnreachable)
 		assert.NotContains(t, err.Error(), down.Password())
 		assert.Contains(t, err.Error(), "is the server running")
-		assert.Contains(t, err.Error(), "xxxxx", "the URL is named, redacted")
+		assert.Contains(t, err.Error(), postgres.Describe(u), "the database is named, without the password")
 
 		_, err = open(t, "postgres://u:"+pw+"@127.0.0.1:1/db")
 		require.ErrorIs(t, err, postgres.ErrUnreachable, "nothing listens on a TCP port")
@@ -199,6 +199,19 @@ func TestRedact(t *testing.T) {
 	}
 	s := pgtest.MustOpen(t)
 	assert.NotContains(t, s.URL(), pgtest.Shared(t).Password())
+	assert.NotContains(t, s.Where(), pgtest.Shared(t).Password())
+}
+
+func TestDescribe(t *testing.T) {
+	tests := map[string]string{
+		"postgres://u:secret@db.example:5432/rm?sslmode=require": "u@db.example:5432/rm",
+		"postgres://u@/rm?host=/run/pg&password=secret":          "u@/run/pg/rm",
+		"postgresql://db1,db2/rm":                                "db1/rm",
+		"host=db password=secret":                                "(not a URL)",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, postgres.Describe(in), in)
+	}
 }
 
 // TestOpenConcurrently: hosts starting at once over one new database apply

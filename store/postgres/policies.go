@@ -327,6 +327,46 @@ func deletePolicy(ctx context.Context, tx pgx.Tx, id rm.PolicyID) error {
 	return nil
 }
 
+// MovePolicy hands policy id to host to, refused while it has live
+// attempts: the count and the change in one serializable transaction, so
+// an attempt a host writes meanwhile makes one of them retry.
+func (s *Store) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error {
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		var from string
+		err := tx.QueryRow(ctx, `SELECT host_id FROM policies WHERE id = $1`, id.String()).Scan(&from)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("policy %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var one int
+		err = tx.QueryRow(ctx, `SELECT 1 FROM hosts WHERE id = $1`, to.String()).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("host %s: %w", to, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if from == to.String() {
+			return nil
+		}
+		var live int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM attempts WHERE policy_id = $1 AND `+liveCondition, id.String()).Scan(&live); err != nil {
+			return err
+		}
+		if live > 0 {
+			return &store.LiveAttemptsError{Policy: id, Live: live}
+		}
+		_, err = tx.Exec(ctx, `UPDATE policies SET host_id = $1, updated_at = $2 WHERE id = $3`, to.String(), nanos(s.now()), id.String())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("move policy %s to host %s: %w", id, to, err)
+	}
+	return nil
+}
+
 // ApplyPolicies makes every change of c in one transaction: deletions,
 // then updates, then insertions; every policy is validated before any
 // write, and the first refusal rolls all back.

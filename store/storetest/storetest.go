@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Policies", testPolicies},
 		{"PolicyDelete", testPolicyDelete},
 		{"PolicyDeleteLive", testPolicyDeleteLive},
+		{"MovePolicy", testMovePolicy},
+		{"MovePolicyNotFound", testMovePolicyNotFound},
 		{"ApplyPolicies", testApplyPolicies},
 		{"ApplyPoliciesAllOrNothing", testApplyPoliciesAllOrNothing},
 		{"AttemptRoundTrip", testAttemptRoundTrip},
