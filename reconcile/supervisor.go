@@ -153,6 +153,16 @@ func (s *Supervisor) Refresh() {
 	}
 }
 
+// NudgeAll asks every loop for a pass now (the journal is back after an
+// outage: passes that failed need not wait for their backoff).
+func (s *Supervisor) NudgeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lr := range s.loops {
+		lr.loop.Nudge()
+	}
+}
+
 // Nudge asks the loop of a target (by ScaleTarget.Key) for a pass now.
 func (s *Supervisor) Nudge(targetKey string) {
 	s.mu.Lock()

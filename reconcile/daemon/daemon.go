@@ -52,8 +52,16 @@ type Config struct {
 	// DataDir holds the journal, runners/, attempts/, state/ and the local
 	// API socket. It is created (0700) if missing.
 	DataDir string
-	// Store is the journal; nil opens DataDir/journal.db (Close closes it).
+	// Store is the journal; nil opens the one StoreConfig names (by
+	// default DataDir/journal.db; Close closes it).
 	Store store.Store
+	// StoreConfig, when Store is nil, names the journal: the SQLite file
+	// in DataDir (a zero value), or a PostgreSQL database a fleet shares.
+	StoreConfig StoreConfig
+	// HeartbeatEvery is how often a running daemon stamps its host's
+	// heartbeat in the fleet (default DefaultHeartbeatEvery, 15 s); a
+	// host is stale after StaleAfter(HeartbeatEvery) without one.
+	HeartbeatEvery time.Duration
 	// Host is this host; a zero ID takes LocalHost(DataDir): the id kept
 	// in DataDir/state/host-id and this machine's facts. New records it in
 	// the journal.
@@ -230,11 +238,13 @@ func (d *Daemon) supervisor() *reconcile.Supervisor {
 
 // openJournal opens the journal and sets the host up, as cfg says.
 func (d *Daemon) openJournal() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	d.st = d.cfg.Store
 	if d.st == nil {
-		st, err := store.OpenSQLite(filepath.Join(d.cfg.DataDir, JournalName), store.WithLogger(d.log))
+		st, err := OpenStore(ctx, d.cfg.DataDir, d.cfg.StoreConfig, d.log)
 		if err != nil {
-			return fmt.Errorf("open the journal: %w", err)
+			return err
 		}
 		d.st = st
 		d.closers = append(d.closers, st.Close)
@@ -246,8 +256,6 @@ func (d *Daemon) openJournal() error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if err := d.st.PutHost(ctx, d.host); err != nil {
 		return fmt.Errorf("record this host in the journal: %w", err)
 	}

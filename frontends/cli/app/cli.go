@@ -10,6 +10,7 @@ type CLI struct {
 	DataDir   string           `help:"Data directory: journal, runners, attempts. Default: $$XDG_STATE_HOME/runner-manager." env:"RUNNER_MANAGER_DATA_DIR" placeholder:"DIR" type:"path"`
 	LogFormat string           `help:"Log format: text or json (default text)." env:"RUNNER_MANAGER_LOG_FORMAT" placeholder:"FORMAT"`
 	LogLevel  string           `help:"Log level: debug, info, warn or error (default info)." env:"RUNNER_MANAGER_LOG_LEVEL" placeholder:"LEVEL"`
+	Store     string           `help:"The journal: a PostgreSQL URL (postgres://user@host/db) a fleet shares. Default: <data>/journal.db." env:"RUNNER_MANAGER_STORE" placeholder:"URL"`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
 
 	Init    InitCmd    `cmd:"" group:"setup" help:"Write a commented configuration file, create the data directory, check the GitHub credentials."`

@@ -28,6 +28,7 @@ type PolicyCmd struct {
 	Resume PolicyResumeCmd `cmd:"" help:"Resume a paused policy."`
 	Rm     PolicyRmCmd     `cmd:"" aliases:"remove" help:"Remove a policy (refused while it has live runners: pause it first)."`
 	Apply  PolicyApplyCmd  `cmd:"" help:"Make the policies match a TOML file: add, change and remove."`
+	Move   PolicyMoveCmd   `cmd:"" help:"Hand a policy to another host sharing the store (refused while it has live runners)."`
 }
 
 func invalid(format string, args ...any) error {
