@@ -26,6 +26,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -89,7 +90,9 @@ type Config struct {
 	// of that backend needs it.
 	ContainerHost string
 	// Meters samples runners and banks their peaks; default a
-	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml.
+	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml, wrapped
+	// by fleetweights (job weights recorded in the store; with a store
+	// other than SQLite, expected peaks from the fleet's weights).
 	Meters reconcile.Meters
 	// Admission decides every launch; default: the host's real memory
 	// less config.DefaultMemoryReserve, and no runner started while
@@ -299,6 +302,10 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			opts = append(opts, meter.WithGroups(g))
 		}
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
+		// Every job's weight is kept for the fleet; a shared store's
+		// weights, not the peaks file, then set the expected peaks.
+		_, local := d.st.(*store.SQLite)
+		cfg.Meters = fleetweights.Wrap(cfg.Meters, d.st, d.host.ID, fleetweights.Options{Admit: !local, Logger: d.log})
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{

@@ -28,6 +28,7 @@ type CLI struct {
 	Attempts AttemptsCmd `cmd:"" group:"look" help:"List runner attempts from the journal."`
 	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
+	Weights  WeightsCmd  `cmd:"" group:"look" help:"List the heaviest jobs: p50/p90 peak memory, CPU, duration, runs."`
 }
 
 var commandGroups = []kong.Group{
