@@ -24,6 +24,10 @@ var failingReasons = map[rm.FailureReason]bool{
 	rm.StartTimeout:              true,
 	rm.ProcessExitedUnexpectedly: true,
 	rm.Zombie:                    true,
+	// A backend's: each fails the next launch the same way until fixed.
+	rm.ImageMissing:       true,
+	rm.ImagePullFailed:    true,
+	rm.BackendUnavailable: true,
 }
 
 // wanted is clamp(demand + Σ min idle, 0, Σ max) over the active policies;
@@ -461,7 +465,9 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 		Attempt: a.ID, Policy: *it.pol, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
 	})
 	if err != nil {
-		p.failLaunch(ctx, it, rm.LaunchFailed, "launching the runner: "+err.Error(), jit.RunnerID)
+		// The launcher's error may name a reason of its backend (an image
+		// missing, an engine down): rm.LaunchFailureReason.
+		p.failLaunch(ctx, it, rm.LaunchFailureReason(err), "launching the runner: "+err.Error(), jit.RunnerID)
 		return false
 	}
 	l.tab.with(a.ID, func(r *runtime) { r.proc = proc })
@@ -491,7 +497,8 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 	}
 	it.concluded = true
 	l.tab.forget(it.a.ID)
-	if reason == rm.LaunchFailed {
+	if reason != rm.RegistrationFailed && reason != rm.GitHubUnavailable {
+		// The launch was tried: what it left (a directory, a container) goes.
 		if err := l.cfg.launcherFor(it.pol).Cleanup(it.a.ID, true); err != nil {
 			it.log.Warn("could not clean the attempt's directory", "err", err)
 		}

@@ -299,6 +299,9 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		if g, ok := d.native.(meter.Groups); ok {
 			// The native launcher's attempts run in cgroups where the host
 			// allows it: the meters read them instead of walking /proc.
+			if d.boxes != nil {
+				g = withContainerMemory{Groups: g, boxes: d.boxes}
+			}
 			opts = append(opts, meter.WithGroups(g))
 		}
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
