@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -184,7 +183,7 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 	}
 	st, err := store.OpenSQLite(filepath.Join(dir, JournalName), store.WithLogger(a.Logger()))
 	if err != nil {
-		return nil, fmt.Errorf("open the journal: %w", err)
+		return nil, journalOpenError(dir, err)
 	}
 	a.st = st
 	a.onClose(st.Close)
@@ -194,12 +193,8 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 // ExistingStore opens the journal only if it exists: commands that only
 // read say so instead of creating an empty data directory.
 func (a *App) ExistingStore(ctx context.Context) (store.Store, error) {
-	c, err := a.Config()
-	if err != nil {
+	if _, _, err := a.existingJournal(); err != nil {
 		return nil, err
-	}
-	if _, err := os.Stat(filepath.Join(c.DataDir, JournalName)); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir)", c.DataDir)
 	}
 	return a.Store(ctx)
 }
