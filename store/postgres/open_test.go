@@ -263,6 +263,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 	require.NoError(t, s.Close())
 	// Undo steps 2 and 3, as if a program of schema 1 had made the database.
 	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 1`)
+	sql(t, u, `DROP INDEX policies_name_in_force`)
+	sql(t, u, `ALTER TABLE policies DROP COLUMN removed_at, ADD CONSTRAINT policies_name_key UNIQUE (name)`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN spare, DROP COLUMN container_image, DROP COLUMN container_cpus, `+
 		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes`)
 	sql(t, u, `ALTER TABLE hosts DROP COLUMN version, DROP COLUMN registered_at`)

@@ -200,6 +200,9 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 	}
 	st, err := daemon.OpenStore(ctx, c.DataDir, sc, a.Logger())
 	if err != nil {
+		if !sc.Postgres() {
+			return nil, journalOpenError(c.DataDir, err)
+		}
 		return nil, err
 	}
 	a.st = st
@@ -211,12 +214,8 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 // read say so instead of creating an empty data directory. A PostgreSQL
 // store is opened as it is (its errors say what is wrong).
 func (a *App) ExistingStore(ctx context.Context) (store.Store, error) {
-	c, err := a.Config()
-	if err != nil {
+	if _, _, err := a.existingJournal(); err != nil {
 		return nil, err
-	}
-	if !daemon.StoreConfigOf(c).Exists(c.DataDir) {
-		return nil, fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir or --store)", c.DataDir)
 	}
 	return a.Store(ctx)
 }

@@ -107,7 +107,7 @@ func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 	if err != nil {
 		return reconcile.Status{}, err
 	}
-	s, err := a.ExistingStore(ctx)
+	s, err := a.ReadStore(ctx)
 	if err != nil {
 		return reconcile.Status{}, err
 	}

@@ -25,7 +25,7 @@ func bare(t *testing.T, raw string) string {
 	return u.String()
 }
 
-func exec(t *testing.T, u, stmt string, args ...any) {
+func pgExec(t *testing.T, u, stmt string, args ...any) {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), u)
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestStoreErrors(t *testing.T) {
 	st, err := postgres.Open(t.Context(), newer)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	exec(t, newer, `INSERT INTO runner_manager_schema (version, name) VALUES ($1, 'from a newer program')`, postgres.SchemaVersion()+1)
+	pgExec(t, newer, `INSERT INTO runner_manager_schema (version, name) VALUES ($1, 'from a newer program')`, postgres.SchemaVersion()+1)
 	down := pgtest.New(t)
 	downURL := down.URL("postgres")
 	require.NoError(t, down.Stop())

@@ -26,7 +26,7 @@ or resumes a policy, + and - change its max, x stops an attempt, / filters,
 
 // Run shows the TUI until the user quits.
 func (c *TUICmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -381,7 +381,7 @@ func DecodeStrict(path string, data []byte, v any) (toml.MetaData, map[string]in
 		// Type mismatches come as "toml: line N (last key "k"): message".
 		if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			return md, nil, &Error{Where: where(path, line), Key: m[2], Msg: m[3]}
+			return md, nil, &Error{Where: where(path, line), Key: m[2], Msg: explainDecodeError(v, data, m[2], m[3])}
 		}
 		return md, nil, &Error{Where: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 	}
