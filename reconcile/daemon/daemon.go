@@ -117,6 +117,9 @@ type Config struct {
 
 	// Logger receives the daemon's logs (default: discarded).
 	Logger *slog.Logger
+	// Logs bounds the attempts' logs kept under <data>/logs/ (nil: 14
+	// days, 1 GiB), enforced at start and every 10 minutes.
+	Logs *platform.LogRetention
 	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string
 }

@@ -36,6 +36,7 @@ type Config struct {
 	Webhook   Webhook   `toml:"webhook"`
 	Daemon    Daemon    `toml:"daemon"`
 	Container Container `toml:"container"`
+	Logs      Logs      `toml:"logs"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
@@ -240,6 +241,7 @@ func Defaults() Config {
 		GitHub:    GitHub{URL: DefaultGitHubURL, TokenEnv: DefaultTokenEnv},
 		Admission: Admission{MemoryReserve: DefaultMemoryReserve, DiskFloor: DefaultDiskFloor},
 		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
+		Logs:      DefaultLogs(),
 	}
 }
 
