@@ -115,7 +115,7 @@ func NewClassicTarget(c *Client, target rm.ScaleTarget, opts ClassicOptions) (*C
 	}
 	return &ClassicTarget{
 		c: c, target: target, opts: opts, labels: labels,
-		log: log.With("target", target.String()), scopeLog: log,
+		log: log.With("target", target.Short()), scopeLog: log,
 	}, nil
 }
 
