@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,15 +37,37 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// histogramCount is the sample count of the policy's series of the
+// histogram name in reg.
+func histogramCount(t *testing.T, reg *prometheus.Registry, name, policy string) uint64 {
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "policy" && l.GetValue() == policy {
+					return s.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
+}
+
 // A clean stop (the context ends, nothing failed) logs no ERROR: a
 // request or a long poll cut short by the stop is the stop, not a failure.
-// And the completed attempts' logs are there to read after it.
+// And the completed attempts' logs are there to read after it, and the
+// metrics tell the jobs' waits and the runners' start-ups.
 func TestCleanStopLogsNoError(t *testing.T) {
 	w := newWorld(t)
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg := prometheus.NewRegistry()
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), MetricsAddr: "127.0.0.1:0",
-		SampleEvery: 100 * time.Millisecond, Logger: log})
+		MetricsRegistry: reg, SampleEvery: 100 * time.Millisecond, Logger: log})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addPolicy(t, d, "home", false)
@@ -57,6 +80,11 @@ func TestCleanStopLogsNoError(t *testing.T) {
 	w.serve(t, 1, "classic", true)
 	require.Eventually(t, func() bool { return ended(t, d.Store(), p) == 2 && ended(t, d.Store(), c) == 1 },
 		20*time.Second, 50*time.Millisecond)
+	// The waits GitHub's queue times tell, and the runners' start-ups.
+	require.Eventually(t, func() bool {
+		return histogramCount(t, reg, "runner_manager_job_wait_seconds", "home") == 2 &&
+			histogramCount(t, reg, "runner_manager_runner_startup_seconds", "home") >= 2
+	}, 20*time.Second, 50*time.Millisecond)
 	// A long poll is open: the stop cuts it.
 	require.Eventually(t, func() bool {
 		for _, se := range w.gh.Sessions() {

@@ -202,6 +202,9 @@ func New(cfg Config) (_ *Daemon, err error) {
 	if err := d.openGitHub(); err != nil {
 		return nil, err
 	}
+	if d.met != nil {
+		d.met.SetSecondaryHold(d.client.SecondaryHold)
+	}
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
 	if d.scfg, err = d.supervisorConfig(); err != nil {
 		return nil, err
@@ -308,6 +311,13 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			d.met.ObservePass(target, took, err)
 			if onPass != nil {
 				onPass(target, took, err)
+			}
+		}
+		onJob := loop.OnJobStarted
+		loop.OnJobStarted = func(policy string, waited time.Duration) {
+			d.met.ObserveJobWait(policy, waited)
+			if onJob != nil {
+				onJob(policy, waited)
 			}
 		}
 	}
