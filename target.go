@@ -255,6 +255,28 @@ func (t ScaleTarget) String() string {
 	return b.String()
 }
 
+// Short is the target as logs name it, without spaces: a repository's
+// "owner/repo", else "org:acme" or "enterprise:acme"; then "@group" unless
+// the group is the default one; then "#scale-set" or "[label,label]":
+// "octo/app#home", "org:acme@gpu[linux,cuda]".
+func (t ScaleTarget) Short() string {
+	var b strings.Builder
+	if t.Scope.Kind == ScopeRepository {
+		b.WriteString(t.Scope.Name)
+	} else {
+		b.WriteString(t.Scope.String())
+	}
+	if t.RunnerGroup != "" && t.RunnerGroup != DefaultRunnerGroup {
+		b.WriteString("@" + t.RunnerGroup)
+	}
+	if t.ScaleSet != "" {
+		b.WriteString("#" + t.ScaleSet)
+	} else {
+		b.WriteString("[" + strings.Join(t.Labels, ",") + "]")
+	}
+	return b.String()
+}
+
 // Key identifies the target for grouping policies into one loop. Labels
 // compare without case, as GitHub matches them.
 func (t ScaleTarget) Key() string { return strings.ToLower(t.String()) }

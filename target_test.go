@@ -214,14 +214,16 @@ func TestTargetStringKey(t *testing.T) {
 		name     string
 		target   rm.ScaleTarget
 		str, key string
+		short    string
 	}{
-		{"ScaleSet", ss, "repo:Acme/Repo group=Default scale-set=Home", "repo:acme/repo group=default scale-set=home"},
-		{"Labels", lt, "org:acme group=Builders labels=Linux,gpu", "org:acme group=builders labels=linux,gpu"},
+		{"ScaleSet", ss, "repo:Acme/Repo group=Default scale-set=Home", "repo:acme/repo group=default scale-set=home", "Acme/Repo#Home"},
+		{"Labels", lt, "org:acme group=Builders labels=Linux,gpu", "org:acme group=builders labels=linux,gpu", "org:acme@Builders[Linux,gpu]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.str, tt.target.String())
 			assert.Equal(t, tt.key, tt.target.Key())
+			assert.Equal(t, tt.short, tt.target.Short(), "as logs name it")
 		})
 	}
 

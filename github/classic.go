@@ -78,6 +78,7 @@ type jobState struct {
 	name       string
 	labels     []string
 	seen       time.Time
+	queuedAt   time.Time // the job's created_at
 }
 
 // NewClassicTarget returns the classic-mode side of target. It sends
@@ -115,7 +116,7 @@ func NewClassicTarget(c *Client, target rm.ScaleTarget, opts ClassicOptions) (*C
 	}
 	return &ClassicTarget{
 		c: c, target: target, opts: opts, labels: labels,
-		log: log.With("target", target.String()), scopeLog: log,
+		log: log.With("target", target.Short()), scopeLog: log,
 	}, nil
 }
 
@@ -453,7 +454,7 @@ func watchBackoff(n int) time.Duration {
 
 func (st *jobState) event(kind JobEventKind, at time.Time) JobEvent {
 	e := JobEvent{Kind: kind, JobID: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
-		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at}
+		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at, QueuedAt: st.queuedAt}
 	if kind == JobCompleted {
 		e.Result = st.conclusion
 	}

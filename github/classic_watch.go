@@ -664,6 +664,7 @@ func jobOf(j *gh.WorkflowJob, now time.Time) *jobState {
 	return &jobState{id: j.GetID(),
 		status: j.GetStatus(), runID: j.GetRunID(), runnerID: j.GetRunnerID(), runnerName: j.GetRunnerName(),
 		conclusion: j.GetConclusion(), workflow: j.GetWorkflowName(), name: j.GetName(), labels: j.Labels, seen: now,
+		queuedAt: j.GetCreatedAt().Time,
 	}
 }
 

@@ -184,6 +184,10 @@ func New(cfg Config) (*Client, error) {
 // Budget is the core REST budget as last seen in a response's headers.
 func (c *Client) Budget() Budget { return c.limiter.budget() }
 
+// SecondaryHold is until when a secondary (abuse) rate limit GitHub
+// answered holds this client's requests back; zero when none holds.
+func (c *Client) SecondaryHold() time.Time { return c.limiter.secondaryHold() }
+
 // WebURL is GitHub's web address, without a trailing slash.
 func (c *Client) WebURL() string { return c.webURL.String() }
 

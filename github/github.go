@@ -110,6 +110,9 @@ type JobEvent struct {
 	DisplayName string
 	Labels      []string
 	At          time.Time
+	// QueuedAt is when GitHub queued the job (zero when not told): At −
+	// QueuedAt of a started job is how long it waited for a runner.
+	QueuedAt time.Time
 }
 
 // Demand is how many runners a target wants now.

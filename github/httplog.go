@@ -6,11 +6,13 @@ import (
 	"log/slog"
 )
 
-// canceledAtDebug wraps the logger handed to an HTTP client that logs each
-// failed request itself (actions/scaleset's retryablehttp logs "request
-// failed" at ERROR): a request that failed because its context was
-// canceled is a normal stop, not an error, so it is logged at DEBUG. Every
-// other record passes unchanged; the caller gets the error either way.
+// canceledAtDebug wraps the logger handed to actions/scaleset, which logs
+// on its own: a request that failed because its context was canceled
+// (its retryablehttp logs "request failed" at ERROR) is a normal stop, not
+// an error, so it is logged at DEBUG; so are its INFO notes ("refreshing
+// token", "getting runner registration token", each with a URL), which the
+// manager's own records ("message session open") already tell. Warnings
+// and other errors pass unchanged; the caller gets the error either way.
 func canceledAtDebug(log *slog.Logger) *slog.Logger {
 	if log == nil {
 		return nil
@@ -21,7 +23,7 @@ func canceledAtDebug(log *slog.Logger) *slog.Logger {
 type canceledHandler struct{ slog.Handler }
 
 func (h canceledHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level <= slog.LevelDebug || !canceled(r) {
+	if r.Level <= slog.LevelDebug || (r.Level > slog.LevelInfo && !canceled(r)) {
 		return h.Handler.Handle(ctx, r)
 	}
 	if !h.Handler.Enabled(ctx, slog.LevelDebug) {

@@ -20,6 +20,11 @@ func TestCanceledAtDebug(t *testing.T) {
 	log.Error("request failed", "error", stopped, "method", "GET")
 	assert.Empty(t, buf.String(), "below the level once demoted")
 
+	log.Info("refreshing token", "githubConfigUrl", "http://x/octo/app")
+	assert.Empty(t, buf.String(), "the library's notes are DEBUG")
+	log.Warn("retrying")
+	assert.Contains(t, buf.String(), "level=WARN", "its warnings stay")
+
 	log.Error("request failed", "error", fmt.Errorf("dial: connection refused"), "method", "GET")
 	assert.Contains(t, buf.String(), "level=ERROR")
 	assert.Contains(t, buf.String(), "connection refused")

@@ -61,6 +61,7 @@ func TestFakeSecondaryLimit(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{})
 	ctx := t.Context()
+	assert.True(t, env.client.SecondaryHold().IsZero(), "no hold before a limit")
 	env.fake.SecondaryLimit(time.Second, 1)
 
 	_, err := ct.Runners(ctx, prefix)
@@ -68,6 +69,7 @@ func TestFakeSecondaryLimit(t *testing.T) {
 	require.ErrorAs(t, err, &rle)
 	assert.True(t, rle.Secondary)
 	assert.WithinDuration(t, time.Now().Add(time.Second), rle.Reset, 500*time.Millisecond)
+	assert.Equal(t, rle.Reset, env.client.SecondaryHold(), "the client tells until when it holds")
 	calls := env.fake.CallsREST()
 
 	for range 5 {
@@ -82,6 +84,7 @@ func TestFakeSecondaryLimit(t *testing.T) {
 		return err == nil
 	}, 5*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 0, env.fake.SecondaryLimitViolations(), "retry-after was honoured")
+	assert.True(t, env.client.SecondaryHold().IsZero(), "no hold once it lifted")
 }
 
 func TestFakeServerErrorsAndDrops(t *testing.T) {

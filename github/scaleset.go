@@ -120,7 +120,7 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 	if log == nil {
 		log = c.log
 	}
-	log = log.With("target", target.String())
+	log = log.With("target", target.Short())
 	ss, err := c.scaleSetClient(target.Scope, log)
 	if err != nil {
 		return nil, err

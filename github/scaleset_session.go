@@ -399,5 +399,6 @@ func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runner
 	return JobEvent{
 		Kind: kind, JobID: id, RunID: b.WorkflowRunID, RunnerID: int64(runnerID), RunnerName: runnerName,
 		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,
+		QueuedAt: b.QueueTime,
 	}
 }

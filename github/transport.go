@@ -51,6 +51,21 @@ func (l *limiter) budget() Budget {
 	return l.core
 }
 
+// secondaryHold is the latest time until which a secondary rate limit
+// holds requests back, of any host; zero when none holds now.
+func (l *limiter) secondaryHold() time.Time {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var until time.Time
+	for _, t := range l.secondary {
+		if t.After(now) && t.After(until) {
+			until = t
+		}
+	}
+	return until
+}
+
 // isREST reports whether req is a REST call counted against the core
 // budget: under the API URL, and not the Actions service (whose paths hold
 // "/_apis/"), which the scale-set client may reach on the same host.

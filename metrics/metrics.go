@@ -51,12 +51,19 @@ type Metrics struct {
 	budget         *prometheus.Desc
 	budgetReset    *prometheus.Desc
 	refusals       *prometheus.Desc
+	secondaryHold  *prometheus.Desc
 
 	created  *prometheus.CounterVec
 	launched *prometheus.CounterVec
 	ended    *prometheus.CounterVec
 	calls    *prometheus.CounterVec
 	passes   *prometheus.HistogramVec
+	jobWait  *prometheus.HistogramVec
+	startup  *prometheus.HistogramVec
+
+	// hold tells until when GitHub's secondary rate limit holds requests
+	// back (zero: it does not); nil: not known.
+	hold func() time.Time
 
 	mu      sync.Mutex
 	primed  bool
@@ -69,6 +76,7 @@ type Metrics struct {
 type pendingAttempt struct {
 	policy   rm.PolicyID
 	launched bool
+	booted   bool // its start-up was observed
 }
 
 var _ prometheus.Collector = (*Metrics)(nil)
@@ -101,6 +109,7 @@ func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *M
 		budget:         d("github_budget_requests", "GitHub's REST rate-limit budget as last seen: limit, remaining, used.", "kind"),
 		budgetReset:    d("github_budget_reset_timestamp_seconds", "When GitHub's REST budget resets (unix time)."),
 		refusals:       d("admission_refusals_total", "Launches admission refused, by reason (memory, disk, max), since start.", "reason"),
+		secondaryHold:  d("github_secondary_limit_hold_seconds", "Seconds GitHub's secondary rate limit still holds requests back (0: it does not)."),
 		created: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "attempts_created_total", Help: "Runner attempts created, by policy.",
 		}, []string{"policy"}),
@@ -117,6 +126,14 @@ func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *M
 			Namespace: ns, Name: "reconcile_pass_duration_seconds", Help: "Duration of reconcile passes, by target and result.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"target", "result"}),
+		jobWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "job_wait_seconds", Help: "How long jobs waited from GitHub's queue until a runner of the policy started them.",
+			Buckets: []float64{.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600},
+		}, []string{"policy"}),
+		startup: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "runner_startup_seconds", Help: "Runner start-up: from its process's launch until GitHub saw it online (or it took a job), by policy.",
+			Buckets: []float64{.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120},
+		}, []string{"policy"}),
 		seen:    map[rm.AttemptID]time.Time{},
 		pending: map[rm.AttemptID]pendingAttempt{},
 		names:   map[rm.PolicyID]string{},
@@ -126,9 +143,11 @@ func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *M
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.attempts, m.policyRunners, m.policyMax, m.policyMinIdle, m.policyDemand,
-		m.policyAdmitted, m.policyExpected, m.policyPaused, m.memory, m.disk, m.budget, m.budgetReset, m.refusals} {
+		m.policyAdmitted, m.policyExpected, m.policyPaused, m.memory, m.disk, m.budget, m.budgetReset, m.refusals, m.secondaryHold} {
 		ch <- d
 	}
+	m.jobWait.Describe(ch)
+	m.startup.Describe(ch)
 	m.created.Describe(ch)
 	m.launched.Describe(ch)
 	m.ended.Describe(ch)
@@ -203,6 +222,29 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.ended.Collect(ch)
 	m.calls.Collect(ch)
 	m.passes.Collect(ch)
+	m.jobWait.Collect(ch)
+	m.startup.Collect(ch)
+	m.mu.Lock()
+	hold := m.hold
+	m.mu.Unlock()
+	if hold != nil {
+		g(m.secondaryHold, max(0, time.Until(hold()).Seconds()))
+	}
+}
+
+// SetSecondaryHold gives the metrics what tells until when GitHub's
+// secondary rate limit holds requests back (github.Client.SecondaryHold),
+// for the runner_manager_github_secondary_limit_hold_seconds gauge.
+func (m *Metrics) SetSecondaryHold(until func() time.Time) {
+	m.mu.Lock()
+	m.hold = until
+	m.mu.Unlock()
+}
+
+// ObserveJobWait records how long a job of the policy waited from GitHub's
+// queue until its runner started it (reconcile.Config.OnJobStarted).
+func (m *Metrics) ObserveJobWait(policy string, waited time.Duration) {
+	m.jobWait.WithLabelValues(policy).Observe(waited.Seconds())
 }
 
 func b2f(b bool) float64 {
@@ -244,7 +286,7 @@ func (m *Metrics) Observe(ctx context.Context) error {
 			m.seen[a.ID] = a.CreatedAt
 		}
 		for _, a := range live {
-			m.pending[a.ID] = pendingAttempt{policy: a.Policy, launched: !a.StartedAt.IsZero()}
+			m.pending[a.ID] = pendingAttempt{policy: a.Policy, launched: !a.StartedAt.IsZero(), booted: !a.IdleAt.IsZero() || !a.BusyAt.IsZero()}
 			m.seen[a.ID] = a.CreatedAt
 		}
 		return nil
@@ -296,6 +338,17 @@ func (m *Metrics) update(ctx context.Context, a rm.Attempt) {
 	if !p.launched && !a.StartedAt.IsZero() {
 		p.launched = true
 		m.launched.WithLabelValues(name).Inc()
+	}
+	if !p.booted && !a.StartedAt.IsZero() {
+		// Start-up ends when GitHub first saw it online or busy.
+		first := a.IdleAt
+		if first.IsZero() || (!a.BusyAt.IsZero() && a.BusyAt.Before(first)) {
+			first = a.BusyAt
+		}
+		if !first.IsZero() {
+			p.booted = true
+			m.startup.WithLabelValues(name).Observe(max(0, first.Sub(a.StartedAt)).Seconds())
+		}
 	}
 	m.pending[a.ID] = p
 	if a.Live() {

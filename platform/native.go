@@ -70,7 +70,9 @@ var skippedTopLevel = map[string]bool{
 // process group: Stop kills the listener only, and what the job left running
 // outlives it (a gap to close with a job object).
 //
-// Cleanup removes an attempt's root; a failed attempt's root is moved to
+// Cleanup keeps an attempt's logs under <data>/logs/<id>/ (runner.log, and
+// _diag/ gzipped; PruneKeptLogs bounds them) and removes its root; a failed
+// attempt's root is moved to
 // <data>/attempts/.failed/<id>/ and kept for KeepFailed (DefaultKeepFailed),
 // then pruned by a later Cleanup. Cleanup also prepares up to two spare
 // roots per installed runner in <data>/attempts/.spare/, so that the next
@@ -79,6 +81,7 @@ var skippedTopLevel = map[string]bool{
 type NativeLauncher struct {
 	dataDir    string
 	keepFailed time.Duration
+	noKeptLogs bool // WithoutKeptLogs (keptlogs.go)
 	now        func() time.Time
 	log        *slog.Logger
 	passEnv    []string
@@ -144,16 +147,21 @@ func (l *NativeLauncher) Root(a rm.AttemptID) string {
 	return filepath.Join(l.dataDir, attemptsDir, a.String())
 }
 
-// RunnerLog is the path of the attempt's runner.log: in its root, or in the
-// kept root of a failed attempt once Cleanup moved it there.
+// RunnerLog is the path of the attempt's runner.log: in its root while it
+// is live, then where Cleanup kept it (KeptLogDir), or in the kept root of
+// a failed attempt.
 func (l *NativeLauncher) RunnerLog(a rm.AttemptID) string {
 	live := filepath.Join(l.Root(a), RunnerLogName)
 	if _, err := os.Stat(live); err == nil {
 		return live
 	}
-	kept := filepath.Join(l.dataDir, attemptsDir, failedDir, a.String(), RunnerLogName)
-	if _, err := os.Stat(kept); err == nil {
-		return kept
+	for _, kept := range []string{
+		filepath.Join(KeptLogDir(l.dataDir, a), RunnerLogName),
+		filepath.Join(l.dataDir, attemptsDir, failedDir, a.String(), RunnerLogName),
+	} {
+		if _, err := os.Stat(kept); err == nil {
+			return kept
+		}
 	}
 	return live
 }
@@ -287,6 +295,7 @@ func (l *NativeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
 	errs := []error{l.emptyAttempt(a)}
 	root := l.Root(a)
 	if _, err := os.Lstat(root); err == nil {
+		errs = append(errs, l.keepLogs(a, root))
 		if failed && l.keepFailed > 0 {
 			errs = append(errs, l.keep(a, root))
 		} else if err := removeAll(root); err != nil {

@@ -158,6 +158,10 @@ type Config struct {
 	// OnPass, when set, is told of every pass the loop's driver runs: the
 	// target's key, how long the pass took and its error (metrics).
 	OnPass func(targetKey string, took time.Duration, err error)
+	// OnJobStarted, when set, is told of each job a runner of the loop
+	// took whose queue time GitHub gave: how long the job waited from
+	// GitHub's queue to the runner's start of it, by policy name.
+	OnJobStarted func(policy string, waited time.Duration)
 
 	// tab is shared by the loops of a supervisor; nil makes a private one.
 	tab *table

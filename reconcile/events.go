@@ -37,17 +37,21 @@ func (p *pass) applyEvents(ctx context.Context) {
 			l.tab.with(it.a.ID, func(r *runtime) { r.jobCompleted = true })
 		}
 		a := it.a
-		changed := false
+		changed, named := false, false
 		if a.State == rm.StateStarting || a.State == rm.StateIdle {
 			a, _ = a.MoveTo(rm.StateBusy, p.now)
 			changed = true
 		}
 		if a.Job.ID == 0 && ev.JobID != 0 {
 			a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
-			changed = true
+			changed, named = true, true
 		}
 		if changed && p.record(ctx, it, a) {
 			it.log.Info("runner took a job", "job", a.Job.ID, "job_name", a.Job.Name, "event", string(ev.Kind))
+			if named && ev.Kind == github.JobStarted && !ev.QueuedAt.IsZero() && l.cfg.OnJobStarted != nil {
+				// Busy since the runner's own word, else since now.
+				l.cfg.OnJobStarted(it.pol.Name, max(0, a.BusyAt.Sub(ev.QueuedAt)))
+			}
 		}
 	}
 	if len(keep) > 0 {

@@ -112,7 +112,7 @@ func NewLoop(cfg Config) (*Loop, error) {
 	l := &Loop{
 		cfg:      cfg,
 		key:      key,
-		log:      cfg.Logger.With("target", cfg.Policies[0].Target.String()),
+		log:      cfg.Logger.With("target", cfg.Policies[0].Target.Short()),
 		tab:      cfg.tab,
 		nudge:    make(chan struct{}, 1),
 		closed:   make(chan struct{}),

@@ -160,7 +160,7 @@ func (p *pass) observeJournal(ctx context.Context) error {
 	for i := range p.policies {
 		pol := &p.policies[i]
 		for _, a := range per[pol.ID] {
-			it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", a.ID.String(), "runner", a.RunnerName)}
+			it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", a.ID.String())}
 			p.items = append(p.items, it)
 			p.byName[a.RunnerName] = it
 		}

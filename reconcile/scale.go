@@ -252,7 +252,7 @@ func (p *pass) admit(ctx context.Context, sess *session, n int, livePer, budgets
 			p.addErr(fmt.Errorf("record new attempt of policy %s: %w", pol.Name, err))
 			break
 		}
-		it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", id.String(), "runner", a.RunnerName)}
+		it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", id.String())}
 		p.byName[a.RunnerName] = it
 		livePer[pol.ID]++
 		budgets[pol.ID]--

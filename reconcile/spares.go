@@ -455,7 +455,7 @@ func (p *pass) admitSpares(ctx context.Context, sess *session, n int, livePer, b
 			p.addErr(fmt.Errorf("record new spare of policy %s: %w", pol.Name, err))
 			break
 		}
-		it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", id.String(), "runner", a.RunnerName)}
+		it := &item{a: a, pol: pol, log: l.log.With("policy", pol.Name, "attempt", id.String())}
 		p.byName[a.RunnerName] = it
 		livePer[pol.ID]++
 		sp.per[pol.ID]++

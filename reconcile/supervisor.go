@@ -381,7 +381,7 @@ func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
 		switch {
 		case wanted[g.key] && lr == nil:
 			if err := s.startLoop(ctx, bg, g, ids); err != nil {
-				s.log.Warn("cannot start the loop of a target; retrying at the next refresh", "target", g.policies[0].Target.String(), "err", err)
+				s.log.Warn("cannot start the loop of a target; retrying at the next refresh", "target", g.policies[0].Target.Short(), "err", err)
 				s.mu.Lock()
 				s.targetErr[g.key] = err.Error()
 				s.mu.Unlock()
@@ -450,16 +450,16 @@ func (s *Supervisor) startLoop(ctx, bg context.Context, g group, ids []rm.Policy
 	s.loops[g.key] = lr
 	delete(s.targetErr, g.key)
 	s.mu.Unlock()
-	s.log.Info("loop started", "target", g.policies[0].Target.String(), "policies", len(ids))
+	s.log.Info("loop started", "target", g.policies[0].Target.Short(), "policies", len(ids))
 	go func() {
 		defer close(lr.done)
 		if err := loop.Run(lctx); err != nil {
-			s.log.Warn("loop ended with an error", "target", g.policies[0].Target.String(), "err", err)
+			s.log.Warn("loop ended with an error", "target", g.policies[0].Target.Short(), "err", err)
 		}
 		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer ccancel()
 		if err := target.Close(cctx); err != nil {
-			s.log.Warn("closing the target failed", "target", g.policies[0].Target.String(), "err", err)
+			s.log.Warn("closing the target failed", "target", g.policies[0].Target.Short(), "err", err)
 		}
 	}()
 	return nil

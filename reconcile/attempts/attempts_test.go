@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile/attempts"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -167,4 +168,41 @@ func TestTailLog(t *testing.T) {
 	lines, err = attempts.TailLog(data, id, 2)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"b", "c"}, lines)
+}
+
+// An ended attempt's log is read where the launcher kept it; a follow
+// that began before the runner wrote anything ends with the attempt and
+// prints the kept log.
+func TestCopyLogKept(t *testing.T) {
+	ctx := t.Context()
+	st, busy, done := journal(t)
+	data := t.TempDir()
+	kept := filepath.Join(platform.KeptLogDir(data, done.ID), "runner.log")
+	require.NoError(t, os.MkdirAll(filepath.Dir(kept), 0o700))
+	require.NoError(t, os.WriteFile(kept, []byte("Listening for Jobs\nJob done\n"), 0o600))
+	assert.Equal(t, kept, attempts.LogPath(data, done.ID))
+	var out bytes.Buffer
+	require.NoError(t, attempts.CopyLog(ctx, st, data, done, &out, attempts.LogOptions{}))
+	assert.Equal(t, "Listening for Jobs\nJob done\n", out.String())
+
+	t.Run("FollowEndsWithTheAttempt", func(t *testing.T) {
+		var out syncBuffer
+		errc := make(chan error, 1)
+		go func() {
+			errc <- attempts.CopyLog(ctx, st, data, busy, &out, attempts.LogOptions{Follow: true, Every: 5 * time.Millisecond})
+		}()
+		kept := filepath.Join(platform.KeptLogDir(data, busy.ID), "runner.log")
+		require.NoError(t, os.MkdirAll(filepath.Dir(kept), 0o700))
+		require.NoError(t, os.WriteFile(kept, []byte("all of it\n"), 0o600))
+		ended, err := busy.Conclude(rm.Outcome{Kind: rm.CompletedJob}, storetest.Now())
+		require.NoError(t, err)
+		require.NoError(t, st.RecordAttempt(ctx, ended))
+		select {
+		case err := <-errc:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the follow did not end with the attempt")
+		}
+		assert.Equal(t, "all of it\n", out.String())
+	})
 }

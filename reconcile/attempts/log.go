@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -15,7 +16,8 @@ import (
 )
 
 // LogPath is where the attempt's runner log is: in its root under
-// <dataDir>/attempts/, or where the launcher keeps a failed attempt's root.
+// <dataDir>/attempts/ while it is live, then where the launcher kept it
+// (<dataDir>/logs/<id>/, with the runner's _diag/ logs gzipped beside it).
 func LogPath(dataDir string, id rm.AttemptID) string {
 	return platform.NewNativeLauncher(dataDir).RunnerLog(id)
 }
@@ -73,7 +75,8 @@ func CopyLog(ctx context.Context, st store.Store, dataDir string, at rm.Attempt,
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("read the log: %w", err)
 	case !at.Live():
-		return fmt.Errorf("attempt %s ended and its log is gone (%s): a finished attempt's directory is removed, a failed one's kept for a day", at.ID, path)
+		return fmt.Errorf("attempt %s ended and its log is gone (%s): ended attempts' logs are kept under %s as [logs] max_age and max_size allow (14d, 1GiB by default)",
+			at.ID, path, filepath.Join(dataDir, platform.LogsDir))
 	case !o.Follow:
 		return fmt.Errorf("attempt %s (%s) has no log yet: try again with -f", at.ID, at.State)
 	default:
@@ -82,15 +85,30 @@ func CopyLog(ctx context.Context, st store.Store, dataDir string, at rm.Attempt,
 	if !o.Follow {
 		return nil
 	}
-	return follow(ctx, st, path, at.ID, f, w, o.Every)
+	return follow(ctx, st, dataDir, at.ID, f, w, o.Every)
 }
 
-// follow copies what is appended to the log at path (opened as f, or nil
-// while it does not exist yet) until the attempt is no longer live.
-func follow(ctx context.Context, st store.Store, path string, id rm.AttemptID, f *os.File, w io.Writer, every time.Duration) error {
+// follow copies what is appended to the attempt's log (opened as f, or nil
+// while it does not exist yet) until the attempt is no longer live. A log
+// first seen after the attempt ended is read where it was kept.
+func follow(ctx context.Context, st store.Store, dataDir string, id rm.AttemptID, f *os.File, w io.Writer, every time.Duration) error {
 	if every <= 0 {
 		every = 200 * time.Millisecond
 	}
+	open := func() {
+		if f != nil {
+			return
+		}
+		if g, err := os.Open(LogPath(dataDir, id)); err == nil {
+			f = g
+		}
+	}
+	opened := f == nil // a file follow opens is closed by it
+	defer func() {
+		if opened && f != nil {
+			f.Close()
+		}
+	}()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -99,12 +117,7 @@ func follow(ctx context.Context, st store.Store, path string, id rm.AttemptID, f
 			return nil
 		case <-t.C:
 		}
-		if f == nil {
-			if g, err := os.Open(path); err == nil {
-				f = g
-				defer f.Close()
-			}
-		}
+		open()
 		if f != nil {
 			if _, err := io.Copy(w, f); err != nil {
 				return err
@@ -115,6 +128,7 @@ func follow(ctx context.Context, st store.Store, path string, id rm.AttemptID, f
 			return err
 		}
 		if !cur.Live() {
+			open()
 			if f != nil {
 				_, _ = io.Copy(w, f)
 			}

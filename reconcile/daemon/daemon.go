@@ -128,6 +128,9 @@ type Config struct {
 
 	// Logger receives the daemon's logs (default: discarded).
 	Logger *slog.Logger
+	// Logs bounds the attempts' logs kept under <data>/logs/ (nil: 14
+	// days, 1 GiB), enforced at start and every 10 minutes.
+	Logs *platform.LogRetention
 	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string
 }
@@ -209,6 +212,9 @@ func New(cfg Config) (_ *Daemon, err error) {
 	}
 	if err := d.openGitHub(); err != nil {
 		return nil, err
+	}
+	if d.met != nil {
+		d.met.SetSecondaryHold(d.client.SecondaryHold)
 	}
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
 	if d.scfg, err = d.supervisorConfig(); err != nil {
@@ -323,6 +329,13 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			d.met.ObservePass(target, took, err)
 			if onPass != nil {
 				onPass(target, took, err)
+			}
+		}
+		onJob := loop.OnJobStarted
+		loop.OnJobStarted = func(policy string, waited time.Duration) {
+			d.met.ObserveJobWait(policy, waited)
+			if onJob != nil {
+				onJob(policy, waited)
 			}
 		}
 	}

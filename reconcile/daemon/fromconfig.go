@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
@@ -34,6 +35,7 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 		StoreConfig:   StoreConfigOf(c),
 		MetricsAddr:   c.Daemon.MetricsAddr,
 		ContainerHost: c.Container.Host,
+		Logs:          &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)

@@ -37,6 +37,7 @@ type Config struct {
 	Daemon    Daemon    `toml:"daemon"`
 	Container Container `toml:"container"`
 	Store     Store     `toml:"store"`
+	Logs      Logs      `toml:"logs"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
@@ -258,6 +259,7 @@ func Defaults() Config {
 		GitHub:    GitHub{URL: DefaultGitHubURL, TokenEnv: DefaultTokenEnv},
 		Admission: Admission{MemoryReserve: DefaultMemoryReserve, DiskFloor: DefaultDiskFloor},
 		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
+		Logs:      DefaultLogs(),
 	}
 }
 
