@@ -67,6 +67,9 @@ type Config struct {
 	// in DataDir/state/host-id and this machine's facts. New records it in
 	// the journal.
 	Host rm.Host
+	// HostName names the host a zero Host takes ("": the machine's
+	// hostname): two hosts of a fleet must not share a name.
+	HostName string
 
 	// GitHub is the client's configuration: New builds the client, its
 	// calls counted by the metrics when they are on. Ignored when Client
@@ -261,7 +264,7 @@ func (d *Daemon) openJournal() error {
 	d.host = d.cfg.Host
 	if d.host.ID.IsZero() {
 		var err error
-		if d.host, err = LocalHost(d.cfg.DataDir); err != nil {
+		if d.host, err = NamedLocalHost(d.cfg.DataDir, d.cfg.HostName); err != nil {
 			return err
 		}
 	}

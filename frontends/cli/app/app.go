@@ -250,7 +250,11 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 	if err != nil {
 		return rm.Host{}, err
 	}
-	h, err := daemon.LocalHost(dir)
+	c, err := a.Config()
+	if err != nil {
+		return rm.Host{}, err
+	}
+	h, err := daemon.NamedLocalHost(dir, c.Host.Name)
 	if err != nil {
 		return rm.Host{}, err
 	}

@@ -38,6 +38,8 @@ type Config struct {
 	Container Container `toml:"container"`
 	Store     Store     `toml:"store"`
 	Logs      Logs      `toml:"logs"`
+	Host      Host      `toml:"host"`
+	Fleet     Fleet     `toml:"fleet"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
@@ -260,6 +262,7 @@ func Defaults() Config {
 		Admission: Admission{MemoryReserve: DefaultMemoryReserve, DiskFloor: DefaultDiskFloor},
 		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
 		Logs:      DefaultLogs(),
+		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
 	}
 }
 
@@ -558,6 +561,9 @@ func (c *Config) errAt(key, format string, args ...any) error {
 }
 
 func (c *Config) validate() error {
+	if err := c.validateFleet(); err != nil {
+		return err
+	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
