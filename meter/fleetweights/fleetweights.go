@@ -25,8 +25,8 @@
 // most jobs without letting one outlier hold a slot for good). While the
 // fleet has no weight of the policy the wrapped meters answer (the banked
 // peaks, else the policy's estimate). Each policy's figures are read at
-// most once per RefreshEvery, and again after this host ends a job of it,
-// so an idle pass adds no query.
+// most once per RefreshEvery (5 minutes), and again after this host ends a
+// job of it, so a pass adds no query.
 package fleetweights
 
 import (
@@ -54,10 +54,11 @@ type Meters interface {
 }
 
 // DefaultRefreshEvery is how old a policy's fleet figures may grow before
-// admission reads them again: other hosts' jobs show within it. With 10
-// policies it is at most 20 reads a minute, and one per policy per idle
-// pass when passes are rarer.
-const DefaultRefreshEvery = 30 * time.Second
+// admission reads them again. A policy is owned by one host, so its
+// weights change by that host's own jobs, which refresh its figures at
+// once (Ended); another host's word comes only from before the policy
+// moved. With 10 policies it is 2 reads a minute, busy or idle.
+const DefaultRefreshEvery = 5 * time.Minute
 
 // DefaultTimeout bounds each read and write of the store.
 const DefaultTimeout = 5 * time.Second
