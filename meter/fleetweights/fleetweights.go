@@ -12,10 +12,10 @@
 // (ExpectedPeak). Both questions pass through here, so neither the meters
 // nor the reconcile pass know of the fleet.
 //
-// Recording reads the concluded attempt back from the journal (one read),
-// its policy's repository (cached), and writes its weight (one write), with
-// a short timeout; a failure is logged and never undoes or delays the
-// conclusion, which is already written. GitHub's later word on an attempt
+// Recording reads the concluded attempt and its policy back from the
+// journal (two reads) and writes its weight (one write), within
+// DefaultTimeout; a failure is logged and never undoes the conclusion,
+// which is already written. GitHub's later word on an attempt
 // (the job named, an outcome corrected) calls Ended again, and recording
 // one attempt again replaces its weight.
 //
@@ -25,8 +25,8 @@
 // most jobs without letting one outlier hold a slot for good). While the
 // fleet has no weight of the policy the wrapped meters answer (the banked
 // peaks, else the policy's estimate). Each policy's figures are read at
-// most once per RefreshEvery, and again after this host ends a job of it,
-// so an idle pass adds no query.
+// most once per RefreshEvery (5 minutes), and again after this host ends a
+// job of it, so a pass adds no query.
 package fleetweights
 
 import (
@@ -54,10 +54,11 @@ type Meters interface {
 }
 
 // DefaultRefreshEvery is how old a policy's fleet figures may grow before
-// admission reads them again: other hosts' jobs show within it. With 10
-// policies it is at most 20 reads a minute, and one per policy per idle
-// pass when passes are rarer.
-const DefaultRefreshEvery = 30 * time.Second
+// admission reads them again. A policy is owned by one host, so its
+// weights change by that host's own jobs, which refresh its figures at
+// once (Ended); another host's word comes only from before the policy
+// moved. With 10 policies it is 2 reads a minute, busy or idle.
+const DefaultRefreshEvery = 5 * time.Minute
 
 // DefaultTimeout bounds each read and write of the store.
 const DefaultTimeout = 5 * time.Second
@@ -90,7 +91,6 @@ type FleetMeters struct {
 
 	mu    sync.Mutex
 	peaks map[rm.PolicyID]cached
-	repos map[rm.PolicyID]string
 }
 
 type cached struct {
@@ -122,7 +122,7 @@ func Wrap(inner Meters, st store.Store, host rm.HostID, o Options) Meters {
 		o.Now = time.Now
 	}
 	return &FleetMeters{Meters: inner, st: st, fleet: fleet, host: host, o: o,
-		peaks: map[rm.PolicyID]cached{}, repos: map[rm.PolicyID]string{}}
+		peaks: map[rm.PolicyID]cached{}}
 }
 
 // Ended tells the wrapped meters, then records the attempt's weight when
@@ -163,29 +163,14 @@ func (f *FleetMeters) record(ctx context.Context, id rm.AttemptID) error {
 	return nil
 }
 
-// repository is the repository attempt a's job ran for: its policy's when
-// the policy serves one repository, else the one its workflow ref names
-// ("owner/repo/.github/workflows/ci.yml@refs/heads/main"), else "".
+// repository is the repository attempt a's job ran for (RepositoryOf its
+// policy, as the journal has it now).
 func (f *FleetMeters) repository(ctx context.Context, a rm.Attempt) string {
-	f.mu.Lock()
-	repo, ok := f.repos[a.Policy]
-	f.mu.Unlock()
-	if !ok {
-		p, err := f.st.Policy(ctx, a.Policy)
-		if err != nil {
-			return RepositoryOf(rm.Policy{}, a.Job)
-		}
-		if p.Target.Scope.Kind == rm.ScopeRepository {
-			repo = p.Target.Scope.Name
-		}
-		f.mu.Lock()
-		f.repos[a.Policy] = repo // a policy's target does not change
-		f.mu.Unlock()
+	p, err := f.st.Policy(ctx, a.Policy)
+	if err != nil {
+		p = rm.Policy{} // removed since: the workflow ref may still tell
 	}
-	if repo != "" {
-		return repo
-	}
-	return RepositoryOf(rm.Policy{}, a.Job)
+	return RepositoryOf(p, a.Job)
 }
 
 // RepositoryOf is the repository a job of p ran for: p's when p serves one

@@ -2,6 +2,7 @@ package fleetweights_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -147,4 +148,38 @@ func TestRepositoryOf(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, fleetweights.RepositoryOf(tt.p, rm.Job{Workflow: tt.wf}), "%s %q", tt.p.Target, tt.wf)
 	}
+}
+
+// The reads admission adds: at most one per policy per RefreshEvery,
+// however often the passes ask. Ten policies, passes asking three times per
+// policy (status, capacity, a launch) for ten minutes: 20 reads, whether a
+// pass comes every 3 s (busy) or every minute (idle).
+func TestExpectedPeakReadBudget(t *testing.T) {
+	st := &counting{SQLite: storetest.MustOpen(t)}
+	host := storetest.NewHost().Build()
+	require.NoError(t, st.PutHost(t.Context(), host))
+	var ps []rm.PolicyID
+	for i := range 10 {
+		p := storetest.NewPolicy().Name(fmt.Sprintf("p%d", i)).Repository("acme/app").Host(host.ID).Autoscale(fmt.Sprintf("s%d", i), 4).Build()
+		require.NoError(t, st.InsertPolicy(t.Context(), p))
+		ps = append(ps, p.ID)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	m := fleetweights.Wrap(meter.New(""), st, host.ID, fleetweights.Options{Admit: true, Now: func() time.Time { return now }})
+	passes := func(every, window time.Duration) int {
+		before := st.weightReads
+		for end := now.Add(window); now.Before(end); now = now.Add(every) {
+			for _, p := range ps {
+				for range 3 {
+					m.ExpectedPeak(p, 1<<30)
+				}
+			}
+		}
+		return st.weightReads - before
+	}
+	active := passes(3*time.Second, 10*time.Minute)
+	assert.Equal(t, 20, active, "reads in ten busy minutes")
+	idle := passes(time.Minute, 10*time.Minute)
+	assert.Equal(t, 20, idle, "reads in ten idle minutes")
+	t.Logf("reads a minute with 10 policies: %.1f busy (a pass every 3 s), %.1f idle (a pass a minute)", float64(active)/10, float64(idle)/10)
 }
