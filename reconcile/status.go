@@ -88,6 +88,23 @@ func FleetStatusOf(ctx context.Context, st store.Store, now time.Time, staleAfte
 	return out, nil
 }
 
+// Judge judges every host again, stale at now after staleAfter (0:
+// DefaultStaleAfter): for a reader whose hosts heartbeat at another
+// interval than the default. A nil fleet stays nil.
+func (f *FleetStatus) Judge(now time.Time, staleAfter time.Duration) {
+	if f == nil {
+		return
+	}
+	if staleAfter <= 0 {
+		staleAfter = DefaultStaleAfter
+	}
+	f.StaleAfter = staleAfter
+	for i := range f.Hosts {
+		h := &f.Hosts[i]
+		h.Stale = h.SeenAt == nil || now.Sub(*h.SeenAt) > staleAfter
+	}
+}
+
 // MemoryStatus is the host's memory as admission sees it.
 type MemoryStatus struct {
 	TotalBytes     uint64 `json:"total_bytes"`

@@ -23,6 +23,9 @@ type StoreSource struct {
 	Store store.Store
 	// DataDir is the data directory holding attempts/<id>/runner.log.
 	DataDir string
+	// StaleAfter is the age of a heartbeat past which a host of the fleet
+	// is shown stale (0: reconcile.DefaultStaleAfter).
+	StaleAfter time.Duration
 	// Live returns the daemon's live figures. Nil, or an error from it,
 	// gives the journal's view only (with an error wrapping ErrPartial).
 	Live func(ctx context.Context) (reconcile.Status, error)
@@ -56,7 +59,7 @@ func (s *StoreSource) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
 	if s.fleet != nil && now.Sub(s.fleetAt) < fleetEvery && !now.Before(s.fleetAt) {
 		return s.fleet
 	}
-	if f, err := reconcile.FleetStatusOf(ctx, s.Store, now, 0); err == nil {
+	if f, err := reconcile.FleetStatusOf(ctx, s.Store, now, s.StaleAfter); err == nil {
 		s.fleet, s.fleetAt = f, now
 	}
 	return s.fleet
@@ -92,6 +95,7 @@ func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
 	if err != nil {
 		return reconcile.Status{}, err
 	}
+	st.Fleet.Judge(s.now(), s.StaleAfter)
 	return st, fmt.Errorf("%w, showing the journal only: %v", ErrPartial, liveErr)
 }
 

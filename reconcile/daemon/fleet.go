@@ -9,6 +9,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // heartbeat is older than DefaultStaleAfter is shown stale.
 const (
 	DefaultHeartbeatEvery = 15 * time.Second
-	DefaultStaleAfter     = 3 * DefaultHeartbeatEvery
+	DefaultStaleAfter     = reconcile.DefaultStaleAfter // 3 × DefaultHeartbeatEvery
 	// heartbeatRetryBase is the first wait after a failed heartbeat; it
 	// doubles with each failure in a row, up to the heartbeat interval.
 	heartbeatRetryBase = time.Second

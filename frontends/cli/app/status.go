@@ -14,6 +14,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
@@ -43,6 +44,10 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	}
 	if live && st.Fleet == nil {
 		st.Fleet = a.fleetStatus(ctx)
+	}
+	if cfg, err := a.Config(); err == nil {
+		// Stale as this host's heartbeat setting says: a fleet's hosts share it.
+		st.Fleet.Judge(time.Now().UTC(), daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
 	}
 	if c.JSON {
 		return writeJSON(a.Stdout, toStatusJSON(st, live))
