@@ -1,11 +1,16 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/posener/complete"
 	"github.com/willabides/kongplete"
+
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // CompletionCmd prints a shell's completion script.
@@ -76,8 +81,35 @@ func shellQuote(s string) string {
 // completeIfAsked answers a shell's completion request (COMP_LINE set in
 // the environment, as the scripts of completion do) with the commands and
 // flags of the grammar that fit, and exits; otherwise it does nothing.
-func completeIfAsked(parser *kong.Kong) {
-	kongplete.Complete(parser, kongplete.WithErrorHandler(func(err error) {
-		fmt.Fprintf(parser.Stderr, "runner-manager: completion: %v\n", err)
-	}))
+func completeIfAsked(parser *kong.Kong, a *App) {
+	kongplete.Complete(parser,
+		kongplete.WithPredictor("policy", complete.PredictFunc(a.policyNames)),
+		kongplete.WithErrorHandler(func(err error) {
+			fmt.Fprintf(parser.Stderr, "runner-manager: completion: %v\n", err)
+		}))
+}
+
+// policyNames are the names of the policies in force, for completing a
+// policy argument: read from the journal of the data directory the
+// environment or the configuration file names (the flags of the line being
+// completed are not parsed), opened read-only; none when there is none.
+func (a *App) policyNames(complete.Args) []string {
+	c, err := a.Config()
+	if err != nil {
+		return nil
+	}
+	st, err := store.OpenSQLite(filepath.Join(c.DataDir, JournalName), store.ReadOnly())
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	ps, err := st.Policies(context.Background())
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	return names
 }

@@ -60,3 +60,27 @@ func lines(s string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// A policy argument completes with the journal's policy names.
+func TestCompletionPolicyNames(t *testing.T) {
+	e := newEnv(t)
+	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home")
+	e.ok("policy", "add", "gpu", "--repo", "octo/app", "--labels", "gpu")
+	e.ok("policy", "add", "heavy", "--repo", "octo/app", "--scale-set", "heavy")
+	t.Setenv("RUNNER_MANAGER_DATA_DIR", e.dataDir)
+	for line, want := range map[string]string{
+		"runner-manager policy show h":        "heavy\nhome\n",
+		"runner-manager policy rm g":          "gpu\n",
+		"runner-manager attempts --policy ho": "home\n",
+	} {
+		t.Setenv("COMP_LINE", line)
+		r := e.runRaw()
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, lines(want), lines(r.stdout), line)
+	}
+	t.Setenv("RUNNER_MANAGER_DATA_DIR", t.TempDir())
+	t.Setenv("COMP_LINE", "runner-manager policy show h")
+	r := e.runRaw()
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stdout, "no journal: no names")
+}
