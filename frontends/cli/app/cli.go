@@ -12,11 +12,12 @@ type CLI struct {
 	LogLevel  string           `help:"Log level: debug, info, warn or error (default info)." env:"RUNNER_MANAGER_LOG_LEVEL" placeholder:"LEVEL"`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
 
-	Init       InitCmd       `cmd:"" group:"setup" help:"Write a commented configuration file, create the data directory, check the GitHub credentials."`
-	Policy     PolicyCmd     `cmd:"" group:"setup" help:"Add, list, change, pause and remove policies: what this host serves, and how many runners."`
-	Runner     RunnerCmd     `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
-	Service    ServiceCmd    `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
-	Doctor     DoctorCmd     `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
+	Init    InitCmd    `cmd:"" group:"setup" help:"Write a commented configuration file, create the data directory, check the GitHub credentials."`
+	Policy  PolicyCmd  `cmd:"" group:"setup" help:"Add, list, change, pause and remove policies: what this host serves, and how many runners."`
+	Runner  RunnerCmd  `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
+	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
+	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
+
 	Completion CompletionCmd `cmd:"" group:"setup" help:"Print the shell completion script for bash, zsh or fish."`
 
 	Run   RunCmd   `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
