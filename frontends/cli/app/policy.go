@@ -404,9 +404,12 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 		}
 		return err
 	}
-	if c.Purge {
+	switch {
+	case c.Purge:
 		a.printf("removed policy %s and deleted its attempt history\n", p.Name)
-	} else {
+	case kept == 0:
+		a.printf("removed policy %s (it had no attempts)\n", p.Name)
+	default:
 		a.printf("removed policy %s; its %d attempts are kept as history (`runner-manager attempts --policy %s`; `policy rm --purge %s` deletes them)\n", p.Name, kept, p.Name, p.Name)
 	}
 	a.pokeDaemon(ctx)
