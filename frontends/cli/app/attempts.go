@@ -21,7 +21,7 @@ func (c *AttemptsCmd) Validate() error {
 
 // AttemptsCmd lists attempts.
 type AttemptsCmd struct {
-	Policy string   `help:"Only this policy's attempts." placeholder:"NAME"`
+	Policy string   `help:"Only this policy's attempts." placeholder:"NAME" predictor:"policy"`
 	State  []string `help:"Only attempts in these states: pending, registering, starting, idle, busy, finished, failed; or live (the first five)." placeholder:"STATE,..." sep:","`
 	Since  string   `help:"Only attempts created since a duration ago (90m, 24h, 7d) or a time (2025-03-01, RFC 3339)." placeholder:"WHEN"`
 	Limit  int      `help:"At most this many, newest first (default ${default}; 0: all)." default:"50" placeholder:"N"`

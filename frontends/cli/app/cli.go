@@ -19,6 +19,8 @@ type CLI struct {
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
 
+	Completion CompletionCmd `cmd:"" group:"setup" help:"Print the shell completion script for bash, zsh or fish."`
+
 	Run   RunCmd   `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
 	TUI   TUICmd   `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
 	Demo  DemoCmd  `cmd:"" group:"run" help:"Run the whole system against a built-in fake GitHub with fake runners: no token needed."`

@@ -26,3 +26,10 @@ func SetDirWritable(probe func(dir string) error) func() {
 	dirWritable = probe
 	return func() { dirWritable = old }
 }
+
+// SetLingering replaces the check of whether systemd lingers for a user.
+func SetLingering(f func(username string) bool) func() {
+	old := lingering
+	lingering = f
+	return func() { lingering = old }
+}

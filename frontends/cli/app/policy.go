@@ -208,7 +208,7 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 
 // PolicyShowCmd shows one policy.
 type PolicyShowCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 	JSON bool   `help:"Print JSON."`
 }
 
@@ -272,7 +272,7 @@ func cmpOr[T comparable](v, def T) T {
 
 // PolicyEditCmd changes a policy.
 type PolicyEditCmd struct {
-	Name           string       `arg:"" help:"Policy name."`
+	Name           string       `arg:"" help:"Policy name." predictor:"policy"`
 	Rename         *string      `help:"New name." placeholder:"NAME"`
 	Max            *int         `help:"Most runners at once." placeholder:"N"`
 	MinIdle        *int         `help:"Idle runners kept waiting for jobs." placeholder:"N"`
@@ -314,7 +314,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 
 // PolicyPauseCmd pauses a policy.
 type PolicyPauseCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 }
 
 // Run pauses the policy.
@@ -324,7 +324,7 @@ func (c *PolicyPauseCmd) Run(ctx context.Context, a *App) error {
 
 // PolicyResumeCmd resumes a policy.
 type PolicyResumeCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 }
 
 // Run resumes the policy.
@@ -358,7 +358,7 @@ func setPaused(ctx context.Context, a *App, name string, paused bool) error {
 
 // PolicyRmCmd removes a policy.
 type PolicyRmCmd struct {
-	Name  string `arg:"" help:"Policy name (with --purge, a removed policy's name or id too)."`
+	Name  string `arg:"" help:"Policy name (with --purge, a removed policy's name or id too)." predictor:"policy"`
 	Purge bool   `help:"Delete the policy's attempt history too (by default it is kept, marked as a removed policy's)."`
 }
 
@@ -405,9 +405,12 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 		}
 		return err
 	}
-	if c.Purge {
+	switch {
+	case c.Purge:
 		a.printf("removed policy %s and deleted its attempt history\n", p.Name)
-	} else {
+	case kept == 0:
+		a.printf("removed policy %s (it had no attempts)\n", p.Name)
+	default:
 		a.printf("removed policy %s; its %d attempts are kept as history (`runner-manager attempts --policy %s`; `policy rm --purge %s` deletes them)\n", p.Name, kept, p.Name, p.Name)
 	}
 	a.pokeDaemon(ctx)

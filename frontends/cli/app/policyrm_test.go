@@ -54,6 +54,8 @@ func TestPolicyRmKeepsHistory(t *testing.T) {
 
 	// The name and the scale set are free again.
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home")
+	e.ok("policy", "add", "empty", "--repo", "octo/app", "--scale-set", "empty")
+	assert.Equal(t, "removed policy empty (it had no attempts)\n", e.ok("policy", "rm", "empty"))
 	out = e.ok("attempts", "--policy", "home")
 	assert.Equal(t, "no attempts match\n", out, "the new policy's history is its own")
 
