@@ -201,3 +201,57 @@ func TestTwoHostsShareAStore(t *testing.T) {
 		}
 	}
 }
+
+// Two hosts with a policy each on one scale set: the first host's message
+// session is the scale set's only one; the second is refused by GitHub and
+// never deletes it (nor its record in the store), and every job is served
+// once, by the first host's runners.
+func TestTwoHostsOneScaleSet(t *testing.T) {
+	srv := pgtest.New(t)
+	u := srv.URL(srv.CreateDatabase(t))
+	w := newWorld(t)
+	scope, err := rm.Repository(repo)
+	require.NoError(t, err)
+	target, err := rm.NewScaleSetTarget(scope, "", "shared")
+	require.NoError(t, err)
+	var ds []*daemon.Daemon
+	for _, name := range []string{"first", "second"} {
+		d, err := daemon.New(daemon.Config{DataDir: t.TempDir(), GitHub: w.github(), StoreConfig: daemon.StoreConfig{URL: u},
+			RefreshEvery: 200 * time.Millisecond, SampleEvery: 100 * time.Millisecond, Logger: testLogger(t)})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, d.Close()) })
+		require.NoError(t, d.Store().InsertPolicy(t.Context(), rm.Policy{ID: rm.NewPolicyID(), Name: name, Host: d.Host().ID,
+			Target: target, Max: 2, RunnerDir: w.runnerDir, MemoryEstimate: 64 << 20}))
+		ds = append(ds, d)
+	}
+	first, second := ds[0], ds[1]
+	start(t, first)
+	owner := daemon.SessionOwner(first.Host())
+	require.Eventually(t, func() bool {
+		ss := w.gh.Sessions()
+		return len(ss) == 1 && ss[0].Owner == owner
+	}, 20*time.Second, 10*time.Millisecond, "the first host opens the session")
+	session := w.gh.Sessions()[0]
+	start(t, second)
+	require.Eventually(t, func() bool {
+		for _, c := range w.gh.CallLog() {
+			if c.Status == http.StatusConflict {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond, "the second host is refused a session")
+
+	w.serve(t, 4, "shared", false)
+	ss := w.gh.Sessions()
+	require.Len(t, ss, 1)
+	assert.Equal(t, session.SessionID, ss[0].SessionID, "the first host's session was never deleted")
+	rec, found, err := second.Store().SessionOf(t.Context(), session.ScaleSetID)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, first.Host().ID.String(), rec.HostID, "the store's record is the first host's")
+	for _, j := range w.gh.Jobs() {
+		assert.Equal(t, 1, j.Starts)
+		assert.True(t, strings.HasPrefix(j.RunnerName, rm.RunnerNamePrefix(first.Host().ID)), "job %s ran on the session's host", j.Name)
+	}
+}
