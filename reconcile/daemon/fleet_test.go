@@ -166,6 +166,8 @@ func TestRunSurvivesPostgresRestart(t *testing.T) {
 		assert.True(t, runners[j.RunnerName], "the journal has the attempt of job %s (runner %s)", j.Name, j.RunnerName)
 	}
 	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "store=\"postgres "+pgtest.User+"@", "the log names the store")
+	assert.NotContains(t, logs.String(), srv.Password(), "never its password")
 }
 
 // A host whose runner name prefix another host of the store shares would
