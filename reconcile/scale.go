@@ -429,6 +429,14 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 		l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
 		return github.JITConfig{}, false // the next pass concludes the pending row
 	}
+	// A policy moved to another host since this pass read it (its pending
+	// row was written after the move, which found none live): nothing was
+	// asked of GitHub yet, and the new owner leaves the row alone (its
+	// runner name is this host's), so this host ends it.
+	if pol, err := l.cfg.Store.Policy(ctx, a.Policy); err == nil && !pol.IsOwnedBy(l.cfg.Host.ID) {
+		p.failLaunch(ctx, it, rm.RegistrationFailed, "the policy was moved to host "+pol.Host.String()+" before its runner was registered", 0)
+		return github.JITConfig{}, false
+	}
 	jctx, cancel := context.WithTimeout(ctx, l.cfg.RegisterTimeout)
 	jit, err := l.cfg.Target.JITConfig(jctx, a.RunnerName)
 	cancel()

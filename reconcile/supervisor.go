@@ -537,6 +537,9 @@ func (s *Supervisor) StopAttempt(ctx context.Context, id rm.AttemptID) error {
 	if err != nil {
 		return fmt.Errorf("stop attempt %s: its policy: %w", id, err)
 	}
+	if !p.IsOwnedBy(s.cfg.Host.ID) {
+		return fmt.Errorf("stop attempt %s: its policy %s is served by host %s, not this one: stop it there", id, p.Name, p.Host)
+	}
 	s.mu.Lock()
 	lr := s.loops[p.Target.Key()]
 	s.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 )
@@ -164,4 +166,25 @@ func TestRunSurvivesPostgresRestart(t *testing.T) {
 		assert.True(t, runners[j.RunnerName], "the journal has the attempt of job %s (runner %s)", j.Name, j.RunnerName)
 	}
 	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "store=\"postgres "+pgtest.User+"@", "the log names the store")
+	assert.NotContains(t, logs.String(), srv.Password(), "never its password")
+}
+
+// A host whose runner name prefix another host of the store shares would
+// take that host's runners for its own: its daemon refuses to run.
+func TestRunRefusesASharedRunnerPrefix(t *testing.T) {
+	w := newWorld(t)
+	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	own := d.Host().ID.String()
+	twin, err := rm.ParseHostID(own[:8] + rm.NewHostID().String()[8:])
+	require.NoError(t, err)
+	require.NotEqual(t, d.Host().ID, twin)
+	require.NoError(t, d.Store().(store.Fleet).RegisterHost(t.Context(), store.FleetHost{Host: rm.Host{ID: twin, Name: "twin"}}))
+	err = d.Run(t.Context())
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	assert.Contains(t, err.Error(), "share the runner name prefix")
+	_, err = os.Stat(daemonapi.SocketPath(w.dataDir))
+	assert.ErrorIs(t, err, os.ErrNotExist, "it stopped before serving")
 }

@@ -73,7 +73,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	wg.Go(func() { d.heartbeat(ctx, sup.NudgeAll) })
 	wg.Go(func() { d.pruneLogs(ctx) })
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
-		"policies", owned, "socket", ls.addrs.Socket, "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
+		"policies", owned, "socket", ls.addrs.Socket, "store", storeName(d.st), "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
 	supDone := make(chan error, 1)
 	wg.Go(func() { supDone <- sup.Run(ctx) })
 	select {

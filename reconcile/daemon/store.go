@@ -94,3 +94,15 @@ func OpenStore(ctx context.Context, dataDir string, sc StoreConfig, logger *slog
 	logger.Info("journal in PostgreSQL", "store", st.Where())
 	return st, nil
 }
+
+// storeName names a store for the logs: "sqlite", or PostgreSQL's
+// user@host/database.
+func storeName(st store.Store) string {
+	switch s := st.(type) {
+	case *postgres.Store:
+		return "postgres " + s.Where()
+	case *store.SQLite:
+		return "sqlite"
+	}
+	return fmt.Sprintf("%T", st)
+}

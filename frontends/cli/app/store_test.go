@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
+	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // bare is a pgtest URL without its password.
@@ -132,4 +135,47 @@ func TestStoreErrors(t *testing.T) {
 	var n int
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM hosts`).Scan(&n))
 	assert.Zero(t, n)
+}
+
+// policy move hands a policy to another host of the store, by id (or a
+// name only one host has); refused with the count while it has live
+// runners, and for a host the store does not know.
+func TestPolicyMove(t *testing.T) {
+	srv := pgtest.New(t)
+	u := srv.URL(srv.CreateDatabase(t))
+	e, other := newEnv(t), newEnv(t) // two data directories: two hosts (the second's HOME)
+	t.Setenv("RUNNER_MANAGER_STORE_PASSWORD", srv.Password())
+	t.Setenv("RUNNER_MANAGER_STORE", bare(t, u))
+	rd := e.runnerDir()
+	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--runner-dir", rd)
+	other.ok("policy", "add", "away", "--repo", "octo/app", "--scale-set", "away", "--runner-dir", rd) // the other host records itself
+	st, err := postgres.Open(t.Context(), u)
+	require.NoError(t, err)
+	defer st.Close()
+	hs, err := st.Hosts(t.Context())
+	require.NoError(t, err)
+	require.Len(t, hs, 2)
+	p, err := st.PolicyByName(t.Context(), "home")
+	require.NoError(t, err)
+	var to rm.Host
+	for _, h := range hs {
+		if h.ID != p.Host {
+			to = h
+		}
+	}
+
+	assert.Contains(t, e.fails(1, "policy", "move", "home", "--host", "nowhere"), `no host "nowhere"`)
+	assert.Contains(t, e.fails(2, "policy", "move", "home", "--host", to.Name), "give one's id", "both hosts have this machine's name")
+	live := storetest.NewAttempt().Policy(p.ID).Host(p.Host).State(rm.StateBusy).Build()
+	require.NoError(t, st.RecordAttempt(t.Context(), live))
+	assert.Contains(t, e.fails(1, "policy", "move", "home", "--host", to.ID.String()), "policy home has 1 live runners")
+	ended, err := live.Conclude(rm.Outcome{Kind: rm.CompletedJob}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, st.RecordAttempt(t.Context(), ended))
+
+	assert.Contains(t, e.ok("policy", "move", "home", "--host", to.ID.String()), "moved policy home to host")
+	got, err := st.Policy(t.Context(), p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, to.ID, got.Host)
+	assert.Contains(t, other.ok("policy", "move", "home", "--host", strings.ToUpper(to.ID.String())), "already served by host")
 }
