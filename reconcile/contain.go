@@ -68,7 +68,7 @@ func (p *pass) oomOutcome(it *item, o rm.Outcome) rm.Outcome {
 		return o
 	}
 	mc, ok := p.l.cfg.launcherFor(it.pol).(memoryContainer)
-	if !ok || it.a.PID == 0 {
+	if !ok || !it.launched() {
 		return o
 	}
 	m, ok := mc.GroupMemory(it.a.ID)

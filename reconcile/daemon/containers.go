@@ -40,6 +40,24 @@ type containers struct {
 	// procs are the attempts' containers, launched or adopted, until
 	// Cleanup: GroupMemory reads their end.
 	procs map[rm.AttemptID]*container.Process
+	// expectedPeak is what admission expects an attempt of a policy to
+	// peak at: a policy that sets no limit gets twice it (peakLimit).
+	expectedPeak func(rm.Policy) uint64
+}
+
+// peakLimit is the memory limit of a container whose policy sets none:
+// twice what admission expects it to peak at, at least
+// rm.MinMemoryLimit, as rm.MemoryLimitFromPeaks gives, so that one job
+// cannot take the host; 0 when nothing is expected.
+func (c *containers) peakLimit(p rm.Policy) uint64 {
+	if c.expectedPeak == nil {
+		return 0
+	}
+	exp := c.expectedPeak(p)
+	if exp == 0 || exp*2/2 != exp {
+		return 0
+	}
+	return max(exp*2, rm.MinMemoryLimit)
 }
 
 var _ reconcile.Launcher = (*containers)(nil)
@@ -195,6 +213,15 @@ func (c *containers) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process
 		delete(c.limits, spec.Attempt)
 		c.mu.Unlock()
 	}()
+	if spec.Policy.MemoryLimit == 0 {
+		// reconcile limits only a policy that sets a limit; a container
+		// always gets one.
+		if limit := c.peakLimit(spec.Policy); limit > 0 {
+			c.mu.Lock()
+			c.limits[spec.Attempt] = limit
+			c.mu.Unlock()
+		}
+	}
 	l, err := c.forPolicy(spec.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
@@ -314,5 +341,20 @@ func (d *Daemon) recoverContainers(ctx context.Context) {
 	}
 	if err := d.boxes.removeLeftovers(ctx, ids); err != nil {
 		d.log.Warn("leftover containers not all removed", "err", err)
+	}
+}
+
+// expectedPeak is admission's expected peak of a policy's attempt: its
+// banked peaks, else its estimate, else admission's default.
+func expectedPeak(m reconcile.Meters, a *reconcile.Admission) func(rm.Policy) uint64 {
+	return func(p rm.Policy) uint64 {
+		est := p.MemoryEstimate
+		if est == 0 {
+			est = a.DefaultEstimate
+		}
+		if est == 0 {
+			est = reconcile.DefaultMemoryEstimate
+		}
+		return m.ExpectedPeak(p.ID, est)
 	}
 }

@@ -325,6 +325,9 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			DiskFree: platform.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
 		}
 	}
+	if d.boxes != nil {
+		d.boxes.expectedPeak = expectedPeak(cfg.Meters, cfg.Admission)
+	}
 	loop := cfg.Loop
 	if d.met != nil {
 		onPass := loop.OnPass
