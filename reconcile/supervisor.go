@@ -105,6 +105,15 @@ type loopRun struct {
 	policies []rm.Policy
 }
 
+// meterStore is the journal as the meters read it: the host's live
+// attempts from the loops' cache.
+func (s *Supervisor) meterStore() store.Store {
+	if c, ok := s.cfg.Store.(*liveCache); ok {
+		return cachedView{c}
+	}
+	return s.cfg.Store
+}
+
 // NewSupervisor checks cfg and returns a supervisor.
 func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	switch {
@@ -132,6 +141,9 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	if cfg.FindRunners == nil {
 		cfg.FindRunners = findRunnerProcesses
 	}
+	// The loops' writes and reads of the journal go through one cache of
+	// the host's live attempts (livecache.go).
+	cfg.Store = newLiveCache(cfg.Store, cfg.Host.ID)
 	return &Supervisor{
 		identify:  platform.Identify,
 		alive:     platform.Alive,
@@ -271,13 +283,13 @@ func (s *Supervisor) sample(ctx context.Context) {
 		return
 	}
 	if s.cfg.SampleEvery <= 0 {
-		m.Run(ctx, s.cfg.Store, s.cfg.Host.ID, nil, s.nudgePolicy)
+		m.Run(ctx, s.meterStore(), s.cfg.Host.ID, nil, s.nudgePolicy)
 		return
 	}
 	t := time.NewTicker(s.cfg.SampleEvery)
 	defer t.Stop()
 	for {
-		for _, p := range m.SampleOnce(s.cfg.Store, s.cfg.Host.ID) {
+		for _, p := range m.SampleOnce(s.meterStore(), s.cfg.Host.ID) {
 			s.nudgePolicy(p)
 		}
 		select {
@@ -339,7 +351,7 @@ func (s *Supervisor) groups(ctx context.Context) ([]group, map[string]bool, erro
 	s.mu.Lock()
 	s.policies = owned
 	s.mu.Unlock()
-	live, err := s.cfg.Store.LiveAttempts(ctx, s.cfg.Host.ID)
+	live, err := liveAttemptsOf(ctx, s.cfg.Store, s.cfg.Host.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the host's live attempts: %w", err)
 	}

@@ -79,6 +79,8 @@ type fleet struct {
 	fake   *fakegithub.Server
 	dir    string
 	hosts  []*host
+	// heartbeat is the hosts' [fleet] heartbeat (0: the default).
+	heartbeat time.Duration
 }
 
 // host is one member of the fleet: its home (configuration, data
@@ -102,12 +104,18 @@ type host struct {
 // one policy of its own (scale set "ss-NAME" at max 4).
 func newFleet(t testing.TB, url string, names ...string) *fleet {
 	t.Helper()
+	return newFleetWith(t, url, nil, names...)
+}
+
+// newFleetWith is newFleet with more options of the fake GitHub.
+func newFleetWith(t testing.TB, url string, fakeOpts []fakegithub.Option, names ...string) *fleet {
+	t.Helper()
 	bin, runner := programs(t)
 	token := "ghp_fleet" + rm.NewAttemptID().String()
-	f := &fleet{t: t, bin: bin, runner: runner, url: url, token: token, dir: t.TempDir()}
-	f.fake = fakegithub.NewServer(fakegithub.WithToken(token), fakegithub.WithRepo(repo),
-		fakegithub.WithPollTimeout(2*time.Second), fakegithub.WithOfflineAfter(5*time.Second),
-		fakegithub.WithRunnerBootDelay(0))
+	f := &fleet{t: t, bin: bin, runner: runner, url: url, token: token, dir: t.TempDir(), heartbeat: heartbeat}
+	f.fake = fakegithub.NewServer(append([]fakegithub.Option{fakegithub.WithToken(token), fakegithub.WithRepo(repo),
+		fakegithub.WithPollTimeout(2 * time.Second), fakegithub.WithOfflineAfter(5 * time.Second),
+		fakegithub.WithRunnerBootDelay(0)}, fakeOpts...)...)
 	t.Cleanup(f.close)
 	for _, n := range names {
 		f.addHost(n)
@@ -133,7 +141,7 @@ func (f *fleet) addHost(name string) *host {
 // environ is a host's environment: a user's shell with the fleet's store,
 // the host's name and the token under a custom name.
 func (h *host) environ() []string {
-	return []string{
+	env := []string{
 		"HOME=" + h.home,
 		"PATH=" + os.Getenv("PATH"),
 		"LANG=C.UTF-8",
@@ -144,9 +152,13 @@ func (h *host) environ() []string {
 		"RUNNER_MANAGER_DATA_DIR=" + h.dataDir,
 		"RUNNER_MANAGER_STORE=" + h.f.url,
 		"RUNNER_MANAGER_HOST_NAME=" + h.name,
-		"RUNNER_MANAGER_HEARTBEAT=" + heartbeat.String(),
 		tokenEnv + "=" + h.f.token,
+		"RUNNER_MANAGER_LOG_LEVEL=debug",
 	}
+	if h.f.heartbeat > 0 {
+		env = append(env, "RUNNER_MANAGER_HEARTBEAT="+h.f.heartbeat.String())
+	}
+	return env
 }
 
 // cli runs the program as this host and returns its standard output,
