@@ -59,3 +59,46 @@ func TestRunner(t *testing.T) {
 	_, _, err = install.Offered(t.Context(), client, nope)
 	require.Error(t, err)
 }
+
+// --latest installs actions/runner's newest release, newer than the
+// scope's offer, verified against the release's checksum; the newest
+// install is then that one.
+func TestLatest(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	srv.SetLatestRunnerRelease("9.8.7")
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+	offered, err := install.Runner(t.Context(), client, scope, data, install.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, fakegithub.RunnerVersion, offered.Version)
+
+	v, list, err := client.LatestRunnerRelease(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "9.8.7", v)
+	require.NotEmpty(t, list)
+	for _, d := range list {
+		assert.Len(t, d.SHA256, 64, d.Filename)
+	}
+
+	_, err = install.Latest(t.Context(), client, data, install.Options{Version: "1.2.3"})
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	r, err := install.Latest(t.Context(), client, data, install.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "9.8.7", r.Version)
+	assert.False(t, r.Already)
+	assert.Len(t, r.SHA256, 64)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.Dir, newest, "policies following the newest install take it")
+	b, err := os.ReadFile(filepath.Join(r.Dir, "bin", "Runner.Listener"))
+	if err == nil {
+		assert.Contains(t, string(b), "9.8.7", "the release's package")
+	}
+
+	r, err = install.Latest(t.Context(), client, data, install.Options{})
+	require.NoError(t, err)
+	assert.True(t, r.Already)
+}
