@@ -32,9 +32,10 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 			Memory: reconcile.HostMemory{}, Reserve: c.Admission.MemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
 		},
-		MetricsAddr:   c.Daemon.MetricsAddr,
-		ContainerHost: c.Container.Host,
-		Logs:          &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
+		MetricsAddr:      c.Daemon.MetricsAddr,
+		ContainerHost:    c.Container.Host,
+		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
+		AutoUpdateRunner: c.Runner.AutoUpdate,
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)

@@ -68,6 +68,9 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		wg.Go(func() { d.met.Run(ctx, metricsEvery) })
 	}
 	wg.Go(func() { d.pruneLogs(ctx) })
+	if d.cfg.AutoUpdateRunner {
+		wg.Go(func() { d.updateRunner(ctx) })
+	}
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
 		"policies", owned, "socket", ls.addrs.Socket, "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
 	supDone := make(chan error, 1)

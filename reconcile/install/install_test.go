@@ -1,6 +1,7 @@
 package install_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -101,4 +102,53 @@ func TestLatest(t *testing.T) {
 	r, err = install.Latest(t.Context(), client, data, install.Options{})
 	require.NoError(t, err)
 	assert.True(t, r.Already)
+}
+
+// The automatic update installs the newest release and prunes the old
+// runner only once no attempt runs on it and no policy names it.
+func TestUpdaterOnce(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+	old, err := install.Runner(t.Context(), client, scope, data, install.Options{})
+	require.NoError(t, err)
+
+	// An attempt running on the old runner: its root links to it.
+	root := filepath.Join(data, "attempts", rm.NewAttemptID().String())
+	require.NoError(t, os.MkdirAll(root, 0o700))
+	require.NoError(t, os.Symlink(filepath.Join(old.Dir, "externals"), filepath.Join(root, "externals")))
+
+	var keep []string
+	u := install.Updater{GitHub: client, DataDir: data, Keep: func(context.Context) ([]string, error) { return keep, nil }}
+	r, removed, err := u.Once(t.Context())
+	require.NoError(t, err)
+	assert.True(t, r.Already, "the latest release is the installed one")
+	assert.Empty(t, removed)
+
+	srv.SetLatestRunnerRelease("9.8.7")
+	r, removed, err = u.Once(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "9.8.7", r.Version)
+	assert.False(t, r.Already)
+	assert.Empty(t, removed, "the running attempt finishes on the old runner")
+	assert.DirExists(t, old.Dir)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.Dir, newest, "new attempts launch the new runner")
+
+	require.NoError(t, os.RemoveAll(root)) // the attempt ended
+	keep = []string{old.Dir}
+	_, removed, err = u.Once(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, removed, "a policy names the old runner")
+
+	keep = nil
+	_, removed, err = u.Once(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{old.Dir}, removed, "no attempt or policy uses it")
+	assert.NoDirExists(t, old.Dir)
+	assert.DirExists(t, r.Dir)
 }

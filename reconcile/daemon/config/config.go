@@ -37,6 +37,7 @@ type Config struct {
 	Daemon    Daemon    `toml:"daemon"`
 	Container Container `toml:"container"`
 	Logs      Logs      `toml:"logs"`
+	Runner    Runner    `toml:"runner"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
