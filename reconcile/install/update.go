@@ -143,4 +143,3 @@ func (u Updater) Run(ctx context.Context, every time.Duration) {
 		}
 	}
 }
-
