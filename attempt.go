@@ -111,6 +111,15 @@ const (
 	// peak counts among the policy's peaks, so the next expected peak
 	// (and a limit set from it) grows.
 	OOMKilled FailureReason = "oom_killed"
+	// ImageMissing: the backend lacks the policy's image (a container
+	// image not on the engine, pulls off) and the launch could not start.
+	ImageMissing FailureReason = "image_missing"
+	// ImagePullFailed: the backend could not fetch the policy's image (an
+	// unknown image, a registry unreachable, no credentials).
+	ImagePullFailed FailureReason = "image_pull_failed"
+	// BackendUnavailable: the backend itself did not answer the launch (a
+	// container engine down, its socket refused).
+	BackendUnavailable FailureReason = "backend_unavailable"
 )
 
 // Outcome is how an attempt ended. The zero value means it has not.

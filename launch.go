@@ -63,3 +63,29 @@ type Process interface {
 // another process now. A launcher's Adopt returns it (wrapped) for a
 // runner that ended while the manager was down.
 var ErrProcessGone = errors.New("process is gone")
+
+// ReasonError is an error of a launcher that says which failure reason an
+// attempt it failed ends with: a launcher's sentinel made by
+// NewReasonError, found in a launch error's chain by LaunchFailureReason.
+type ReasonError struct {
+	Reason FailureReason
+	msg    string
+}
+
+// NewReasonError returns a sentinel error that carries reason.
+func NewReasonError(reason FailureReason, msg string) *ReasonError {
+	return &ReasonError{Reason: reason, msg: msg}
+}
+
+func (e *ReasonError) Error() string { return e.msg }
+
+// LaunchFailureReason is the failure reason of an attempt whose launch
+// failed with err: the Reason of the first ReasonError in err's chain, else
+// LaunchFailed.
+func LaunchFailureReason(err error) FailureReason {
+	var r *ReasonError
+	if errors.As(err, &r) && r.Reason != "" {
+		return r.Reason
+	}
+	return LaunchFailed
+}

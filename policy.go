@@ -70,6 +70,10 @@ type Policy struct {
 	Paused    bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// RemovedAt is when the policy was removed (Store.DeletePolicy): zero
+	// while it is in force. A removed policy serves nothing; it is kept
+	// for its attempts' history, and its name is free for a new policy.
+	RemovedAt time.Time
 }
 
 // MemoryLimitFromPeaks as a policy's MemoryLimit limits each attempt to

@@ -83,8 +83,13 @@ func (p *pass) concludeExited(ctx context.Context) {
 // trace: a Worker log). Only a launched attempt's root can hold one, and
 // only until Cleanup.
 func (p *pass) ranJob(it *item) bool {
-	return it.a.PID != 0 && p.l.cfg.launcherFor(it.pol).RanJob(it.a.ID)
+	return it.launched() && p.l.cfg.launcherFor(it.pol).RanJob(it.a.ID)
 }
+
+// launched says the attempt's runner was started: the journal has its
+// process, or this manager holds it (a container whose runner ended
+// before its launch returned has no pid to record).
+func (it *item) launched() bool { return it.a.PID != 0 || it.proc != nil }
 
 // conclude ends an attempt: exit code, usage, outcome in the journal; then
 // its leftover registration and its root directory are removed.

@@ -8,9 +8,10 @@ import (
 )
 
 // memoryContainer is a launcher that holds each attempt's memory in a
-// group of its own (platform.NativeLauncher, in a cgroup): a limit set
-// before the attempt's launch, and the kernel's word on the attempt's
-// memory before Cleanup removes the group.
+// group of its own (platform.NativeLauncher, in a cgroup; the container
+// backend, in its container): a limit set before the attempt's launch,
+// and the kernel's word on the attempt's memory (its OOM kills) before
+// Cleanup removes the group. Each attempt's own backend is asked.
 type memoryContainer interface {
 	SetMemoryLimit(attempt rm.AttemptID, bytes uint64) error
 	GroupMemory(attempt rm.AttemptID) (platform.GroupMemory, bool)
@@ -45,7 +46,7 @@ func (p *pass) limitMemory(it *item) {
 	if limit == 0 {
 		return
 	}
-	mc, ok := p.l.cfg.Launcher.(memoryContainer)
+	mc, ok := p.l.cfg.launcherFor(it.pol).(memoryContainer)
 	if !ok {
 		it.log.Debug("the launcher cannot limit memory: the attempt runs unlimited", "limit", formatBytes(limit))
 		return
@@ -66,8 +67,8 @@ func (p *pass) oomOutcome(it *item, o rm.Outcome) rm.Outcome {
 	if o.Kind == rm.Failed && o.Reason == rm.Stopped {
 		return o
 	}
-	mc, ok := p.l.cfg.Launcher.(memoryContainer)
-	if !ok || it.a.PID == 0 {
+	mc, ok := p.l.cfg.launcherFor(it.pol).(memoryContainer)
+	if !ok || !it.launched() {
 		return o
 	}
 	m, ok := mc.GroupMemory(it.a.ID)
@@ -75,9 +76,13 @@ func (p *pass) oomOutcome(it *item, o rm.Outcome) rm.Outcome {
 		return o
 	}
 	detail := fmt.Sprintf("the kernel killed %d of its processes for want of memory (the host's)", m.OOMKills)
-	if m.LimitBytes > 0 {
+	switch {
+	case m.LimitBytes > 0 && m.PeakBytes > 0:
 		detail = fmt.Sprintf("the kernel killed %d of its processes at its memory limit of %s (peak %s)",
 			m.OOMKills, formatBytes(m.LimitBytes), formatBytes(m.PeakBytes))
+	case m.LimitBytes > 0:
+		detail = fmt.Sprintf("the kernel killed %d of its processes at its memory limit of %s",
+			m.OOMKills, formatBytes(m.LimitBytes))
 	}
 	if o.Detail != "" {
 		detail += "; " + o.Detail

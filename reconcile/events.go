@@ -104,10 +104,11 @@ func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 		l.log.Warn("could not record GitHub's word on the job of an ended attempt", "attempt", id.String(), "job", ev.JobID, "err", err)
 		return
 	}
+	if l.cfg.Meters != nil {
+		// Again: the job's weight is recorded with its name (fleetweights).
+		l.cfg.Meters.Ended(id, a.Outcome)
+	}
 	if correct {
-		if l.cfg.Meters != nil {
-			l.cfg.Meters.Ended(id, o)
-		}
 		l.log.Info("ended attempt ran a job after all", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID,
 			"was", was.String(), "outcome", o.String())
 		return

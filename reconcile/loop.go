@@ -73,6 +73,10 @@ type Loop struct {
 	// listedIdle: the last list was taken with nothing live.
 	listedIdle bool
 	reg        registry
+	// foreign are live attempts of this host's policies that another host
+	// launched (their runner names carry its prefix), logged once each:
+	// the pass never touches them.
+	foreign map[rm.AttemptID]bool
 	// spares is the warm spares' bookkeeping (spares.go).
 	spares spareState
 }

@@ -155,6 +155,9 @@ func (p *pass) observeJournal(ctx context.Context) error {
 	// attempts are left out.
 	per := make(map[rm.PolicyID][]rm.Attempt)
 	for _, a := range atts {
+		if p.launchedElsewhere(a) {
+			continue
+		}
 		per[a.Policy] = append(per[a.Policy], a)
 	}
 	for i := range p.policies {
@@ -166,6 +169,30 @@ func (p *pass) observeJournal(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// launchedElsewhere reports whether a live attempt of a policy this host
+// owns was launched by another host: its runner name is another host's
+// (rm-<8 characters of that host's id>-<attempt id>). Only an attempt
+// written by a host that still owned the policy when its pass began, and
+// then lost it to a move, can be such; that host alone knows its runner, so
+// this one never concludes, reaps or deregisters it. It is logged once.
+func (p *pass) launchedElsewhere(a rm.Attempt) bool {
+	name, own := a.RunnerName, rm.RunnerNamePrefix(p.l.cfg.Host.ID)
+	if strings.HasPrefix(name, own) || len(name) != len(own)+len(a.ID.String()) ||
+		!strings.HasPrefix(name, "rm-") || !strings.HasSuffix(name, "-"+a.ID.String()) {
+		return false
+	}
+	l := p.l
+	if !l.foreign[a.ID] {
+		if l.foreign == nil {
+			l.foreign = make(map[rm.AttemptID]bool)
+		}
+		l.foreign[a.ID] = true
+		l.log.Warn("a live attempt of this host's policy was launched by another host; left to it",
+			"attempt", a.ID.String(), "runner", name, "policy", a.Policy.String())
+	}
+	return true
 }
 
 // record writes an attempt update; on success the item holds it.

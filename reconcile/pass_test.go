@@ -542,9 +542,9 @@ func TestPoliciesSharingATarget(t *testing.T) {
 	st := storetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(t.Context(), host))
-	p1 := storetest.NewPolicy().Name("a").Host(host.ID).Autoscale("home", 1).Build()
-	p2 := storetest.NewPolicy().Name("b").Host(host.ID).Autoscale("home", 1).Build()
-	p3 := storetest.NewPolicy().Name("c").Host(host.ID).Autoscale("home", 1).Paused().Build()
+	p1 := storetest.NewPolicy().Name("a").Host(host.ID).Labels("home").Max(1).Build()
+	p2 := storetest.NewPolicy().Name("b").Host(host.ID).Labels("home").Max(1).Build()
+	p3 := storetest.NewPolicy().Name("c").Host(host.ID).Labels("home").Max(1).Paused().Build()
 	for _, p := range []rm.Policy{p1, p2, p3} {
 		require.NoError(t, st.InsertPolicy(t.Context(), p))
 	}

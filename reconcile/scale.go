@@ -24,6 +24,10 @@ var failingReasons = map[rm.FailureReason]bool{
 	rm.StartTimeout:              true,
 	rm.ProcessExitedUnexpectedly: true,
 	rm.Zombie:                    true,
+	// A backend's: each fails the next launch the same way until fixed.
+	rm.ImageMissing:       true,
+	rm.ImagePullFailed:    true,
+	rm.BackendUnavailable: true,
 }
 
 // wanted is clamp(demand + Σ min idle, 0, Σ max) over the active policies;
@@ -430,6 +434,14 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 		l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
 		return github.JITConfig{}, false // the next pass concludes the pending row
 	}
+	// A policy moved to another host since this pass read it (its pending
+	// row was written after the move, which found none live): nothing was
+	// asked of GitHub yet, and the new owner leaves the row alone (its
+	// runner name is this host's), so this host ends it.
+	if pol, err := l.cfg.Store.Policy(ctx, a.Policy); err == nil && !pol.IsOwnedBy(l.cfg.Host.ID) {
+		p.failLaunch(ctx, it, rm.RegistrationFailed, "the policy was moved to host "+pol.Host.String()+" before its runner was registered", 0)
+		return github.JITConfig{}, false
+	}
 	jctx, cancel := context.WithTimeout(ctx, l.cfg.RegisterTimeout)
 	jit, err := l.cfg.Target.JITConfig(jctx, a.RunnerName)
 	cancel()
@@ -466,7 +478,9 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 		Attempt: a.ID, Policy: *it.pol, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
 	})
 	if err != nil {
-		p.failLaunch(ctx, it, rm.LaunchFailed, "launching the runner: "+err.Error(), jit.RunnerID)
+		// The launcher's error may name a reason of its backend (an image
+		// missing, an engine down): rm.LaunchFailureReason.
+		p.failLaunch(ctx, it, rm.LaunchFailureReason(err), "launching the runner: "+err.Error(), jit.RunnerID)
 		return false
 	}
 	l.tab.with(a.ID, func(r *runtime) { r.proc = proc })
@@ -496,7 +510,8 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 	}
 	it.concluded = true
 	l.tab.forget(it.a.ID)
-	if reason == rm.LaunchFailed {
+	if reason != rm.RegistrationFailed && reason != rm.GitHubUnavailable {
+		// The launch was tried: what it left (a directory, a container) goes.
 		if err := l.cfg.launcherFor(it.pol).Cleanup(it.a.ID, true); err != nil {
 			it.log.Warn("could not clean the attempt's directory", "err", err)
 		}

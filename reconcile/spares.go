@@ -16,15 +16,17 @@ import (
 // the jobs in flight, so that the next job GitHub assigns finds a runner
 // already listening instead of waiting for one to boot. A loop keeps
 //
-//	min(Σ Spare of its active scale-set policies, ⌈jobs ending per second × boot⌉ + 1)
+//	min(Σ Spare of its active scale-set policies, ⌈r⌉ + 1 + ⌊√r⌋), r = jobs ending per second × boot
 //
 // of them: the jobs ending per second (each end frees a slot that GitHub
 // fills at once with the next job), the larger of the last minute's ends
-// and the busy runners over the mean of the last jobs' durations (which
-// sees a burst coming before its jobs end), the boot measured per
-// policy (launch → the runner took a job, or was seen online: the fastest
-// of the last bootSamples), and one more for a job arriving at an idle
-// policy. The capacity told to GitHub stays the admitted number of jobs
+// and the busy runners (or, if more, the runners wanted for jobs: a burst
+// coming, min idle runners waiting for one) over the mean of the last
+// jobs' durations (which sees a burst coming before its jobs end), the
+// boot measured per policy (launch → the runner took a job, or was seen
+// online: the fastest of the last bootSamples). ⌈r⌉ of them are booting
+// at any time in a steady stream of ends; one more is for a job arriving
+// at an idle policy, and ⌊√r⌋ more for ends that come close together. The capacity told to GitHub stays the admitted number of jobs
 // (setCapacity leaves spares out), so GitHub never assigns more than max.
 //
 // Memory: a spare counts in admission at an idle runner's RSS (measured
@@ -244,7 +246,13 @@ func (p *pass) spareTarget(busy int) int {
 	if capN == 0 {
 		return 0
 	}
-	n := int(math.Ceil(l.spares.endRate(p.now, busy, boot)*boot.Seconds()-1e-9)) + 1
+	// ⌈rate × boot⌉ spares are booting at any time in a steady stream of
+	// ends (each end's replacement listens a boot later), so the listening
+	// ones are the rest: one for a job arriving at an idle policy, and
+	// ⌊√(rate × boot)⌋ more for the ends that come close together (a
+	// Poisson stream's spread over one boot).
+	rb := l.spares.endRate(p.now, busy, boot) * boot.Seconds()
+	n := int(math.Ceil(rb-1e-9)) + 1 + int(math.Sqrt(rb)+1e-9)
 	return min(n, capN)
 }
 
@@ -286,7 +294,11 @@ func (p *pass) planSpares(ctx context.Context, wanted int) *sparePlan {
 			idle = append(idle, it)
 		}
 	}
-	sp.target = p.spareTarget(busy)
+	// The runners wanted for jobs end jobs as the busy ones do once their
+	// jobs come: min idle runners waiting for a burst are backed by spares
+	// as if the burst had come (a spare launched when it comes listens a
+	// boot too late for the jobs that end before).
+	sp.target = p.spareTarget(max(busy, wanted))
 	p.measureIdle(idle)
 	slices.SortStableFunc(idle, func(a, b *item) int {
 		at, _ := p.listeningSince(a)

@@ -4,7 +4,10 @@ package reconcile_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // A scale-set policy with a spare keeps a runner listening before any
@@ -61,4 +66,70 @@ func waitCtxE2E(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// gatedLauncher holds the first launch until the supervisor's context
+// ends (the stop has begun), then launches: a spare launched just before
+// the stop. whole makes that launch ignore the cancellation (the process
+// starts), else the launcher sees it.
+type gatedLauncher struct {
+	reconcile.Launcher
+	once    sync.Once
+	entered chan struct{}
+	whole   bool
+}
+
+func (g *gatedLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
+	first := false
+	g.once.Do(func() { first = true })
+	if !first {
+		return g.Launcher.Launch(ctx, spec)
+	}
+	close(g.entered)
+	<-ctx.Done()
+	if g.whole {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return g.Launcher.Launch(ctx, spec)
+}
+
+// A stop removes a spare whose launch was under way when it came: its
+// registration (made by the JIT request before the stop), its process if
+// it started, its directory; the attempt is concluded.
+func TestE2EStopRemovesASpareLaunchedJustBefore(t *testing.T) {
+	for _, whole := range []bool{true, false} {
+		t.Run(map[bool]string{true: "started", false: "launch-cancelled"}[whole], func(t *testing.T) {
+			w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 2, spare: 1, fake: []fakegithub.Option{fakegithub.WithRunnerBootDelay(time.Second)}})
+			native := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+			t.Cleanup(func() { _ = native.Close() })
+			g := &gatedLauncher{Launcher: native, entered: make(chan struct{}), whole: whole}
+			_, stop := w.run(w.supervisorConfig(g, nil))
+			select {
+			case <-g.entered:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no spare launched")
+			}
+			prefix := rm.RunnerNamePrefix(w.host.ID)
+			regs := func() []string {
+				var out []string
+				for _, r := range w.fake.Runners() {
+					if strings.HasPrefix(r.Name, prefix) {
+						out = append(out, r.Name)
+					}
+				}
+				return out
+			}
+			require.Len(t, regs(), 1, "the spare's JIT request registered it before the stop")
+			stop()
+			assert.Empty(t, regs(), "no registration is left")
+			assert.Zero(t, countRunnerProcesses(w.dataDir), "no runner process is left")
+			live, err := w.st.ActiveAttempts(context.Background(), w.policy.ID)
+			require.NoError(t, err)
+			assert.Empty(t, live, "the spare's attempt is concluded")
+			entries, _ := os.ReadDir(filepath.Join(w.dataDir, "attempts"))
+			for _, e := range entries {
+				assert.True(t, strings.HasPrefix(e.Name(), "."), "no attempt directory is left: %s", e.Name())
+			}
+		})
+	}
 }

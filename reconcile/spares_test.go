@@ -107,7 +107,13 @@ func TestSparesTarget(t *testing.T) {
 	for range 3 {
 		e.pass()
 	}
-	require.Len(t, e.live(), 11, "ten for the jobs, one spare")
+	// Ten runners wanted for jobs are taken to end one a boot each once
+	// their jobs come (the boot unmeasured: 10 s): rate × boot = 10, so
+	// ⌈10⌉ + 1 + ⌊√10⌋ spares, launched with them (as admission lets),
+	// not a boot later.
+	assert.Equal(t, 14, e.loop.Status().Policies[0].SpareTarget)
+	require.Greater(t, len(e.live()), 11, "spares launched before the jobs' runners boot")
+	require.LessOrEqual(t, len(e.live()), 10+14)
 	e.clock.Advance(2 * time.Second)
 	var evs []github.JobEvent
 	for i, a := range e.live()[:10] {
@@ -116,10 +122,11 @@ func TestSparesTarget(t *testing.T) {
 	e.demand(10, evs...)
 	e.pass()
 	require.Equal(t, 10, e.byState()[rm.StateBusy])
-	assert.Equal(t, 11, e.loop.Status().Policies[0].SpareTarget, "no job has ended yet: each is taken to last a boot, 10 ending in 2 s")
+	assert.Equal(t, 14, e.loop.Status().Policies[0].SpareTarget, "no job has ended yet: each is taken to last a boot, 10 ending in 2 s")
 
 	// They end within a second, after 1.0–1.9 s each: ten ends over the
-	// rate's shortest span (2 s) are 5 a second, × the 2 s boot, + 1.
+	// rate's shortest span (2 s) are 5 a second, × the 2 s boot = 10:
+	// 10 + 1 + ⌊√10⌋.
 	var busy []rm.Attempt
 	for _, a := range e.live() {
 		if a.State == rm.StateBusy {
@@ -136,10 +143,10 @@ func TestSparesTarget(t *testing.T) {
 	}
 	st := e.loop.Status().Policies[0]
 	assert.Equal(t, 2*time.Second, st.Boot, "the fastest boot of those that took jobs")
-	assert.Equal(t, 11, st.SpareTarget)
+	assert.Equal(t, 14, st.SpareTarget)
 
 	// A minute on, the ends are forgotten, but four busy runners at the
-	// mean job (1.45 s) end 2.76 a second: ⌈5.5⌉ + 1.
+	// mean job (1.45 s) end 2.76 a second: ⌈5.5⌉ + 1 + ⌊√5.5⌋.
 	e.clock.Advance(time.Minute)
 	e.demand(0)
 	e.pass()
@@ -151,7 +158,7 @@ func TestSparesTarget(t *testing.T) {
 	}
 	e.demand(4, evs...)
 	e.pass()
-	assert.Equal(t, 7, e.loop.Status().Policies[0].SpareTarget)
+	assert.Equal(t, 9, e.loop.Status().Policies[0].SpareTarget)
 
 	// Nothing running, nothing ended lately: one again.
 	for _, a := range e.live() {

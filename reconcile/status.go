@@ -27,6 +27,86 @@ type Status struct {
 	Budget github.Budget `json:"budget"`
 	// Refusals counts admission refusals by reason since start.
 	Refusals map[string]int `json:"refusals"`
+	// Fleet is every host sharing the store, when the status was read
+	// with the store at hand (FleetStatusOf); nil otherwise.
+	Fleet *FleetStatus `json:"fleet"`
+}
+
+// DefaultStaleAfter is how old a host's last heartbeat may be before the
+// fleet view marks it stale: a few missed heartbeats.
+const DefaultStaleAfter = 45 * time.Second
+
+// FleetStatus is the fleet as the store knows it.
+type FleetStatus struct {
+	Hosts []FleetHostStatus `json:"hosts"`
+	// StaleAfter is the threshold Stale was judged by.
+	StaleAfter time.Duration `json:"stale_after_ns"`
+}
+
+// FleetHostStatus is one host of the fleet.
+type FleetHostStatus struct {
+	ID          rm.HostID `json:"id"`
+	Name        string    `json:"name"`
+	MemoryBytes uint64    `json:"memory_bytes"`
+	CPUs        int       `json:"cpus"`
+	OS          string    `json:"os"`
+	Version     string    `json:"version"`
+	// LiveAttempts are the live attempts of the host's policies.
+	LiveAttempts int `json:"live_attempts"`
+	// SeenAt is its last heartbeat; nil if it never sent one.
+	SeenAt *time.Time `json:"seen_at"`
+	// Stale: its last heartbeat is older than StaleAfter (or it never
+	// sent one).
+	Stale bool `json:"stale"`
+}
+
+// FleetStatusOf reads every host of the store's fleet, with its live
+// attempts, judged stale at now after staleAfter (0: DefaultStaleAfter).
+// A store that is no store.Fleet gives nil.
+func FleetStatusOf(ctx context.Context, st store.Store, now time.Time, staleAfter time.Duration) (*FleetStatus, error) {
+	fleet, ok := st.(store.Fleet)
+	if !ok {
+		return nil, nil
+	}
+	if staleAfter <= 0 {
+		staleAfter = DefaultStaleAfter
+	}
+	hosts, err := fleet.FleetHosts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the fleet's hosts: %w", err)
+	}
+	out := &FleetStatus{Hosts: make([]FleetHostStatus, 0, len(hosts)), StaleAfter: staleAfter}
+	for _, h := range hosts {
+		live, err := st.LiveAttempts(ctx, h.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read the live attempts of host %s: %w", h.Name, err)
+		}
+		hs := FleetHostStatus{ID: h.ID, Name: h.Name, MemoryBytes: h.MemoryBytes, CPUs: h.CPUs, OS: h.OS,
+			Version: h.Version, LiveAttempts: len(live), Stale: h.Stale(now, staleAfter)}
+		if !h.SeenAt.IsZero() {
+			seen := h.SeenAt.UTC()
+			hs.SeenAt = &seen
+		}
+		out.Hosts = append(out.Hosts, hs)
+	}
+	return out, nil
+}
+
+// Judge judges every host again, stale at now after staleAfter (0:
+// DefaultStaleAfter): for a reader whose hosts heartbeat at another
+// interval than the default. A nil fleet stays nil.
+func (f *FleetStatus) Judge(now time.Time, staleAfter time.Duration) {
+	if f == nil {
+		return
+	}
+	if staleAfter <= 0 {
+		staleAfter = DefaultStaleAfter
+	}
+	f.StaleAfter = staleAfter
+	for i := range f.Hosts {
+		h := &f.Hosts[i]
+		h.Stale = h.SeenAt == nil || now.Sub(*h.SeenAt) > staleAfter
+	}
 }
 
 // MemoryStatus is the host's memory as admission sees it.
@@ -135,6 +215,9 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 		if h, err := st.Host(ctx, shown); err == nil {
 			out.Host = h
 		}
+	}
+	if out.Fleet, err = FleetStatusOf(ctx, st, now, 0); err != nil {
+		return Status{}, err
 	}
 	return out, nil
 }

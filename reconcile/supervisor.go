@@ -155,6 +155,16 @@ func (s *Supervisor) Refresh() {
 	}
 }
 
+// NudgeAll asks every loop for a pass now (the journal is back after an
+// outage: passes that failed need not wait for their backoff).
+func (s *Supervisor) NudgeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lr := range s.loops {
+		lr.loop.Nudge()
+	}
+}
+
 // Nudge asks the loop of a target (by ScaleTarget.Key) for a pass now.
 func (s *Supervisor) Nudge(targetKey string) {
 	s.mu.Lock()
@@ -531,6 +541,9 @@ func (s *Supervisor) StopAttempt(ctx context.Context, id rm.AttemptID) error {
 	p, err := s.cfg.Store.Policy(ctx, a.Policy)
 	if err != nil {
 		return fmt.Errorf("stop attempt %s: its policy: %w", id, err)
+	}
+	if !p.IsOwnedBy(s.cfg.Host.ID) {
+		return fmt.Errorf("stop attempt %s: its policy %s is served by host %s, not this one: stop it there", id, p.Name, p.Host)
 	}
 	s.mu.Lock()
 	lr := s.loops[p.Target.Key()]

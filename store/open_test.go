@@ -146,3 +146,76 @@ func TestMigratePolicySpare(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, got.Spare, "0 (no spares) is kept")
 }
+
+// A journal of schema 7 (before removed policies were kept) takes 0008
+// with its policies in force, and removes them keeping their history.
+func TestMigratePolicyRemoved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	s, err := store.OpenSQLite(path)
+	require.NoError(t, err)
+	p := storetest.NewPolicy().Name("home").Build()
+	require.NoError(t, s.InsertPolicy(t.Context(), p))
+	a := storetest.NewAttempt().Policy(p.ID).State(rm.StateFinished).Build()
+	require.NoError(t, s.RecordAttempt(t.Context(), a))
+	require.NoError(t, s.Close())
+	db, err := sql.Open("sqlite3", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.Exec(`ALTER TABLE policies DROP COLUMN removed_at; ALTER TABLE policies DROP COLUMN removed_name; PRAGMA user_version = 7`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err = store.OpenSQLite(path)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := s.PolicyByName(t.Context(), "home")
+	require.NoError(t, err, "in force after the migration")
+	assert.True(t, got.RemovedAt.IsZero())
+	require.NoError(t, s.DeletePolicy(t.Context(), p.ID))
+	_, err = s.Attempt(t.Context(), a.ID)
+	require.NoError(t, err, "its history is kept")
+	got, err = s.Policy(t.Context(), p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "home", got.Name)
+}
+
+// A journal opened read-only reads as any other and refuses every write
+// with ErrReadOnly (or SQLite's own refusal, for the writes outside a
+// transaction), creating nothing; one of an older schema is refused.
+func TestOpenReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.db")
+	_, err := store.OpenSQLite(path, store.ReadOnly())
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing is created")
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	w, err := store.OpenSQLite(path)
+	require.NoError(t, err)
+	h := storetest.NewHost().Build()
+	require.NoError(t, w.PutHost(t.Context(), h))
+	p := storetest.NewPolicy().Host(h.ID).Name("home").Build()
+	require.NoError(t, w.InsertPolicy(t.Context(), p))
+	require.NoError(t, w.Close())
+
+	r, err := store.OpenSQLite(path, store.ReadOnly())
+	require.NoError(t, err)
+	defer r.Close()
+	assert.True(t, r.ReadOnly())
+	got, err := r.PolicyByName(t.Context(), "home")
+	require.NoError(t, err)
+	assert.Equal(t, p.ID, got.ID)
+	require.ErrorIs(t, r.InsertPolicy(t.Context(), storetest.NewPolicy().Build()), store.ErrReadOnly)
+	require.ErrorIs(t, r.DeletePolicy(t.Context(), p.ID), store.ErrReadOnly)
+	require.ErrorIs(t, r.RecordAttempt(t.Context(), storetest.NewAttempt().Policy(p.ID).Build()), store.ErrReadOnly)
+	require.Error(t, r.PutHost(t.Context(), h), "a write outside a transaction fails too")
+	got, err = r.PolicyByName(t.Context(), "home")
+	require.NoError(t, err)
+	assert.True(t, got.RemovedAt.IsZero(), "nothing was written")
+
+	t.Run("OlderSchema", func(t *testing.T) {
+		old := atVersion(t, 1, "")
+		_, err := store.OpenSQLite(old, store.ReadOnly())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "older than this program's")
+	})
+}

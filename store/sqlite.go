@@ -40,10 +40,11 @@ type SQLite struct {
 	// time.Now.
 	Now func() time.Time
 
-	path    string
-	tempDir string // removed on Close (OpenSQLiteInMemory)
-	w       *sql.DB
-	r       *sql.DB
+	path     string
+	tempDir  string // removed on Close (OpenSQLiteInMemory)
+	readOnly bool   // opened with ReadOnly: no writer, no migrations
+	w        *sql.DB
+	r        *sql.DB
 
 	closeOnce sync.Once
 	closeErr  error
@@ -55,8 +56,21 @@ var _ Store = (*SQLite)(nil)
 type OpenOption func(*openOptions)
 
 type openOptions struct {
-	log *slog.Logger
+	log      *slog.Logger
+	readOnly bool
 }
+
+// ReadOnly opens an existing journal for reading only, as commands that
+// only look do where the data directory cannot be written: nothing is
+// created or migrated, every write fails with ErrReadOnly, and a journal
+// whose schema is older than this program's is refused (its queries would
+// name columns it lacks) with an error that says how to upgrade it.
+func ReadOnly() OpenOption {
+	return func(o *openOptions) { o.readOnly = true }
+}
+
+// ErrReadOnly: a write to a journal opened with ReadOnly.
+var ErrReadOnly = errors.New("the journal is open read-only")
 
 // WithLogger sets where OpenSQLite warns of what it found (an empty journal
 // file); by default nowhere.
@@ -81,6 +95,9 @@ func OpenSQLite(path string, opts ...OpenOption) (*SQLite, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	if o.readOnly {
+		return openReadOnly(abs)
 	}
 	if err := checkEmpty(abs, o.log); err != nil {
 		return nil, err
@@ -218,6 +235,56 @@ func (s *SQLite) open(ctx context.Context) error {
 	return nil
 }
 
+// openReadOnly opens the journal at path for reading only (ReadOnly). A
+// journal in WAL mode is read through its -shm index, which SQLite creates
+// beside it when missing: in a directory nobody may write, it opens the file
+// as immutable instead, when no -wal file holds transactions (a daemon that
+// stopped cleanly leaves none), so nothing is read stale.
+func openReadOnly(path string) (*SQLite, error) {
+	ctx := context.Background()
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open journal %s read-only: %w", path, err)
+	}
+	try := func(params string) (*SQLite, int, error) {
+		s := &SQLite{path: path, readOnly: true}
+		var err error
+		if s.r, err = sql.Open("sqlite3", fileURI(path, params)); err != nil {
+			return nil, 0, s.openErr(err)
+		}
+		n := max(4, runtime.GOMAXPROCS(0))
+		s.r.SetMaxOpenConns(n)
+		s.r.SetMaxIdleConns(n)
+		var have int
+		if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+			_ = s.r.Close()
+			return nil, 0, s.openErr(err)
+		}
+		s.w = s.r // writes fail: the connections are query-only
+		return s, have, nil
+	}
+	s, have, err := try(readerParams)
+	if err != nil {
+		if fi, werr := os.Stat(path + "-wal"); werr == nil && fi.Size() > 0 {
+			return nil, fmt.Errorf("%w (its -wal file holds transactions that only a writer can read back: open it once where its directory is writable)", err)
+		}
+		if s, have, err = try(readerParams + "&immutable=1"); err != nil {
+			return nil, err
+		}
+	}
+	switch newest := SchemaVersion(); {
+	case have > newest:
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("open journal %s: it has schema version %d, newer than this program's %d: upgrade runner-manager", path, have, newest)
+	case have < newest:
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("open journal %s read-only: it has schema version %d, older than this program's %d; a command that writes (or the daemon) upgrades it where its directory is writable", path, have, newest)
+	}
+	return s, nil
+}
+
+// ReadOnly reports whether the journal was opened with ReadOnly.
+func (s *SQLite) ReadOnly() bool { return s.readOnly }
+
 func (s *SQLite) openErr(err error) error {
 	if strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		return fmt.Errorf("open journal %s: this program was built without cgo, and the SQLite journal needs it: rebuild with CGO_ENABLED=1 and a C compiler", s.path)
@@ -276,6 +343,9 @@ func (s *SQLite) migrate(ctx context.Context) error {
 
 // write runs fn in an immediate transaction on the writer connection.
 func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("journal %s: %w", s.path, ErrReadOnly)
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -326,7 +396,7 @@ func (s *SQLite) IntegrityCheck(ctx context.Context) error {
 // Closing twice is harmless.
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
-		if s.w != nil {
+		if s.w != nil && !s.readOnly {
 			// Keep the planner's statistics fresh; cheap, and harmless if
 			// it fails.
 			_, _ = s.w.Exec("PRAGMA optimize")
@@ -346,7 +416,7 @@ func (s *SQLite) closeDBs() error {
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
-	if s.w != nil {
+	if s.w != nil && s.w != s.r {
 		errs = append(errs, s.w.Close())
 	}
 	if err := errors.Join(errs...); err != nil {

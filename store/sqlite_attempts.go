@@ -153,7 +153,7 @@ func (s *SQLite) writeAttempt(ctx context.Context, a rm.Attempt, force bool) err
 			case err != nil:
 				return err
 			case !ok:
-				return fmt.Errorf("attempt %s names policy %s, which does not exist: %w", a.ID, a.Policy, ErrConflict)
+				return fmt.Errorf("attempt %s names policy %s, which does not exist or was removed: %w", a.ID, a.Policy, ErrConflict)
 			}
 		}
 		if found {

@@ -80,9 +80,11 @@ func (s *SQLite) Hosts(ctx context.Context) ([]rm.Host, error) {
 	return hs, nil
 }
 
-const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
+// policyColumns are read back in scanPolicy's order; a removed policy's
+// name is in removed_name (migration 0008).
+const policyColumns = `id, CASE WHEN removed_at IS NULL THEN name ELSE removed_name END, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
 	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
-	container_image, container_cpus, container_network, container_env, container_volumes, spare`
+	container_image, container_cpus, container_network, container_env, container_volumes, spare, removed_at`
 
 func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	var (
@@ -90,11 +92,12 @@ func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 		kind, labels     string
 		mem, limit       int64
 		created, updated sql.NullInt64
+		removed          sql.NullInt64
 		env, volumes     string
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
-		&created, &updated, &limit, &p.Container.Image, &p.Container.CPUs, &p.Container.Network, &env, &volumes, &p.Spare)
+		&created, &updated, &limit, &p.Container.Image, &p.Container.CPUs, &p.Container.Network, &env, &volumes, &p.Spare, &removed)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -121,6 +124,7 @@ func scanPolicy(sc interface{ Scan(...any) error }) (rm.Policy, error) {
 	p.MemoryLimit = uint64(limit)
 	p.CreatedAt = fromNanos(created)
 	p.UpdatedAt = fromNanos(updated)
+	p.RemovedAt = fromNanos(removed)
 	return p, nil
 }
 
@@ -155,10 +159,11 @@ func fromJSONList(s string) ([]string, error) {
 	return list, nil
 }
 
-// checkNameFree returns ErrConflict if another policy than id has name.
+// checkNameFree returns ErrConflict if another policy in force than id has
+// name.
 func checkNameFree(ctx context.Context, tx *sql.Tx, name string, id rm.PolicyID) error {
 	var other rm.PolicyID
-	err := tx.QueryRowContext(ctx, `SELECT id FROM policies WHERE name = ? AND id != ?`, name, id).Scan(&other)
+	err := tx.QueryRowContext(ctx, `SELECT id FROM policies WHERE name = ? AND id != ? AND removed_at IS NULL`, name, id).Scan(&other)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -168,9 +173,43 @@ func checkNameFree(ctx context.Context, tx *sql.Tx, name string, id rm.PolicyID)
 	return fmt.Errorf("policy name %q is taken by policy %s: choose another name: %w", name, other, ErrConflict)
 }
 
+// checkTargetFree returns a *TargetTakenError if another policy in force
+// than p serves p's scale set: its runners and p's would mix.
+func checkTargetFree(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
+	if p.Target.ScaleSet == "" {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+policyColumns+` FROM policies
+		WHERE removed_at IS NULL AND id != ? AND lower(scale_set) = lower(?)`, p.ID, p.Target.ScaleSet)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		o, err := scanPolicy(rows)
+		if err != nil {
+			return err
+		}
+		if o.Target.Key() == p.Target.Key() {
+			return &TargetTakenError{Policy: p.Name, Other: o.Name, OtherID: o.ID, Target: p.Target}
+		}
+	}
+	return rows.Err()
+}
+
+// policyExists reports whether a policy in force has id.
 func policyExists(ctx context.Context, tx *sql.Tx, id rm.PolicyID) (bool, error) {
+	return policyRow(ctx, tx, id, `SELECT 1 FROM policies WHERE id = ? AND removed_at IS NULL`)
+}
+
+// policyKept reports whether a policy has id, in force or removed.
+func policyKept(ctx context.Context, tx *sql.Tx, id rm.PolicyID) (bool, error) {
+	return policyRow(ctx, tx, id, `SELECT 1 FROM policies WHERE id = ?`)
+}
+
+func policyRow(ctx context.Context, tx *sql.Tx, id rm.PolicyID, query string) (bool, error) {
 	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM policies WHERE id = ?`, id).Scan(&one)
+	err := tx.QueryRowContext(ctx, query, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -195,13 +234,16 @@ func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 		p.UpdatedAt = p.CreatedAt
 	}
 	err := func() error {
-		switch ok, err := policyExists(ctx, tx, p.ID); {
+		switch ok, err := policyKept(ctx, tx, p.ID); {
 		case err != nil:
 			return err
 		case ok:
 			return fmt.Errorf("policy id %s exists: %w", p.ID, ErrConflict)
 		}
 		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
+			return err
+		}
+		if err := checkTargetFree(ctx, tx, p); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
@@ -240,13 +282,16 @@ func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
 			return err
 		}
+		if err := checkTargetFree(ctx, tx, p); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `
 			UPDATE policies SET name = ?, host_id = ?, scope_kind = ?, scope_name = ?,
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
 				memory_limit = ?, container_image = ?, container_cpus = ?, container_network = ?,
 				container_env = ?, container_volumes = ?, spare = ?
-			WHERE id = ?`,
+			WHERE id = ? AND removed_at IS NULL`,
 			append(policyArgs(p), p.ID)...)
 		return err
 	}()
@@ -256,7 +301,8 @@ func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 	return nil
 }
 
-// Policy returns ErrNotFound if no policy has that id.
+// Policy returns ErrNotFound if no policy has that id; a removed one is
+// returned with its RemovedAt.
 func (s *SQLite) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) {
 	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -268,9 +314,9 @@ func (s *SQLite) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) 
 	return p, nil
 }
 
-// PolicyByName returns ErrNotFound if no policy has that name.
+// PolicyByName returns ErrNotFound if no policy in force has that name.
 func (s *SQLite) PolicyByName(ctx context.Context, name string) (rm.Policy, error) {
-	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE name = ?`, name))
+	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE name = ? AND removed_at IS NULL`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return rm.Policy{}, fmt.Errorf("policy %q: %w", name, ErrNotFound)
 	}
@@ -280,9 +326,20 @@ func (s *SQLite) PolicyByName(ctx context.Context, name string) (rm.Policy, erro
 	return p, nil
 }
 
-// Policies lists every policy, by name.
+// Policies lists every policy in force, by name.
 func (s *SQLite) Policies(ctx context.Context) ([]rm.Policy, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+policyColumns+` FROM policies ORDER BY name`)
+	return s.listPolicies(ctx, `SELECT `+policyColumns+` FROM policies WHERE removed_at IS NULL ORDER BY name`)
+}
+
+// RemovedPolicies lists the removed policies kept for their history, by
+// name, then by when they were removed.
+func (s *SQLite) RemovedPolicies(ctx context.Context) ([]rm.Policy, error) {
+	return s.listPolicies(ctx, `SELECT `+policyColumns+` FROM policies WHERE removed_at IS NOT NULL
+		ORDER BY removed_name, removed_at, id`)
+}
+
+func (s *SQLite) listPolicies(ctx context.Context, query string) ([]rm.Policy, error) {
+	rows, err := s.r.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
 	}
@@ -301,15 +358,26 @@ func (s *SQLite) Policies(ctx context.Context) ([]rm.Policy, error) {
 	return ps, nil
 }
 
-// DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
-// while it has live attempts; its ended attempts go with it.
+// DeletePolicy removes a policy in force, keeping it and its attempts as
+// history; ErrNotFound if no policy in force has id, ErrConflict while it
+// has live attempts.
 func (s *SQLite) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
-	return s.write(ctx, func(tx *sql.Tx) error { return deletePolicy(ctx, tx, id) })
+	return s.write(ctx, func(tx *sql.Tx) error { return s.deletePolicy(ctx, tx, id, false) })
 }
 
-func deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID) error {
+// PurgePolicy deletes a policy, in force or removed, with its attempts;
+// ErrNotFound if no policy has id, ErrConflict while it has live attempts.
+func (s *SQLite) PurgePolicy(ctx context.Context, id rm.PolicyID) error {
+	return s.write(ctx, func(tx *sql.Tx) error { return s.deletePolicy(ctx, tx, id, true) })
+}
+
+func (s *SQLite) deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID, purge bool) error {
+	exists := policyExists
+	if purge {
+		exists = policyKept
+	}
 	err := func() error {
-		switch ok, err := policyExists(ctx, tx, id); {
+		switch ok, err := exists(ctx, tx, id); {
 		case err != nil:
 			return err
 		case !ok:
@@ -323,11 +391,60 @@ func deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID) error {
 		if live > 0 {
 			return fmt.Errorf("policy %s has %d live attempts: pause it and wait for them to end, or stop them first: %w", id, live, ErrConflict)
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id)
+		if purge {
+			_, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE policies SET removed_at = ?, removed_name = name, name = '~' || id
+			WHERE id = ?`, s.now().UnixNano(), id)
 		return err
 	}()
 	if err != nil {
-		return fmt.Errorf("delete policy: %w", err)
+		if purge {
+			return fmt.Errorf("purge policy: %w", err)
+		}
+		return fmt.Errorf("remove policy: %w", err)
+	}
+	return nil
+}
+
+// MovePolicy hands policy id to host to, refused while it has live
+// attempts: the count and the change in one immediate transaction, so no
+// attempt is written between them.
+func (s *SQLite) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var from rm.HostID
+		err := tx.QueryRowContext(ctx, `SELECT host_id FROM policies WHERE id = ?`, id).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("policy %s: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM hosts WHERE id = ?`, to).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("host %s: %w", to, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if from == to {
+			return nil
+		}
+		var live int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM attempts INDEXED BY attempts_live
+			WHERE policy_id = ? AND `+liveCondition, id).Scan(&live); err != nil {
+			return err
+		}
+		if live > 0 {
+			return &LiveAttemptsError{Policy: id, Live: live}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE policies SET host_id = ?, updated_at = ? WHERE id = ?`, to, nanos(s.now()), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("move policy %s to host %s: %w", id, to, err)
 	}
 	return nil
 }
@@ -345,7 +462,7 @@ func (s *SQLite) ApplyPolicies(ctx context.Context, c PolicyChanges) error {
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range c.Delete {
-			if err := deletePolicy(ctx, tx, id); err != nil {
+			if err := s.deletePolicy(ctx, tx, id, false); err != nil {
 				return err
 			}
 		}

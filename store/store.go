@@ -20,11 +20,33 @@ var (
 	// ErrIllegalTransition: an attempt update the state table forbids
 	// (runnermanager.AttemptState.CanMoveTo).
 	ErrIllegalTransition = errors.New("illegal attempt state transition")
-	// ErrConflict: a policy id or name already exists, a policy still has
-	// live attempts and cannot be deleted, or an attempt names a policy
-	// that does not exist.
+	// ErrConflict: a policy id or name already exists, another policy
+	// serves the scale set (a *TargetTakenError), a policy still has live
+	// attempts and cannot be removed, or an attempt names a policy that does
+	// not exist or was removed.
 	ErrConflict = errors.New("conflict")
 )
+
+// TargetTakenError: a policy was refused because another policy in force
+// serves its scale set (the same scope, runner group and scale set name,
+// without case), and the two policies' runners would mix. It is an
+// ErrConflict.
+type TargetTakenError struct {
+	// Policy is the name of the policy refused.
+	Policy string
+	// Other is the policy that serves the scale set.
+	Other   string
+	OtherID rm.PolicyID
+	Target  rm.ScaleTarget
+}
+
+func (e *TargetTakenError) Error() string {
+	return fmt.Sprintf("policy %q cannot serve %s: policy %q serves it already (one scale set is one policy's, or their runners would mix); change or remove %q, or give %q another scale set",
+		e.Policy, e.Target, e.Other, e.Other, e.Policy)
+}
+
+// Is makes a taken target a conflict.
+func (e *TargetTakenError) Is(target error) bool { return target == ErrConflict }
 
 // AttemptFilter selects attempts; zero fields do not filter.
 type AttemptFilter struct {
@@ -67,27 +89,47 @@ type Store interface {
 	Host(ctx context.Context, id rm.HostID) (rm.Host, error)
 	Hosts(ctx context.Context) ([]rm.Host, error)
 
-	// InsertPolicy returns ErrConflict if the id or the name exists, and the
-	// policy's Validate error if it is invalid. A zero CreatedAt is stamped
+	// InsertPolicy returns ErrConflict if the id exists (in force or
+	// removed) or a policy in force has the name, a *TargetTakenError if a
+	// policy in force serves its scale set, and the policy's Validate error
+	// if it is invalid. A zero CreatedAt is stamped
 	// with the current time, a zero UpdatedAt with CreatedAt.
 	InsertPolicy(ctx context.Context, p rm.Policy) error
-	// UpdatePolicy replaces a policy; ErrNotFound if it does not exist,
-	// ErrConflict if the new name is taken, and the Validate error if it is
+	// UpdatePolicy replaces a policy in force; ErrNotFound if none has its
+	// id, ErrConflict if the new name is taken, a *TargetTakenError if
+	// another policy serves its scale set, and the Validate error if it is
 	// invalid. The stored CreatedAt is kept; UpdatedAt is stamped with the
 	// current time.
 	UpdatePolicy(ctx context.Context, p rm.Policy) error
-	// Policy returns ErrNotFound if no policy has that id.
+	// Policy returns ErrNotFound if no policy has that id; a removed
+	// policy comes with its RemovedAt set.
 	Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error)
-	// PolicyByName returns ErrNotFound if no policy has that name.
+	// PolicyByName returns ErrNotFound if no policy in force has that name.
 	PolicyByName(ctx context.Context, name string) (rm.Policy, error)
-	// Policies lists every policy, by name.
+	// Policies lists every policy in force, by name.
 	Policies(ctx context.Context) ([]rm.Policy, error)
-	// DeletePolicy returns ErrNotFound if it does not exist and ErrConflict
-	// while it has live attempts. Its ended attempts go with it.
+	// RemovedPolicies lists the removed policies, kept for their attempts'
+	// history, by name, then by when they were removed.
+	RemovedPolicies(ctx context.Context) ([]rm.Policy, error)
+	// DeletePolicy removes a policy in force: stamped with RemovedAt, it
+	// serves nothing and frees its name and scale set, and it is kept with
+	// its attempts as history. ErrNotFound if no policy in force has id,
+	// ErrConflict while it has live attempts.
 	DeletePolicy(ctx context.Context, id rm.PolicyID) error
+	// MovePolicy hands a policy to another host, in one transaction: its
+	// owner becomes to and UpdatedAt is stamped. ErrNotFound if the policy
+	// or the host does not exist (a host exists once it was recorded or
+	// registered); a *LiveAttemptsError (errors.Is ErrConflict) while the
+	// policy has live attempts, which its owner alone may conclude. Moving
+	// a policy to its owner changes nothing.
+	MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error
+	// PurgePolicy deletes a policy, in force or removed, and its attempts
+	// for good. ErrNotFound if no policy has id, ErrConflict while it has
+	// live attempts.
+	PurgePolicy(ctx context.Context, id rm.PolicyID) error
 	// ApplyPolicies makes every change of c in one transaction: all of them,
-	// or none when one fails. Deletions come first (so a name may pass from
-	// one policy to another), then updates, then insertions; each is
+	// or none when one fails. Deletions (removals, as DeletePolicy) come
+	// first (so a name or a scale set may pass from one policy to another), then updates, then insertions; each is
 	// checked and stamped as DeletePolicy, UpdatePolicy and InsertPolicy
 	// check and stamp it, and the first refusal is returned with the same
 	// errors (ErrNotFound, ErrConflict, a Validate error).
@@ -96,7 +138,7 @@ type Store interface {
 	// RecordAttempt inserts a new attempt (in any state) or updates an
 	// existing one, refusing with ErrIllegalTransition a state change the
 	// table forbids, and with ErrConflict an attempt whose policy does not
-	// exist. The attempt's Validate error is returned as is. CreatedAt is
+	// exist or was removed. The attempt's Validate error is returned as is. CreatedAt is
 	// set by the first record (the current time if zero) and never changes
 	// after; a zero UpdatedAt is stamped with the current time.
 	RecordAttempt(ctx context.Context, a rm.Attempt) error
@@ -154,7 +196,7 @@ type Store interface {
 // PolicyChanges is a set of policy changes Store.ApplyPolicies makes at
 // once, as `policy apply` does with a file.
 type PolicyChanges struct {
-	// Delete are the policies removed.
+	// Delete are the policies removed (kept as history, as DeletePolicy).
 	Delete []rm.PolicyID
 	// Update are the policies replaced (by id).
 	Update []rm.Policy
@@ -164,6 +206,20 @@ type PolicyChanges struct {
 
 // Empty reports whether c changes nothing.
 func (c PolicyChanges) Empty() bool { return len(c.Delete)+len(c.Update)+len(c.Insert) == 0 }
+
+// LiveAttemptsError: a policy cannot be moved while it has live attempts.
+type LiveAttemptsError struct {
+	Policy rm.PolicyID
+	// Live is how many live attempts it has.
+	Live int
+}
+
+func (e *LiveAttemptsError) Error() string {
+	return fmt.Sprintf("policy %s has %d live attempts, which only its host may conclude: pause it and wait for them to end (or stop them) first", e.Policy, e.Live)
+}
+
+// Is makes live attempts a conflict.
+func (e *LiveAttemptsError) Is(target error) bool { return target == ErrConflict }
 
 // HostLease says which daemon runs a host: one at a time, so that two
 // daemons never serve (and sweep) the same host's runners. The daemon

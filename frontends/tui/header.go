@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// headerRows is how many rows the header takes.
+// headerRows is how many rows the header takes without the fleet row
+// (fleet.go).
 const headerRows = 3
 
 // drawHeader draws the top three rows: the host and GitHub's budget, then
@@ -23,6 +24,9 @@ func drawHeader(p painter, m Model) {
 		p.text(0, 2, joinFit(p.w, waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w)
 	default:
 		drawMemory(p, m)
+	}
+	if fleetShown(m) {
+		drawFleet(p, m, headerRows)
 	}
 }
 

@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
@@ -87,19 +89,24 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 2
 	}
-	journal := filepath.Join(cfg.DataDir, "journal.db")
-	if _, err := os.Stat(journal); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stderr, "runner-manager-tui: no journal in %s: run `runner-manager init` there first, or give the right --data-dir\n", cfg.DataDir)
-		return 2
+	sc := daemon.StoreConfigOf(cfg)
+	if !sc.Postgres() {
+		journal := filepath.Join(cfg.DataDir, daemon.JournalName)
+		if _, err := os.Stat(journal); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "runner-manager-tui: no journal in %s: run `runner-manager init` there first, or give the right --data-dir\n", cfg.DataDir)
+			return 2
+		}
 	}
-	st, err := store.OpenSQLite(journal)
+	st, err := daemon.OpenStore(ctx, cfg.DataDir, sc, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "runner-manager-tui: open the journal: %v\n", err)
+		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 1
 	}
 	defer st.Close()
 
-	if err := Run(ctx, DaemonSource(st, cfg.DataDir), Options{}); err != nil {
+	src := DaemonSource(st, cfg.DataDir)
+	src.StaleAfter = daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
+	if err := Run(ctx, src, Options{}); err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 1
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -22,6 +23,9 @@ type StoreSource struct {
 	Store store.Store
 	// DataDir is the data directory holding attempts/<id>/runner.log.
 	DataDir string
+	// StaleAfter is the age of a heartbeat past which a host of the fleet
+	// is shown stale (0: reconcile.DefaultStaleAfter).
+	StaleAfter time.Duration
 	// Live returns the daemon's live figures. Nil, or an error from it,
 	// gives the journal's view only (with an error wrapping ErrPartial).
 	Live func(ctx context.Context) (reconcile.Status, error)
@@ -34,6 +38,31 @@ type StoreSource struct {
 	// Now stamps a journal-only Status (default time.Now); the journal
 	// stamps edits itself.
 	Now func() time.Time
+
+	// The fleet's hosts beside the daemon's figures, read at most every
+	// fleetEvery.
+	fleetMu sync.Mutex
+	fleet   *reconcile.FleetStatus
+	fleetAt time.Time
+}
+
+// fleetEvery is how often the fleet's hosts are read beside the daemon's
+// figures: a heartbeat is tens of seconds apart, a status refresh one.
+const fleetEvery = 5 * time.Second
+
+// fleetStatus is the store's fleet, read again when older than
+// fleetEvery; a failed read keeps the last one.
+func (s *StoreSource) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
+	now := s.now()
+	s.fleetMu.Lock()
+	defer s.fleetMu.Unlock()
+	if s.fleet != nil && now.Sub(s.fleetAt) < fleetEvery && !now.Before(s.fleetAt) {
+		return s.fleet
+	}
+	if f, err := reconcile.FleetStatusOf(ctx, s.Store, now, s.StaleAfter); err == nil {
+		s.fleet, s.fleetAt = f, now
+	}
+	return s.fleet
 }
 
 var _ Source = (*StoreSource)(nil)
@@ -51,7 +80,11 @@ func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
 			if err != nil {
 				return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
 			}
-			return st.WithPolicies(policies), nil
+			st = st.WithPolicies(policies)
+			if st.Fleet == nil {
+				st.Fleet = s.fleetStatus(ctx)
+			}
+			return st, nil
 		}
 		if ctx.Err() != nil {
 			return reconcile.Status{}, err
@@ -62,6 +95,7 @@ func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
 	if err != nil {
 		return reconcile.Status{}, err
 	}
+	st.Fleet.Judge(s.now(), s.StaleAfter)
 	return st, fmt.Errorf("%w, showing the journal only: %v", ErrPartial, liveErr)
 }
 

@@ -32,7 +32,7 @@ func Draw(c Canvas, m Model) {
 		return
 	}
 	drawHeader(p, m)
-	y0, y1 := headerRows, p.h-1
+	y0, y1 := headerHeight(m), p.h-1
 	switch {
 	case m.Detail:
 		drawDetail(p, m, y0, y1)

@@ -44,6 +44,9 @@ func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, err
 		return nil, fmt.Errorf("adopt attempt %s: its container has stopped: %w", a, rm.ErrProcessGone)
 	}
 	p := newProcess(l.e, c.ID, a, 0, 0)
+	if c.HostConfig != nil && c.HostConfig.Memory > 0 {
+		p.limit = uint64(c.HostConfig.Memory)
+	}
 	if pid > 0 {
 		if c.State.Pid != pid || !platform.Alive(pid, start) {
 			return nil, fmt.Errorf("adopt attempt %s: its container's process is not pid %d any more: %w", a, pid, rm.ErrProcessGone)

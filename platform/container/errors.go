@@ -7,27 +7,33 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The failures a caller tells apart. Errors returned by this package wrap
 // one of them (errors.Is) beside the engine's own error, which says more.
+// Those an attempt ends with carry its failure reason
+// (rm.LaunchFailureReason): ErrEngineDown rm.BackendUnavailable,
+// ErrImageMissing rm.ImageMissing, ErrPullFailed rm.ImagePullFailed,
+// ErrOOMKilled rm.OOMKilled; any other launch error is rm.LaunchFailed.
 var (
 	// ErrEngineDown: the engine's socket did not answer (not running, wrong
 	// address, no permission to its socket).
-	ErrEngineDown = errors.New("container engine unreachable")
+	ErrEngineDown error = rm.NewReasonError(rm.BackendUnavailable, "container engine unreachable")
 	// ErrImageMissing: the image is not on the engine and the settings
 	// forbid pulling it.
-	ErrImageMissing = errors.New("container image missing")
+	ErrImageMissing error = rm.NewReasonError(rm.ImageMissing, "container image missing")
 	// ErrPullFailed: the image is not on the engine and pulling it failed
 	// (unknown image, registry unreachable, no credentials).
-	ErrPullFailed = errors.New("container image pull failed")
+	ErrPullFailed error = rm.NewReasonError(rm.ImagePullFailed, "container image pull failed")
 	// ErrStartFailed: the engine created the container but could not start
 	// it (no bin/Runner.Listener in the image, a runtime refusing the
 	// container's settings).
 	ErrStartFailed = errors.New("container start failed")
 	// ErrOOMKilled: the kernel's OOM killer ended the container: its job
 	// needed more memory than the container's limit.
-	ErrOOMKilled = errors.New("container killed by the OOM killer")
+	ErrOOMKilled error = rm.NewReasonError(rm.OOMKilled, "container killed by the OOM killer")
 	// ErrContainerGone: the attempt's container no longer exists.
 	ErrContainerGone = errors.New("container is gone")
 )

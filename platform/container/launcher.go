@@ -51,7 +51,7 @@ type Launcher struct {
 	e        *Engine
 	host     rm.HostID
 	s        Settings
-	memoryOf func() uint64
+	memoryOf func(rm.AttemptID) uint64
 	log      *slog.Logger
 	// failedLogs is where a failed attempt's runner output is saved.
 	failedLogs string
@@ -65,11 +65,14 @@ type Launcher struct {
 // Option configures a Launcher.
 type Option func(*Launcher)
 
-// WithMemoryFor gives the memory limit of each new container when the
-// settings fix none: called at each launch, e.g. with the admitted
-// expected peak of the policy plus headroom, so that one job cannot take
-// the host. 0 means no limit.
-func WithMemoryFor(f func() uint64) Option { return func(l *Launcher) { l.memoryOf = f } }
+// WithMemoryFor gives the memory limit of each new container: called at
+// each launch with its attempt, e.g. answering the admitted expected peak
+// of the policy plus headroom, so that one job cannot take the host; the
+// settings' MemoryBytes where it answers 0 (at least MinMemory either
+// way).
+func WithMemoryFor(f func(rm.AttemptID) uint64) Option {
+	return func(l *Launcher) { l.memoryOf = f }
+}
 
 // WithFailedLogs saves a failed attempt's runner output (the container's
 // stdout and stderr) to dir/<attempt>.log, 0600, before Cleanup removes
@@ -119,7 +122,8 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if spec.JITConfig == "" {
 		return nil, fmt.Errorf("launch attempt %s: no JIT configuration to start the runner with", spec.Attempt)
 	}
-	id, err := l.create(ctx, spec)
+	opts := l.createOptions(spec)
+	id, err := l.create(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
@@ -137,6 +141,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, engineErr("inspect started container", err))
 	}
 	p := newProcess(l.e, id, spec.Attempt, 0, 0)
+	p.limit = uint64(max(opts.HostConfig.Memory, 0))
 	if st := ins.Container.State; st != nil && st.Pid > 0 {
 		p.pid, p.start = l.hostProcess(st.Pid, id, spec.Attempt)
 		if p.pid > 0 {
@@ -168,8 +173,7 @@ func (l *Launcher) hostProcess(pid int, id string, a rm.AttemptID) (int, uint64)
 
 // create creates the attempt's container, pulling the image first when it
 // is missing and the settings allow.
-func (l *Launcher) create(ctx context.Context, spec rm.LaunchSpec) (string, error) {
-	opts := l.createOptions(spec)
+func (l *Launcher) create(ctx context.Context, opts client.ContainerCreateOptions) (string, error) {
 	res, err := l.e.cli.ContainerCreate(ctx, opts)
 	if err != nil && isNotFound(err) && ctx.Err() == nil {
 		if l.s.Pull == PullNever {
@@ -213,8 +217,8 @@ func (l *Launcher) createOptions(spec rm.LaunchSpec) client.ContainerCreateOptio
 		Binds:       append([]string(nil), l.s.Volumes...),
 	}
 	memory := l.s.MemoryBytes
-	if memory == 0 && l.memoryOf != nil {
-		if m := l.memoryOf(); m > 0 {
+	if l.memoryOf != nil {
+		if m := l.memoryOf(spec.Attempt); m > 0 {
 			memory = max(m, MinMemory)
 		}
 	}

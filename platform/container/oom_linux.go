@@ -25,8 +25,11 @@ const cgroupV1Memory = "/sys/fs/cgroup/memory"
 // engines read memory.events themselves and say.
 type oomWatch struct {
 	control *os.File // memory.oom_control
+	usage   *os.File // memory.max_usage_in_bytes; nil if it cannot be read
 	events  *os.File // the eventfd
 	killed  atomic.Bool
+	kills   atomic.Uint64 // the kill counter's last value
+	peak    atomic.Uint64 // the cgroup's peak charge, as last read
 	once    sync.Once
 	done    chan struct{}
 }
@@ -55,6 +58,9 @@ func watchOOM(pid int) *oomWatch {
 		return nil
 	}
 	w := &oomWatch{control: control, events: events, done: make(chan struct{})}
+	if f, err := os.Open(filepath.Join(dir, "memory.max_usage_in_bytes")); err == nil {
+		w.usage = f
+	}
 	w.look() // an OOM kill before the registration still counts
 	go w.run()
 	return w
@@ -78,8 +84,9 @@ func (w *oomWatch) run() {
 	}
 }
 
-// look reads memory.oom_control, noting an OOM kill its counter shows;
-// false when it cannot be read (the cgroup was removed).
+// look reads memory.oom_control, noting an OOM kill its counter shows,
+// and the cgroup's peak charge; false when it cannot be read (the cgroup
+// was removed).
 func (w *oomWatch) look() bool {
 	buf := make([]byte, 256)
 	n, err := w.control.ReadAt(buf, 0)
@@ -91,10 +98,32 @@ func (w *oomWatch) look() bool {
 		if v, ok := strings.CutPrefix(sc.Text(), "oom_kill "); ok {
 			if k, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil && k > 0 {
 				w.killed.Store(true)
+				w.kills.Store(max(w.kills.Load(), k))
+			}
+		}
+	}
+	if w.usage != nil {
+		if n, _ := w.usage.ReadAt(buf, 0); n > 0 {
+			if v, err := strconv.ParseUint(strings.TrimSpace(string(buf[:n])), 10, 64); err == nil {
+				w.peak.Store(max(w.peak.Load(), v))
 			}
 		}
 	}
 	return true
+}
+
+// memory is what the watch saw of the cgroup: the processes the OOM killer
+// killed (at least 1 once it acted, though the counter may not show it)
+// and the cgroup's peak charge (0 when unknown). Call after stop.
+func (w *oomWatch) memory() (kills, peak uint64) {
+	if w == nil {
+		return 0, 0
+	}
+	kills = w.kills.Load()
+	if kills == 0 && w.killed.Load() {
+		kills = 1
+	}
+	return kills, w.peak.Load()
 }
 
 // stop looks a last time, ends the watch and reports whether the
@@ -108,6 +137,9 @@ func (w *oomWatch) stop() bool {
 		_ = w.events.Close()
 		<-w.done
 		_ = w.control.Close()
+		if w.usage != nil {
+			_ = w.usage.Close()
+		}
 	})
 	return w.killed.Load()
 }

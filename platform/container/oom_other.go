@@ -8,3 +8,5 @@ type oomWatch struct{}
 func watchOOM(int) *oomWatch { return nil }
 
 func (w *oomWatch) stop() bool { return false }
+
+func (w *oomWatch) memory() (kills, peak uint64) { return 0, 0 }

@@ -35,11 +35,28 @@ type Process struct {
 	start   uint64
 	// oom is the launcher's own witness of an OOM kill (nil: none).
 	oom *oomWatch
+	// limit is the container's memory limit (0: none).
+	limit uint64
 
 	done    chan struct{}
 	ended   sync.Once
-	code    int   // written before done is closed
-	failure error // written before done is closed
+	code    int    // written before done is closed
+	failure error  // written before done is closed
+	memory  Memory // written before done is closed
+}
+
+// Memory is what is known of a container's memory once it ended.
+type Memory struct {
+	// LimitBytes is the container's memory limit; 0: none.
+	LimitBytes uint64
+	// PeakBytes is its cgroup's peak charge, where the launcher could read
+	// it (cgroup v1); 0 when unknown.
+	PeakBytes uint64
+	// OOMKills counts the container's processes the kernel's OOM killer
+	// ended (at least 1 when the engine or the launcher's witness saw one):
+	// the runner's own, or only a job's child, which the runner may have
+	// survived.
+	OOMKills uint64
 }
 
 var _ rm.Process = (*Process)(nil)
@@ -85,6 +102,17 @@ func (p *Process) Failure() error {
 		return p.failure
 	default:
 		return nil
+	}
+}
+
+// Memory is what is known of the container's memory once Done is closed:
+// its limit, its peak and its OOM kills. The limit alone before.
+func (p *Process) Memory() Memory {
+	select {
+	case <-p.done:
+		return p.memory
+	default:
+		return Memory{LimitBytes: p.limit}
 	}
 }
 
@@ -192,7 +220,13 @@ func (p *Process) record(ctx context.Context, code int) {
 	}
 	// The launcher's own witness says the cgroup ran out of memory; the
 	// kill was the runner's (not only a job's child) when SIGKILL ended it.
-	if p.oom.stop() && code == 128+9 {
+	witnessed := p.oom.stop()
+	kills, peak := p.oom.memory()
+	if oom && kills == 0 {
+		kills = 1
+	}
+	p.memory = Memory{LimitBytes: p.limit, PeakBytes: peak, OOMKills: kills}
+	if witnessed && code == 128+9 {
 		oom = true
 	}
 	if oom {
@@ -206,6 +240,8 @@ func (p *Process) record(ctx context.Context, code int) {
 func (p *Process) end(failure error) {
 	p.ended.Do(func() {
 		p.oom.stop()
+		kills, peak := p.oom.memory()
+		p.memory = Memory{LimitBytes: p.limit, PeakBytes: peak, OOMKills: kills}
 		p.failure = failure
 		close(p.done)
 	})

@@ -63,13 +63,20 @@ func (in Install) Write(user bool) error {
 }
 
 // Remove removes the service file of a system (or, with user, a per-user)
-// service on goos and returns where it was and how to stop it.
+// service on goos and returns where it was and how to stop it. A systemd
+// unit still enabled is left, with an *EnabledError that says how to
+// disable it first.
 func Remove(goos string, user bool, home, configHome string) (Install, error) {
 	// The file's place does not depend on the paths inside it.
 	spec := Spec{Executable: "/x", ConfigPath: "/x", DataDir: "/x", User: user}
 	in, err := For(goos, spec, home, configHome)
 	if err != nil {
 		return in, err
+	}
+	if goos == "linux" {
+		if links := enabledLinks(in.Path); len(links) > 0 {
+			return in, &EnabledError{Path: in.Path, Links: links, Disable: in.Stop}
+		}
 	}
 	if err := os.Remove(in.Path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

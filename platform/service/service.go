@@ -175,8 +175,10 @@ type Install struct {
 	// Content of the file.
 	Content string
 	// Start are the commands that load and start it; Stop the ones that
-	// stop and unload it (run before removing the file).
-	Start, Stop []string
+	// stop and disable it (run before removing the file); Unload the ones
+	// that stop what still runs once the file is gone and make the service
+	// manager forget it.
+	Start, Stop, Unload []string
 }
 
 // For returns the service file for goos ("linux", "darwin") with its place:
@@ -198,10 +200,12 @@ func For(goos string, spec Spec, home, configHome string) (Install, error) {
 			in.Path = filepath.Join(configHome, "systemd", "user", Name+".service")
 			in.Start = []string{"systemctl --user daemon-reload", "systemctl --user enable --now " + Name}
 			in.Stop = []string{"systemctl --user disable --now " + Name}
+			in.Unload = []string{"systemctl --user stop " + Name, "systemctl --user daemon-reload"}
 		} else {
 			in.Path = "/etc/systemd/system/" + Name + ".service"
 			in.Start = []string{"systemctl daemon-reload", "systemctl enable --now " + Name}
 			in.Stop = []string{"systemctl disable --now " + Name}
+			in.Unload = []string{"systemctl stop " + Name, "systemctl daemon-reload"}
 		}
 		return in, nil
 	case "darwin":
@@ -214,10 +218,12 @@ func For(goos string, spec Spec, home, configHome string) (Install, error) {
 			in.Path = filepath.Join(home, "Library", "LaunchAgents", Label+".plist")
 			in.Start = []string{"launchctl bootstrap gui/$(id -u) " + in.Path}
 			in.Stop = []string{"launchctl bootout gui/$(id -u)/" + Label}
+			in.Unload = in.Stop
 		} else {
 			in.Path = "/Library/LaunchDaemons/" + Label + ".plist"
 			in.Start = []string{"launchctl bootstrap system " + in.Path}
 			in.Stop = []string{"launchctl bootout system/" + Label}
+			in.Unload = in.Stop
 		}
 		return in, nil
 	}

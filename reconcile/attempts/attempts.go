@@ -66,7 +66,21 @@ func (q Query) Filter(ctx context.Context, st store.Store, now time.Time) (store
 	if q.Policy != "" {
 		p, err := policyplan.ByName(ctx, st, q.Policy)
 		if err != nil {
-			return f, err
+			// A removed policy's history: the last removed of that name.
+			removed, rerr := st.RemovedPolicies(ctx)
+			if rerr != nil {
+				return f, rerr
+			}
+			var last *rm.Policy
+			for i, r := range removed {
+				if r.Name == q.Policy && (last == nil || r.RemovedAt.After(last.RemovedAt)) {
+					last = &removed[i]
+				}
+			}
+			if last == nil {
+				return f, err
+			}
+			p = *last
 		}
 		f.Policy = p.ID
 	}
@@ -93,17 +107,36 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, invalid("--since %q is not a duration (90m, 24h, 7d) or a time (2025-03-01, 2025-03-01T15:04:05Z)", s)
 }
 
-// PolicyNames maps the journal's policies' ids to their names.
+// PolicyNames maps the journal's policies' ids to their names, the
+// removed policies' (kept for their history) included.
 func PolicyNames(ctx context.Context, st store.Store) (map[rm.PolicyID]string, error) {
-	ps, err := st.Policies(ctx)
+	ps, err := Policies(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	names := make(map[rm.PolicyID]string, len(ps))
-	for _, p := range ps {
-		names[p.ID] = p.Name
+	for id, p := range ps {
+		names[id] = p.Name
 	}
 	return names, nil
+}
+
+// Policies maps the ids of the journal's policies, in force and removed
+// (RemovedAt set), to them: what an attempt's history names.
+func Policies(ctx context.Context, st store.Store) (map[rm.PolicyID]rm.Policy, error) {
+	ps, err := st.Policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	removed, err := st.RemovedPolicies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[rm.PolicyID]rm.Policy, len(ps)+len(removed))
+	for _, p := range append(ps, removed...) {
+		out[p.ID] = p
+	}
+	return out, nil
 }
 
 // Find reads the attempt whose id a user typed; an id that does not parse

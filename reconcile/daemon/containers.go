@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/container"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
@@ -31,13 +34,87 @@ type containers struct {
 	byPolicy map[rm.PolicyID]*container.Launcher
 	replaced []*container.Launcher // closed at Close: their watches run on
 	base     *container.Launcher   // Adopt, RanJob, Cleanup
+	// limits are the memory limits reconcile set for attempts about to
+	// launch (SetMemoryLimit), taken at their container's creation.
+	limits map[rm.AttemptID]uint64
+	// procs are the attempts' containers, launched or adopted, until
+	// Cleanup: GroupMemory reads their end.
+	procs map[rm.AttemptID]*container.Process
+	// expectedPeak is what admission expects an attempt of a policy to
+	// peak at: a policy that sets no limit gets twice it (peakLimit).
+	expectedPeak func(rm.Policy) uint64
+}
+
+// peakLimit is the memory limit of a container whose policy sets none:
+// twice what admission expects it to peak at, at least
+// rm.MinMemoryLimit, as rm.MemoryLimitFromPeaks gives, so that one job
+// cannot take the host; 0 when nothing is expected.
+func (c *containers) peakLimit(p rm.Policy) uint64 {
+	if c.expectedPeak == nil {
+		return 0
+	}
+	exp := c.expectedPeak(p)
+	if exp == 0 || exp*2/2 != exp {
+		return 0
+	}
+	return max(exp*2, rm.MinMemoryLimit)
 }
 
 var _ reconcile.Launcher = (*containers)(nil)
 
 func newContainers(host string, hostID rm.HostID, failedLogs string, log *slog.Logger) *containers {
 	return &containers{host: host, hostID: hostID, failedLogs: failedLogs, log: log,
-		byPolicy: map[rm.PolicyID]*container.Launcher{}}
+		byPolicy: map[rm.PolicyID]*container.Launcher{},
+		limits:   map[rm.AttemptID]uint64{}, procs: map[rm.AttemptID]*container.Process{}}
+}
+
+// SetMemoryLimit is the memory limit of the attempt's container, set by
+// reconcile before its launch: the policy's limit, or, for
+// rm.MemoryLimitFromPeaks, twice the peak admission expects of it (at
+// least rm.MinMemoryLimit). The container gets it as its cgroup's limit,
+// swap included.
+func (c *containers) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.limits[a] = bytes
+	return nil
+}
+
+// memoryFor is the limit of an attempt's container at its creation.
+func (c *containers) memoryFor(a rm.AttemptID) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limits[a]
+}
+
+// GroupMemory is the kernel's word on an ended container's memory: its
+// limit, its peak where known, and its processes the OOM killer ended,
+// which make reconcile conclude the attempt Failed(OOMKilled) and the
+// meters bank its limit as a peak. false for a container not ended, or
+// not this launcher's.
+func (c *containers) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+	c.mu.Lock()
+	p := c.procs[a]
+	c.mu.Unlock()
+	if p == nil {
+		return platform.GroupMemory{}, false
+	}
+	select {
+	case <-p.Done():
+	default:
+		return platform.GroupMemory{}, false
+	}
+	m := p.Memory()
+	return platform.GroupMemory{LimitBytes: m.LimitBytes, PeakBytes: m.PeakBytes, OOMKills: m.OOMKills}, true
+}
+
+// keep notes an attempt's container for GroupMemory.
+func (c *containers) keep(a rm.AttemptID, p rm.Process) {
+	if cp, ok := p.(*container.Process); ok {
+		c.mu.Lock()
+		c.procs[a] = cp
+		c.mu.Unlock()
+	}
 }
 
 // engine connects the engine at the first call.
@@ -60,10 +137,16 @@ func (c *containers) engineLocked() (*container.Engine, error) {
 }
 
 // Settings are the container package's settings of a container policy.
+// An image named localhost/… (Podman's name for an image built on the
+// host) is never pulled: no registry has it, and a missing one is said as
+// missing, not as a pull that failed.
 func Settings(p rm.Policy) container.Settings {
 	s := container.Settings{
 		Image: p.Container.Image, CPUs: p.Container.CPUs, Network: p.Container.Network,
 		Volumes: slices.Clone(p.Container.Volumes), PassEnv: slices.Clone(p.Container.Env),
+	}
+	if strings.HasPrefix(p.Container.Image, "localhost/") {
+		s.Pull = container.PullNever
 	}
 	if p.MemoryLimit != rm.MemoryLimitFromPeaks {
 		s.MemoryBytes = p.MemoryLimit
@@ -96,10 +179,11 @@ func (c *containers) forPolicy(p rm.Policy) (*container.Launcher, error) {
 }
 
 func (c *containers) options() []container.Option {
-	if c.failedLogs == "" {
-		return nil
+	opts := []container.Option{container.WithMemoryFor(c.memoryFor)}
+	if c.failedLogs != "" {
+		opts = append(opts, container.WithFailedLogs(c.failedLogs))
 	}
-	return []container.Option{container.WithFailedLogs(c.failedLogs)}
+	return opts
 }
 
 // baseLauncher serves the calls that name an attempt only.
@@ -124,11 +208,29 @@ func (c *containers) baseLauncher() (*container.Launcher, error) {
 
 // Launch starts the attempt in a container of its policy's settings.
 func (c *containers) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
+	defer func() {
+		c.mu.Lock()
+		delete(c.limits, spec.Attempt)
+		c.mu.Unlock()
+	}()
+	if spec.Policy.MemoryLimit == 0 {
+		// reconcile limits only a policy that sets a limit; a container
+		// always gets one.
+		if limit := c.peakLimit(spec.Policy); limit > 0 {
+			c.mu.Lock()
+			c.limits[spec.Attempt] = limit
+			c.mu.Unlock()
+		}
+	}
 	l, err := c.forPolicy(spec.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	return l.Launch(ctx, spec)
+	p, err := l.Launch(ctx, spec)
+	if err == nil {
+		c.keep(spec.Attempt, p)
+	}
+	return p, err
 }
 
 // Adopt finds the attempt's container.
@@ -137,7 +239,11 @@ func (c *containers) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, e
 	if err != nil {
 		return nil, fmt.Errorf("adopt attempt %s: %w", a, err)
 	}
-	return l.Adopt(a, pid, start)
+	p, err := l.Adopt(a, pid, start)
+	if err == nil {
+		c.keep(a, p)
+	}
+	return p, err
 }
 
 // RanJob reads the runner's trace in the attempt's container.
@@ -148,11 +254,29 @@ func (c *containers) RanJob(a rm.AttemptID) bool {
 
 // Cleanup removes the attempt's container.
 func (c *containers) Cleanup(a rm.AttemptID, failed bool) error {
+	c.mu.Lock()
+	delete(c.procs, a)
+	c.mu.Unlock()
 	l, err := c.baseLauncher()
 	if err != nil {
 		return fmt.Errorf("clean up attempt %s: %w", a, err)
 	}
 	return l.Cleanup(a, failed)
+}
+
+// withContainerMemory is the meters' view of the launchers' groups: the
+// native launcher's cgroups, and the containers' memory at their end, so
+// that a container the OOM killer ended banks its limit as its peak.
+type withContainerMemory struct {
+	meter.Groups
+	boxes *containers
+}
+
+func (g withContainerMemory) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+	if m, ok := g.Groups.GroupMemory(a); ok {
+		return m, true
+	}
+	return g.boxes.GroupMemory(a)
 }
 
 // removeLeftovers removes this host's containers whose attempt the
@@ -217,5 +341,20 @@ func (d *Daemon) recoverContainers(ctx context.Context) {
 	}
 	if err := d.boxes.removeLeftovers(ctx, ids); err != nil {
 		d.log.Warn("leftover containers not all removed", "err", err)
+	}
+}
+
+// expectedPeak is admission's expected peak of a policy's attempt: its
+// banked peaks, else its estimate, else admission's default.
+func expectedPeak(m reconcile.Meters, a *reconcile.Admission) func(rm.Policy) uint64 {
+	return func(p rm.Policy) uint64 {
+		est := p.MemoryEstimate
+		if est == 0 {
+			est = a.DefaultEstimate
+		}
+		if est == 0 {
+			est = reconcile.DefaultMemoryEstimate
+		}
+		return m.ExpectedPeak(p.ID, est)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -52,12 +53,23 @@ type Config struct {
 	// DataDir holds the journal, runners/, attempts/, state/ and the local
 	// API socket. It is created (0700) if missing.
 	DataDir string
-	// Store is the journal; nil opens DataDir/journal.db (Close closes it).
+	// Store is the journal; nil opens the one StoreConfig names (by
+	// default DataDir/journal.db; Close closes it).
 	Store store.Store
+	// StoreConfig, when Store is nil, names the journal: the SQLite file
+	// in DataDir (a zero value), or a PostgreSQL database a fleet shares.
+	StoreConfig StoreConfig
+	// HeartbeatEvery is how often a running daemon stamps its host's
+	// heartbeat in the fleet (default DefaultHeartbeatEvery, 15 s); a
+	// host is stale after StaleAfter(HeartbeatEvery) without one.
+	HeartbeatEvery time.Duration
 	// Host is this host; a zero ID takes LocalHost(DataDir): the id kept
 	// in DataDir/state/host-id and this machine's facts. New records it in
 	// the journal.
 	Host rm.Host
+	// HostName names the host a zero Host takes ("": the machine's
+	// hostname): two hosts of a fleet must not share a name.
+	HostName string
 
 	// GitHub is the client's configuration: New builds the client, its
 	// calls counted by the metrics when they are on. Ignored when Client
@@ -81,7 +93,9 @@ type Config struct {
 	// of that backend needs it.
 	ContainerHost string
 	// Meters samples runners and banks their peaks; default a
-	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml.
+	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml, wrapped
+	// by fleetweights (job weights recorded in the store; with a store
+	// other than SQLite, expected peaks from the fleet's weights).
 	Meters reconcile.Meters
 	// Admission decides every launch; default: the host's real memory
 	// less config.DefaultMemoryReserve, and no runner started while
@@ -239,11 +253,13 @@ func (d *Daemon) supervisor() *reconcile.Supervisor {
 
 // openJournal opens the journal and sets the host up, as cfg says.
 func (d *Daemon) openJournal() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	d.st = d.cfg.Store
 	if d.st == nil {
-		st, err := store.OpenSQLite(filepath.Join(d.cfg.DataDir, JournalName), store.WithLogger(d.log))
+		st, err := OpenStore(ctx, d.cfg.DataDir, d.cfg.StoreConfig, d.log)
 		if err != nil {
-			return fmt.Errorf("open the journal: %w", err)
+			return err
 		}
 		d.st = st
 		d.closers = append(d.closers, st.Close)
@@ -251,12 +267,10 @@ func (d *Daemon) openJournal() error {
 	d.host = d.cfg.Host
 	if d.host.ID.IsZero() {
 		var err error
-		if d.host, err = LocalHost(d.cfg.DataDir); err != nil {
+		if d.host, err = NamedLocalHost(d.cfg.DataDir, d.cfg.HostName); err != nil {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if err := d.st.PutHost(ctx, d.host); err != nil {
 		return fmt.Errorf("record this host in the journal: %w", err)
 	}
@@ -297,15 +311,25 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		if g, ok := d.native.(meter.Groups); ok {
 			// The native launcher's attempts run in cgroups where the host
 			// allows it: the meters read them instead of walking /proc.
+			if d.boxes != nil {
+				g = withContainerMemory{Groups: g, boxes: d.boxes}
+			}
 			opts = append(opts, meter.WithGroups(g))
 		}
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
+		// Every job's weight is kept for the fleet; a shared store's
+		// weights, not the peaks file, then set the expected peaks.
+		_, local := d.st.(*store.SQLite)
+		cfg.Meters = fleetweights.Wrap(cfg.Meters, d.st, d.host.ID, fleetweights.Options{Admit: !local, Logger: d.log})
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{
 			Memory: reconcile.HostMemory{}, Reserve: config.DefaultMemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
 		}
+	}
+	if d.boxes != nil {
+		d.boxes.expectedPeak = expectedPeak(cfg.Meters, cfg.Admission)
 	}
 	loop := cfg.Loop
 	if d.met != nil {

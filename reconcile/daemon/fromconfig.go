@@ -17,7 +17,7 @@ import (
 // the data directory, GitHub and its credentials (read now), admission's
 // memory reserve and disk floor, the webhook listener with its secret (read
 // from the variable [webhook] secret_env names) and the metrics address.
-// Store, Host, Logger, Drain and Version are the caller's to set. It
+// The journal is the one [store] names (StoreConfig). Store, Host, Logger, Drain and Version are the caller's to set. It
 // returns an error wrapping config.ErrNoCredentials when no credentials
 // are configured.
 func FromConfig(c *config.Config, userAgent string) (Config, error) {
@@ -32,8 +32,11 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 			Memory: reconcile.HostMemory{}, Reserve: c.Admission.MemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
 		},
+		StoreConfig:      StoreConfigOf(c),
 		MetricsAddr:      c.Daemon.MetricsAddr,
 		ContainerHost:    c.Container.Host,
+		HostName:         c.Host.Name,
+		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
 		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 		AutoUpdateRunner: c.Runner.AutoUpdate,
 	}

@@ -86,3 +86,13 @@ func LocalHost(dataDir string) (rm.Host, error) {
 	h.SeenAt = time.Now().UTC()
 	return h, nil
 }
+
+// NamedLocalHost is LocalHost under name, when it is not "" (config's
+// [host] name): the name the fleet knows this host by.
+func NamedLocalHost(dataDir, name string) (rm.Host, error) {
+	h, err := LocalHost(dataDir)
+	if err == nil && name != "" {
+		h.Name = name
+	}
+	return h, err
+}

@@ -43,6 +43,9 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := d.checkPrefix(ctx); err != nil {
+		return err
+	}
 	if owned == 0 {
 		d.log.Warn("no policies of this host yet: the daemon picks new ones up within seconds")
 	}
@@ -67,12 +70,13 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	if d.met != nil {
 		wg.Go(func() { d.met.Run(ctx, metricsEvery) })
 	}
+	wg.Go(func() { d.heartbeat(ctx, sup.NudgeAll) })
 	wg.Go(func() { d.pruneLogs(ctx) })
 	if d.cfg.AutoUpdateRunner {
 		wg.Go(func() { d.updateRunner(ctx) })
 	}
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
-		"policies", owned, "socket", ls.addrs.Socket, "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
+		"policies", owned, "socket", ls.addrs.Socket, "store", storeName(d.st), "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
 	supDone := make(chan error, 1)
 	wg.Go(func() { supDone <- sup.Run(ctx) })
 	select {

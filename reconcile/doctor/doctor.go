@@ -1,9 +1,10 @@
 // Package doctor checks a host's setup and finds what a crash or a killed
 // daemon left behind: the configuration, the data directory and its
 // journal, disk and memory against admission's floor and reserve, the
-// installed runner, the GitHub credentials on every policy's scope, and the
-// leftovers (registrations, attempt directories, runner processes and
-// scale-set message sessions no live attempt owns). With Fix it removes the
+// installed runner, the GitHub credentials on every policy's scope, the
+// container engine and images of container policies, and the leftovers
+// (registrations, attempt directories, runner processes, runner containers
+// and scale-set message sessions no live attempt owns). With Fix it removes the
 // leftovers, only while no daemon runs (a daemon reaps them itself).
 // Programs print the checks; Run decides them.
 package doctor
@@ -109,6 +110,10 @@ type Setup struct {
 	SessionOwner func(rm.Host) string
 	// ProcRoot is the procfs to look for runner processes in ("": /proc).
 	ProcRoot string
+	// ContainerHost is the container engine's address ([container] host;
+	// "": DOCKER_HOST, else the usual sockets), checked when a policy of
+	// this host has backend container.
+	ContainerHost string
 	// Fix removes leftovers and tightens the data directory's mode.
 	Fix bool
 	// Report, if set, is given each check as soon as it is made.

@@ -47,6 +47,7 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 	// in a deleted directory, which is no data directory's.
 	r.add(lo.processes(r.ProcRoot, r.DataDir))
 	r.add(lo.dirs(r.DataDir))
+	r.add(r.containers(ctx, host, mine, lo)...)
 	owner := ""
 	if r.SessionOwner != nil {
 		owner = r.SessionOwner(host)

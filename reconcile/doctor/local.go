@@ -78,6 +78,9 @@ func (r *run) runners(ctx context.Context, st store.Store, mine []rm.Policy) (st
 	installed, installErr := install.Newest(r.DataDir)
 	needsInstalled := false
 	for _, p := range mine {
+		if p.Backend == rm.BackendContainer {
+			continue // its runner is its image's
+		}
 		if p.RunnerDir == "" {
 			needsInstalled = true
 		} else if _, err := os.Stat(platform.ListenerPath(p.RunnerDir)); err != nil {

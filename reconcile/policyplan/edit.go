@@ -80,6 +80,10 @@ func (e Edit) Write(ctx context.Context, st store.Store, p rm.Policy) (rm.Policy
 	}
 	q.UpdatedAt = time.Now().UTC()
 	if err := st.UpdatePolicy(ctx, q); err != nil {
+		var taken *store.TargetTakenError
+		if errors.As(err, &taken) {
+			return p, nil, invalid("%v", taken)
+		}
 		if errors.Is(err, store.ErrConflict) {
 			return p, nil, invalid("a policy named %q exists: choose another name", q.Name)
 		}

@@ -160,6 +160,10 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Po
 	now := time.Now().UTC()
 	p.ID, p.CreatedAt, p.UpdatedAt = rm.NewPolicyID(), now, now
 	if err := st.InsertPolicy(ctx, p); err != nil {
+		var taken *store.TargetTakenError
+		if errors.As(err, &taken) {
+			return p, invalid("%v", taken)
+		}
 		if errors.Is(err, store.ErrConflict) {
 			return p, invalid("a policy named %q exists: choose another name, or change it with `runner-manager policy edit %s`", p.Name, p.Name)
 		}

@@ -35,8 +35,9 @@ func (w *World) secrets() map[string]string {
 }
 
 // Result is one scenario's figures. Counts of things left are taken once
-// the run settled, with the daemon running and again after its final
-// SIGTERM; the larger is kept.
+// the run settled, with the daemon running (less the warm spares its
+// policy keeps listening on purpose: SparesKept) and again after its
+// final SIGTERM, which must remove them too; the larger is kept.
 type Result struct {
 	Scenario string `json:"scenario"`
 	Mode     string `json:"mode"`
@@ -53,6 +54,11 @@ type Result struct {
 	ProcessesLeft int `json:"processes_left"`
 	// AttemptDirsLeft: <data>/attempts/* but .spare and .failed.
 	AttemptDirsLeft int `json:"attempt_dirs_left"`
+	// SparesKept: idle runners (registration, process, directory) the
+	// daemon kept listening once the run settled, as its policy's warm
+	// spares ask; not counted as left while it runs (at most the policy's
+	// spare), counted after the final SIGTERM.
+	SparesKept int `json:"spares_kept"`
 	// FailedRootsKept: <data>/attempts/.failed/* (kept on purpose for a
 	// day; reported, not a leak).
 	FailedRootsKept int `json:"failed_roots_kept"`
@@ -249,6 +255,22 @@ func (l leftovers) clean() bool {
 	return l.regs == 0 && l.procs == 0 && l.dirs == 0 && l.live == 0
 }
 
+// lessSpares is l less up to spares idle runners the daemon keeps on
+// purpose (each a registration, a process, a directory and a live
+// attempt), and how many it took off.
+func (l leftovers) lessSpares(spares int) (leftovers, int) {
+	n := min(spares, l.idleRegs, l.procs, l.dirs, l.live)
+	if n <= 0 {
+		return l, 0
+	}
+	l.regs -= n
+	l.idleRegs -= n
+	l.procs -= n
+	l.dirs -= n
+	l.live -= n
+	return l, n
+}
+
 func (w *World) leftovers(ctx context.Context) (leftovers, error) {
 	var l leftovers
 	for _, r := range w.Fake.Runners() {
@@ -307,17 +329,19 @@ func (w *World) attempts(ctx context.Context) ([]rm.Attempt, error) {
 }
 
 // settle waits up to d for the world to hold nothing beyond its ended
-// jobs (checked every second) and returns what it holds then.
-func (w *World) settle(ctx context.Context, d time.Duration) (leftovers, error) {
+// jobs and the policy's warm spares (checked every second) and returns
+// what it holds then beyond the spares, and how many spares it kept.
+func (w *World) settle(ctx context.Context, d time.Duration) (leftovers, int, error) {
 	deadline := time.Now().Add(d)
 	for {
-		l, err := w.leftovers(ctx)
+		all, err := w.leftovers(ctx)
+		l, spares := all.lessSpares(w.spares)
 		if err != nil || l.clean() || time.Now().After(deadline) {
-			return l, err
+			return l, spares, err
 		}
 		select {
 		case <-ctx.Done():
-			return l, ctx.Err()
+			return l, spares, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}

@@ -174,10 +174,12 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 		r.note("waiting for the jobs: %v", err)
 	}
 	// Settle: a slot is free once its process is gone, and the journal
-	// concludes soon after; give the daemon 30 s to be clean.
+	// concludes soon after; give the daemon 30 s to be clean but for its
+	// warm spares (the final SIGTERM must remove those).
 	sctx, scancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer scancel()
-	running, err := w.settle(sctx, 30*time.Second)
+	running, spares, err := w.settle(sctx, 30*time.Second)
+	r.SparesKept = spares
 	if err != nil {
 		return r, fmt.Errorf("measure: %w", err)
 	}

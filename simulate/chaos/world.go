@@ -75,6 +75,9 @@ type World struct {
 	started time.Time
 	// stall is how long without a job started or completed a wait accepts.
 	stall time.Duration
+	// spares is how many warm spares the policy keeps listening while
+	// idle: its default spare in scale-set mode, none in classic mode.
+	spares int
 
 	mu     sync.Mutex
 	daemon *exec.Cmd
@@ -107,6 +110,9 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		Config: filepath.Join(home, "config.toml"), LogPath: filepath.Join(home, "daemon.log"),
 		token: token, label: "chaos", started: time.Now(),
 	}
+	if mode == rm.ModeScaleSet {
+		w.spares = rm.DefaultSpare // policy add's default, kept below
+	}
 	w.Fake = fakegithub.NewServer(append(base, opts...)...)
 	f, err := os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -119,13 +125,7 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		return nil, err
 	}
 	add := []string{"policy", "add", "chaos", "--repo", Repo, "--max", strconv.Itoa(max), "--min-idle", strconv.Itoa(minIdle),
-		"--runner-dir", env.RunnerDir, "--memory-estimate", "64MiB",
-		// Without warm spares: the goals were set for runners that each
-		// serve a job, and a scale-set run with the default spare was seen
-		// to leave one registration, process and directory after the final
-		// SIGTERM (not yet explained; see the closing note of the warm
-		// spares work).
-		"--spare", "0"}
+		"--runner-dir", env.RunnerDir, "--memory-estimate", "64MiB"}
 	if mode == rm.ModeClassic {
 		add = append(add, "--labels", w.label)
 	} else {

@@ -150,7 +150,7 @@ func (s *Store) writeAttempt(ctx context.Context, a rm.Attempt, force bool) erro
 			case err != nil:
 				return err
 			case !ok:
-				return fmt.Errorf("attempt %s names policy %s, which does not exist: %w", a.ID, a.Policy, store.ErrConflict)
+				return fmt.Errorf("attempt %s names policy %s, which does not exist or was removed: %w", a.ID, a.Policy, store.ErrConflict)
 			}
 		}
 		if found {
@@ -165,7 +165,7 @@ func (s *Store) writeAttempt(ctx context.Context, a rm.Attempt, force bool) erro
 		return err
 	})
 	if pgCode(err) == "23503" { // foreign_key_violation: the policy went meanwhile
-		err = fmt.Errorf("attempt %s names policy %s, which does not exist: %w", a.ID, a.Policy, store.ErrConflict)
+		err = fmt.Errorf("attempt %s names policy %s, which does not exist or was removed: %w", a.ID, a.Policy, store.ErrConflict)
 	}
 	if err != nil {
 		return fmt.Errorf("%s attempt %s: %w", verb, a.ID, err)

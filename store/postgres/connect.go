@@ -35,6 +35,10 @@ var (
 // connect_timeout, so a server that does not answer is an error in seconds.
 const DefaultConnectTimeout = 10 * time.Second
 
+// HealthCheckPeriod is how often the pool checks its idle connections
+// (the URL's pool_health_check_period sets another).
+const HealthCheckPeriod = 5 * time.Second
+
 // Option configures Open.
 type Option func(*options)
 
@@ -95,26 +99,40 @@ func poolConfig(rawURL string, o options) (*pgxpool.Config, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBadURL, scrub(uerr.Err.Error(), rawURL))
 	}
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return nil, fmt.Errorf("%w: want postgres://user@host:port/database (or postgres://user@/database?host=/socket/dir), got %s", ErrBadURL, Redact(rawURL))
+		got := "no URL"
+		if err == nil && u.Scheme != "" {
+			got = "a " + u.Scheme + ": URL"
+		} else if strings.Contains(rawURL, "=") {
+			got = "key=value settings"
+		}
+		return nil, fmt.Errorf("%w: want postgres://user@host:port/database (or postgres://user@/database?host=/socket/dir), got %s", ErrBadURL, got)
 	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Redact(rawURL), parseProblem(err, rawURL))
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Describe(rawURL), parseProblem(err, rawURL))
 	}
 	_, inURL := u.User.Password()
 	inURL = inURL || u.Query().Has("password")
 	pw, from, err := optionPassword(o)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadURL, Redact(rawURL), err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadURL, Describe(rawURL), err)
 	}
 	if from != "" {
 		if inURL {
-			return nil, fmt.Errorf("%w: %s holds a password and %s gives another: keep one", ErrBadURL, Redact(rawURL), from)
+			return nil, fmt.Errorf("%w: %s holds a password and %s gives another: keep one", ErrBadURL, Describe(rawURL), from)
 		}
 		cfg.ConnConfig.Password = pw
 	}
 	if o.tracer != nil {
 		cfg.ConnConfig.Tracer = o.tracer
+	}
+	// A server restarted (or a network that dropped the connections) is
+	// found by the pool's checks within seconds: idle connections are
+	// checked this often, and each one idle for a second is pinged before
+	// it is handed out (pgxpool's default), so a write after a restart
+	// gets a fresh connection instead of a dead one.
+	if !u.Query().Has("pool_health_check_period") {
+		cfg.HealthCheckPeriod = HealthCheckPeriod
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["connect_timeout"]; !ok && !u.Query().Has("connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
@@ -168,7 +186,7 @@ func readPasswordFile(path string) (string, error) {
 // of Open's errors, naming the server by its redacted URL and never
 // carrying the password.
 func connectError(ctx context.Context, err error, rawURL, password string) error {
-	where := Redact(rawURL)
+	where := Describe(rawURL)
 	if ctx.Err() != nil {
 		return fmt.Errorf("connect to %s: %w", where, ctx.Err())
 	}
@@ -205,4 +223,27 @@ func scrub(msg, rawURL string, passwords ...string) string {
 		}
 	}
 	return msg
+}
+
+// Describe names the database of rawURL for messages and logs as
+// user@host/database (user@host:port/database with a port, the socket
+// directory as the host for a unix socket): never a password, nor any
+// other parameter of the URL.
+func Describe(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return "(not a URL)"
+	}
+	host := u.Host
+	if h := u.Query().Get("host"); h != "" {
+		host = h
+	}
+	if i := strings.IndexByte(host, ','); i >= 0 {
+		host = host[:i]
+	}
+	who := ""
+	if u.User != nil && u.User.Username() != "" {
+		who = u.User.Username() + "@"
+	}
+	return who + host + "/" + strings.TrimPrefix(u.Path, "/")
 }

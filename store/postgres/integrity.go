@@ -50,10 +50,10 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("integrity check of %s: %w", s.url, err)
+		return fmt.Errorf("integrity check of %s: %w", s.where, err)
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("journal %s is damaged: %s", s.url, strings.Join(problems, "; "))
+		return fmt.Errorf("journal %s is damaged: %s", s.where, strings.Join(problems, "; "))
 	}
 	return nil
 }

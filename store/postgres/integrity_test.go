@@ -53,6 +53,8 @@ func TestMigrateFromVersion2(t *testing.T) {
 	require.NoError(t, s.RecordAttempt(t.Context(), a))
 	require.NoError(t, s.Close())
 	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 2`)
+	sql(t, u, `DROP INDEX policies_name_in_force`)
+	sql(t, u, `ALTER TABLE policies DROP COLUMN removed_at, ADD CONSTRAINT policies_name_key UNIQUE (name)`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN spare, DROP COLUMN container_image, DROP COLUMN container_cpus, `+
 		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN memory_limit`)

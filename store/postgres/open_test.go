@@ -85,7 +85,7 @@ func TestOpenErrors(t *testing.T) {
 		require.ErrorIs(t, err, postgres.ErrUnreachable)
 		assert.NotContains(t, err.Error(), down.Password())
 		assert.Contains(t, err.Error(), "is the server running")
-		assert.Contains(t, err.Error(), "xxxxx", "the URL is named, redacted")
+		assert.Contains(t, err.Error(), postgres.Describe(u), "the database is named, without the password")
 
 		_, err = open(t, "postgres://u:"+pw+"@127.0.0.1:1/db")
 		require.ErrorIs(t, err, postgres.ErrUnreachable, "nothing listens on a TCP port")
@@ -199,6 +199,19 @@ func TestRedact(t *testing.T) {
 	}
 	s := pgtest.MustOpen(t)
 	assert.NotContains(t, s.URL(), pgtest.Shared(t).Password())
+	assert.NotContains(t, s.Where(), pgtest.Shared(t).Password())
+}
+
+func TestDescribe(t *testing.T) {
+	tests := map[string]string{
+		"postgres://u:secret@db.example:5432/rm?sslmode=require": "u@db.example:5432/rm",
+		"postgres://u@/rm?host=/run/pg&password=secret":          "u@/run/pg/rm",
+		"postgresql://db1,db2/rm":                                "db1/rm",
+		"host=db password=secret":                                "(not a URL)",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, postgres.Describe(in), in)
+	}
 }
 
 // TestOpenConcurrently: hosts starting at once over one new database apply
@@ -250,6 +263,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 	require.NoError(t, s.Close())
 	// Undo steps 2 and 3, as if a program of schema 1 had made the database.
 	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 1`)
+	sql(t, u, `DROP INDEX policies_name_in_force`)
+	sql(t, u, `ALTER TABLE policies DROP COLUMN removed_at, ADD CONSTRAINT policies_name_key UNIQUE (name)`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN spare, DROP COLUMN container_image, DROP COLUMN container_cpus, `+
 		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes`)
 	sql(t, u, `ALTER TABLE hosts DROP COLUMN version, DROP COLUMN registered_at`)

@@ -96,7 +96,7 @@ func queryAll[T any](ctx context.Context, q querier, scan func(row) (T, error), 
 
 const policyColumns = `id, name, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
 	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
-	spare, container_image, container_cpus, container_network, container_env, container_volumes`
+	spare, container_image, container_cpus, container_network, container_env, container_volumes, removed_at`
 
 func scanPolicy(sc row) (rm.Policy, error) {
 	var (
@@ -105,11 +105,12 @@ func scanPolicy(sc row) (rm.Policy, error) {
 		labels           []string
 		mem, limit       int64
 		created, updated *int64
+		removed          *int64
 	)
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, &labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
 		&created, &updated, &limit, &p.Spare, &p.Container.Image, &p.Container.CPUs, &p.Container.Network,
-		&p.Container.Env, &p.Container.Volumes)
+		&p.Container.Env, &p.Container.Volumes, &removed)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -136,6 +137,7 @@ func scanPolicy(sc row) (rm.Policy, error) {
 	p.MemoryLimit = uint64(limit) // -1 is rm.MemoryLimitFromPeaks
 	p.CreatedAt = fromNanos(created)
 	p.UpdatedAt = fromNanos(updated)
+	p.RemovedAt = fromNanos(removed)
 	return p, nil
 }
 
@@ -161,10 +163,11 @@ func nonNil(list []string) []string {
 	return list
 }
 
-// checkNameFree returns store.ErrConflict if another policy than id has name.
+// checkNameFree returns store.ErrConflict if another policy in force than
+// id has name.
 func checkNameFree(ctx context.Context, tx pgx.Tx, name string, id rm.PolicyID) error {
 	var other rm.PolicyID
-	err := tx.QueryRow(ctx, `SELECT id FROM policies WHERE name = $1 AND id != $2`, name, id.String()).Scan(&other)
+	err := tx.QueryRow(ctx, `SELECT id FROM policies WHERE name = $1 AND id != $2 AND removed_at IS NULL`, name, id.String()).Scan(&other)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -174,7 +177,35 @@ func checkNameFree(ctx context.Context, tx pgx.Tx, name string, id rm.PolicyID) 
 	return fmt.Errorf("policy name %q is taken by policy %s: choose another name: %w", name, other, store.ErrConflict)
 }
 
+// checkTargetFree returns a *store.TargetTakenError if another policy in
+// force than p serves p's scale set: its runners and p's would mix. The
+// transaction is serializable, so two writers cannot both pass it.
+func checkTargetFree(ctx context.Context, tx pgx.Tx, p rm.Policy) error {
+	if p.Target.ScaleSet == "" {
+		return nil
+	}
+	others, err := queryAll(ctx, tx, scanPolicy, `SELECT `+policyColumns+` FROM policies
+		WHERE removed_at IS NULL AND id != $1 AND lower(scale_set) = lower($2)`, p.ID.String(), p.Target.ScaleSet)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.Target.Key() == p.Target.Key() {
+			return &store.TargetTakenError{Policy: p.Name, Other: o.Name, OtherID: o.ID, Target: p.Target}
+		}
+	}
+	return nil
+}
+
+// policyExists reports whether a policy in force has id.
 func policyExists(ctx context.Context, tx pgx.Tx, id rm.PolicyID) (bool, error) {
+	var ok bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM policies WHERE id = $1 AND removed_at IS NULL)`, id.String()).Scan(&ok)
+	return ok, err
+}
+
+// policyKept reports whether a policy has id, in force or removed.
+func policyKept(ctx context.Context, tx pgx.Tx, id rm.PolicyID) (bool, error) {
 	var ok bool
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM policies WHERE id = $1)`, id.String()).Scan(&ok)
 	return ok, err
@@ -199,13 +230,16 @@ func (s *Store) insertPolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error 
 		p.UpdatedAt = p.CreatedAt
 	}
 	err := func() error {
-		switch ok, err := policyExists(ctx, tx, p.ID); {
+		switch ok, err := policyKept(ctx, tx, p.ID); {
 		case err != nil:
 			return err
 		case ok:
 			return fmt.Errorf("policy id %s exists: %w", p.ID, store.ErrConflict)
 		}
 		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
+			return err
+		}
+		if err := checkTargetFree(ctx, tx, p); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `
@@ -246,13 +280,16 @@ func (s *Store) updatePolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error 
 		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
 			return err
 		}
+		if err := checkTargetFree(ctx, tx, p); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `
 			UPDATE policies SET name = $1, host_id = $2, scope_kind = $3, scope_name = $4,
 				runner_group = $5, scale_set = $6, labels = $7, backend = $8, runner_dir = $9,
 				min_idle = $10, max_runners = $11, memory_estimate = $12, paused = $13, updated_at = $14,
 				memory_limit = $15, spare = $16, container_image = $17, container_cpus = $18,
 				container_network = $19, container_env = $20, container_volumes = $21
-			WHERE id = $22`,
+			WHERE id = $22 AND removed_at IS NULL`,
 			append(policyArgs(p), p.ID.String())...)
 		return err
 	}()
@@ -262,7 +299,8 @@ func (s *Store) updatePolicy(ctx context.Context, tx pgx.Tx, p rm.Policy) error 
 	return nil
 }
 
-// Policy returns store.ErrNotFound if no policy has that id.
+// Policy returns store.ErrNotFound if no policy has that id; a removed one
+// is returned with its RemovedAt.
 func (s *Store) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) {
 	p, err := scanPolicy(s.pool.QueryRow(ctx, `SELECT `+policyColumns+` FROM policies WHERE id = $1`, id.String()))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -274,9 +312,10 @@ func (s *Store) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) {
 	return p, nil
 }
 
-// PolicyByName returns store.ErrNotFound if no policy has that name.
+// PolicyByName returns store.ErrNotFound if no policy in force has that
+// name.
 func (s *Store) PolicyByName(ctx context.Context, name string) (rm.Policy, error) {
-	p, err := scanPolicy(s.pool.QueryRow(ctx, `SELECT `+policyColumns+` FROM policies WHERE name = $1`, name))
+	p, err := scanPolicy(s.pool.QueryRow(ctx, `SELECT `+policyColumns+` FROM policies WHERE name = $1 AND removed_at IS NULL`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rm.Policy{}, fmt.Errorf("policy %q: %w", name, store.ErrNotFound)
 	}
@@ -286,26 +325,49 @@ func (s *Store) PolicyByName(ctx context.Context, name string) (rm.Policy, error
 	return p, nil
 }
 
-// Policies lists every policy, by name.
+// Policies lists every policy in force, by name.
 func (s *Store) Policies(ctx context.Context) ([]rm.Policy, error) {
-	ps, err := queryAll(ctx, s.pool, scanPolicy, `SELECT `+policyColumns+` FROM policies ORDER BY name`)
+	ps, err := queryAll(ctx, s.pool, scanPolicy, `SELECT `+policyColumns+` FROM policies WHERE removed_at IS NULL ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
 	}
 	return ps, nil
 }
 
-// DeletePolicy returns store.ErrNotFound if it does not exist and
-// store.ErrConflict while it has live attempts; its ended attempts go with
-// it.
-func (s *Store) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
-	return s.write(ctx, func(tx pgx.Tx) error { return deletePolicy(ctx, tx, id) })
+// RemovedPolicies lists the removed policies kept for their history, by
+// name, then by when they were removed.
+func (s *Store) RemovedPolicies(ctx context.Context) ([]rm.Policy, error) {
+	ps, err := queryAll(ctx, s.pool, scanPolicy, `SELECT `+policyColumns+` FROM policies WHERE removed_at IS NOT NULL
+		ORDER BY name, removed_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list removed policies: %w", err)
+	}
+	return ps, nil
 }
 
-// deletePolicy checks and deletes the policy id in tx.
-func deletePolicy(ctx context.Context, tx pgx.Tx, id rm.PolicyID) error {
+// DeletePolicy removes a policy in force, keeping it and its attempts as
+// history; store.ErrNotFound if no policy in force has id,
+// store.ErrConflict while it has live attempts.
+func (s *Store) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
+	return s.write(ctx, func(tx pgx.Tx) error { return s.deletePolicy(ctx, tx, id, false) })
+}
+
+// PurgePolicy deletes a policy, in force or removed, with its attempts;
+// store.ErrNotFound if no policy has id, store.ErrConflict while it has
+// live attempts.
+func (s *Store) PurgePolicy(ctx context.Context, id rm.PolicyID) error {
+	return s.write(ctx, func(tx pgx.Tx) error { return s.deletePolicy(ctx, tx, id, true) })
+}
+
+// deletePolicy checks and removes (or, with purge, deletes) the policy id
+// in tx.
+func (s *Store) deletePolicy(ctx context.Context, tx pgx.Tx, id rm.PolicyID, purge bool) error {
+	exists := policyExists
+	if purge {
+		exists = policyKept
+	}
 	err := func() error {
-		switch ok, err := policyExists(ctx, tx, id); {
+		switch ok, err := exists(ctx, tx, id); {
 		case err != nil:
 			return err
 		case !ok:
@@ -318,11 +380,58 @@ func deletePolicy(ctx context.Context, tx pgx.Tx, id rm.PolicyID) error {
 		if live > 0 {
 			return fmt.Errorf("policy %s has %d live attempts: pause it and wait for them to end, or stop them first: %w", id, live, store.ErrConflict)
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM policies WHERE id = $1`, id.String())
+		if purge {
+			_, err := tx.Exec(ctx, `DELETE FROM policies WHERE id = $1`, id.String())
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE policies SET removed_at = $1 WHERE id = $2`, s.now().UnixNano(), id.String())
 		return err
 	}()
 	if err != nil {
-		return fmt.Errorf("delete policy: %w", err)
+		if purge {
+			return fmt.Errorf("purge policy: %w", err)
+		}
+		return fmt.Errorf("remove policy: %w", err)
+	}
+	return nil
+}
+
+// MovePolicy hands policy id to host to, refused while it has live
+// attempts: the count and the change in one serializable transaction, so
+// an attempt a host writes meanwhile makes one of them retry.
+func (s *Store) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error {
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		var from string
+		err := tx.QueryRow(ctx, `SELECT host_id FROM policies WHERE id = $1`, id.String()).Scan(&from)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("policy %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var one int
+		err = tx.QueryRow(ctx, `SELECT 1 FROM hosts WHERE id = $1`, to.String()).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("host %s: %w", to, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if from == to.String() {
+			return nil
+		}
+		var live int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM attempts WHERE policy_id = $1 AND `+liveCondition, id.String()).Scan(&live); err != nil {
+			return err
+		}
+		if live > 0 {
+			return &store.LiveAttemptsError{Policy: id, Live: live}
+		}
+		_, err = tx.Exec(ctx, `UPDATE policies SET host_id = $1, updated_at = $2 WHERE id = $3`, to.String(), nanos(s.now()), id.String())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("move policy %s to host %s: %w", id, to, err)
 	}
 	return nil
 }
@@ -341,7 +450,7 @@ func (s *Store) ApplyPolicies(ctx context.Context, c store.PolicyChanges) error 
 	}
 	return s.write(ctx, func(tx pgx.Tx) error {
 		for _, id := range c.Delete {
-			if err := deletePolicy(ctx, tx, id); err != nil {
+			if err := s.deletePolicy(ctx, tx, id, false); err != nil {
 				return err
 			}
 		}

@@ -32,9 +32,10 @@ import (
 // Store is the journal in a PostgreSQL database. It is safe for concurrent
 // use, by this process and by others (other hosts) at once.
 type Store struct {
-	pool *pgxpool.Pool
-	url  string // redacted
-	now  func() time.Time
+	pool  *pgxpool.Pool
+	url   string // redacted
+	where string // Describe's: for messages
+	now   func() time.Time
 
 	closeOnce sync.Once
 }
@@ -57,22 +58,26 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Redact(rawURL), scrub(err.Error(), rawURL, cfg.ConnConfig.Password))
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Describe(rawURL), scrub(err.Error(), rawURL, cfg.ConnConfig.Password))
 	}
-	s := &Store{pool: pool, url: Redact(rawURL), now: o.now}
+	s := &Store{pool: pool, url: Redact(rawURL), where: Describe(rawURL), now: o.now}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, connectError(ctx, err, rawURL, cfg.ConnConfig.Password)
 	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("open the store at %s: %w", s.url, err)
+		return nil, fmt.Errorf("open the store at %s: %w", s.where, err)
 	}
 	return s, nil
 }
 
 // URL is the store's URL without its password.
 func (s *Store) URL() string { return s.url }
+
+// Where names the store's database as user@host/database (Describe), for
+// messages and logs.
+func (s *Store) Where() string { return s.where }
 
 // Close closes the pool's connections; closing twice is harmless.
 func (s *Store) Close() error {
@@ -150,7 +155,7 @@ func fromNanos(n *int64) time.Time {
 // are planned from what the tables hold.
 func Analyze(ctx context.Context, s *Store) error {
 	if _, err := s.pool.Exec(ctx, `ANALYZE hosts, policies, attempts, scale_set_sessions, host_leases`); err != nil {
-		return fmt.Errorf("analyze the store at %s: %w", s.url, err)
+		return fmt.Errorf("analyze the store at %s: %w", s.where, err)
 	}
 	return nil
 }

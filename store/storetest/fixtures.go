@@ -84,7 +84,7 @@ type PolicyBuilder struct {
 }
 
 // NewPolicy starts a valid policy: new id, a unique name, a new host id,
-// repository acme/repo, the default group, scale set "default", max 1,
+// repository acme/repo, the default group, a scale set of its own, max 1,
 // native, active.
 func NewPolicy() *PolicyBuilder {
 	id := rm.NewPolicyID()
@@ -196,8 +196,9 @@ func (b *PolicyBuilder) CreatedAt(t time.Time) *PolicyBuilder {
 }
 
 // Build returns the policy. Without a scale set or labels the target is
-// the scale set "default". Labels are sorted and deduplicated as
-// runnermanager.NewLabelTarget does, when they are valid.
+// a scale set of its own, "default-" and the start of its id. Labels are
+// sorted and deduplicated as runnermanager.NewLabelTarget does, when they
+// are valid.
 func (b *PolicyBuilder) Build() rm.Policy {
 	p := b.p
 	t := p.Target
@@ -206,7 +207,8 @@ func (b *PolicyBuilder) Build() rm.Policy {
 	if len(t.Labels) == 0 {
 		t.Labels = nil
 		if t.ScaleSet == "" {
-			t.ScaleSet = "default"
+			// One scale set is one policy's (the stores refuse a second).
+			t.ScaleSet = "default-" + p.ID.String()[:8]
 		}
 	}
 	if t.ScaleSet == "" {

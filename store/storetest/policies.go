@@ -49,7 +49,11 @@ func testApplyPolicies(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, fresh.ID, got.ID)
 	_, err = s.Attempt(ctx, ended.ID)
-	require.ErrorIs(t, err, store.ErrNotFound, "a deleted policy's ended attempts go with it")
+	require.NoError(t, err, "a removed policy's ended attempts stay as history")
+	removed, err := s.RemovedPolicies(ctx)
+	require.NoError(t, err)
+	require.Len(t, removed, 1)
+	assert.Equal(t, gone.ID, removed[0].ID)
 
 	require.NoError(t, s.ApplyPolicies(ctx, store.PolicyChanges{}), "no change is no error")
 }

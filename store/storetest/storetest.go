@@ -36,6 +36,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Policies", testPolicies},
 		{"PolicyDelete", testPolicyDelete},
 		{"PolicyDeleteLive", testPolicyDeleteLive},
+		{"MovePolicy", testMovePolicy},
+		{"MovePolicyNotFound", testMovePolicyNotFound},
+		{"PolicyPurge", testPolicyPurge},
+		{"PolicyTargetTaken", testPolicyTargetTaken},
 		{"ApplyPolicies", testApplyPolicies},
 		{"ApplyPoliciesAllOrNothing", testApplyPoliciesAllOrNothing},
 		{"AttemptRoundTrip", testAttemptRoundTrip},
@@ -291,25 +295,143 @@ func testPolicies(t *testing.T, s store.Store) {
 	assert.Equal(t, []string{"alpha", "mid", "zeta"}, names)
 }
 
+// A removed policy is kept with its attempts as history: out of
+// Policies and PolicyByName, in RemovedPolicies and Policy with its
+// RemovedAt; its name and scale set are free for a new policy.
 func testPolicyDelete(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	p := mustPolicy(t, s, NewPolicy())
+	p := mustPolicy(t, s, NewPolicy().Name("home").Autoscale("home", 2))
 	other := mustPolicy(t, s, NewPolicy())
 	done := NewAttempt().Policy(p.ID).State(rm.StateFinished).Build()
 	failed := NewAttempt().Policy(p.ID).State(rm.StateFailed).Build()
 	kept := NewAttempt().Policy(other.ID).State(rm.StateFinished).Build()
 	mustRecord(t, s, done, failed, kept)
 
+	before := time.Now()
 	require.NoError(t, s.DeletePolicy(ctx, p.ID))
-	_, err := s.Policy(ctx, p.ID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+	got, err := s.Policy(ctx, p.ID)
+	require.NoError(t, err, "a removed policy is kept")
+	assert.Equal(t, "home", got.Name, "with its name")
+	assert.Equal(t, "home", got.Target.ScaleSet)
+	assert.False(t, got.RemovedAt.Before(before.Truncate(time.Microsecond)), "RemovedAt %s is stamped", got.RemovedAt)
 	for _, a := range []rm.Attempt{done, failed} {
 		_, err = s.Attempt(ctx, a.ID)
-		require.ErrorIs(t, err, store.ErrNotFound, "ended attempts go with their policy")
+		require.NoError(t, err, "its attempts stay as history")
 	}
-	_, err = s.Attempt(ctx, kept.ID)
-	require.NoError(t, err, "another policy's attempts stay")
-	require.ErrorIs(t, s.DeletePolicy(ctx, p.ID), store.ErrNotFound)
+	hist, err := s.Attempts(ctx, store.AttemptFilter{Policy: p.ID})
+	require.NoError(t, err)
+	assert.Len(t, hist, 2)
+
+	assert.Equal(t, []string{other.Name}, policyNames(t, s), "Policies lists the policies in force")
+	_, err = s.PolicyByName(ctx, "home")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	removed, err := s.RemovedPolicies(ctx)
+	require.NoError(t, err)
+	require.Len(t, removed, 1)
+	assert.Equal(t, p.ID, removed[0].ID)
+	assert.Equal(t, "home", removed[0].Name)
+	assert.False(t, removed[0].RemovedAt.IsZero())
+
+	require.ErrorIs(t, s.DeletePolicy(ctx, p.ID), store.ErrNotFound, "removed once")
+	changed := p
+	changed.Max = 5
+	require.ErrorIs(t, s.UpdatePolicy(ctx, changed), store.ErrNotFound, "a removed policy is not changed")
+	require.ErrorIs(t, s.InsertPolicy(ctx, p), store.ErrConflict, "its id stays taken")
+	require.ErrorIs(t, s.RecordAttempt(ctx, NewAttempt().Policy(p.ID).Build()), store.ErrConflict, "it gets no new attempts")
+
+	again := mustPolicy(t, s, NewPolicy().Name("home").Autoscale("home", 1))
+	got, err = s.PolicyByName(ctx, "home")
+	require.NoError(t, err, "the name is free again")
+	assert.Equal(t, again.ID, got.ID)
+	require.NoError(t, s.DeletePolicy(ctx, again.ID))
+	removed, err = s.RemovedPolicies(ctx)
+	require.NoError(t, err)
+	require.Len(t, removed, 2, "two removed policies may share a name")
+	assert.Equal(t, []rm.PolicyID{p.ID, again.ID}, []rm.PolicyID{removed[0].ID, removed[1].ID}, "by name, then by when removed")
+}
+
+// PurgePolicy deletes a policy, in force or removed, with its attempts.
+func testPolicyPurge(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, removedFirst := range []bool{false, true} {
+		p := mustPolicy(t, s, NewPolicy())
+		other := mustPolicy(t, s, NewPolicy())
+		done := NewAttempt().Policy(p.ID).State(rm.StateFinished).Build()
+		kept := NewAttempt().Policy(other.ID).State(rm.StateFinished).Build()
+		mustRecord(t, s, done, kept)
+		if removedFirst {
+			require.NoError(t, s.DeletePolicy(ctx, p.ID))
+		}
+		require.NoError(t, s.PurgePolicy(ctx, p.ID))
+		_, err := s.Policy(ctx, p.ID)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = s.Attempt(ctx, done.ID)
+		require.ErrorIs(t, err, store.ErrNotFound, "its attempts go with it")
+		_, err = s.Attempt(ctx, kept.ID)
+		require.NoError(t, err, "another policy's attempts stay")
+		require.ErrorIs(t, s.PurgePolicy(ctx, p.ID), store.ErrNotFound)
+	}
+	removed, err := s.RemovedPolicies(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, removed)
+
+	live := mustPolicy(t, s, NewPolicy())
+	mustRecord(t, s, NewAttempt().Policy(live.ID).State(rm.StateBusy).Build())
+	require.ErrorIs(t, s.PurgePolicy(ctx, live.ID), store.ErrConflict, "not while it has live attempts")
+}
+
+// One scale set is one policy's: a second policy in force serving the same
+// scope, group and scale set (without case) is refused, by InsertPolicy,
+// UpdatePolicy and ApplyPolicies alike, with an error naming the other.
+// Classic policies may share labels; a removed policy frees its scale set.
+func testPolicyTargetTaken(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	home := mustPolicy(t, s, NewPolicy().Name("home").Repository("acme/app").Autoscale("home", 1))
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		require.ErrorIs(t, err, store.ErrConflict)
+		var taken *store.TargetTakenError
+		require.ErrorAs(t, err, &taken)
+		assert.Equal(t, "home", taken.Other)
+		assert.Equal(t, home.ID, taken.OtherID)
+		assert.Contains(t, err.Error(), `policy "home" serves it already`)
+	}
+	t.Run("Insert", func(t *testing.T) {
+		check(t, s.InsertPolicy(ctx, NewPolicy().Name("twin").Repository("acme/app").Autoscale("HOME", 1).Build()))
+		_, err := s.PolicyByName(ctx, "twin")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+	t.Run("Update", func(t *testing.T) {
+		p := mustPolicy(t, s, NewPolicy().Name("moving").Repository("acme/app").Autoscale("elsewhere", 1))
+		p.Target.ScaleSet = "home"
+		check(t, s.UpdatePolicy(ctx, p))
+		got, err := s.Policy(ctx, p.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "elsewhere", got.Target.ScaleSet)
+		p.Target.ScaleSet, p.Max = "elsewhere", 3
+		require.NoError(t, s.UpdatePolicy(ctx, p), "a policy keeps its own scale set")
+	})
+	t.Run("Apply", func(t *testing.T) {
+		check(t, s.ApplyPolicies(ctx, store.PolicyChanges{Insert: []rm.Policy{
+			NewPolicy().Name("fine").Build(),
+			NewPolicy().Name("twin").Repository("acme/app").Autoscale("home", 1).Build(),
+		}}))
+		_, err := s.PolicyByName(ctx, "fine")
+		require.ErrorIs(t, err, store.ErrNotFound, "nothing applied")
+	})
+	t.Run("Elsewhere", func(t *testing.T) {
+		mustPolicy(t, s, NewPolicy().Repository("acme/other").Autoscale("home", 1))
+		mustPolicy(t, s, NewPolicy().Repository("acme/app").Group("gpu").Autoscale("home", 1))
+		mustPolicy(t, s, NewPolicy().Repository("acme/app").Labels("home"))
+		mustPolicy(t, s, NewPolicy().Repository("acme/app").Labels("home"))
+	})
+	t.Run("FreedByRemoval", func(t *testing.T) {
+		fresh := NewPolicy().Name("successor").Repository("acme/app").Autoscale("home", 1).Build()
+		require.NoError(t, s.ApplyPolicies(ctx, store.PolicyChanges{Delete: []rm.PolicyID{home.ID}, Insert: []rm.Policy{fresh}}))
+		got, err := s.PolicyByName(ctx, "successor")
+		require.NoError(t, err)
+		assert.Equal(t, fresh.ID, got.ID)
+	})
 }
 
 func testPolicyDeleteLive(t *testing.T, s store.Store) {
@@ -332,6 +454,7 @@ func testPolicyDeleteLive(t *testing.T, s store.Store) {
 			require.NoError(t, err)
 			mustRecord(t, s, ended)
 			require.NoError(t, s.DeletePolicy(ctx, p.ID))
+			require.NoError(t, s.PurgePolicy(ctx, p.ID), "a removed policy has no live attempts")
 		})
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/postgres"
 )
 
 // Files and directories under the data directory.
@@ -38,7 +39,7 @@ type App struct {
 	flags map[string]config.FlagValue
 
 	cfg     *config.Config
-	st      *store.SQLite
+	st      store.Store
 	host    *rm.Host
 	logger  *slog.Logger
 	closers []func() error
@@ -102,6 +103,7 @@ func (a *App) Config() (*config.Config, error) {
 		{"data_dir", "--data-dir", a.cli.DataDir},
 		{"log.format", "--log-format", a.cli.LogFormat},
 		{"log.level", "--log-level", a.cli.LogLevel},
+		{"store.url", "--store", a.cli.Store},
 	} {
 		if f.value != "" && a.flagGiven(f.name) {
 			src.Flags[f.key] = config.FlagValue{Value: f.value, Name: f.name}
@@ -173,18 +175,35 @@ func ensurePrivateDir(dir string) error {
 	return nil
 }
 
-// Store opens the journal, <data>/journal.db.
+// Store opens the journal the configuration names ([store] url, --store,
+// $RUNNER_MANAGER_STORE): <data>/journal.db by default, or a PostgreSQL
+// database (daemon.OpenStore).
 func (a *App) Store(ctx context.Context) (store.Store, error) {
 	if a.st != nil {
 		return a.st, nil
 	}
-	dir, err := a.DataDir()
+	if err := a.checkStoreFlag(); err != nil {
+		return nil, err
+	}
+	c, err := a.Config()
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenSQLite(filepath.Join(dir, JournalName), store.WithLogger(a.Logger()))
+	sc := daemon.StoreConfigOf(c)
+	if !sc.Postgres() {
+		// The SQLite journal lives in the data directory; a PostgreSQL
+		// store is opened before anything is made here, so that a bad URL,
+		// a server down or a wrong password leaves nothing behind.
+		if _, err := a.DataDir(); err != nil {
+			return nil, err
+		}
+	}
+	st, err := daemon.OpenStore(ctx, c.DataDir, sc, a.Logger())
 	if err != nil {
-		return nil, fmt.Errorf("open the journal: %w", err)
+		if !sc.Postgres() {
+			return nil, journalOpenError(c.DataDir, err)
+		}
+		return nil, err
 	}
 	a.st = st
 	a.onClose(st.Close)
@@ -192,16 +211,29 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 }
 
 // ExistingStore opens the journal only if it exists: commands that only
-// read say so instead of creating an empty data directory.
+// read say so instead of creating an empty data directory. A PostgreSQL
+// store is opened as it is (its errors say what is wrong).
 func (a *App) ExistingStore(ctx context.Context) (store.Store, error) {
-	c, err := a.Config()
-	if err != nil {
+	if _, _, err := a.existingJournal(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(c.DataDir, JournalName)); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir)", c.DataDir)
-	}
 	return a.Store(ctx)
+}
+
+// checkStoreFlag refuses a password in --store: every user of the machine
+// can read a command line.
+func (a *App) checkStoreFlag() error {
+	if a.cli.Store == "" || !a.flagGiven("--store") {
+		return nil
+	}
+	if u, err := url.Parse(a.cli.Store); err == nil {
+		_, inUser := u.User.Password()
+		if inUser || u.Query().Has("password") {
+			return usagef("--store %s holds a password, which every user of this machine can read on the command line: give the URL without it, and the password in $%s or [store] password_file",
+				postgres.Describe(a.cli.Store), config.StorePasswordEnv)
+		}
+	}
+	return nil
 }
 
 // Host returns this host, from <data>/state/host-id (created on first
@@ -210,15 +242,19 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 	if a.host != nil {
 		return *a.host, nil
 	}
+	st, err := a.Store(ctx) // first: a store that cannot be opened leaves nothing behind
+	if err != nil {
+		return rm.Host{}, err
+	}
 	dir, err := a.DataDir()
 	if err != nil {
 		return rm.Host{}, err
 	}
-	st, err := a.Store(ctx)
+	c, err := a.Config()
 	if err != nil {
 		return rm.Host{}, err
 	}
-	h, err := daemon.LocalHost(dir)
+	h, err := daemon.NamedLocalHost(dir, c.Host.Name)
 	if err != nil {
 		return rm.Host{}, err
 	}

@@ -21,7 +21,7 @@ func (c *AttemptsCmd) Validate() error {
 
 // AttemptsCmd lists attempts.
 type AttemptsCmd struct {
-	Policy string   `help:"Only this policy's attempts." placeholder:"NAME"`
+	Policy string   `help:"Only this policy's attempts." placeholder:"NAME" predictor:"policy"`
 	State  []string `help:"Only attempts in these states: pending, registering, starting, idle, busy, finished, failed; or live (the first five)." placeholder:"STATE,..." sep:","`
 	Since  string   `help:"Only attempts created since a duration ago (90m, 24h, 7d) or a time (2025-03-01, RFC 3339)." placeholder:"WHEN"`
 	Limit  int      `help:"At most this many, newest first (default ${default}; 0: all)." default:"50" placeholder:"N"`
@@ -30,7 +30,7 @@ type AttemptsCmd struct {
 
 // Run lists the attempts.
 func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	names, err := attempts.PolicyNames(ctx, st)
+	policies, err := attempts.Policies(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
 	if c.JSON {
 		out := make([]attemptJSON, 0, len(list))
 		for _, at := range list {
-			out = append(out, toAttemptJSON(at, names[at.Policy]))
+			out = append(out, toAttemptJSON(at, policies))
 		}
 		return writeJSON(a.Stdout, out)
 	}
@@ -61,7 +61,7 @@ func (c *AttemptsCmd) Run(ctx context.Context, a *App) error {
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPOLICY\tSTATE\tCREATED\tDURATION\tJOB\tPEAK RSS\tOUTCOME")
 	for _, at := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, names[at.Policy], at.State,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, policyLabel(policies, at.Policy), at.State,
 			at.CreatedAt.Local().Format("01-02 15:04:05"), duration(at, now), jobName(at.Job),
 			peak(at.Usage), outcomeShort(at.Outcome))
 	}
@@ -112,6 +112,7 @@ type attemptJSON struct {
 	ID             string             `json:"id"`
 	Policy         string             `json:"policy"`
 	PolicyName     *string            `json:"policy_name"`
+	PolicyRemoved  bool               `json:"policy_removed"`
 	State          string             `json:"state"`
 	RunnerName     string             `json:"runner_name"`
 	GitHubRunnerID *int64             `json:"github_runner_id"`
@@ -144,7 +145,20 @@ type outcomeJSON struct {
 	Detail string `json:"detail"`
 }
 
-func toAttemptJSON(at rm.Attempt, policyName string) attemptJSON {
+// policyLabel is how a listing names a policy: "home", or "home (removed)"
+// for the history of a removed policy.
+func policyLabel(policies map[rm.PolicyID]rm.Policy, id rm.PolicyID) string {
+	p, ok := policies[id]
+	switch {
+	case !ok:
+		return ""
+	case !p.RemovedAt.IsZero():
+		return p.Name + " (removed)"
+	}
+	return p.Name
+}
+
+func toAttemptJSON(at rm.Attempt, policies map[rm.PolicyID]rm.Policy) attemptJSON {
 	out := attemptJSON{
 		ID: at.ID.String(), Policy: at.Policy.String(), State: string(at.State),
 		RunnerName: at.RunnerName, ExitCode: at.ExitCode,
@@ -152,8 +166,9 @@ func toAttemptJSON(at rm.Attempt, policyName string) attemptJSON {
 		Times:       map[string]*string{},
 		LastMessage: at.LastMessage,
 	}
-	if policyName != "" {
-		out.PolicyName = &policyName
+	if p, ok := policies[at.Policy]; ok {
+		out.PolicyName = &p.Name
+		out.PolicyRemoved = !p.RemovedAt.IsZero()
 	}
 	if at.GitHubRunnerID != 0 {
 		out.GitHubRunnerID = &at.GitHubRunnerID
@@ -190,7 +205,7 @@ type AttemptShowCmd struct {
 
 // Run shows the attempt.
 func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -198,12 +213,12 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	names, err := attempts.PolicyNames(ctx, st)
+	policies, err := attempts.Policies(ctx, st)
 	if err != nil {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(a.Stdout, toAttemptJSON(at, names[at.Policy]))
+		return writeJSON(a.Stdout, toAttemptJSON(at, policies))
 	}
 	cfg, _ := a.Config()
 	exit := ""
@@ -226,7 +241,7 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	rows := [][2]string{
 		{"id", at.ID.String()},
-		{"policy", names[at.Policy] + " (" + at.Policy.String() + ")"},
+		{"policy", policyLabel(policies, at.Policy) + " (" + at.Policy.String() + ")"},
 		{"state", string(at.State)},
 		{"runner", at.RunnerName},
 		{"github runner id", nonZero(at.GitHubRunnerID)},
@@ -287,7 +302,7 @@ var followEvery = 200 * time.Millisecond
 
 // Run prints the log.
 func (c *LogsCmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func TestAttemptShow(t *testing.T) {
 
 func TestAttemptsNoJournal(t *testing.T) {
 	e := newEnv(t)
-	stderr := e.fails(1, "attempts")
+	stderr := e.fails(2, "attempts")
 	assert.Contains(t, stderr, "no journal")
 	_, err := os.Stat(e.dataDir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "reading creates nothing")

@@ -10,6 +10,7 @@ type CLI struct {
 	DataDir   string           `help:"Data directory: journal, runners, attempts. Default: $$XDG_STATE_HOME/runner-manager." env:"RUNNER_MANAGER_DATA_DIR" placeholder:"DIR" type:"path"`
 	LogFormat string           `help:"Log format: text or json (default text)." env:"RUNNER_MANAGER_LOG_FORMAT" placeholder:"FORMAT"`
 	LogLevel  string           `help:"Log level: debug, info, warn or error (default info)." env:"RUNNER_MANAGER_LOG_LEVEL" placeholder:"LEVEL"`
+	Store     string           `help:"The journal: a PostgreSQL URL (postgres://user@host/db) a fleet shares. Default: <data>/journal.db." env:"RUNNER_MANAGER_STORE" placeholder:"URL"`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
 
 	Init    InitCmd    `cmd:"" group:"setup" help:"Write a commented configuration file, create the data directory, check the GitHub credentials."`
@@ -17,6 +18,8 @@ type CLI struct {
 	Runner  RunnerCmd  `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
+
+	Completion CompletionCmd `cmd:"" group:"setup" help:"Print the shell completion script for bash, zsh or fish."`
 
 	Run   RunCmd   `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
 	TUI   TUICmd   `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
@@ -27,6 +30,7 @@ type CLI struct {
 	Attempts AttemptsCmd `cmd:"" group:"look" help:"List runner attempts from the journal."`
 	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
+	Weights  WeightsCmd  `cmd:"" group:"look" help:"List the heaviest jobs: p50/p90 peak memory, CPU, duration, runs."`
 }
 
 var commandGroups = []kong.Group{

@@ -12,7 +12,7 @@ import (
 
 // DoctorCmd checks the setup.
 type DoctorCmd struct {
-	Fix  bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes and message sessions (not while the daemon runs)."`
+	Fix  bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes, runner containers and message sessions (not while the daemon runs)."`
 	JSON bool `help:"Print JSON (docs/json.md): every check with its status, detail and hint."`
 }
 
@@ -45,12 +45,13 @@ func (c *DoctorCmd) Help() string {
 (mode 0700, the journal's integrity), free disk against the floor, memory
 against the reserve, the installed runner (present, not older than what
 GitHub offers), the GitHub credentials and their permissions on every
-policy's scope, and leftovers: registrations of this host that no live
-attempt owns, attempt directories of ended attempts, runner processes no
-live attempt owns, and scale-set message sessions this host's daemon left
-open (GitHub refuses a new session while one exists). With --fix it
-removes the leftovers (only while the daemon is not running: the daemon
-reaps them itself).
+policy's scope, for container policies the engine (it answers, its API
+version) and each policy's image, and leftovers: registrations of this
+host that no live attempt owns, attempt directories of ended attempts,
+runner processes and runner containers no live attempt owns, and
+scale-set message sessions this host's daemon left open (GitHub refuses a
+new session while one exists). With --fix it removes the leftovers (only
+while the daemon is not running: the daemon reaps them itself).
 
 It exits with status 1 when a check failed. With --json it prints the
 checks as one JSON document instead (docs/json.md), with the same status.`
@@ -66,6 +67,7 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 		ConfigPath: cfg.Path, DataDir: cfg.DataDir,
 		MemoryReserve: cfg.Admission.MemoryReserve.Bytes(), DiskFloor: cfg.Admission.DiskFloor.Bytes(),
 		Journal: a.ExistingStore, Host: a.Host, GitHub: a.GitHub, SessionOwner: sessionOwner,
+		ContainerHost: cfg.Container.Host,
 		DaemonRunning: func(ctx context.Context) (bool, error) {
 			d, err := a.Daemon()
 			if err != nil {

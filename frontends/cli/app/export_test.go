@@ -19,3 +19,17 @@ func SetTUI(run func(context.Context, tui.Source, tui.Options) error) func() {
 	runTUI = run
 	return func() { runTUI = old }
 }
+
+// SetDirWritable replaces the data directory's write probe.
+func SetDirWritable(probe func(dir string) error) func() {
+	old := dirWritable
+	dirWritable = probe
+	return func() { dirWritable = old }
+}
+
+// SetLingering replaces the check of whether systemd lingers for a user.
+func SetLingering(f func(username string) bool) func() {
+	old := lingering
+	lingering = f
+	return func() { lingering = old }
+}

@@ -29,6 +29,9 @@ type check struct {
 	Warn bool // a problem that does not stop the manager
 	What string
 	Fix  string // how to fix it, when not OK
+	// Unreachable: GitHub did not answer at all (dial, DNS, timeout), so
+	// it said nothing of the credentials.
+	Unreachable bool
 }
 
 func (c check) String() string {
@@ -50,7 +53,9 @@ func (c check) String() string {
 func checkGitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []check {
 	var out []check
 	for _, c := range doctor.GitHub(ctx, client, scopes) {
-		out = append(out, check{OK: c.Status == doctor.OK, Warn: c.Status == doctor.Warn, What: c.Detail, Fix: c.Hint})
+		out = append(out, check{OK: c.Status == doctor.OK, Warn: c.Status == doctor.Warn, What: c.Detail, Fix: c.Hint,
+			// doctor.GitHub's words for a request that got no answer.
+			Unreachable: c.Status == doctor.Fail && strings.HasPrefix(c.Detail, "reach GitHub at ")})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -84,14 +85,16 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 	}
 	a.printf("data directory %s (host %s, %s)\n", cfg.DataDir, host.Name, host.ID)
 
+	next := nextSteps{scope: scope, hasScope: hasScope, tokenEnv: cfg.GitHub.TokenEnv}
 	if c.NoCheck {
-		a.printNext(false)
+		a.printNext(next)
 		return nil
 	}
 	client, err := a.GitHub()
 	if errors.Is(err, config.ErrNoCredentials) {
 		a.printf("GitHub credentials: none yet (%v)\n", err)
-		a.printNext(true)
+		next.needToken = true
+		a.printNext(next)
 		return nil
 	}
 	if err != nil {
@@ -101,24 +104,63 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 	if hasScope {
 		scopes = append(scopes, scope)
 	}
-	failed := false
+	var failed, unreachable *check
 	for _, ch := range checkGitHub(ctx, client, scopes) {
 		a.printf("%s\n", ch)
-		failed = failed || !ch.OK
+		switch {
+		case ch.Unreachable:
+			unreachable = &ch
+		case !ch.OK && failed == nil:
+			failed = &ch
+		}
 	}
-	if failed {
-		return fmt.Errorf("the configuration was written, but GitHub refused the credentials: fix them, then run `runner-manager doctor`")
+	switch {
+	case unreachable != nil:
+		cause, _, _ := strings.Cut(unreachable.Fix, "\n")
+		return fmt.Errorf("the configuration was written, but could not reach GitHub at %s: %s: check [github] url / api_url in %s and the network, then run `runner-manager doctor`",
+			client.APIURL(), cause, path)
+	case failed != nil:
+		return fmt.Errorf("the configuration was written, but GitHub refused the credentials (%s): fix them, then run `runner-manager doctor`", failed.What)
 	}
-	a.printNext(false)
+	a.printNext(next)
 	return nil
 }
 
-func (a *App) printNext(needToken bool) {
-	a.printf("\nNext:\n")
-	if needToken {
-		a.printf("  export GITHUB_TOKEN=...                  # a token that can manage runners\n")
+// nextSteps are what init tells a person to do next: with the scope given
+// to init (--repo, --org, --enterprise), its own; else placeholders.
+type nextSteps struct {
+	scope     rm.Scope
+	hasScope  bool
+	needToken bool
+	tokenEnv  string
+}
+
+func (a *App) printNext(n nextSteps) {
+	scopeFlag := "--repo OWNER/REPO"
+	if n.hasScope {
+		switch n.scope.Kind {
+		case rm.ScopeRepository:
+			scopeFlag = "--repo " + n.scope.Name
+		case rm.ScopeOrganization:
+			scopeFlag = "--org " + n.scope.Name
+		case rm.ScopeEnterprise:
+			scopeFlag = "--enterprise " + n.scope.Name
+		}
 	}
-	a.printf("  runner-manager runner install --repo OWNER/REPO\n")
-	a.printf("  runner-manager policy add home --repo OWNER/REPO --scale-set home --max 2\n")
-	a.printf("  runner-manager run                       # then jobs with runs-on: home run here\n")
+	lines := [][2]string{}
+	if n.needToken {
+		lines = append(lines, [2]string{"export " + cmpOr(n.tokenEnv, "GITHUB_TOKEN") + "=...", "a token that can manage runners"})
+	}
+	lines = append(lines,
+		[2]string{"runner-manager runner install " + scopeFlag, ""},
+		[2]string{"runner-manager policy add home " + scopeFlag + " --scale-set home --max 2", ""},
+		[2]string{"runner-manager run", "then jobs with runs-on: home run here"})
+	a.printf("\nNext:\n")
+	for _, l := range lines {
+		if l[1] == "" {
+			a.printf("  %s\n", l[0])
+			continue
+		}
+		a.printf("  %-40s # %s\n", l[0], l[1])
+	}
 }

@@ -100,6 +100,7 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 			code = int(c)
 		}
 	}()
+	completeIfAsked(parser, a)
 	kctx, err := parser.Parse(joinNegativeValues(args))
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)

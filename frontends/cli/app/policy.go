@@ -26,8 +26,9 @@ type PolicyCmd struct {
 	Edit   PolicyEditCmd   `cmd:"" help:"Change a policy (only the flags given)."`
 	Pause  PolicyPauseCmd  `cmd:"" help:"Pause a policy: no new runners; running ones finish their jobs."`
 	Resume PolicyResumeCmd `cmd:"" help:"Resume a paused policy."`
-	Rm     PolicyRmCmd     `cmd:"" aliases:"remove" help:"Remove a policy (refused while it has live runners: pause it first)."`
+	Rm     PolicyRmCmd     `cmd:"" aliases:"remove" help:"Remove a policy, keeping its attempt history unless --purge (refused while it has live runners: pause it first)."`
 	Apply  PolicyApplyCmd  `cmd:"" help:"Make the policies match a TOML file: add, change and remove."`
+	Move   PolicyMoveCmd   `cmd:"" help:"Hand a policy to another host sharing the store (refused while it has live runners)."`
 }
 
 func invalid(format string, args ...any) error {
@@ -161,18 +162,26 @@ func pausedNote(p rm.Policy) string {
 
 // PolicyListCmd lists policies.
 type PolicyListCmd struct {
+	All  bool `help:"List the removed policies too, kept for their attempt history."`
 	JSON bool `help:"Print JSON."`
 }
 
 // Run lists the policies.
 func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}
 	ps, err := st.Policies(ctx)
 	if err != nil {
 		return err
+	}
+	if c.All {
+		removed, err := st.RemovedPolicies(ctx)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, removed...)
 	}
 	if c.JSON {
 		out := make([]policyJSON, 0, len(ps))
@@ -188,20 +197,24 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), p.Max, p.MinIdle, policyplan.Estimate(p), policyplan.State(p))
+		state := policyplan.State(p)
+		if !p.RemovedAt.IsZero() {
+			state = "removed " + p.RemovedAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), p.Max, p.MinIdle, policyplan.Estimate(p), state)
 	}
 	return tw.Flush()
 }
 
 // PolicyShowCmd shows one policy.
 type PolicyShowCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 	JSON bool   `help:"Print JSON."`
 }
 
 // Run shows the policy.
 func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -259,7 +272,7 @@ func cmpOr[T comparable](v, def T) T {
 
 // PolicyEditCmd changes a policy.
 type PolicyEditCmd struct {
-	Name           string       `arg:"" help:"Policy name."`
+	Name           string       `arg:"" help:"Policy name." predictor:"policy"`
 	Rename         *string      `help:"New name." placeholder:"NAME"`
 	Max            *int         `help:"Most runners at once." placeholder:"N"`
 	MinIdle        *int         `help:"Idle runners kept waiting for jobs." placeholder:"N"`
@@ -301,7 +314,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 
 // PolicyPauseCmd pauses a policy.
 type PolicyPauseCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 }
 
 // Run pauses the policy.
@@ -311,7 +324,7 @@ func (c *PolicyPauseCmd) Run(ctx context.Context, a *App) error {
 
 // PolicyResumeCmd resumes a policy.
 type PolicyResumeCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 }
 
 // Run resumes the policy.
@@ -345,7 +358,20 @@ func setPaused(ctx context.Context, a *App, name string, paused bool) error {
 
 // PolicyRmCmd removes a policy.
 type PolicyRmCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name  string `arg:"" help:"Policy name (with --purge, a removed policy's name or id too)." predictor:"policy"`
+	Purge bool   `help:"Delete the policy's attempt history too (by default it is kept, marked as a removed policy's)."`
+}
+
+// Help is the long help of policy rm.
+func (c *PolicyRmCmd) Help() string {
+	return `A removed policy serves nothing, and its name and scale set are free for a
+new policy; its attempts stay in the journal as history ("attempts" marks
+them "(removed)", "policy list --all" lists the policy). --purge deletes
+the policy and its attempts for good; given the name (or id) of a policy
+removed before, it purges that one.
+
+A policy with live runners is not removed: pause it, wait for them to
+finish, then remove it.`
 }
 
 // Run removes the policy.
@@ -355,17 +381,63 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	p, err := policyplan.ByName(ctx, st, c.Name)
+	if err != nil && c.Purge {
+		return c.purgeRemoved(ctx, a, st, err)
+	}
 	if err != nil {
 		return err
 	}
-	if err := st.DeletePolicy(ctx, p.ID); err != nil {
+	var kept int
+	if !c.Purge {
+		hist, err := st.Attempts(ctx, store.AttemptFilter{Policy: p.ID})
+		if err != nil {
+			return err
+		}
+		kept = len(hist)
+	}
+	remove := st.DeletePolicy
+	if c.Purge {
+		remove = st.PurgePolicy
+	}
+	if err := remove(ctx, p.ID); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("policy %s still has live runners: pause it (`runner-manager policy pause %s`), wait for them to finish (`runner-manager status`), then remove it", p.Name, p.Name)
 		}
 		return err
 	}
-	a.printf("removed policy %s and its ended attempts\n", p.Name)
+	switch {
+	case c.Purge:
+		a.printf("removed policy %s and deleted its attempt history\n", p.Name)
+	case kept == 0:
+		a.printf("removed policy %s (it had no attempts)\n", p.Name)
+	default:
+		a.printf("removed policy %s; its %d attempts are kept as history (`runner-manager attempts --policy %s`; `policy rm --purge %s` deletes them)\n", p.Name, kept, p.Name, p.Name)
+	}
 	a.pokeDaemon(ctx)
+	return nil
+}
+
+// purgeRemoved purges the removed policies named (or with the id) c.Name;
+// notFound is the error of the lookup among the policies in force.
+func (c *PolicyRmCmd) purgeRemoved(ctx context.Context, a *App, st store.Store, notFound error) error {
+	removed, err := st.RemovedPolicies(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, p := range removed {
+		if p.Name != c.Name && p.ID.String() != c.Name {
+			continue
+		}
+		if err := st.PurgePolicy(ctx, p.ID); err != nil {
+			return err
+		}
+		a.printf("purged removed policy %s (%s) and its attempt history\n", p.Name, p.ID)
+		n++
+	}
+	if n == 0 {
+		return notFound
+	}
 	return nil
 }
 
@@ -389,15 +461,21 @@ type policyJSON struct {
 	Paused         bool     `json:"paused"`
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
+	RemovedAt      *string  `json:"removed_at"`
 }
 
 func toPolicyJSON(p rm.Policy) policyJSON {
+	var removed *string
+	if !p.RemovedAt.IsZero() {
+		removed = new(p.RemovedAt.UTC().Format(time.RFC3339Nano))
+	}
 	return policyJSON{
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
 		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spare, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
+		RemovedAt: removed,
 	}
 }
 

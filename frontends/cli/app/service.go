@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"runtime"
 
 	"github.com/runner-manager/runner-manager/platform"
@@ -16,7 +17,7 @@ import (
 // ServiceCmd groups the service commands.
 type ServiceCmd struct {
 	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon."`
-	Uninstall ServiceUninstallCmd `cmd:"" help:"Remove the service file."`
+	Uninstall ServiceUninstallCmd `cmd:"" help:"Remove the service file (once the service is disabled: it says how)."`
 }
 
 // Help is the long help of service.
@@ -95,7 +96,22 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 	for _, cmd := range in.Start {
 		a.printf("  %s\n", cmd)
 	}
+	if hint := service.LingerHint(runtime.GOOS, c.User, currentUsername(), lingering); hint != "" {
+		a.printf("\n%s\n", hint)
+	}
 	return nil
+}
+
+// lingering tells whether systemd keeps a user's services running without
+// a login (tests replace it).
+var lingering = service.Lingering
+
+// currentUsername is this process's user's login name, "" if unknown.
+func currentUsername() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames
@@ -109,6 +125,14 @@ type ServiceUninstallCmd struct {
 	serviceFlags
 }
 
+// Help is the long help of service uninstall.
+func (c *ServiceUninstallCmd) Help() string {
+	return `Disable the service first (systemctl [--user] disable --now runner-manager,
+or launchctl bootout): a systemd unit that is still enabled is not removed,
+and the command says what to run. Once the file is gone, it says how to stop
+what may still run and make the service manager forget it.`
+}
+
 // Run removes the service file.
 func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
 	home, _ := os.UserHomeDir()
@@ -116,8 +140,8 @@ func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	a.printf("removed %s\nIf it was running, stop it with:\n", in.Path)
-	for _, cmd := range in.Stop {
+	a.printf("removed %s\nIf it still runs, stop it, and make the service manager forget it:\n", in.Path)
+	for _, cmd := range in.Unload {
 		a.printf("  %s\n", cmd)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
@@ -40,6 +41,13 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	}
 	if err != nil {
 		return err
+	}
+	if live && st.Fleet == nil {
+		st.Fleet = a.fleetStatus(ctx)
+	}
+	if cfg, err := a.Config(); err == nil {
+		// Stale as this host's heartbeat setting says: a fleet's hosts share it.
+		st.Fleet.Judge(time.Now().UTC(), daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
 	}
 	if c.JSON {
 		return writeJSON(a.Stdout, toStatusJSON(st, live))
@@ -83,6 +91,20 @@ func toStatusJSON(st reconcile.Status, live bool) statusJSON {
 	return out
 }
 
+// fleetStatus is the fleet as the store tells it, beside a daemon's
+// figures; nil, with a warning, when the store cannot tell.
+func (a *App) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
+	s, err := a.ExistingStore(ctx)
+	if err == nil {
+		var f *reconcile.FleetStatus
+		if f, err = reconcile.FleetStatusOf(ctx, s, time.Now().UTC(), 0); err == nil {
+			return f
+		}
+	}
+	fmt.Fprintf(a.Stderr, "runner-manager: the fleet's hosts are not shown: %v\n", err)
+	return nil
+}
+
 // journalStatus is what the journal and this host tell, for when no
 // daemon runs.
 func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
@@ -90,7 +112,7 @@ func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 	if err != nil {
 		return reconcile.Status{}, err
 	}
-	s, err := a.ExistingStore(ctx)
+	s, err := a.ReadStore(ctx)
 	if err != nil {
 		return reconcile.Status{}, err
 	}
@@ -127,6 +149,9 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		fmt.Fprintf(w, "refused:  %s\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w)
+	if err := renderFleet(w, st, now); err != nil {
+		return err
+	}
 	if len(st.Policies) == 0 {
 		fmt.Fprintln(w, "no policies: add one with `runner-manager policy add`")
 		return nil
@@ -174,3 +199,47 @@ func bytesOrDash(b uint64) string {
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return maps.Keys(m) }
+
+// renderFleet prints the fleet's hosts, when more than one shares the
+// store: a single host's status says it all already.
+func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
+	if st.Fleet == nil || len(st.Fleet.Hosts) < 2 {
+		return nil
+	}
+	stale := 0
+	for _, h := range st.Fleet.Hosts {
+		if h.Stale {
+			stale++
+		}
+	}
+	fmt.Fprintf(w, "fleet:    %d hosts", len(st.Fleet.Hosts))
+	if stale > 0 {
+		fmt.Fprintf(w, ", %d stale (no heartbeat for %s)", stale, st.Fleet.StaleAfter)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tID\tMEMORY\tCPUS\tOS\tVERSION\tLIVE\tSEEN\tNOTE")
+	for _, h := range st.Fleet.Hosts {
+		seen, note := "never", ""
+		if h.SeenAt != nil {
+			seen = now.Sub(*h.SeenAt).Round(time.Second).String() + " ago"
+		}
+		if h.Stale {
+			note = "stale"
+		}
+		if h.ID == st.Host.ID {
+			note = strings.TrimSpace("this host " + note)
+		}
+		id := h.ID.String()
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", h.Name, id, bytesOrDash(h.MemoryBytes), h.CPUs,
+			cmpOr(h.OS, "-"), cmpOr(h.Version, "-"), h.LiveAttempts, seen, note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}

@@ -136,7 +136,7 @@ func TestServiceInstall(t *testing.T) {
 		assert.NotContains(t, string(b), "ghp_never_in_the_unit")
 
 		out = e.ok("service", "uninstall", "--user")
-		assert.Contains(t, out, "systemctl --user disable --now runner-manager")
+		assert.Contains(t, out, "systemctl --user stop runner-manager\n  systemctl --user daemon-reload\n")
 		_, err = os.Stat(unit)
 		assert.ErrorIs(t, err, os.ErrNotExist)
 		e.fails(1, "service", "uninstall", "--user")

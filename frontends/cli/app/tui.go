@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
 type reconcileStatus = reconcile.Status
@@ -26,7 +28,7 @@ or resumes a policy, + and - change its max, x stops an attempt, / filters,
 
 // Run shows the TUI until the user quits.
 func (c *TUICmd) Run(ctx context.Context, a *App) error {
-	st, err := a.ExistingStore(ctx)
+	st, err := a.ReadStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -34,5 +36,7 @@ func (c *TUICmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	return runTUI(ctx, tui.DaemonSource(st, cfg.DataDir), tui.Options{})
+	src := tui.DaemonSource(st, cfg.DataDir)
+	src.StaleAfter = daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
+	return runTUI(ctx, src, tui.Options{})
 }

@@ -36,7 +36,10 @@ type Config struct {
 	Webhook   Webhook   `toml:"webhook"`
 	Daemon    Daemon    `toml:"daemon"`
 	Container Container `toml:"container"`
+	Store     Store     `toml:"store"`
 	Logs      Logs      `toml:"logs"`
+	Host      Host      `toml:"host"`
+	Fleet     Fleet     `toml:"fleet"`
 	Runner    Runner    `toml:"runner"`
 
 	// Path is the file that was read; "" when there was none.
@@ -114,6 +117,23 @@ type Container struct {
 	// "tcp://…"); "" takes DOCKER_HOST, else the first usual socket found.
 	Host string `toml:"host" env:"RUNNER_MANAGER_CONTAINER_HOST"`
 }
+
+// Store says which journal the host keeps: "" is the SQLite file in the
+// data directory (one host needs nothing else); a postgres:// URL is a
+// PostgreSQL database that a fleet of hosts shares. The password is never
+// in this file: it comes from $RUNNER_MANAGER_STORE_PASSWORD, from
+// PasswordFile, or as libpq finds one ($PGPASSWORD, ~/.pgpass).
+type Store struct {
+	// URL is postgres://user@host:port/database (or
+	// postgres://user@/database?host=/socket/dir); "" for SQLite.
+	URL string `toml:"url" env:"RUNNER_MANAGER_STORE"`
+	// PasswordFile holds the database password, readable by its owner only.
+	PasswordFile string `toml:"password_file" env:"RUNNER_MANAGER_STORE_PASSWORD_FILE"`
+}
+
+// StorePasswordEnv is the environment variable holding the store's
+// database password (it is not a key of the file: a secret never is).
+const StorePasswordEnv = "RUNNER_MANAGER_STORE_PASSWORD"
 
 // Default values of the keys that have one.
 const (
@@ -243,6 +263,7 @@ func Defaults() Config {
 		Admission: Admission{MemoryReserve: DefaultMemoryReserve, DiskFloor: DefaultDiskFloor},
 		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
 		Logs:      DefaultLogs(),
+		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
 	}
 }
 
@@ -366,7 +387,7 @@ func DecodeStrict(path string, data []byte, v any) (toml.MetaData, map[string]in
 		// Type mismatches come as "toml: line N (last key "k"): message".
 		if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			return md, nil, &Error{Where: where(path, line), Key: m[2], Msg: m[3]}
+			return md, nil, &Error{Where: where(path, line), Key: m[2], Msg: explainDecodeError(v, data, m[2], m[3])}
 		}
 		return md, nil, &Error{Where: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 	}
@@ -541,6 +562,9 @@ func (c *Config) errAt(key, format string, args ...any) error {
 }
 
 func (c *Config) validate() error {
+	if err := c.validateFleet(); err != nil {
+		return err
+	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
@@ -593,6 +617,9 @@ func (c *Config) validate() error {
 		if _, _, err := net.SplitHostPort(k.addr); err != nil {
 			return c.errAt(k.key, "%q is not HOST:PORT or :PORT (for example 127.0.0.1:%s)", k.addr, DefaultMetricsPort)
 		}
+	}
+	if c.Store.PasswordFile != "" && c.Store.URL == "" {
+		return c.errAt("store.password_file", "is set but [store] url is not: the password is for a PostgreSQL store (url = \"postgres://user@host/database\")")
 	}
 	if c.Webhook.Listen != "" && c.Webhook.SecretEnv == "" {
 		return c.errAt("webhook.secret_env", "webhooks need a secret: name the environment variable holding it")

@@ -104,6 +104,8 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, config.Size(10<<30), c.Admission.DiskFloor)
 	assert.Equal(t, "text", c.Log.Format)
 	assert.Equal(t, "", c.Daemon.MetricsAddr)
+	assert.Equal(t, "", c.Host.Name, "the machine's hostname")
+	assert.Equal(t, config.DefaultHeartbeat, c.Fleet.Heartbeat)
 }
 
 func TestErrors(t *testing.T) {
@@ -133,6 +135,14 @@ func TestErrors(t *testing.T) {
 			explain: []string{"config.toml:2", "installation_id", "private_key_file"}},
 		{name: "bad metrics addr", file: "[daemon]\nmetrics_addr = \"9464\"\n",
 			explain: []string{"config.toml:2", "daemon.metrics_addr", "127.0.0.1:9464"}},
+		{name: "heartbeat too often", file: "[fleet]\nheartbeat = \"10ms\"\n",
+			explain: []string{"config.toml:2", "fleet.heartbeat", "100ms"}},
+		{name: "bad heartbeat", file: "[fleet]\nheartbeat = \"often\"\n",
+			explain: []string{"config.toml:2", "fleet.heartbeat"}},
+		{name: "bad host name", file: "[host]\nname = \" padded \"\n",
+			explain: []string{"config.toml:2", "host.name"}},
+		{name: "bad env heartbeat", file: "", env: map[string]string{"RUNNER_MANAGER_HEARTBEAT": "1h"},
+			explain: []string{"$RUNNER_MANAGER_HEARTBEAT", "fleet.heartbeat", "10m0s"}},
 		{name: "bad env", file: "", env: map[string]string{"RUNNER_MANAGER_DISK_FLOOR": "lots"},
 			explain: []string{"$RUNNER_MANAGER_DISK_FLOOR", "admission.disk_floor"}},
 		{name: "bad env level", file: "", env: map[string]string{"RUNNER_MANAGER_LOG_LEVEL": "loud"},

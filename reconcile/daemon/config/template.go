@@ -71,6 +71,15 @@ secret_env = "RUNNER_MANAGER_WEBHOOK_SECRET"
 # Serve Prometheus metrics (off when empty). A port alone listens on
 # loopback only. ($RUNNER_MANAGER_METRICS_ADDR, --metrics-addr)
 # metrics_addr = ":9464"
+
+[store]
+# Empty: the journal is <data_dir>/journal.db (SQLite); one host needs
+# nothing else. Hosts sharing one fleet point at one PostgreSQL database:
+# ($RUNNER_MANAGER_STORE, --store)
+# url = "postgres://runner_manager@db.example:5432/runner_manager"
+# Its password: from $RUNNER_MANAGER_STORE_PASSWORD, or a file readable by
+# its owner only (chmod 600), never in this file.
+# password_file = "/etc/runner-manager/store-password"
 `))
 
 // Template returns the commented configuration file `init` writes. It loads

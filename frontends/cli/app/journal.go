@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// dirWritable tells whether files can be created in dir, by creating one
+// and removing it: the only answer that holds for every user (root ignores
+// modes), file system (mounted read-only) and ACL. Tests replace it.
+var dirWritable = func(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-probe-")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// noJournal is the error of a command run where no journal is: a usage
+// error (exit status 2), since the data directory given is the wrong one or
+// nothing was set up there yet.
+func noJournal(dir string) error {
+	return fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir or --store)%w", dir, silentErr{errUsage})
+}
+
+// existingJournal returns the journal's path in the data directory, or
+// noJournal when it has none (creating nothing).
+func (a *App) existingJournal() (dir, path string, err error) {
+	c, err := a.Config()
+	if err != nil {
+		return "", "", err
+	}
+	if sc := daemon.StoreConfigOf(c); sc.Postgres() {
+		// A PostgreSQL store is opened as it is: its errors say what is
+		// wrong, and nothing of it lives in the data directory.
+		return c.DataDir, "", nil
+	}
+	path = filepath.Join(c.DataDir, JournalName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", "", noJournal(c.DataDir)
+	}
+	return c.DataDir, path, nil
+}
+
+// ReadStore opens the journal for a command that only reads it (status,
+// policy list and show, attempts, logs, tui). It must exist; where the data
+// directory cannot be written (a read-only mount, a directory of another
+// user), it is opened read-only, and the command says so on standard error.
+func (a *App) ReadStore(ctx context.Context) (store.Store, error) {
+	if a.st != nil {
+		return a.st, nil
+	}
+	dir, path, err := a.existingJournal()
+	if err != nil {
+		return nil, err
+	}
+	probe := dirWritable(dir)
+	if probe == nil || path == "" {
+		return a.Store(ctx)
+	}
+	st, err := store.OpenSQLite(path, store.ReadOnly())
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s is read-only (%v), and the journal could not be read there: %w", dir, probe, err)
+	}
+	fmt.Fprintf(a.Stderr, "note: data dir %s is read-only (%v): the journal is open for reading only\n", dir, probe)
+	a.st = st
+	a.onClose(st.Close)
+	return st, nil
+}
+
+// journalOpenError names the real cause of a journal that would not open
+// for writing: a data directory that cannot be written, rather than what
+// SQLite says of it ("attempt to write a readonly database", "unable to
+// open database file").
+func journalOpenError(dir string, err error) error {
+	if probe := dirWritable(dir); probe != nil {
+		return fmt.Errorf("data dir %s is read-only (%v): this command writes the journal there; give a writable --data-dir, or make it writable by this user (read-only commands such as `status` and `policy list` still work)", dir, probe)
+	}
+	return fmt.Errorf("open the journal: %w", err)
+}

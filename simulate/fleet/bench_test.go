@@ -1,0 +1,61 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
+)
+
+// BenchmarkIdleQueries measures an idle fleet's load on PostgreSQL: the
+// statements per minute the server runs (pg_stat_statements) for hosts
+// with 10 policies each and no job, over a minute after a warm-up. The
+// figure is per host and for the whole fleet; b.N is not used (one
+// measurement a run).
+//
+//	go test -run '^$' -bench IdleQueries -benchtime 1x ./simulate/fleet
+func BenchmarkIdleQueries(b *testing.B) {
+	for _, hosts := range []int{1, 3} {
+		b.Run(fmt.Sprintf("hosts=%d/policies=10", hosts), func(b *testing.B) {
+			srv := pgtest.New(b)
+			ctx := context.Background()
+			require.NoError(b, srv.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
+			require.NoError(b, srv.Stop())
+			require.NoError(b, srv.Start())
+			require.NoError(b, srv.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+			db := srv.CreateDatabase(b)
+			names := []string{"alpha", "beta", "gamma"}[:hosts]
+			f := newFleet(b, srv.URL(db), names...)
+			for _, h := range f.hosts {
+				for i := 1; i < 10; i++ {
+					h.addPolicy(fmt.Sprintf("p-%s-%d", h.name, i), fmt.Sprintf("ss-%s-%d", h.name, i))
+				}
+				h.start()
+			}
+			time.Sleep(15 * time.Second) // start-up: sessions opened, first passes
+			conn, err := pgx.Connect(ctx, srv.URL("postgres"))
+			require.NoError(b, err)
+			defer conn.Close(ctx)
+			_, err = conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
+			require.NoError(b, err)
+			b.ResetTimer()
+			const window = time.Minute
+			time.Sleep(window) // the idle minute measured
+			var calls int64
+			require.NoError(b, conn.QueryRow(ctx,
+				"SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1", db).Scan(&calls))
+			b.StopTimer()
+			perMin := float64(calls) / window.Minutes()
+			b.ReportMetric(perMin, "queries/min")
+			b.ReportMetric(perMin/float64(hosts), "queries/min/host")
+			for _, h := range f.hosts {
+				require.True(b, h.alive(), "%s runs", h.name)
+			}
+		})
+	}
+}
