@@ -106,7 +106,7 @@ func TestLatest(t *testing.T) {
 
 // The automatic update installs the newest release and prunes the old
 // runner only once no attempt runs on it and no policy names it.
-func TestUpdaterOnce(t *testing.T) {
+func TestUpdaterCheck(t *testing.T) {
 	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
 	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
 	require.NoError(t, err)
@@ -123,13 +123,13 @@ func TestUpdaterOnce(t *testing.T) {
 
 	var keep []string
 	u := install.Updater{GitHub: client, DataDir: data, Keep: func(context.Context) ([]string, error) { return keep, nil }}
-	r, removed, err := u.Once(t.Context())
+	r, removed, err := u.Check(t.Context())
 	require.NoError(t, err)
 	assert.True(t, r.Already, "the latest release is the installed one")
 	assert.Empty(t, removed)
 
 	srv.SetLatestRunnerRelease("9.8.7")
-	r, removed, err = u.Once(t.Context())
+	r, removed, err = u.Check(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, "9.8.7", r.Version)
 	assert.False(t, r.Already)
@@ -141,12 +141,12 @@ func TestUpdaterOnce(t *testing.T) {
 
 	require.NoError(t, os.RemoveAll(root)) // the attempt ended
 	keep = []string{old.Dir}
-	_, removed, err = u.Once(t.Context())
+	_, removed, err = u.Check(t.Context())
 	require.NoError(t, err)
 	assert.Empty(t, removed, "a policy names the old runner")
 
 	keep = nil
-	_, removed, err = u.Once(t.Context())
+	_, removed, err = u.Check(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []string{old.Dir}, removed, "no attempt or policy uses it")
 	assert.NoDirExists(t, old.Dir)

@@ -100,8 +100,8 @@ type Updater struct {
 	Log  *slog.Logger
 }
 
-// Once installs the latest release if it is new, then prunes.
-func (u Updater) Once(ctx context.Context) (Result, []string, error) {
+// Check installs the latest release if it is new, then prunes.
+func (u Updater) Check(ctx context.Context) (Result, []string, error) {
 	r, err := Latest(ctx, u.GitHub, u.DataDir, Options{})
 	if err != nil {
 		return r, nil, fmt.Errorf("update the runner: %w", err)
@@ -116,30 +116,21 @@ func (u Updater) Once(ctx context.Context) (Result, []string, error) {
 	return r, removed, err
 }
 
-// Run calls Once now and every interval until ctx ends, logging what it
-// did; failures are logged and tried again at the next interval.
-func (u Updater) Run(ctx context.Context, every time.Duration) {
+// Once calls Check and logs what it did; a failure is logged, to be tried
+// again next in a while.
+func (u Updater) Once(ctx context.Context, next time.Duration) {
 	log := u.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		r, removed, err := u.Once(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("automatic runner update failed; trying again later", "err", err, "next", every)
-		case err == nil && !r.Already:
-			log.Info("installed a newer runner: new attempts launch it, running ones finish on theirs", "version", r.Version, "dir", r.Dir)
-		}
-		for _, dir := range slices.Sorted(slices.Values(removed)) {
-			log.Info("removed a runner no attempt or policy uses", "dir", dir)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	r, removed, err := u.Check(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Warn("automatic runner update failed; trying again later", "err", err, "next", next)
+	case err == nil && !r.Already:
+		log.Info("installed a newer runner: new attempts launch it, running ones finish on theirs", "version", r.Version, "dir", r.Dir)
+	}
+	for _, dir := range slices.Sorted(slices.Values(removed)) {
+		log.Info("removed a runner no attempt or policy uses", "dir", dir)
 	}
 }

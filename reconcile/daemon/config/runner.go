@@ -3,7 +3,8 @@ package config
 // Runner configures how the daemon keeps its runner up to date.
 type Runner struct {
 	// AutoUpdate installs actions/runner's newest release when there is
-	// one (checked at start and every 6 hours), verified against its
+	// one (checked at start, every 6 hours, and every 10 minutes while a
+	// deprecated runner holds a policy's launches), verified against its
 	// checksum; policies without a runner directory launch it from then
 	// on, running attempts finish on theirs, and runners nothing uses any
 	// more are removed.
