@@ -7,3 +7,6 @@ var (
 	GopsutilStartTime   = gopsutilStartTime
 	GopsutilAlive       = gopsutilAlive
 )
+
+// NewHostCPUAt reads <procRoot>/stat on the given clock.
+var NewHostCPUAt = newHostCPU

@@ -113,13 +113,13 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	b.UpdatedAt = p.now
 	if err := l.cfg.Store.RecordAttempt(ctx, b); err != nil {
 		if !errors.Is(err, store.ErrIllegalTransition) {
-			it.log.Error("journal write failed", "outcome", o.String(), "err", err)
+			it.log.Log(ctx, errLevel(err), "journal write failed", "outcome", o.String(), "err", err)
 			p.addErr(fmt.Errorf("conclude attempt %s: %w", a.ID, err))
 			return
 		}
 		// Recovery may force what the table forbids (a row left behind).
 		if err := l.cfg.Store.ForceAttempt(ctx, b); err != nil {
-			it.log.Error("journal write failed", "outcome", o.String(), "err", err)
+			it.log.Log(ctx, errLevel(err), "journal write failed", "outcome", o.String(), "err", err)
 			p.addErr(fmt.Errorf("conclude attempt %s: %w", a.ID, err))
 			return
 		}

@@ -60,6 +60,10 @@ type Loop struct {
 	// pauses: which policies' launches are paused for failures (logged
 	// when a pause starts and ends).
 	pauses pauseLog
+	// deprecated: the policies whose runner exited 7, held until a newer
+	// one is there (deprecated.go).
+	deprecated    deprecations
+	deprecatedLog pauseLog
 
 	passMu  sync.Mutex // one pass at a time; guards the fields below
 	watched map[rm.AttemptID]bool

@@ -199,7 +199,7 @@ func (p *pass) launchedElsewhere(a rm.Attempt) bool {
 func (p *pass) record(ctx context.Context, it *item, a rm.Attempt) bool {
 	a.UpdatedAt = p.l.cfg.Now()
 	if err := p.l.cfg.Store.RecordAttempt(ctx, a); err != nil {
-		it.log.Error("journal write failed", "state", string(a.State), "err", err)
+		it.log.Log(ctx, errLevel(err), "journal write failed", "state", string(a.State), "err", err)
 		p.addErr(fmt.Errorf("record attempt %s: %w", a.ID, err))
 		return false
 	}

@@ -321,6 +321,11 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 			p.addErr(fmt.Errorf("read failed attempts of policy %s: %w", pol.Name, err))
 			continue
 		}
+		if note, held := p.deprecatedHold(&pol, l.deprecated.saw(pol.ID, atts)); held {
+			budgets[pol.ID] = 0
+			p.note(pol.ID, note)
+			continue
+		}
 		var ends []time.Time
 		for _, a := range atts {
 			// A runner that failed during a job was launched fine.

@@ -14,11 +14,15 @@ import (
 // Status is a snapshot of a supervisor's live figures, for `status`, the TUI
 // and metrics. It is plain data and marshals to JSON.
 type Status struct {
-	At       time.Time       `json:"at"`
-	Host     rm.Host         `json:"host"`
-	Memory   MemoryStatus    `json:"memory"`
-	Policies []PolicyStatus  `json:"policies"`
-	Attempts []AttemptStatus `json:"attempts"`
+	At     time.Time    `json:"at"`
+	Host   rm.Host      `json:"host"`
+	Memory MemoryStatus `json:"memory"`
+	// HostCPUPercent is how busy the host's CPUs were over the last
+	// seconds, 0 to 100 of all of them; nil where the system does not tell
+	// (not Linux) or before a second look.
+	HostCPUPercent *float64        `json:"host_cpu_percent"`
+	Policies       []PolicyStatus  `json:"policies"`
+	Attempts       []AttemptStatus `json:"attempts"`
 	// Budget is the GitHub REST budget as last seen.
 	Budget github.Budget `json:"budget"`
 	// Refusals counts admission refusals by reason since start.

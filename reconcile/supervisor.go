@@ -84,6 +84,7 @@ type Supervisor struct {
 	// (platform.Identify, platform.Alive).
 	identify func() (platform.Self, error)
 	alive    func(pid int, start uint64) bool
+	cpu      *platform.HostCPU
 
 	mu        sync.Mutex
 	loops     map[string]*loopRun
@@ -147,6 +148,7 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	return &Supervisor{
 		identify:  platform.Identify,
 		alive:     platform.Alive,
+		cpu:       platform.NewHostCPU(),
 		cfg:       cfg,
 		log:       cfg.Logger,
 		tab:       newTable(),
@@ -491,6 +493,9 @@ func (s *Supervisor) stopLoop(key string, lr *loopRun, why string) {
 // attempts, GitHub's budget and the refusals counted since start.
 func (s *Supervisor) Status() Status {
 	st := Status{At: s.cfg.Now(), Host: s.cfg.Host, Memory: s.cfg.Admission.Status(), Refusals: map[string]int{}}
+	if v, ok := s.cpu.Percent(); ok {
+		st.HostCPUPercent = &v
+	}
 	if s.cfg.Budget != nil {
 		st.Budget = s.cfg.Budget()
 	}

@@ -77,6 +77,9 @@ func drawMemory(p painter, m Model) {
 	n := p.text(0, 1, "used   ", styleBold, p.w)
 	n += drawBar(p, n, 1, bw, used, mem.TotalBytes, mem.ReserveBytes, '█')
 	info := fmt.Sprintf(" %s of %s · reserve %s", fmtBytes(used), fmtBytes(mem.TotalBytes), fmtBytes(mem.ReserveBytes))
+	if c := st.HostCPUPercent; c != nil {
+		info += fmt.Sprintf(" · cpu %.0f%%", *c)
+	}
 	if mem.DiskFreeBytes > 0 {
 		info += " · disk " + fmtBytes(mem.DiskFreeBytes) + " free"
 	}

@@ -131,7 +131,8 @@ func buildDownloads(baseURL, version string) []download {
 
 func (s *Server) download(c *call) reply {
 	name := c.r.PathValue("file")
-	for _, d := range s.downloads {
+	_, released := s.releaseDownloads()
+	for _, d := range append(s.downloads, released...) {
 		if d.filename == name {
 			ct := "application/gzip"
 			if d.os == "win" {

@@ -156,6 +156,7 @@ func (s *Server) routes() {
 	rest(kindApp, RouteAccessToken, s.accessToken)
 	rest(kindRegistration, RouteRunnerRegistration, s.runnerRegistration)
 	rest(kindDownload, RouteDownload, s.download)
+	rest(kindREST, RouteLatestRunnerRelease, s.latestRunnerRelease)
 	s.handle(s.restMux, kindFree, routeUnknownREST, func(*call) reply { return ghError(http.StatusNotFound, "Not Found") }, "/")
 	s.actionsRoutes()
 }

@@ -195,6 +195,7 @@ type Server struct {
 	callKinds      map[kind]int
 	callLog        []Call
 	deprecated     map[string]bool
+	latestRelease  string // releases.go
 	zombie         bool
 	hooks          hookState
 	routeNames     []string

@@ -134,6 +134,9 @@ type Config struct {
 	// Logs bounds the attempts' logs kept under <data>/logs/ (nil: 14
 	// days, 1 GiB), enforced at start and every 10 minutes.
 	Logs *platform.LogRetention
+	// AutoUpdateRunner keeps actions/runner's newest release installed,
+	// pruning runners nothing uses (install.Updater; [runner] auto_update).
+	AutoUpdateRunner bool
 	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string
 }

@@ -32,12 +32,13 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 			Memory: reconcile.HostMemory{}, Reserve: c.Admission.MemoryReserve.Bytes(),
 			DiskFree: platform.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
 		},
-		StoreConfig:    StoreConfigOf(c),
-		MetricsAddr:    c.Daemon.MetricsAddr,
-		ContainerHost:  c.Container.Host,
-		HostName:       c.Host.Name,
-		HeartbeatEvery: time.Duration(c.Fleet.Heartbeat),
-		Logs:           &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
+		StoreConfig:      StoreConfigOf(c),
+		MetricsAddr:      c.Daemon.MetricsAddr,
+		ContainerHost:    c.Container.Host,
+		HostName:         c.Host.Name,
+		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
+		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
+		AutoUpdateRunner: c.Runner.AutoUpdate,
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)

@@ -90,6 +90,42 @@ func Runner(ctx context.Context, gh Downloads, scope rm.Scope, dataDir string, o
 	if o.Version != "" && o.Version != version {
 		return Result{}, fmt.Errorf("%w: GitHub offers runner %s now, not %s; only the offered one comes with a checksum to verify (run without a version)", rm.ErrInvalid, version, o.Version)
 	}
+	return put(ctx, d, version, dataDir, o)
+}
+
+// Releases is what Latest asks of GitHub.
+type Releases interface {
+	LatestRunnerRelease(ctx context.Context) (string, []github.Download, error)
+}
+
+var _ Releases = (*github.Client)(nil)
+
+// Latest installs the newest release of the runner (actions/runner's
+// releases), which may be newer than what GitHub offers a scope while a
+// release rolls out, verified against the checksum the release gives,
+// unless that version is there already. A release that gives no checksum
+// for this machine's package is refused.
+func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result, error) {
+	version, list, err := gh.LatestRunnerRelease(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := github.PickDownload(list, runtime.GOOS, runtime.GOARCH)
+	if err != nil {
+		return Result{}, fmt.Errorf("the latest runner release %s: %w", version, err)
+	}
+	if d.SHA256 == "" {
+		return Result{}, fmt.Errorf("the latest runner release %s gives no SHA-256 for %s: not installed (run without --latest to install what GitHub offers)", version, d.Filename)
+	}
+	if o.Version != "" && o.Version != version {
+		return Result{}, fmt.Errorf("%w: the latest runner release is %s, not %s", rm.ErrInvalid, version, o.Version)
+	}
+	return put(ctx, d, version, dataDir, o)
+}
+
+// put installs package d of version into dataDir's runners directory,
+// unless it is there already.
+func put(ctx context.Context, d github.Download, version, dataDir string, o Options) (Result, error) {
 	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
 	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
 		r.Already = true

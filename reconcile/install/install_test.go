@@ -1,6 +1,7 @@
 package install_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,4 +59,96 @@ func TestRunner(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = install.Offered(t.Context(), client, nope)
 	require.Error(t, err)
+}
+
+// --latest installs actions/runner's newest release, newer than the
+// scope's offer, verified against the release's checksum; the newest
+// install is then that one.
+func TestLatest(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	srv.SetLatestRunnerRelease("9.8.7")
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+	offered, err := install.Runner(t.Context(), client, scope, data, install.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, fakegithub.RunnerVersion, offered.Version)
+
+	v, list, err := client.LatestRunnerRelease(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "9.8.7", v)
+	require.NotEmpty(t, list)
+	for _, d := range list {
+		assert.Len(t, d.SHA256, 64, d.Filename)
+	}
+
+	_, err = install.Latest(t.Context(), client, data, install.Options{Version: "1.2.3"})
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	r, err := install.Latest(t.Context(), client, data, install.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "9.8.7", r.Version)
+	assert.False(t, r.Already)
+	assert.Len(t, r.SHA256, 64)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.Dir, newest, "policies following the newest install take it")
+	b, err := os.ReadFile(filepath.Join(r.Dir, "bin", "Runner.Listener"))
+	if err == nil {
+		assert.Contains(t, string(b), "9.8.7", "the release's package")
+	}
+
+	r, err = install.Latest(t.Context(), client, data, install.Options{})
+	require.NoError(t, err)
+	assert.True(t, r.Already)
+}
+
+// The automatic update installs the newest release and prunes the old
+// runner only once no attempt runs on it and no policy names it.
+func TestUpdaterCheck(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+	old, err := install.Runner(t.Context(), client, scope, data, install.Options{})
+	require.NoError(t, err)
+
+	// An attempt running on the old runner: its root links to it.
+	root := filepath.Join(data, "attempts", rm.NewAttemptID().String())
+	require.NoError(t, os.MkdirAll(root, 0o700))
+	require.NoError(t, os.Symlink(filepath.Join(old.Dir, "externals"), filepath.Join(root, "externals")))
+
+	var keep []string
+	u := install.Updater{GitHub: client, DataDir: data, Keep: func(context.Context) ([]string, error) { return keep, nil }}
+	r, removed, err := u.Check(t.Context())
+	require.NoError(t, err)
+	assert.True(t, r.Already, "the latest release is the installed one")
+	assert.Empty(t, removed)
+
+	srv.SetLatestRunnerRelease("9.8.7")
+	r, removed, err = u.Check(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "9.8.7", r.Version)
+	assert.False(t, r.Already)
+	assert.Empty(t, removed, "the running attempt finishes on the old runner")
+	assert.DirExists(t, old.Dir)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.Dir, newest, "new attempts launch the new runner")
+
+	require.NoError(t, os.RemoveAll(root)) // the attempt ended
+	keep = []string{old.Dir}
+	_, removed, err = u.Check(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, removed, "a policy names the old runner")
+
+	keep = nil
+	_, removed, err = u.Check(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{old.Dir}, removed, "no attempt or policy uses it")
+	assert.NoDirExists(t, old.Dir)
+	assert.DirExists(t, r.Dir)
 }

@@ -173,6 +173,12 @@ func TestLogs(t *testing.T) {
 	t.Run("gone", func(t *testing.T) {
 		assert.Contains(t, e.fails(1, "logs", list[0].ID.String()), "gone")
 	})
+	t.Run("kept after its end", func(t *testing.T) {
+		kept := filepath.Join(e.dataDir, "logs", list[0].ID.String(), "runner.log")
+		require.NoError(t, os.MkdirAll(filepath.Dir(kept), 0o700))
+		require.NoError(t, os.WriteFile(kept, []byte("Job build completed with result: Succeeded\n"), 0o600))
+		assert.Equal(t, "Job build completed with result: Succeeded\n", e.ok("logs", list[0].ID.String()))
+	})
 	t.Run("follow until the attempt ends", func(t *testing.T) {
 		st := e.journal()
 		var out lockedBuffer

@@ -14,6 +14,7 @@ type RunnerCmd struct {
 // RunnerInstallCmd installs a runner.
 type RunnerInstallCmd struct {
 	Version string `arg:"" optional:"" help:"The version to install, X.Y.Z: only the one GitHub offers now can be verified (default: that one)."`
+	Latest  bool   `help:"Install the newest release of actions/runner, which may be newer than what GitHub offers the scope while a release rolls out (verified against the release's checksum)."`
 	scopeFlags
 }
 
@@ -23,7 +24,13 @@ func (c *RunnerInstallCmd) Help() string {
 may use, with their SHA-256. runner install takes the one for this machine,
 checks the checksum, and unpacks it into <data>/runners/<version>/. Policies
 without --runner-dir use the newest runner installed there; install a newer
-one when GitHub deprecates yours (doctor tells).
+one when GitHub deprecates yours (doctor tells; a runner that exits 7,
+"version deprecated", holds its policy's launches until a newer one is
+installed).
+
+--latest takes the newest release of actions/runner instead (GitHub's
+releases API), which may be newer than what GitHub offers the scope while a
+release rolls out; it needs no scope.
 
 The scope comes from --repo, --org or --enterprise, else from the first
 policy.`
@@ -31,6 +38,9 @@ policy.`
 
 // Run installs the runner.
 func (c *RunnerInstallCmd) Run(ctx context.Context, a *App) error {
+	if c.Latest {
+		return c.latest(ctx, a)
+	}
 	scope, ok, err := c.scope()
 	if err != nil {
 		return err
@@ -53,6 +63,27 @@ func (c *RunnerInstallCmd) Run(ctx context.Context, a *App) error {
 	r, err := install.Runner(ctx, client, scope, dataDir, install.Options{
 		Version: c.Version, Downloading: func(url string) { a.printf("downloading %s\n", url) },
 	})
+	return c.report(a, r, err)
+}
+
+// latest installs the newest release of the runner.
+func (c *RunnerInstallCmd) latest(ctx context.Context, a *App) error {
+	client, err := a.GitHub()
+	if err != nil {
+		return err
+	}
+	dataDir, err := a.DataDir()
+	if err != nil {
+		return err
+	}
+	r, err := install.Latest(ctx, client, dataDir, install.Options{
+		Version: c.Version, Downloading: func(url string) { a.printf("downloading %s\n", url) },
+	})
+	return c.report(a, r, err)
+}
+
+// report prints what an install did.
+func (c *RunnerInstallCmd) report(a *App, r install.Result, err error) error {
 	switch {
 	case err != nil:
 		return err

@@ -117,3 +117,15 @@ func TestDoctor(t *testing.T) {
 		assert.Contains(t, r.stdout, "[FAIL] GitHub credentials")
 	})
 }
+
+func TestRunnerInstallLatest(t *testing.T) {
+	e := newEnv(t)
+	srv, _ := withFakeGitHub(t, e)
+	srv.SetLatestRunnerRelease("9.8.7")
+	out := e.ok("runner", "install", "--latest")
+	assert.Contains(t, out, "installed runner 9.8.7 (sha256 ")
+	_, err := os.Stat(filepath.Join(e.dataDir, "runners", "9.8.7", "bin", fakegithub.ListenerName()))
+	require.NoError(t, err, out)
+	assert.Contains(t, e.ok("runner", "install", "--latest"), "already installed")
+	assert.Contains(t, e.fails(2, "runner", "install", "--latest", "1.0.0"), "latest runner release is 9.8.7")
+}

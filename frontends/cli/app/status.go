@@ -132,6 +132,9 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		fmt.Fprintf(w, "memory:   %s total, %s available, %s reserved, %s committed to runners\n",
 			config.FormatBytes(m.TotalBytes), config.FormatBytes(m.AvailableBytes), config.FormatBytes(m.ReserveBytes), config.FormatBytes(m.CommittedBytes))
 	}
+	if st.HostCPUPercent != nil {
+		fmt.Fprintf(w, "cpu:      %.0f%% busy\n", *st.HostCPUPercent)
+	}
 	if m.DiskFreeBytes > 0 {
 		fmt.Fprintf(w, "disk:     %s free (floor %s)\n", config.FormatBytes(m.DiskFreeBytes), config.FormatBytes(m.DiskFloorBytes))
 	}

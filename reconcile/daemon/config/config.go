@@ -40,6 +40,7 @@ type Config struct {
 	Logs      Logs      `toml:"logs"`
 	Host      Host      `toml:"host"`
 	Fleet     Fleet     `toml:"fleet"`
+	Runner    Runner    `toml:"runner"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
