@@ -202,13 +202,13 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	}
 }
 
-// Two hosts with a policy each on one scale set: the first host's message
-// session is the scale set's only one; the second is refused by GitHub and
-// never deletes it (nor its record in the store), and every job is served
-// once, by the first host's runners.
+// Two hosts with a policy each on one scale set: one store refuses that
+// (storetest's PolicyTargetTaken), so here each host keeps its own store,
+// as two hosts set up apart would. The first host's message session is the
+// scale set's only one; the second is refused by GitHub and never deletes
+// it, and every job is served once, by the first host's runners.
 func TestTwoHostsOneScaleSet(t *testing.T) {
 	srv := pgtest.New(t)
-	u := srv.URL(srv.CreateDatabase(t))
 	w := newWorld(t)
 	scope, err := rm.Repository(repo)
 	require.NoError(t, err)
@@ -216,6 +216,7 @@ func TestTwoHostsOneScaleSet(t *testing.T) {
 	require.NoError(t, err)
 	var ds []*daemon.Daemon
 	for _, name := range []string{"first", "second"} {
+		u := srv.URL(srv.CreateDatabase(t))
 		d, err := daemon.New(daemon.Config{DataDir: t.TempDir(), GitHub: w.github(), StoreConfig: daemon.StoreConfig{URL: u},
 			RefreshEvery: 200 * time.Millisecond, SampleEvery: 100 * time.Millisecond, Logger: testLogger(t)})
 		require.NoError(t, err)
@@ -246,10 +247,13 @@ func TestTwoHostsOneScaleSet(t *testing.T) {
 	ss := w.gh.Sessions()
 	require.Len(t, ss, 1)
 	assert.Equal(t, session.SessionID, ss[0].SessionID, "the first host's session was never deleted")
-	rec, found, err := second.Store().SessionOf(t.Context(), session.ScaleSetID)
+	rec, found, err := first.Store().SessionOf(t.Context(), session.ScaleSetID)
 	require.NoError(t, err)
 	require.True(t, found)
-	assert.Equal(t, first.Host().ID.String(), rec.HostID, "the store's record is the first host's")
+	assert.Equal(t, first.Host().ID.String(), rec.HostID, "the first host's store records its session")
+	_, found, err = second.Store().SessionOf(t.Context(), session.ScaleSetID)
+	require.NoError(t, err)
+	assert.False(t, found, "the second host recorded no session of its own")
 	for _, j := range w.gh.Jobs() {
 		assert.Equal(t, 1, j.Starts)
 		assert.True(t, strings.HasPrefix(j.RunnerName, rm.RunnerNamePrefix(first.Host().ID)), "job %s ran on the session's host", j.Name)
