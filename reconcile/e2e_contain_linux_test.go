@@ -194,14 +194,22 @@ func TestE2EContainedAfterRestart(t *testing.T) {
 			t.Logf("killed manager's log:\n%s", tail(out.String(), 100))
 		}
 	})
+	// Two jobs running, and their runners' pids in the journal: a runner
+	// takes its job as soon as it is up, maybe before the manager wrote
+	// its pid, and a kill between the two leaves an attempt with none.
 	w.waitFor(60*time.Second, "two jobs running under the first manager", func() bool {
-		running := 0
+		running, recorded := 0, 0
 		for _, j := range w.fake.Jobs() {
 			if j.Status == "in_progress" {
 				running++
 			}
 		}
-		return running >= 2
+		for _, a := range w.attempts() {
+			if a.Live() && a.PID != 0 && platform.Alive(a.PID, a.ProcessStart) {
+				recorded++
+			}
+		}
+		return running >= 2 && recorded >= 2
 	})
 	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 	_ = child.Wait()
