@@ -15,14 +15,16 @@ import (
 
 // BenchmarkIdleQueries measures an idle fleet's load on PostgreSQL: the
 // statements per minute the server runs (pg_stat_statements) for hosts
-// with 10 policies each and no job, over a minute after a warm-up. The
+// with 10 policies each and no job, over a minute after a warm-up, with
+// each policy's default warm spare and without (spare=0). The
 // figure is per host and for the whole fleet; b.N is not used (one
 // measurement a run).
 //
 //	go test -run '^$' -bench IdleQueries -benchtime 1x ./simulate/fleet
 func BenchmarkIdleQueries(b *testing.B) {
-	for _, hosts := range []int{1, 3} {
-		b.Run(fmt.Sprintf("hosts=%d/policies=10", hosts), func(b *testing.B) {
+	for _, c := range []struct{ hosts, spare int }{{1, 1}, {3, 1}, {1, 0}} {
+		hosts := c.hosts
+		b.Run(fmt.Sprintf("hosts=%d/policies=10/spare=%d", hosts, c.spare), func(b *testing.B) {
 			srv := pgtest.New(b)
 			ctx := context.Background()
 			require.NoError(b, srv.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
@@ -35,6 +37,7 @@ func BenchmarkIdleQueries(b *testing.B) {
 			// runners' job polls) answer after about 50 s without news.
 			f := newFleetWith(b, srv.URL(db), []fakegithub.Option{fakegithub.WithPollTimeout(50 * time.Second), fakegithub.WithOfflineAfter(2 * time.Minute)})
 			f.heartbeat = 0 // the default, as a user's hosts run
+			f.policyArgs = []string{"--spare", fmt.Sprint(c.spare)}
 			for _, n := range names {
 				f.addHost(n)
 			}

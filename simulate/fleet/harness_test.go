@@ -81,6 +81,8 @@ type fleet struct {
 	hosts  []*host
 	// heartbeat is the hosts' [fleet] heartbeat (0: the default).
 	heartbeat time.Duration
+	// policyArgs are more flags of every `policy add`.
+	policyArgs []string
 }
 
 // host is one member of the fleet: its home (configuration, data
@@ -133,8 +135,8 @@ func (f *fleet) addHost(name string) *host {
 	h.log = lf
 	f.hosts = append(f.hosts, h)
 	h.cli("init", "--github-url", f.fake.URL(), "--token-env", tokenEnv, "--repo", repo)
-	h.cli("policy", "add", "p-"+name, "--repo", repo, "--max", "4", "--runner-dir", f.runner,
-		"--memory-estimate", "64MiB", "--scale-set", h.label)
+	h.cli(append([]string{"policy", "add", "p-" + name, "--repo", repo, "--max", "4", "--runner-dir", f.runner,
+		"--memory-estimate", "64MiB", "--scale-set", h.label}, f.policyArgs...)...)
 	return h
 }
 
@@ -404,6 +406,6 @@ func policyHosts(t testing.TB, st store.Store) map[rm.PolicyID]string {
 // addPolicy adds another scale-set policy to the host.
 func (h *host) addPolicy(name, scaleSet string) {
 	h.f.t.Helper()
-	h.cli("policy", "add", name, "--repo", repo, "--max", "4", "--runner-dir", h.f.runner,
-		"--memory-estimate", "64MiB", "--scale-set", scaleSet)
+	h.cli(append([]string{"policy", "add", name, "--repo", repo, "--max", "4", "--runner-dir", h.f.runner,
+		"--memory-estimate", "64MiB", "--scale-set", scaleSet}, h.f.policyArgs...)...)
 }
