@@ -97,7 +97,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 			return 2
 		}
 	}
-	st, err := daemon.OpenStore(ctx, cfg.DataDir, sc, nil)
+	var st store.Store
+	if probe := daemon.DirWritable(cfg.DataDir); !sc.Postgres() && probe != nil {
+		// A data dir this user cannot write (a read-only mount, another
+		// user's): the journal is read as it is; policy edits will fail.
+		st, err = store.OpenSQLite(filepath.Join(cfg.DataDir, daemon.JournalName), store.ReadOnly())
+		if err == nil {
+			fmt.Fprintf(stderr, "runner-manager-tui: note: data dir %s is read-only (%v): the journal is open for reading only\n", cfg.DataDir, probe)
+		}
+	} else {
+		st, err = daemon.OpenStore(ctx, cfg.DataDir, sc, nil)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 1

@@ -12,22 +12,9 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// dirWritable tells whether files can be created in dir, by creating one
-// and removing it: the only answer that holds for every user (root ignores
-// modes), file system (mounted read-only) and ACL. Tests replace it.
-var dirWritable = func(dir string) error {
-	f, err := os.CreateTemp(dir, ".write-probe-")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
-	}
-	name := f.Name()
-	_ = f.Close()
-	return os.Remove(name)
-}
+// dirWritable tells whether files can be created in dir
+// (daemon.DirWritable). Tests replace it.
+var dirWritable = daemon.DirWritable
 
 // noJournal is the error of a command run where no journal is: a usage
 // error (exit status 2), since the data directory given is the wrong one or
