@@ -150,7 +150,13 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	launched := o.Reason != rm.RegistrationFailed // else no directory was made
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {
-			if err := l.cfg.Target.RemoveRunner(ctx, runnerID); err != nil && !errors.Is(err, github.ErrRunnerBusy) {
+			switch err := l.cfg.Target.RemoveRunner(ctx, runnerID); {
+			case errors.Is(err, github.ErrRunnerBusy):
+				// Its runner is gone, but GitHub still counts it busy:
+				// asked again until GitHub lets it go (removals.go).
+				l.held.hold(runnerID, a.RunnerName, p.now)
+				it.log.Info("GitHub holds the ended runner's registration as busy; asking again every " + removalRetryEvery.String())
+			case err != nil:
 				it.log.Warn("could not remove the runner's registration; it will be reaped later", "err", err)
 				p.githubErr(err, "remove runner")
 			}

@@ -33,7 +33,10 @@ type Loop struct {
 	nudge chan struct{}
 	// drv runs the passes and owns their backoff and the hold of GitHub
 	// calls, shared by Run, the stop and the drain.
-	drv    *driver
+	drv *driver
+	// held are registrations GitHub refused to remove as busy after their
+	// attempts ended, asked for again (removals.go).
+	held   heldRemovals
 	closed chan struct{}
 	once   sync.Once
 	wg     sync.WaitGroup

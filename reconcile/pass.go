@@ -115,6 +115,7 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	p.repairUnfinishedLaunches(ctx)
 	p.reapRunners(ctx)
 	p.reapRegistrations(ctx)
+	p.retryRemovals(ctx)
 	live, wanted := p.scale(ctx)
 	p.publish(live)
 	return p.schedule(live, wanted), p.err()

@@ -519,9 +519,12 @@ func TestContainerE2EKilledDaemon(t *testing.T) {
 		return err == nil && len(live) == 0
 	}, 60*time.Second, 100*time.Millisecond, "every attempt concluded")
 	w.noContainers(t, hostID)
-	// Every registration goes, but (a known leak, reported apart) one of
-	// an attempt the kill caught between its JIT registration and its
-	// launch's record, never online: in scale-set mode nothing lists it.
+	// Every registration goes, but one of an attempt the kill caught
+	// between its JIT registration and its launch's record, whose runner
+	// was handed a job and stopped with it at the restart: GitHub (and the
+	// fake) count it busy until they fail that job (the fake after its
+	// runner-lost time, 10 min), and the daemon asks for its removal again
+	// every 15 s until then (reconcile/removals.go).
 	byName := map[string]rm.Attempt{}
 	for _, a := range attemptsOf(t, d.Store(), p) {
 		byName[a.RunnerName] = a
