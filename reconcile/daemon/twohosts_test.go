@@ -122,6 +122,10 @@ func TestTwoHostsShareAStore(t *testing.T) {
 	// The policy of alpha moves to beta: refused while its idle runner
 	// lives; paused, it has none, moves, and is resumed there.
 	st := a.d.Store()
+	require.Eventually(t, func() bool {
+		as, err := st.ActiveAttempts(t.Context(), a.pol.ID)
+		return err == nil && len(as) == 1
+	}, 30*time.Second, 20*time.Millisecond, "alpha's min idle runner is up (between a job's end and its replacement it may not be)")
 	var live *store.LiveAttemptsError
 	require.ErrorAs(t, st.MovePolicy(t.Context(), a.pol.ID, b.d.Host().ID), &live)
 	assert.Equal(t, 1, live.Live)
