@@ -82,13 +82,14 @@ func FleetStatusOf(ctx context.Context, st store.Store, now time.Time, staleAfte
 			return nil, fmt.Errorf("read the live attempts of host %s: %w", h.Name, err)
 		}
 		hs := FleetHostStatus{ID: h.ID, Name: h.Name, MemoryBytes: h.MemoryBytes, CPUs: h.CPUs, OS: h.OS,
-			Version: h.Version, LiveAttempts: len(live), Stale: h.Stale(now, staleAfter)}
+			Version: h.Version, LiveAttempts: len(live)}
 		if !h.SeenAt.IsZero() {
 			seen := h.SeenAt.UTC()
 			hs.SeenAt = &seen
 		}
 		out.Hosts = append(out.Hosts, hs)
 	}
+	out.Judge(now, staleAfter)
 	return out, nil
 }
 

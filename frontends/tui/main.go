@@ -98,7 +98,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 		}
 	}
 	var st store.Store
-	if probe := daemon.DirWritable(cfg.DataDir); !sc.Postgres() && probe != nil {
+	var probe error
+	if !sc.Postgres() {
+		probe = daemon.DirWritable(cfg.DataDir)
+	}
+	if probe != nil {
 		// A data dir this user cannot write (a read-only mount, another
 		// user's): the journal is read as it is; policy edits will fail.
 		st, err = store.OpenSQLite(filepath.Join(cfg.DataDir, daemon.JournalName), store.ReadOnly())

@@ -526,14 +526,13 @@ func TestContainerE2EKilledDaemon(t *testing.T) {
 	// may have been handed a job and stopped with it at the restart, and
 	// GitHub (the fake) holds it busy until it fails that job; the daemon
 	// asks for its removal again every 15 s (reconcile/removals.go).
-	require.Eventually(t, func() bool { return len(w.gh.Runners()) == 0 }, 90*time.Second, 100*time.Millisecond,
-		"no registration left: %v", func() []string {
-			var left []string
-			for _, r := range w.gh.Runners() {
-				left = append(left, fmt.Sprintf("%s (online %v, busy %v)", r.Name, r.Online, r.Busy))
-			}
-			return left
-		}())
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var left []string
+		for _, r := range w.gh.Runners() {
+			left = append(left, fmt.Sprintf("%s (online %v, busy %v)", r.Name, r.Online, r.Busy))
+		}
+		assert.Empty(c, left, "no registration left")
+	}, 90*time.Second, 100*time.Millisecond)
 	require.NoError(t, stop())
 
 	runners := map[string]bool{}

@@ -54,8 +54,11 @@ func (a *App) ReadStore(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if path == "" { // a PostgreSQL store: nothing of it in the data directory
+		return a.Store(ctx)
+	}
 	probe := dirWritable(dir)
-	if probe == nil || path == "" {
+	if probe == nil {
 		return a.Store(ctx)
 	}
 	st, err := store.OpenSQLite(path, store.ReadOnly())
