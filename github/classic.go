@@ -395,6 +395,9 @@ func (t *ClassicTarget) Notify(ev WorkflowJobEvent) {
 	if w == nil {
 		return // nobody watches: the first poll will look anyway
 	}
+	if w.heard(ev) {
+		return // a job it holds started or ended: told at once, no poll needed
+	}
 	if t.target.Scope.Kind != rm.ScopeRepository {
 		w.track(ev.JobID, ev.Repository)
 	}

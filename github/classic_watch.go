@@ -143,6 +143,10 @@ type runState struct {
 	updated time.Time
 	fetched bool // its jobs were read at this status
 	jobs    []int64
+	// heard is set when a webhook's word, not a read, moved the run from
+	// queued to in progress: its jobs are re-read only once the run lists
+	// changed again (a read now would be charged for what is known).
+	heard bool
 	// left is when the run was first found off the queued and in-progress
 	// lists with jobs not completed (waiting for an approval, say).
 	left time.Time
@@ -475,6 +479,9 @@ func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
 		prev := w.runs[id]
 		switch r.GetStatus() {
 		case "in_progress":
+			if w.heardStart(prev, r) {
+				continue
+			}
 			read = append(read, id)
 		default:
 			if prev != nil && prev.fetched && prev.status == r.GetStatus() && prev.updated.Equal(r.GetUpdatedAt().Time) {
@@ -487,9 +494,13 @@ func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
 		if _, ok := active[id]; ok {
 			continue
 		}
-		// The run left the lists: completed (or deleted). A one-job run
-		// whose runner is known needs no read: the completed list says how
-		// it ended.
+		// The run left the lists: completed (or deleted). A run whose jobs
+		// all completed by a webhook's word, or a one-job run whose runner
+		// is known, needs no read: the completed list says how it ended.
+		if _, ok := doneByID[id]; ok && prev.fetched && w.allDone(prev.jobs) {
+			delete(w.runs, id)
+			continue
+		}
 		if r, ok := doneByID[id]; ok && prev.fetched && len(prev.jobs) == 1 {
 			w.mu.Lock()
 			st := w.jobs[prev.jobs[0]]
@@ -658,6 +669,97 @@ func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID in
 		w.runs[runID] = rs
 	}
 	return evs, nil
+}
+
+// heardStart reports whether a run listed in progress needs no read of
+// its jobs: the last read saw it queued and webhooks have since said on
+// which runner each of its jobs started (or that it completed), or it was
+// passed over so before and the lists show no change since. It records
+// the run as seen in progress.
+func (w *scopeWatcher) heardStart(prev *runState, r *gh.WorkflowRun) bool {
+	if prev == nil || !prev.fetched {
+		return false
+	}
+	if prev.heard {
+		return prev.status == r.GetStatus() && prev.updated.Equal(r.GetUpdatedAt().Time)
+	}
+	if prev.status != "queued" || !w.allStarted(prev.jobs) {
+		return false
+	}
+	prev.status, prev.updated, prev.heard = r.GetStatus(), r.GetUpdatedAt().Time, true
+	return true
+}
+
+// allStarted reports whether every job of ids is held in progress on a
+// named runner or has completed.
+func (w *scopeWatcher) allStarted(ids []int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if st := w.jobs[id]; st != nil {
+			if st.status != "in_progress" || st.runnerName == "" {
+				return false
+			}
+		} else if !w.doneLocked(id) {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+// allDone reports whether every job of ids is known completed.
+func (w *scopeWatcher) allDone(ids []int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if _, held := w.jobs[id]; held || !w.doneLocked(id) {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+func (w *scopeWatcher) doneLocked(id int64) bool {
+	return slices.ContainsFunc(w.recent, func(st *jobState) bool { return st.id == id })
+}
+
+// heard takes a verified workflow_job webhook's word on a job the watcher
+// already holds from the API: that it started on a runner (in_progress,
+// for a job held queued) or that it completed (for a job held queued or in
+// progress). Those are facts that stay true however late or often a
+// signed payload arrives (a job id is one attempt's, a runner name one
+// attempt's), so they are taken as they come, telling the targets at once
+// and sparing the read of the run's jobs a poll would otherwise be charged
+// for. What a webhook says of a job the watcher does not hold, or that it
+// is queued, is never taken: it only nudges a poll, since demand must be
+// what the API says (a signed body can be replayed). It reports whether
+// the word was taken.
+func (w *scopeWatcher) heard(ev WorkflowJobEvent) bool {
+	w.mu.Lock()
+	held := w.jobs[ev.JobID]
+	if held == nil || held.runID != ev.RunID {
+		w.mu.Unlock()
+		return false
+	}
+	st := *held
+	switch {
+	case ev.Action == "in_progress" && ev.RunnerName != "" && held.status == "queued":
+		st.status, st.runnerID, st.runnerName = "in_progress", ev.RunnerID, ev.RunnerName
+	case ev.Action == "completed" && ev.Conclusion != "":
+		st.status, st.conclusion = "completed", ev.Conclusion
+		if ev.RunnerName != "" && held.runnerName == "" {
+			st.runnerID, st.runnerName = ev.RunnerID, ev.RunnerName
+		}
+	default:
+		w.mu.Unlock()
+		return false
+	}
+	now := w.c.cfg.Now()
+	st.seen = now
+	events := w.apply(&st, now)
+	w.mu.Unlock()
+	w.fanOut(events, false, false)
+	return true
 }
 
 func jobOf(j *gh.WorkflowJob, now time.Time) *jobState {

@@ -201,7 +201,7 @@ func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
 	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 10 * time.Millisecond})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
 
-	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
 	jit, err := ct.JITConfig(t.Context(), prefix+"hooked")
 	require.NoError(t, err)
 	m.launch(jit)
@@ -233,5 +233,153 @@ func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
 	assert.Equal(t, 0, d.Wanted, "a replayed webhook adds no demand")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	m.drain(ctx)
+}
+
+// TestClassicRepoWebhooksSpareReads: a repository target fed by the real
+// webhook receiver is told a job's start and end the moment the webhooks
+// come, and reads the run's jobs once (for its labels, while queued), not
+// again for its runner or its end; what a webhook says of a job the
+// watcher does not hold, or a replay, changes nothing.
+func TestClassicRepoWebhooksSpareReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a fake runner")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	env := newFakeEnv(t, "PAT")
+	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	// The job's queued webhook comes before anyone watches (it nudges
+	// nobody), so that the first poll is the only one until a nudge.
+	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 300 * time.Millisecond})
+	require.NoError(t, env.fake.WaitFor(waitCtx(t, 10*time.Second), func() bool { d := env.fake.Deliveries(); return len(d) == 1 && d[0].Status != 0 }))
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, 1, env.fake.Calls(fakegithub.RouteRunJobs), "the queued run is read for its labels")
+	lists := listCalls(env)
+
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
+	jit, err := ct.JITConfig(t.Context(), prefix+"hooked")
+	require.NoError(t, err)
+	m.launch(jit)
+	require.Eventually(t, func() bool {
+		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")
+	started := eventsOf(log.events(), github.JobStarted)
+	require.Len(t, started, 1)
+	assert.Equal(t, prefix+"hooked", started[0].RunnerName)
+	assert.Equal(t, jit.RunnerID, started[0].RunnerID)
+	done := eventsOf(log.events(), github.JobCompleted)[0]
+	assert.Equal(t, id, done.JobID)
+	assert.Equal(t, "success", done.Result)
+	assert.Equal(t, prefix+"hooked", done.RunnerName)
+	d, _ := log.last()
+	assert.Equal(t, 0, d.Wanted)
+	assert.Equal(t, lists, listCalls(env), "the start and the end need no poll")
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteRunJobs))
+
+	// A poll later: the run left the lists, its job known done: no read.
+	polls := log.count()
+	ct.Nudge()
+	require.Eventually(t, func() bool { return listCalls(env) > lists }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteRunJobs), "a run known done is not read")
+	assert.Len(t, eventsOf(log.events(), github.JobCompleted), 1, "told once")
+
+	// Replays of every delivery of the job: nothing new.
+	for _, dl := range env.fake.Deliveries() {
+		if dl.JobID == id && dl.ReplayOf == "" {
+			_, err := env.fake.ReplayWebhook(t.Context(), dl.ID)
+			require.NoError(t, err)
+		}
+	}
+	polls = log.count()
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	d, _ = log.last()
+	assert.Equal(t, 0, d.Wanted, "replayed webhooks add no demand")
+	assert.Len(t, eventsOf(log.events(), github.JobStarted), 1)
+	assert.Len(t, eventsOf(log.events(), github.JobCompleted), 1)
+
+	// A job started before the watcher held it (never read queued): the
+	// webhook is not taken on its word, it only nudges; the poll reads the
+	// run and tells its runner.
+	env.fake.DeliverWebhooks("", "")
+	unseen := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 2 * time.Second})
+	jit2, err := ct.JITConfig(t.Context(), prefix+"unseen")
+	require.NoError(t, err)
+	m.launch(jit2)
+	require.NoError(t, env.fake.WaitFor(waitCtx(t, 30*time.Second), func() bool {
+		j, _ := env.fake.Job(unseen)
+		return j.Status == "in_progress"
+	}))
+	reads := env.fake.Calls(fakegithub.RouteRunJobs)
+	ct.Notify(github.WorkflowJobEvent{Delivery: "forged-looking", Action: "in_progress", JobID: unseen, Repository: fakeRepo,
+		Labels: []string{"gpu"}, RunnerName: prefix + "someone-else", RunnerID: 1})
+	require.Eventually(t, func() bool {
+		for _, e := range eventsOf(log.events(), github.JobStarted) {
+			if e.JobID == unseen {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond)
+	for _, e := range eventsOf(log.events(), github.JobStarted) {
+		if e.JobID == unseen {
+			assert.Equal(t, prefix+"unseen", e.RunnerName, "the API's word, not the webhook's")
+		}
+	}
+	assert.Greater(t, env.fake.Calls(fakegithub.RouteRunJobs), reads, "read from the API")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, env.fake.WaitJobsCompleted(ctx))
+	m.drain(ctx)
+}
+
+// TestClassicRepoWebhookStartSparesInProgressRead: once a webhook said on
+// which runner a held job started, polls while it runs do not read its
+// run (a read would be charged: the run changed), nor after it ends.
+func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a fake runner")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	env := newFakeEnv(t, "PAT")
+	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
+	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 6 * time.Second})
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
+
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
+	jit, err := ct.JITConfig(t.Context(), prefix+"long")
+	require.NoError(t, err)
+	m.launch(jit)
+	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond)
+	reads := env.fake.Calls(fakegithub.RouteRunJobs)
+	polls := log.count()
+	ct.Nudge() // while it runs
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	j, _ := env.fake.Job(id)
+	require.Equal(t, "in_progress", j.Status, "the poll saw it running (the job lasts 6 s)")
+	assert.Equal(t, reads, env.fake.Calls(fakegithub.RouteRunJobs), "a run whose start a webhook told is not read while it runs")
+	d, _ := log.last()
+	assert.Equal(t, 1, d.Wanted, "in progress on our runner")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, env.fake.WaitJobsCompleted(ctx))
+	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobCompleted)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	polls = log.count()
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, reads, env.fake.Calls(fakegithub.RouteRunJobs), "nor once it is done")
 	m.drain(ctx)
 }
