@@ -40,6 +40,9 @@ type BenchOptions struct {
 	// otherwise wait for the poll).
 	Classic     bool
 	ClassicPoll time.Duration
+	// Webhooks (classic mode) has the fake GitHub send workflow_job
+	// webhooks to the daemon's receiver, as [webhook] listen does.
+	Webhooks bool
 	// Max replaces every policy's max runners (0 keeps the mix's).
 	Max int
 	// Seed makes the arrivals and the job mix repeatable (default 1).
@@ -220,7 +223,7 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		}
 	}()
 	w := world{DataDir: opts.DataDir, TempPrefix: "runner-manager-bench-", RunnerExecutable: opts.RunnerExecutable,
-		Name: "bench", Logger: opts.Logger, HostMemory: opts.HostMemory, Classic: opts.Classic}
+		Name: "bench", Logger: opts.Logger, HostMemory: opts.HostMemory, Classic: opts.Classic, Webhooks: opts.Webhooks && opts.Classic}
 	for i := range opts.Policies {
 		pr := benchProfiles[i%len(benchProfiles)]
 		if opts.Max > 0 {
@@ -247,6 +250,9 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	s.jobs = make([]int64, len(b.plan)) // the total Progress and Wait count to
 	b.cpuStart = processCPU()
 	s.run(ctx)
+	if err := s.deliverWebhooks(ctx); err != nil {
+		return nil, err
+	}
 
 	s.started = time.Now()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))

@@ -47,6 +47,9 @@ type CompareOptions struct {
 	// repository's demand polled at github.DefaultClassicPoll): there is no
 	// baseline for it, and no spare.
 	Classic bool
+	// Webhooks (classic mode) has the fake GitHub send workflow_job
+	// webhooks to the daemon's receiver, as [webhook] listen does.
+	Webhooks bool
 	// Seed makes the durations repeatable (default 1).
 	Seed uint64
 	// RunnerExecutable and Logger are as in Options.
@@ -144,6 +147,7 @@ type CompareReport struct {
 	Spare         int           `json:"spare"`
 	MinIdle       int           `json:"min_idle"`
 	Mode          string        `json:"mode"`
+	Webhooks      bool          `json:"webhooks,omitempty"`
 	MinDurationMS float64       `json:"min_duration_ms"`
 	MaxDurationMS float64       `json:"max_duration_ms"`
 	Manager       ScalerResult  `json:"manager"`
@@ -188,7 +192,7 @@ func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error)
 		Spare: opts.Spare, MinIdle: opts.MinIdle, MinDurationMS: msOf(opts.MinDuration), MaxDurationMS: msOf(opts.MaxDuration)}
 	rep.Mode = "scale-set"
 	if opts.Classic {
-		rep.Mode, rep.Spare = "classic", 0
+		rep.Mode, rep.Spare, rep.Webhooks = "classic", 0, opts.Webhooks
 	}
 	var err error
 	if rep.Manager, err = compareManager(ctx, opts); err != nil {
@@ -233,7 +237,7 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		o.Spare = 0
 	}
 	w := world{TempPrefix: "runner-manager-compare-", RunnerExecutable: o.RunnerExecutable, Name: "compare",
-		Logger: o.Logger, HostMemory: 16 << 30, FakeOptions: o.fakeOptions(), Classic: o.Classic,
+		Logger: o.Logger, HostMemory: 16 << 30, FakeOptions: o.fakeOptions(), Classic: o.Classic, Webhooks: o.Webhooks && o.Classic,
 		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.Spare, MinIdle: min(o.MinIdle, o.Max)}}}
 	var pids *pidLauncher
 	err := s.setUp(ctx, w, func(dataDir string) daemon.Config {
@@ -253,6 +257,9 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		defer n.Close()
 	}
 	s.run(ctx)
+	if err := s.deliverWebhooks(ctx); err != nil {
+		return ScalerResult{}, err
+	}
 	// Ready: the policy's warm spare (if any) and min idle runners
 	// listening, as a daemon that has been up a while has them.
 	ready := min(o.MinIdle, o.Max)

@@ -21,9 +21,12 @@ type BenchReport struct {
 	Mode string `json:"mode"`
 	// ClassicPollMS is classic mode's demand poll interval.
 	ClassicPollMS float64 `json:"classic_poll_ms,omitempty"`
-	Host          string  `json:"host"` // GOOS/GOARCH, CPUs
-	Seed          uint64  `json:"seed"`
-	Policies      int     `json:"policies"`
+	// Webhooks is set when the fake GitHub sent workflow_job webhooks to
+	// the daemon (classic mode).
+	Webhooks bool   `json:"webhooks,omitempty"`
+	Host     string `json:"host"` // GOOS/GOARCH, CPUs
+	Seed     uint64 `json:"seed"`
+	Policies int    `json:"policies"`
 	// SpanSeconds is how long jobs kept arriving; ElapsedSeconds from the
 	// first arrival until every job completed and every attempt ended.
 	SpanSeconds    float64 `json:"span_seconds"`
@@ -224,7 +227,7 @@ func (b *Bench) reportHead() BenchReport {
 	if b.opts.Classic {
 		mode, poll = "classic", float64(b.opts.ClassicPoll.Milliseconds())
 	}
-	return BenchReport{ClassicPollMS: poll,
+	return BenchReport{ClassicPollMS: poll, Webhooks: b.opts.Classic && b.opts.Webhooks,
 		Mode: mode, Host: runtime.GOOS + "/" + runtime.GOARCH + ", " + strconv.Itoa(runtime.NumCPU()) + " CPUs",
 		Seed: b.opts.Seed, Policies: len(b.policies),
 		SpanSeconds: b.opts.Span.Seconds(), ElapsedSeconds: elapsed.Seconds(),

@@ -13,24 +13,36 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 
 func TestRunBench(t *testing.T) {
-	for _, classic := range []bool{false, true} {
-		name := "scale-set"
-		if classic {
-			name = "classic"
-		}
+	for _, tc := range []struct {
+		name              string
+		classic, webhooks bool
+	}{{"scale-set", false, false}, {"classic", true, false}, {"classic-webhooks", true, true}} {
+		name, classic := tc.name, tc.classic
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			var ticks int
 			rep, err := simulate.RunBench(ctx, simulate.BenchOptions{
-				Jobs: 24, Policies: 3, Span: 2 * time.Second, Cycles: 2, Classic: classic, DataDir: t.TempDir(),
+				Jobs: 24, Policies: 3, Span: 2 * time.Second, Cycles: 2, Classic: classic, Webhooks: tc.webhooks, DataDir: t.TempDir(),
 			}, func(simulate.Progress) { ticks++ })
 			require.NoError(t, err)
-			assert.Equal(t, name, rep.Mode)
+			if classic {
+				assert.Equal(t, "classic", rep.Mode)
+			} else {
+				assert.Equal(t, name, rep.Mode)
+			}
+			assert.Equal(t, tc.webhooks, rep.Webhooks)
+			if tc.webhooks {
+				// A job's run is read once, for its labels while queued;
+				// its start and end come by webhook (two reads without).
+				reads := rep.Calls.ByRoute[fakegithub.RouteRunJobs]
+				assert.Less(t, float64(reads), 1.5*24, "reads of the runs' jobs: %v", rep.Calls.ByRoute)
+			}
 			assert.Equal(t, 24, rep.Queued)
 			assert.Equal(t, 24, rep.Served, "every job served")
 			assert.Equal(t, 24, rep.DistinctRunners, "one ephemeral runner per job")

@@ -140,6 +140,8 @@ type Sim struct {
 
 	cancel  context.CancelFunc
 	runDone chan error
+	// hookSecret signs the fake's webhooks to the daemon ("" sends none).
+	hookSecret string
 
 	mu        sync.Mutex
 	peakLive  int

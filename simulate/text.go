@@ -65,6 +65,9 @@ func (r BenchReport) WriteText(w io.Writer) {
 	if r.ClassicPollMS > 0 {
 		mode += fmt.Sprintf(", polling every %s", time.Duration(r.ClassicPollMS)*time.Millisecond)
 	}
+	if r.Webhooks {
+		mode += ", with webhooks"
+	}
 	fmt.Fprintf(w, "\nbench (%s, %s, %.1fs)\n", mode, r.Host, r.ElapsedSeconds)
 	fmt.Fprintf(w, "  jobs served:          %d of %d queued (%d failed, %d canceled, %d started twice), %d distinct runners\n",
 		r.Served, r.Queued, r.Failed, r.Canceled, r.RanTwice, r.DistinctRunners)

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -31,6 +32,10 @@ type world struct {
 	Policies   []worldPolicy
 	// FakeOptions are added to the fake GitHub's (a runner boot delay).
 	FakeOptions []fakegithub.Option
+	// Webhooks has the daemon serve workflow_job webhooks on a loopback
+	// port, which the fake GitHub is told to send to once it listens
+	// (Sim.deliverWebhooks), as [webhook] listen does with GitHub.
+	Webhooks bool
 }
 
 // worldPolicy is one policy to serve: a scale set (or label) named Name.
@@ -73,6 +78,10 @@ func (s *Sim) setUp(ctx context.Context, w world, mk func(dataDir string) daemon
 		s.host.MemoryBytes = w.HostMemory
 	}
 	cfg := mk(s.dataDir)
+	if w.Webhooks {
+		s.hookSecret = rm.NewAttemptID().String()
+		cfg.Webhook = daemon.Webhook{Listen: "127.0.0.1:0", Secret: []byte(s.hookSecret)}
+	}
 	cfg.DataDir, cfg.Host, cfg.Logger = s.dataDir, s.host, w.Logger
 	cfg.GitHub = github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
 		UserAgent: "runner-manager-" + w.Name, Logger: w.Logger}
@@ -127,4 +136,30 @@ func (s *Sim) addPolicies(ctx context.Context, w world, runnerDir string) error 
 		s.policies = append(s.policies, p)
 	}
 	return nil
+}
+
+// deliverWebhooks waits, up to a minute, for the daemon's webhook receiver
+// to listen and tells the fake GitHub to send its workflow_job webhooks
+// there. Without webhooks in the world it does nothing.
+func (s *Sim) deliverWebhooks(ctx context.Context) error {
+	if s.hookSecret == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if addr := s.d.Addrs().Webhook; addr != "" {
+			s.server.DeliverWebhooks("http://"+addr+"/", s.hookSecret)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the daemon's webhook receiver did not listen: %w", ctx.Err())
+		case <-s.runDone:
+			return errors.New("the daemon stopped before its webhook receiver listened")
+		case <-t.C:
+		}
+	}
 }

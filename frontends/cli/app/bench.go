@@ -20,6 +20,7 @@ type BenchCmd struct {
 	Out        string        `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
 	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
 	Poll       time.Duration `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 2s)." default:"500ms" placeholder:"DURATION"`
+	Webhooks   bool          `help:"Classic mode: the fake GitHub sends workflow_job webhooks to the daemon's receiver, as with [webhook] listen."`
 	Max        int           `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
@@ -77,7 +78,7 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 		return c.runCompare(ctx, a)
 	}
 	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
-		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Max: c.Max, Seed: c.Seed}
+		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Webhooks: c.Webhooks, Max: c.Max, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
 		opts.Logger = a.Logger()
 	}

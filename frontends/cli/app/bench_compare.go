@@ -58,8 +58,11 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 	}
 	// Classic mode has no baseline: the manager alone, jobs below capacity.
 	opts := base
-	opts.Gap, opts.Classic = max(c.Gap, 3*time.Second), true
+	opts.Gap, opts.Classic, opts.Webhooks = max(c.Gap, 3*time.Second), true, c.Webhooks
 	name := "classic, below capacity"
+	if c.Webhooks {
+		name += ", with webhooks"
+	}
 	fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs every %s, the default demand poll ...\n", name, c.CompareJobs, opts.Gap)
 	rep, err := simulate.RunCompare(ctx, opts)
 	printClassic(a.Stdout, name, rep)
