@@ -37,3 +37,35 @@ func TestClassicDefaultPoll(t *testing.T) {
 	t.Logf("queued job seen after %s (poll %s)", seen.Round(time.Millisecond), github.DefaultClassicPoll)
 	assert.Less(t, seen, 10*time.Second, "seen within about a poll (the old 30 s poll would miss this)")
 }
+
+// TestClassicPollSparesALowBudget: once the REST budget is down to its
+// reserve, the demand poll waits (up to the reset) instead of polling at
+// its interval, and says so; a nudge still polls at once.
+func TestClassicPollSparesALowBudget(t *testing.T) {
+	env := newFakeEnv(t, "PAT", fakegithub.WithRateLimit(100))
+	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: 50 * time.Millisecond, BusyPollInterval: 50 * time.Millisecond})
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, func() bool { return log.count() > 0 }, 10*time.Second, 10*time.Millisecond, "the first poll")
+	lists := listCalls(env)
+	require.Eventually(t, func() bool { return listCalls(env) >= lists+9 }, 10*time.Second, 10*time.Millisecond, "polls at the interval while the budget is full")
+
+	// Spend the budget down to its reserve (a tenth) with charged calls.
+	for env.remaining() > 10 {
+		_, _, err := ct.LookupRunner(t.Context(), 424242, "")
+		require.NoError(t, err)
+	}
+	// The next poll (charged or not) sees the headers; after it, none for
+	// a second, where the interval would have made about twenty.
+	ct.Nudge()
+	lists = listCalls(env)
+	require.Eventually(t, func() bool { return listCalls(env) >= lists+3 }, 10*time.Second, 10*time.Millisecond, "a nudge polls at once")
+	time.Sleep(100 * time.Millisecond) // the nudged poll ends
+	lists = listCalls(env)
+	time.Sleep(time.Second)
+	assert.LessOrEqual(t, listCalls(env), lists+3, "at most the poll under way, then none at a spent budget")
+	assert.Contains(t, env.logs.String(), "demand polls slowed to spare the REST budget")
+
+	polls := log.count()
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 10*time.Second, 10*time.Millisecond, "a nudge still polls")
+}

@@ -136,6 +136,7 @@ type scopeWatcher struct {
 	// Poll state, read and written by the poll goroutine alone.
 	runs      map[int64]*runState
 	truncated bool // the last poll left queued runs unread
+	paced     bool // the last interval was stretched by budgetPace
 }
 
 type runState struct {
@@ -248,7 +249,45 @@ func (w *scopeWatcher) interval() time.Duration {
 	if d <= 0 {
 		d = DefaultClassicPoll
 	}
-	return d
+	paced := budgetPace(d, w.c.Budget(), w.c.cfg.Now())
+	if slow := paced > d; slow != w.paced {
+		w.paced = slow
+		b := w.c.Budget()
+		if slow {
+			w.log.Warn("demand polls slowed to spare the REST budget for launches", "remaining", b.Remaining, "limit", b.Limit, "reset", b.Reset, "poll", paced)
+		} else {
+			w.log.Info("demand polls at their interval again", "remaining", b.Remaining, "limit", b.Limit)
+		}
+	}
+	return paced
+}
+
+// MaxBudgetPoll is the longest a classic demand poll is stretched to while
+// the REST budget runs low (see budgetPace).
+const MaxBudgetPoll = time.Minute
+
+// budgetPace stretches the poll interval d while the core REST budget b
+// runs low, so that polling never spends what launches need (a JIT
+// configuration per runner, the removal of a registration): while half
+// the budget is left the poll is d; below, it lengthens in inverse
+// proportion to what is left above a reserve of a tenth, up to
+// MaxBudgetPoll once only the reserve is left, and never past the reset.
+// A webhook's nudge still polls at once. Polls of an unchanged repository
+// cost nothing, so an idle host is never slowed by this; a busy one
+// whose polls are charged is, before GitHub refuses it for up to an hour.
+func budgetPace(d time.Duration, b Budget, now time.Time) time.Duration {
+	if b.SeenAt.IsZero() || b.Limit <= 0 || !now.Before(b.Reset) {
+		return d
+	}
+	half, reserve := b.Limit/2, b.Limit/10
+	if b.Remaining >= half {
+		return d
+	}
+	paced := MaxBudgetPoll
+	if spare := b.Remaining - reserve; spare > 0 {
+		paced = min(time.Duration(float64(d)*float64(half-reserve)/float64(spare)), MaxBudgetPoll)
+	}
+	return max(d, min(paced, b.Reset.Sub(now)))
 }
 
 // run polls until ctx ends or GitHub refuses the credentials or the scope.
