@@ -395,11 +395,18 @@ func (t *ClassicTarget) Notify(ev WorkflowJobEvent) {
 	if w == nil {
 		return // nobody watches: the first poll will look anyway
 	}
+	if t.target.Scope.Kind == rm.ScopeRepository {
+		w.hookSeen(ev)
+	}
 	if w.heard(ev) {
 		return // a job it holds started or ended: told at once, no poll needed
 	}
-	if t.target.Scope.Kind != rm.ScopeRepository {
+	switch {
+	case t.target.Scope.Kind != rm.ScopeRepository:
 		w.track(ev.JobID, ev.Repository)
+	case ev.Action == "queued":
+		w.NudgeQueued()
+		return
 	}
 	w.Nudge()
 }

@@ -137,6 +137,15 @@ type scopeWatcher struct {
 	runs      map[int64]*runState
 	truncated bool // the last poll left queued runs unread
 	paced     bool // the last interval was stretched by budgetPace
+
+	// Webhooks (classic_hooks.go), under mu: the last one heard, the queued
+	// jobs they announced, the last queued job found unannounced, and the
+	// kinds of nudges since the last poll.
+	hookAt      time.Time
+	announced   map[int64]time.Time
+	missAt      time.Time
+	queuedNudge bool
+	fullNudge   bool
 }
 
 type runState struct {
@@ -224,6 +233,9 @@ func (w *scopeWatcher) release(sub *demandSub) {
 
 // Nudge makes the watcher poll now (at most once a second).
 func (w *scopeWatcher) Nudge() {
+	w.mu.Lock()
+	w.fullNudge = true
+	w.mu.Unlock()
 	select {
 	case w.nudge <- struct{}{}:
 	default:
@@ -248,6 +260,9 @@ func (w *scopeWatcher) interval() time.Duration {
 	}
 	if d <= 0 {
 		d = DefaultClassicPoll
+	}
+	if !w.truncated && w.relaxed(w.c.cfg.Now()) {
+		d = max(d, WebhookBackstopPoll)
 	}
 	paced := budgetPace(d, w.c.Budget(), w.c.cfg.Now())
 	if slow := paced > d; slow != w.paced {
@@ -294,13 +309,15 @@ func budgetPace(d time.Duration, b Budget, now time.Time) time.Duration {
 func (w *scopeWatcher) run(ctx context.Context) {
 	failures := 0
 	nudged := true // the first poll reports to every subscriber
+	queuedOnly := false
 	for {
 		var (
 			events []JobEvent
 			err    error
 		)
 		if w.scope.Kind == rm.ScopeRepository {
-			events, err = w.pollRepo(ctx)
+			events, err = w.pollRepo(ctx, queuedOnly)
+			queuedOnly = false
 		} else {
 			events, err = w.pollTracked(ctx)
 		}
@@ -339,6 +356,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 		case <-timer.C:
 		}
 		timer.Stop()
+		queuedOnly = w.takeNudges(!nudged)
 		if gap := minPollGap - w.c.cfg.Now().Sub(w.lastPoll()); gap > 0 {
 			if err := w.c.cfg.Sleep(ctx, gap); err != nil {
 				return
@@ -482,11 +500,20 @@ func (w *scopeWatcher) forget(now time.Time) {
 // of enough jobs to keep launching until the next poll. The oldest queued
 // runs are the ones runners take first: leaving them unread until they
 // start reads most jobs once, not twice.
-func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
+//
+// With queuedOnly (a webhook announced a queued job, and the webhooks are
+// relied on) it lists and reads the queued runs alone: starts and ends
+// come by webhook, and the next full poll looks at the rest. Such a poll
+// does not move the figure's time, since it brings no word on runners.
+func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEvent, error) {
 	owner, repo, _ := strings.Cut(w.scope.Name, "/")
 	now := w.c.cfg.Now()
 	active := map[int64]*gh.WorkflowRun{}
-	for _, status := range []string{"queued", "in_progress"} {
+	statuses := []string{"queued", "in_progress"}
+	if queuedOnly {
+		statuses = statuses[:1]
+	}
+	for _, status := range statuses {
 		runs, err := w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: status}, 0)
 		if err != nil {
 			return nil, err
@@ -498,9 +525,13 @@ func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
 	// Runs completed within the last hour or two (the filter moves once an
 	// hour, so that its URL, and its ETag, stay put), newest first.
 	since := now.Add(-recentFor).UTC().Truncate(time.Hour)
-	done, err := w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: "completed", Created: ">=" + since.Format(time.RFC3339)}, 1)
-	if err != nil {
-		return nil, err
+	var done []*gh.WorkflowRun
+	if !queuedOnly {
+		var err error
+		done, err = w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: "completed", Created: ">=" + since.Format(time.RFC3339)}, 1)
+		if err != nil {
+			return nil, err
+		}
 	}
 	doneByID := map[int64]*gh.WorkflowRun{}
 	for _, r := range done {
@@ -530,7 +561,7 @@ func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
 		}
 	}
 	for id, prev := range w.runs {
-		if _, ok := active[id]; ok {
+		if _, ok := active[id]; ok || queuedOnly {
 			continue
 		}
 		// The run left the lists: completed (or deleted). A run whose jobs
@@ -597,7 +628,10 @@ func (w *scopeWatcher) pollRepo(ctx context.Context) ([]JobEvent, error) {
 	}
 
 	w.mu.Lock()
-	w.polled, w.at, w.truncated = true, now, truncated
+	if !queuedOnly {
+		w.at = now
+	}
+	w.polled, w.truncated = true, truncated
 	w.forget(now)
 	w.mu.Unlock()
 	return events, nil
@@ -674,6 +708,9 @@ func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID in
 	}
 	if r != nil {
 		rs.status, rs.updated = r.GetStatus(), r.GetUpdatedAt().Time
+		if rs.status == "queued" {
+			w.checkAnnounced(states, now)
+		}
 	}
 	var evs []JobEvent
 	open := false
@@ -708,97 +745,6 @@ func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID in
 		w.runs[runID] = rs
 	}
 	return evs, nil
-}
-
-// heardStart reports whether a run listed in progress needs no read of
-// its jobs: the last read saw it queued and webhooks have since said on
-// which runner each of its jobs started (or that it completed), or it was
-// passed over so before and the lists show no change since. It records
-// the run as seen in progress.
-func (w *scopeWatcher) heardStart(prev *runState, r *gh.WorkflowRun) bool {
-	if prev == nil || !prev.fetched {
-		return false
-	}
-	if prev.heard {
-		return prev.status == r.GetStatus() && prev.updated.Equal(r.GetUpdatedAt().Time)
-	}
-	if prev.status != "queued" || !w.allStarted(prev.jobs) {
-		return false
-	}
-	prev.status, prev.updated, prev.heard = r.GetStatus(), r.GetUpdatedAt().Time, true
-	return true
-}
-
-// allStarted reports whether every job of ids is held in progress on a
-// named runner or has completed.
-func (w *scopeWatcher) allStarted(ids []int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, id := range ids {
-		if st := w.jobs[id]; st != nil {
-			if st.status != "in_progress" || st.runnerName == "" {
-				return false
-			}
-		} else if !w.doneLocked(id) {
-			return false
-		}
-	}
-	return len(ids) > 0
-}
-
-// allDone reports whether every job of ids is known completed.
-func (w *scopeWatcher) allDone(ids []int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, id := range ids {
-		if _, held := w.jobs[id]; held || !w.doneLocked(id) {
-			return false
-		}
-	}
-	return len(ids) > 0
-}
-
-func (w *scopeWatcher) doneLocked(id int64) bool {
-	return slices.ContainsFunc(w.recent, func(st *jobState) bool { return st.id == id })
-}
-
-// heard takes a verified workflow_job webhook's word on a job the watcher
-// already holds from the API: that it started on a runner (in_progress,
-// for a job held queued) or that it completed (for a job held queued or in
-// progress). Those are facts that stay true however late or often a
-// signed payload arrives (a job id is one attempt's, a runner name one
-// attempt's), so they are taken as they come, telling the targets at once
-// and sparing the read of the run's jobs a poll would otherwise be charged
-// for. What a webhook says of a job the watcher does not hold, or that it
-// is queued, is never taken: it only nudges a poll, since demand must be
-// what the API says (a signed body can be replayed). It reports whether
-// the word was taken.
-func (w *scopeWatcher) heard(ev WorkflowJobEvent) bool {
-	w.mu.Lock()
-	held := w.jobs[ev.JobID]
-	if held == nil || held.runID != ev.RunID {
-		w.mu.Unlock()
-		return false
-	}
-	st := *held
-	switch {
-	case ev.Action == "in_progress" && ev.RunnerName != "" && held.status == "queued":
-		st.status, st.runnerID, st.runnerName = "in_progress", ev.RunnerID, ev.RunnerName
-	case ev.Action == "completed" && ev.Conclusion != "":
-		st.status, st.conclusion = "completed", ev.Conclusion
-		if ev.RunnerName != "" && held.runnerName == "" {
-			st.runnerID, st.runnerName = ev.RunnerID, ev.RunnerName
-		}
-	default:
-		w.mu.Unlock()
-		return false
-	}
-	now := w.c.cfg.Now()
-	st.seen = now
-	events := w.apply(&st, now)
-	w.mu.Unlock()
-	w.fanOut(events, false, false)
-	return true
 }
 
 func jobOf(j *gh.WorkflowJob, now time.Time) *jobState {

@@ -383,3 +383,38 @@ func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
 	assert.Equal(t, reads, env.fake.Calls(fakegithub.RouteRunJobs), "nor once it is done")
 	m.drain(ctx)
 }
+
+// TestClassicRepoWebhooksBackstopPoll: once a repository's webhooks are
+// seen to come, the watcher polls every WebhookBackstopPoll instead of its
+// interval, and a queued job's webhook makes it list the queued runs alone
+// (one charged list, not three) and read the new run.
+func TestClassicRepoWebhooksBackstopPoll(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: 100 * time.Millisecond, BusyPollInterval: 100 * time.Millisecond})
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	log, _ := watch(t, ct, fixed(4))
+	require.Eventually(t, func() bool { return log.count() > 0 }, 10*time.Second, 10*time.Millisecond)
+	lists := listCalls(env)
+	require.Eventually(t, func() bool { return listCalls(env) >= lists+6 }, 10*time.Second, 10*time.Millisecond, "polls about every second (the interval, spaced) with no webhook yet")
+
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+	require.Eventually(t, log.wanted(1), 10*time.Second, 10*time.Millisecond)
+	// At the interval a poll comes every second; relying on the webhooks,
+	// the next is 30 s after the last.
+	quiet := func() bool {
+		n := listCalls(env)
+		time.Sleep(1500 * time.Millisecond)
+		return listCalls(env) == n
+	}
+	require.Eventually(t, quiet, 15*time.Second, 10*time.Millisecond, "a second and a half without a poll")
+	settled := listCalls(env)
+
+	reads := env.fake.Calls(fakegithub.RouteRunJobs)
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+	require.Eventually(t, log.wanted(2), 10*time.Second, 10*time.Millisecond, "the queued webhook's poll")
+	assert.Equal(t, settled+1, listCalls(env), "the queued runs alone are listed")
+	assert.Equal(t, reads+1, env.fake.Calls(fakegithub.RouteRunJobs), "and the new run read")
+}
