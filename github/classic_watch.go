@@ -122,16 +122,17 @@ type scopeWatcher struct {
 	log   *slog.Logger
 	nudge chan struct{}
 
-	mu      sync.Mutex
-	refs    int
-	subs    map[*demandSub]struct{}
-	running bool
-	cancel  context.CancelFunc
-	polled  bool
-	at      time.Time            // of the last poll
-	jobs    map[int64]*jobState  // jobs queued or in progress, or not yet seen done
-	recent  []*jobState          // completed jobs, oldest first, bounded
-	tracked map[int64]trackedJob // organization scope: jobs webhooks named
+	mu       sync.Mutex
+	refs     int
+	subs     map[*demandSub]struct{}
+	running  bool
+	cancel   context.CancelFunc
+	polled   bool
+	polledAt time.Time            // of the last poll (full or of the queued runs)
+	at       time.Time            // of the last full poll: the figure's time
+	jobs     map[int64]*jobState  // jobs queued or in progress, or not yet seen done
+	recent   []*jobState          // completed jobs, oldest first, bounded
+	tracked  map[int64]trackedJob // organization scope: jobs webhooks named
 
 	// Poll state, read and written by the poll goroutine alone.
 	runs      map[int64]*runState
@@ -368,7 +369,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 func (w *scopeWatcher) lastPoll() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.at
+	return w.polledAt
 }
 
 // fail tells every subscriber the error that ended the watcher.
@@ -631,7 +632,7 @@ func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEven
 	if !queuedOnly {
 		w.at = now
 	}
-	w.polled, w.truncated = true, truncated
+	w.polled, w.polledAt, w.truncated = true, now, truncated
 	w.forget(now)
 	w.mu.Unlock()
 	return events, nil
@@ -817,7 +818,7 @@ func (w *scopeWatcher) pollTracked(ctx context.Context) ([]JobEvent, error) {
 		w.mu.Unlock()
 	}
 	w.mu.Lock()
-	w.polled, w.at = true, now
+	w.polled, w.at, w.polledAt = true, now, now
 	w.forget(now)
 	w.mu.Unlock()
 	return events, nil

@@ -417,4 +417,22 @@ func TestClassicRepoWebhooksBackstopPoll(t *testing.T) {
 	require.Eventually(t, log.wanted(2), 10*time.Second, 10*time.Millisecond, "the queued webhook's poll")
 	assert.Equal(t, settled+1, listCalls(env), "the queued runs alone are listed")
 	assert.Equal(t, reads+1, env.fake.Calls(fakegithub.RouteRunJobs), "and the new run read")
+
+	// A stream of queued webhooks (one every 100 ms) is spaced as nudges
+	// always are: each poll closer than a second to the last (queued runs
+	// alone or not) waits the rest of the second first. (The test's
+	// client records the waits without waiting.)
+	before := len(env.sleeps.all())
+	for range 10 {
+		env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}})
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Eventually(t, log.wanted(10), 10*time.Second, 10*time.Millisecond, "2 × 4 + 2 jobs known, enough to keep launching")
+	spaced := 0
+	for _, d := range env.sleeps.all()[before:] {
+		if d > 0 && d <= time.Second {
+			spaced++
+		}
+	}
+	assert.Positive(t, spaced, "polls after the first of the stream waited for the second to pass")
 }

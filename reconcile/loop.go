@@ -53,9 +53,14 @@ type Loop struct {
 	demand      github.Demand
 	demandKnown bool
 	// jobEnds are when attempts of this loop that ran a job ended (their
-	// exit seen), kept while newer than the demand figure: that figure
-	// may still count their jobs (see demandNow).
-	jobEnds  []time.Time
+	// exit seen), and the job, kept while newer than the demand figure
+	// and until a figure comes with word that the job completed: until
+	// then the figure may still count their jobs (see demandNow).
+	jobEnds []jobEnd
+	// doneJobs are the jobs the last figures came with word of completion
+	// (the newest maxQueuedEvents): an end noted after its word (the word
+	// came during the pass that concluded it) is not counted.
+	doneJobs []int64
 	events   []github.JobEvent
 	watchErr string
 	status   loopStatus
@@ -165,6 +170,18 @@ func (l *Loop) ReportDemand(d github.Demand) {
 	l.mu.Lock()
 	l.demand.Wanted, l.demand.Queued, l.demand.At = d.Wanted, d.Queued, d.At
 	l.demandKnown = true
+	for _, e := range d.Events {
+		// A figure that comes with a job's completion no longer counts it,
+		// even if it is dated before the runner's exit (a classic figure
+		// a webhook updated keeps its poll's time).
+		if e.Kind == github.JobCompleted && e.JobID != 0 {
+			l.jobEnds = slices.DeleteFunc(l.jobEnds, func(j jobEnd) bool { return j.job == e.JobID })
+			l.doneJobs = append(l.doneJobs, e.JobID)
+		}
+	}
+	if over := len(l.doneJobs) - maxQueuedEvents; over > 0 {
+		l.doneJobs = slices.Delete(l.doneJobs, 0, over)
+	}
 	l.watchErr = ""
 	l.events = append(l.events, d.Events...)
 	if over := len(l.events) - maxQueuedEvents; over > 0 {
@@ -175,14 +192,21 @@ func (l *Loop) ReportDemand(d github.Demand) {
 	l.Nudge()
 }
 
-// jobEnded notes that an attempt that ran a job ended at t (its exit).
-func (l *Loop) jobEnded(t time.Time) {
+// jobEnd is an attempt's end that the demand figure may still count.
+type jobEnd struct {
+	at  time.Time
+	job int64 // 0: not known
+}
+
+// jobEnded notes that an attempt that ran a job (job, 0 if not known)
+// ended at t (its exit).
+func (l *Loop) jobEnded(t time.Time, job int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.demandKnown && !t.After(l.demand.At) {
+	if l.demandKnown && !t.After(l.demand.At) || job != 0 && slices.Contains(l.doneJobs, job) {
 		return
 	}
-	l.jobEnds = append(l.jobEnds, t)
+	l.jobEnds = append(l.jobEnds, jobEnd{at: t, job: job})
 	if over := len(l.jobEnds) - maxQueuedEvents; over > 0 {
 		l.jobEnds = slices.Delete(l.jobEnds, 0, over)
 	}
@@ -192,12 +216,13 @@ func (l *Loop) jobEnded(t time.Time) {
 // are over: those of attempts that ended having run a job after the figure
 // was taken. A figure lags (classic mode polls every 30 s): without this,
 // each runner that finished its job would be replaced by one that idles
-// until the next figure. A newer figure starts the count again.
+// until the next figure. A newer figure starts the count again, and one
+// that comes with a job's completion takes that job's end off the count.
 func (l *Loop) demandNow() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	at := l.demand.At
-	l.jobEnds = slices.DeleteFunc(l.jobEnds, func(t time.Time) bool { return !t.After(at) })
+	l.jobEnds = slices.DeleteFunc(l.jobEnds, func(j jobEnd) bool { return !j.at.After(at) })
 	return max(l.demand.Wanted-len(l.jobEnds), 0)
 }
 
