@@ -315,7 +315,10 @@ func (p *pass) markGone(it *item, why string) {
 // live, once when the loop falls idle (to reap what the last runners left),
 // every OrphanListEvery if set, before a scale-down, or to conclude a runner
 // found gone after a restart. Each list costs a REST request; an idle loop
-// makes none.
+// makes none. A target whose list is shared by its scope's loops
+// (SharedRunnerLister) is asked for one no older than the reasons need
+// (listBound), which a list another loop had sent may answer; the loop's
+// listAt is always when its list was sent.
 func (p *pass) listRunners(ctx context.Context) {
 	l := p.l
 	if p.quiet || l.reg.cannotList {
@@ -323,6 +326,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	age := p.now.Sub(l.listAt)
 	live, scaleDown, needTrace := 0, false, false
+	var traceAfter time.Time
 	mayScaleDown := l.demandIsKnown() || l.draining.Load()
 	for _, it := range p.items {
 		if it.holdsSlot() {
@@ -331,6 +335,9 @@ func (p *pass) listRunners(ctx context.Context) {
 		if it.exited {
 			if rt, _ := l.tab.get(it.a.ID); rt.goneAtAdopt && l.listAt.Before(rt.exitSeenAt) {
 				needTrace = true
+				if rt.exitSeenAt.After(traceAfter) {
+					traceAfter = rt.exitSeenAt
+				}
 			}
 		}
 		if it.holdsSlot() && it.a.State == rm.StateIdle && (mayScaleDown || it.pol.Paused) {
@@ -341,15 +348,25 @@ func (p *pass) listRunners(ctx context.Context) {
 		wanted, _ := p.wanted()
 		scaleDown = live > wanted && age >= l.cfg.ActiveRequeue
 	}
-	need := !l.listed || needTrace || scaleDown ||
-		(live > 0 && age >= l.cfg.RunnerListEvery) ||
-		(live == 0 && !l.listedIdle) ||
-		(l.cfg.OrphanListEvery > 0 && age >= l.cfg.OrphanListEvery)
-	if !need {
+	first := !l.listed
+	refresh := live > 0 && age >= l.cfg.RunnerListEvery
+	idle := live == 0 && !l.listedIdle
+	orphan := l.cfg.OrphanListEvery > 0 && age >= l.cfg.OrphanListEvery
+	if !first && !needTrace && !scaleDown && !refresh && !idle && !orphan {
 		return
 	}
-	at := l.cfg.Now()
-	rs, err := l.cfg.Target.Runners(ctx, rm.RunnerNamePrefix(l.cfg.Host.ID))
+	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
+	var (
+		rs  []github.Runner
+		at  time.Time
+		err error
+	)
+	if sl, ok := l.cfg.Target.(SharedRunnerLister); ok {
+		rs, at, err = sl.RunnersSince(ctx, prefix, p.listBound(first, needTrace, scaleDown, refresh, idle, orphan, traceAfter))
+	} else {
+		at = l.cfg.Now()
+		rs, err = l.cfg.Target.Runners(ctx, prefix)
+	}
 	if errors.Is(err, github.ErrCannotList) {
 		// Scale-set runners: observeRunners looks each one up instead.
 		l.log.Debug("the target cannot list its runners; looking each one up", "err", err)
@@ -542,7 +559,13 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 // runner list of a scope holds every target's registrations of the host,
 // each scale set's or label set's), or in flight. The journal answers for
 // attempts this process does not know yet (another loop's first pass after
-// a restart); when it cannot be read, the registration is left alone.
+// a restart); when it cannot be read, the registration is left alone. So
+// is the registration of an attempt that ended after the list was sent (a
+// list another loop had sent, SharedRunnerLister): the list is older than
+// its conclusion, which dealt with its registration (removed it, asks
+// again while GitHub holds it busy, or left it to GitHub, which deletes an
+// ephemeral runner's after its job); a list sent after the end tells
+// whether one is left.
 func (p *pass) liveElsewhere(ctx context.Context, id rm.AttemptID) bool {
 	if _, known := p.l.tab.get(id); known {
 		return true
@@ -551,7 +574,7 @@ func (p *pass) liveElsewhere(ctx context.Context, id rm.AttemptID) bool {
 	if errors.Is(err, store.ErrNotFound) {
 		return false
 	}
-	return err != nil || a.Live()
+	return err != nil || a.Live() || a.EndedAt.After(p.l.listAt)
 }
 
 // afterScale defers GitHub and disk cleanup of concluded attempts until
