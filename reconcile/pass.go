@@ -117,6 +117,7 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	p.reapRegistrations(ctx)
 	p.retryRemovals(ctx)
 	live, wanted := p.scale(ctx)
+	p.noteEnds()
 	p.publish(live)
 	return p.schedule(live, wanted), p.err()
 }
@@ -380,6 +381,16 @@ func (p *pass) listRunners(ctx context.Context) {
 	p.githubOK()
 	l.runners, l.listAt, l.listed, p.fresh = rs, at, true, true
 	l.listedIdle = live == 0
+}
+
+// noteEnds notes the pass's time when it concluded an attempt.
+func (p *pass) noteEnds() {
+	for _, it := range p.items {
+		if it.concluded {
+			p.l.lastEnd = p.now
+			return
+		}
+	}
 }
 
 // findRunner returns GitHub's newest word on an attempt's registration:

@@ -42,10 +42,12 @@ type SharedRunnerLister interface {
 //     the interval old, so the loop's list is at most 1.5 times the interval
 //     old, and one request serves every loop of the scope due within half
 //     an interval.
-//   - the loop fell idle: a list sent now, after every registration the
-//     loop made (its passes, and their launches, are over), so it shows
-//     whatever its last runners left. A first pass with nothing live has
-//     made none: the first pass's bound holds.
+//   - the loop fell idle: a list sent after the last pass that concluded
+//     an attempt (its EndedAt), which shows whatever the runners concluded
+//     before this pass left, and which reapRegistrations acts on (it judges
+//     an ended attempt's registration only by a list sent after the end);
+//     the attempts this pass concludes are its own items, never reaped by
+//     its list, as when each loop listed for itself.
 //
 // The list is always newer than the one the loop holds.
 func (p *pass) listBound(first, needTrace, scaleDown, refresh, idle, orphan bool, traceAfter time.Time) time.Time {
@@ -68,8 +70,8 @@ func (p *pass) listBound(first, needTrace, scaleDown, refresh, idle, orphan bool
 	if orphan {
 		later(p.now.Add(-l.cfg.OrphanListEvery / 2))
 	}
-	if idle && !first {
-		later(p.now)
+	if idle {
+		later(l.lastEnd)
 	}
 	if l.listed {
 		later(l.listAt.Add(time.Nanosecond))

@@ -38,6 +38,7 @@ type sharedWorld struct {
 	launcher *fakeLauncher
 	logs     *syncBuffer
 	loops    []*reconcile.Loop
+	targets  []*github.ClassicTarget
 	policies []rm.Policy
 	cfg      reconcile.Config
 }
@@ -72,6 +73,7 @@ func newSharedWorld(t *testing.T, n int, edit func(c *reconcile.Config)) *shared
 		require.NoError(t, err)
 		t.Cleanup(loop.Close)
 		w.loops = append(w.loops, loop)
+		w.targets = append(w.targets, ct)
 		w.policies = append(w.policies, pol)
 	}
 	t.Cleanup(func() {
@@ -138,5 +140,118 @@ func TestSharedRunnerListOnePerInterval(t *testing.T) {
 		as := w.live(i)
 		require.Len(t, as, 1)
 		assert.Equal(t, rm.StateStarting, as[0].State, "the runner never came online")
+	}
+}
+
+// A shared list sent before an attempt of another loop ended is no word on
+// what its end left: the registration it shows is reaped only from a list
+// sent after the end.
+func TestSharedRunnerListReapsOnlyAfterTheEnd(t *testing.T) {
+	w := newSharedWorld(t, 2, nil)
+	w.demand(0, 2)
+	w.demand(1, 1)
+	w.pass(0) // the first list, sent at t0, then the launches
+	w.pass(1) // the same list
+	require.Equal(t, 1, w.lists())
+	a0 := w.live(0)[0]
+
+	w.clock.Advance(w.cfg.RunnerListEvery)
+	w.loops[0].ReportDemand(github.Demand{Wanted: 2, At: w.clock.Now(), Events: []github.JobEvent{started(a0.RunnerName, 7)}})
+	w.pass(0) // refresh: a list sent at t4 shows every registration
+	require.Equal(t, 2, w.lists())
+	sentAt := w.clock.Now()
+
+	// a0 runs its job to the end and exits: concluded, its registration
+	// left to GitHub (which deletes an ephemeral runner's; the fake keeps it).
+	w.clock.Advance(w.cfg.ActiveRequeue / 2)
+	w.loops[0].ReportDemand(github.Demand{Wanted: 2, At: w.clock.Now(), Events: []github.JobEvent{completed(a0.RunnerName, 7)}})
+	w.launcher.proc(a0.ID).exit(0)
+	w.pass(0)
+	got := w.attempt(a0.ID)
+	require.Equal(t, rm.StateFinished, got.State)
+	require.True(t, got.EndedAt.After(sentAt))
+	assert.True(t, w.registered(a0.RunnerName))
+
+	// Loop 1's refresh takes the list sent at t4, before the end: a0's
+	// registration is left alone.
+	w.clock.Advance(w.cfg.ActiveRequeue / 4)
+	w.pass(1)
+	assert.Equal(t, 2, w.lists(), "loop 1 took loop 0's list")
+	assert.Zero(t, w.fake.Calls(fakegithub.RouteRepoDeleteRunner), "no removal on a list older than the end")
+	assert.True(t, w.registered(a0.RunnerName))
+
+	// Its next refresh sends a list after the end, which still shows it:
+	// a leftover, removed.
+	w.clock.Advance(w.cfg.RunnerListEvery)
+	w.pass(1)
+	assert.Equal(t, 3, w.lists())
+	assert.Equal(t, 1, w.fake.Calls(fakegithub.RouteRepoDeleteRunner))
+	assert.False(t, w.registered(a0.RunnerName))
+}
+
+func (w *sharedWorld) attempt(id rm.AttemptID) rm.Attempt {
+	w.t.Helper()
+	a, err := w.st.Attempt(context.Background(), id)
+	require.NoError(w.t, err)
+	return a
+}
+
+// registered reports whether the fake GitHub holds a registration of name.
+func (w *sharedWorld) registered(name string) bool {
+	for _, r := range w.fake.Runners() {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A loop that falls idle takes a list sent after its last conclusion
+// before this pass (what those runners left shows on it, and may be
+// reaped from it): another loop's list that recent serves, an older one
+// does not.
+func TestSharedRunnerListWhenIdle(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		listAfter bool // the other list is sent after a's end
+		want      int  // requests for the idle list
+	}{{"SentAfterTheLastEnd", true, 0}, {"SentBefore", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSharedWorld(t, 1, nil)
+			w.demand(0, 2)
+			w.pass(0) // the first list (nothing live), the launches
+			as := w.live(0)
+			require.Len(t, as, 2)
+			w.clock.Advance(w.cfg.RunnerListEvery)
+			w.pass(0) // a refresh, with runners live
+			require.Equal(t, 2, w.lists())
+
+			end := func(a rm.Attempt, job int64, wanted int) {
+				w.loops[0].ReportDemand(github.Demand{Wanted: wanted, At: w.clock.Now(),
+					Events: []github.JobEvent{started(a.RunnerName, job), completed(a.RunnerName, job)}})
+				w.launcher.proc(a.ID).exit(0)
+				w.pass(0)
+				require.Equal(t, rm.StateFinished, w.attempt(a.ID).State)
+			}
+			sendOther := func() {
+				_, err := w.targets[0].Runners(context.Background(), "")
+				require.NoError(t, err)
+			}
+			w.clock.Advance(w.cfg.ActiveRequeue / 4)
+			if !tc.listAfter {
+				sendOther()
+				w.clock.Advance(w.cfg.ActiveRequeue / 4)
+			}
+			end(as[0], 1, 1) // concluded; one runner still live: no list
+			w.clock.Advance(w.cfg.ActiveRequeue / 4)
+			if tc.listAfter {
+				sendOther()
+				w.clock.Advance(w.cfg.ActiveRequeue / 4)
+			}
+			n := w.lists()
+			end(as[1], 2, 0) // the loop falls idle
+			assert.Equal(t, tc.want, w.lists()-n)
+			assert.Empty(t, w.live(0))
+		})
 	}
 }
