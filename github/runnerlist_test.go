@@ -1,6 +1,7 @@
 package github_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -193,4 +194,30 @@ func TestRunnersSinceErrors(t *testing.T) {
 	_, _, err = e.b.RunnersSince(ctx, prefix, time.Time{})
 	require.NoError(t, err)
 	assert.Equal(t, n+1, e.lists(), "a failure is not a list: the next call asks")
+}
+
+// A caller that gives up while its request is under way leaves the callers
+// that joined it to ask again, not to fail with its cancellation.
+func TestRunnersSinceSenderGivesUp(t *testing.T) {
+	e := newSharedListEnv(t)
+	_, err := e.a.JITConfig(t.Context(), prefix+"one")
+	require.NoError(t, err)
+	e.fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Latency: 500 * time.Millisecond, Times: 1})
+	t0 := e.clk.Now()
+	sender, cancel := context.WithCancel(t.Context())
+	senderErr := make(chan error, 1)
+	go func() {
+		_, _, err := e.a.RunnersSince(sender, prefix, t0)
+		senderErr <- err
+	}()
+	// The other caller joins the request under way, or sends its own if it
+	// comes first; either way it gets the list.
+	stop := time.AfterFunc(100*time.Millisecond, cancel)
+	defer stop.Stop()
+	rs, _, err := e.b.RunnersSince(t.Context(), prefix, t0)
+	require.NoError(t, err)
+	assert.Equal(t, []string{prefix + "one"}, names(rs))
+	if err := <-senderErr; err != nil {
+		assert.ErrorIs(t, err, context.Canceled)
+	}
 }

@@ -318,8 +318,9 @@ func (p *pass) markGone(it *item, why string) {
 // found gone after a restart. Each list costs a REST request; an idle loop
 // makes none. A target whose list is shared by its scope's loops
 // (SharedRunnerLister) is asked for one no older than the reasons need
-// (listBound), which a list another loop had sent may answer; the loop's
-// listAt is always when its list was sent.
+// (listBound), which a list another loop had sent may answer, and the list
+// taken when the loop falls idle waits half an interval for one; the
+// loop's listAt is always when its list was sent.
 func (p *pass) listRunners(ctx context.Context) {
 	l := p.l
 	if p.quiet || l.reg.cannotList {
@@ -356,13 +357,31 @@ func (p *pass) listRunners(ctx context.Context) {
 	if !first && !needTrace && !scaleDown && !refresh && !idle && !orphan {
 		return
 	}
+	sl, shared := l.cfg.Target.(SharedRunnerLister)
+	if shared && idle && !first && !needTrace && !scaleDown && !refresh && !orphan {
+		// Fallen idle, the list is only for reaping: it waits up to half an
+		// interval after the last conclusion (this pass's, when its last
+		// runners are still to be concluded), for a list another loop of
+		// the scope sends meanwhile (or for runners live again, which make
+		// it needless).
+		end := l.lastEnd
+		for _, it := range p.items {
+			if it.exited && !it.concluded {
+				end = p.now
+			}
+		}
+		if due := end.Add(l.cfg.RunnerListEvery / 2); p.now.Before(due) {
+			p.deadline(due)
+			return
+		}
+	}
 	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
 	var (
 		rs  []github.Runner
 		at  time.Time
 		err error
 	)
-	if sl, ok := l.cfg.Target.(SharedRunnerLister); ok {
+	if shared {
 		rs, at, err = sl.RunnersSince(ctx, prefix, p.listBound(first, needTrace, scaleDown, refresh, idle, orphan, traceAfter))
 	} else {
 		at = l.cfg.Now()

@@ -44,10 +44,11 @@ type SharedRunnerLister interface {
 //     an interval.
 //   - the loop fell idle: a list sent after the last pass that concluded
 //     an attempt (its EndedAt), which shows whatever the runners concluded
-//     before this pass left, and which reapRegistrations acts on (it judges
-//     an ended attempt's registration only by a list sent after the end);
-//     the attempts this pass concludes are its own items, never reaped by
-//     its list, as when each loop listed for itself.
+//     until then left, and which reapRegistrations acts on (it judges an
+//     ended attempt's registration only by a list sent after the end).
+//     Such a list, when it is the only reason, waits until half an
+//     interval after that conclusion (listRunners): another loop's list
+//     may answer it by then, or the loop be live again.
 //
 // The list is always newer than the one the loop holds.
 func (p *pass) listBound(first, needTrace, scaleDown, refresh, idle, orphan bool, traceAfter time.Time) time.Time {

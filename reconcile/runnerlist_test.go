@@ -91,6 +91,14 @@ func (w *sharedWorld) pass(i int) {
 	require.NoError(w.t, err)
 }
 
+// pass0 runs loop 0's pass and returns its result.
+func (w *sharedWorld) pass0() reconcile.Result {
+	w.t.Helper()
+	res, err := w.loops[0].Reconcile(context.Background())
+	require.NoError(w.t, err)
+	return res
+}
+
 func (w *sharedWorld) demand(i, n int) {
 	w.loops[i].ReportDemand(github.Demand{Wanted: n, At: w.clock.Now()})
 }
@@ -206,52 +214,78 @@ func (w *sharedWorld) registered(name string) bool {
 	return false
 }
 
-// A loop that falls idle takes a list sent after its last conclusion
-// before this pass (what those runners left shows on it, and may be
-// reaped from it): another loop's list that recent serves, an older one
-// does not.
+// A loop that falls idle takes its list for reaping half an interval
+// after its last conclusion, sent after it (what those runners left shows
+// on it, and may be reaped from it): another loop's list that recent
+// serves, an older one does not; a loop live again takes none.
 func TestSharedRunnerListWhenIdle(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		listAfter bool // the other list is sent after a's end
-		want      int  // requests for the idle list
-	}{{"SentAfterTheLastEnd", true, 0}, {"SentBefore", false, 1}} {
+		name   string
+		other  bool // another list is sent after the end
+		before bool // another list is sent before the end
+		live   bool // the loop is live again before the list is due
+		want   int  // requests
+	}{
+		{name: "OtherListAfterTheEnd", other: true, want: 0},
+		{name: "OtherListBeforeTheEnd", before: true, want: 1},
+		{name: "NoOtherList", want: 1},
+		{name: "LiveAgain", live: true, want: 0},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newSharedWorld(t, 1, nil)
-			w.demand(0, 2)
-			w.pass(0) // the first list (nothing live), the launches
+			w.demand(0, 1)
+			w.pass(0) // the first list (nothing live), the launch
 			as := w.live(0)
-			require.Len(t, as, 2)
+			require.Len(t, as, 1)
 			w.clock.Advance(w.cfg.RunnerListEvery)
-			w.pass(0) // a refresh, with runners live
+			w.pass(0) // a refresh, with a runner live
 			require.Equal(t, 2, w.lists())
 
-			end := func(a rm.Attempt, job int64, wanted int) {
-				w.loops[0].ReportDemand(github.Demand{Wanted: wanted, At: w.clock.Now(),
-					Events: []github.JobEvent{started(a.RunnerName, job), completed(a.RunnerName, job)}})
-				w.launcher.proc(a.ID).exit(0)
-				w.pass(0)
-				require.Equal(t, rm.StateFinished, w.attempt(a.ID).State)
-			}
-			sendOther := func() {
+			// The runner runs a job and exits: concluded, nothing live.
+			w.clock.Advance(w.cfg.ActiveRequeue / 2)
+			if tc.before {
 				_, err := w.targets[0].Runners(context.Background(), "")
 				require.NoError(t, err)
 			}
-			w.clock.Advance(w.cfg.ActiveRequeue / 4)
-			if !tc.listAfter {
-				sendOther()
-				w.clock.Advance(w.cfg.ActiveRequeue / 4)
+			w.clock.Advance(w.cfg.ActiveRequeue / 2)
+			a := as[0]
+			w.loops[0].ReportDemand(github.Demand{Wanted: 0, At: w.clock.Now(),
+				Events: []github.JobEvent{started(a.RunnerName, 1), completed(a.RunnerName, 1)}})
+			w.launcher.proc(a.ID).exit(0)
+			res := w.pass0()
+			require.Equal(t, rm.StateFinished, w.attempt(a.ID).State)
+			end := w.clock.Now()
+			due := end.Add(w.cfg.RunnerListEvery / 2)
+			lists := w.lists()
+			assert.Equal(t, 2, lists-btoi(tc.before), "no list yet")
+			assert.LessOrEqual(t, res.RequeueAfter, due.Sub(w.clock.Now()), "a pass when the list is due")
+
+			if tc.live {
+				w.demand(0, 1)
 			}
-			end(as[0], 1, 1) // concluded; one runner still live: no list
-			w.clock.Advance(w.cfg.ActiveRequeue / 4)
-			if tc.listAfter {
-				sendOther()
-				w.clock.Advance(w.cfg.ActiveRequeue / 4)
+			w.clock.Advance(w.cfg.ActiveRequeue)
+			w.pass(0)
+			assert.Equal(t, lists, w.lists(), "still none before it is due")
+			if tc.other {
+				_, err := w.targets[0].Runners(context.Background(), "")
+				require.NoError(t, err)
 			}
 			n := w.lists()
-			end(as[1], 2, 0) // the loop falls idle
+			w.clock.Advance(due.Sub(w.clock.Now()))
+			w.pass(0)
 			assert.Equal(t, tc.want, w.lists()-n)
-			assert.Empty(t, w.live(0))
+			if !tc.live {
+				w.clock.Advance(w.cfg.ActiveRequeue)
+				w.pass(0)
+				assert.Equal(t, tc.want, w.lists()-n, "once")
+			}
 		})
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
