@@ -24,6 +24,8 @@ type SharedRunnerLister interface {
 	RunnersSince(ctx context.Context, namePrefix string, notBefore time.Time) (runners []github.Runner, at time.Time, err error)
 }
 
+var _ SharedRunnerLister = (*github.ClassicTarget)(nil)
+
 // listBound is how old a runner list may be for the reasons a pass needs
 // one: the list handed to the pass was sent at or after it. Every reason
 // keeps the guarantee the pass had when each loop listed for itself:
