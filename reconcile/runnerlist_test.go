@@ -289,3 +289,41 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// A runner found gone after a restart is judged by a list sent after its
+// loss was seen: a shared list sent before, however recent, does not
+// serve, and a registration removed meanwhile (by another client) makes it
+// lost.
+func TestSharedRunnerListAfterALoss(t *testing.T) {
+	w := newSharedWorld(t, 1, nil)
+	ctx := context.Background()
+	name := rm.RunnerName(w.host.ID, rm.NewAttemptID())
+	id, err := rm.ParseAttemptID(strings.TrimPrefix(name, rm.RunnerNamePrefix(w.host.ID)))
+	require.NoError(t, err)
+	jit, err := w.targets[0].JITConfig(ctx, name)
+	require.NoError(t, err)
+	a := storetest.NewAttempt().ID(id).RunnerName(name).Policy(w.policies[0].ID).Host(w.host.ID).State(rm.StateIdle).
+		GitHubRunnerID(jit.RunnerID).ProcessID(4242).ProcessStart(1).CreatedAt(w.clock.Now().Add(-time.Hour)).Build()
+	require.NoError(t, w.st.RecordAttempt(ctx, a))
+	rs, err := w.targets[0].Runners(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, rs, 1, "the shared list, sent now, shows its registration")
+
+	// Another client removes it; this one's shared list does not know.
+	other, err := github.New(github.Config{WebURL: w.fake.URL(), APIURL: w.fake.APIURL(), Token: sharedToken})
+	require.NoError(t, err)
+	ot, err := github.NewClassicTarget(other, w.policies[0].Target, github.ClassicOptions{})
+	require.NoError(t, err)
+	require.NoError(t, ot.RemoveRunner(ctx, jit.RunnerID))
+
+	w.clock.Advance(w.cfg.ActiveRequeue / 4)
+	n := w.lists()
+	w.pass(0) // the runner is found gone: a list sent after that
+	assert.Equal(t, n+1, w.lists(), "the list sent before the loss does not serve")
+	w.clock.Advance(w.cfg.ActiveRequeue)
+	w.demand(0, 0) // GitHub's word after the loss: no job
+	w.pass(0)
+	got := w.attempt(a.ID)
+	assert.Equal(t, rm.Lost, got.Outcome.Reason, "%s", got.Outcome)
+	assert.Equal(t, n+1, w.lists())
+}
