@@ -2,6 +2,11 @@ package github_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,12 +20,14 @@ import (
 	"github.com/runner-manager/runner-manager/github/githubtest"
 )
 
-// sharedListEnv is a fake GitHub and one Client on a settable clock, with
-// two classic targets of one repository (two label sets) and one of
-// another repository.
+// sharedListEnv is a fake GitHub behind a proxy that tells when a runner
+// list request arrives, and one Client on a settable clock, with two
+// classic targets of one repository (two label sets) and one of another
+// repository.
 type sharedListEnv struct {
 	fake       *fakegithub.Server
 	clk        *clock
+	arrived    chan struct{} // a runner list request reached the proxy
 	a, b       *github.ClassicTarget
 	otherScope *github.ClassicTarget
 }
@@ -29,22 +36,32 @@ func newSharedListEnv(t *testing.T) *sharedListEnv {
 	t.Helper()
 	const other = "octo-org/other"
 	fake := githubtest.NewTestServer(t, fakegithub.WithToken(fakeToken), fakegithub.WithRepo(fakeRepo), fakegithub.WithRepo(other))
-	clk := newClock()
-	c, err := github.New(github.Config{WebURL: fake.URL(), APIURL: fake.APIURL(), Token: fakeToken, Now: clk.Now, Sleep: (&sleeps{}).Sleep,
-		Logger: newTextLogger(&logBuffer{})})
+	e := &sharedListEnv{fake: fake, clk: newClock(), arrived: make(chan struct{}, 100)}
+	up, err := url.Parse(fake.URL())
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(up)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/actions/runners") {
+			select {
+			case e.arrived <- struct{}{}:
+			default:
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	c, err := github.New(github.Config{WebURL: front.URL, APIURL: front.URL + "/api/v3/", Token: fakeToken, Now: e.clk.Now,
+		Sleep: (&sleeps{}).Sleep, Logger: newTextLogger(&logBuffer{})})
 	require.NoError(t, err)
 	mk := func(repo, label string) *github.ClassicTarget {
-		scope := repoScope(t)
-		if repo != fakeRepo {
-			var err error
-			scope, err = rm.Repository(repo)
-			require.NoError(t, err)
-		}
+		scope, err := rm.Repository(repo)
+		require.NoError(t, err)
 		ct, err := github.NewClassicTarget(c, labelTarget(t, scope, "", label), github.ClassicOptions{NamePrefix: prefix, OS: "linux", Arch: "amd64"})
 		require.NoError(t, err)
 		return ct
 	}
-	return &sharedListEnv{fake: fake, clk: clk, a: mk(fakeRepo, "a"), b: mk(fakeRepo, "b"), otherScope: mk(other, "a")}
+	e.a, e.b, e.otherScope = mk(fakeRepo, "a"), mk(fakeRepo, "b"), mk(other, "a")
+	return e
 }
 
 func (e *sharedListEnv) lists() int { return e.fake.Calls(fakegithub.RouteRepoRunners) }
@@ -171,6 +188,9 @@ func TestRunnersSinceConcurrent(t *testing.T) {
 			ct = e.b
 		}
 		wg.Go(func() { got[i], ats[i], errs[i] = ct.RunnersSince(ctx, prefix, t0) })
+		if i == 0 {
+			<-e.arrived // the first request is under way: the others find it
+		}
 	}
 	wg.Wait()
 	for i := range callers {
@@ -200,24 +220,24 @@ func TestRunnersSinceErrors(t *testing.T) {
 // that joined it to ask again, not to fail with its cancellation.
 func TestRunnersSinceSenderGivesUp(t *testing.T) {
 	e := newSharedListEnv(t)
-	_, err := e.a.JITConfig(t.Context(), prefix+"one")
+	a, b, fake, clk, arrived := e.a, e.b, e.fake, e.clk, e.arrived
+	_, err := a.JITConfig(t.Context(), prefix+"one")
 	require.NoError(t, err)
-	e.fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Latency: 500 * time.Millisecond, Times: 1})
-	t0 := e.clk.Now()
+
+	fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Latency: time.Second, Times: 1})
+	t0 := clk.Now()
 	sender, cancel := context.WithCancel(t.Context())
 	senderErr := make(chan error, 1)
 	go func() {
-		_, _, err := e.a.RunnersSince(sender, prefix, t0)
+		_, _, err := a.RunnersSince(sender, prefix, t0)
 		senderErr <- err
 	}()
-	// The other caller joins the request under way, or sends its own if it
-	// comes first; either way it gets the list.
+	<-arrived // a's request is under way: b joins it
 	stop := time.AfterFunc(100*time.Millisecond, cancel)
 	defer stop.Stop()
-	rs, _, err := e.b.RunnersSince(t.Context(), prefix, t0)
+	rs, _, err := b.RunnersSince(t.Context(), prefix, t0)
 	require.NoError(t, err)
 	assert.Equal(t, []string{prefix + "one"}, names(rs))
-	if err := <-senderErr; err != nil {
-		assert.ErrorIs(t, err, context.Canceled)
-	}
+	require.ErrorIs(t, <-senderErr, context.Canceled)
+	assert.Len(t, arrived, 1, "b asked again once a gave up")
 }
