@@ -257,9 +257,14 @@ func findRunnerGroup(ctx context.Context, c *gh.Client, s rm.Scope, name string)
 }
 
 // RemoveRunner deletes a registration: ErrRunnerBusy while it runs a job,
-// nil when it is already gone.
+// nil when it is already gone. Once removed, the registration is left out
+// of the scope's shared lists sent before (RunnersSince).
 func (t *ClassicTarget) RemoveRunner(ctx context.Context, id int64) error {
-	return removeRESTRunner(ctx, t.c.gh, t.target.Scope, id)
+	err := removeRESTRunner(ctx, t.c.gh, t.target.Scope, id)
+	if err == nil {
+		t.c.runnerLists.of(t.target.Scope).noteRemoved(id, t.c.cfg.Now())
+	}
+	return err
 }
 
 func removeRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) error {
@@ -284,9 +289,11 @@ func removeRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) e
 }
 
 // Runners lists the target's registrations whose name starts with
-// namePrefix, every page.
+// namePrefix, every page: a request sent now, whose answer then serves
+// the scope's RunnersSince callers too.
 func (t *ClassicTarget) Runners(ctx context.Context, namePrefix string) ([]Runner, error) {
-	return listRESTRunners(ctx, t.c.gh, t.target.Scope, namePrefix, nil)
+	rs, _, err := t.c.runnerLists.of(t.target.Scope).since(ctx, t.c, namePrefix, time.Time{}, true)
+	return rs, err
 }
 
 // LookupRunner reads one registration from the REST API: by id (GET

@@ -100,6 +100,8 @@ type Client struct {
 	limiter *limiter
 	// classic holds the demand watchers its classic targets share.
 	classic demandHub
+	// runnerLists holds the REST runner lists its classic targets share.
+	runnerLists runnerLists
 	// rest sends REST calls: auth, then the limiter (budget, retries, ETags).
 	rest *http.Client
 	gh   *gh.Client

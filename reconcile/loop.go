@@ -87,6 +87,11 @@ type Loop struct {
 	foreign map[rm.AttemptID]bool
 	// spares is the warm spares' bookkeeping (spares.go).
 	spares spareState
+
+	// lastEnd is the time of the last pass that concluded an attempt (its
+	// EndedAt), guarded by passMu: the list taken when the loop falls idle
+	// is sent after it.
+	lastEnd time.Time
 }
 
 // loopStatus is the loop's part of the supervisor's Status.

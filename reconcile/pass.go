@@ -117,6 +117,7 @@ func (p *pass) run(ctx context.Context) (Result, error) {
 	p.reapRegistrations(ctx)
 	p.retryRemovals(ctx)
 	live, wanted := p.scale(ctx)
+	p.noteEnds()
 	p.publish(live)
 	return p.schedule(live, wanted), p.err()
 }
@@ -315,7 +316,11 @@ func (p *pass) markGone(it *item, why string) {
 // live, once when the loop falls idle (to reap what the last runners left),
 // every OrphanListEvery if set, before a scale-down, or to conclude a runner
 // found gone after a restart. Each list costs a REST request; an idle loop
-// makes none.
+// makes none. A target whose list is shared by its scope's loops
+// (SharedRunnerLister) is asked for one no older than the reasons need
+// (listBound), which a list another loop had sent may answer, and the list
+// taken when the loop falls idle waits half an interval for one; the
+// loop's listAt is always when its list was sent.
 func (p *pass) listRunners(ctx context.Context) {
 	l := p.l
 	if p.quiet || l.reg.cannotList {
@@ -323,6 +328,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	age := p.now.Sub(l.listAt)
 	live, scaleDown, needTrace := 0, false, false
+	var traceAfter time.Time
 	mayScaleDown := l.demandIsKnown() || l.draining.Load()
 	for _, it := range p.items {
 		if it.holdsSlot() {
@@ -331,6 +337,9 @@ func (p *pass) listRunners(ctx context.Context) {
 		if it.exited {
 			if rt, _ := l.tab.get(it.a.ID); rt.goneAtAdopt && l.listAt.Before(rt.exitSeenAt) {
 				needTrace = true
+				if rt.exitSeenAt.After(traceAfter) {
+					traceAfter = rt.exitSeenAt
+				}
 			}
 		}
 		if it.holdsSlot() && it.a.State == rm.StateIdle && (mayScaleDown || it.pol.Paused) {
@@ -341,15 +350,43 @@ func (p *pass) listRunners(ctx context.Context) {
 		wanted, _ := p.wanted()
 		scaleDown = live > wanted && age >= l.cfg.ActiveRequeue
 	}
-	need := !l.listed || needTrace || scaleDown ||
-		(live > 0 && age >= l.cfg.RunnerListEvery) ||
-		(live == 0 && !l.listedIdle) ||
-		(l.cfg.OrphanListEvery > 0 && age >= l.cfg.OrphanListEvery)
-	if !need {
+	first := !l.listed
+	refresh := live > 0 && age >= l.cfg.RunnerListEvery
+	idle := live == 0 && !l.listedIdle
+	orphan := l.cfg.OrphanListEvery > 0 && age >= l.cfg.OrphanListEvery
+	if !first && !needTrace && !scaleDown && !refresh && !idle && !orphan {
 		return
 	}
-	at := l.cfg.Now()
-	rs, err := l.cfg.Target.Runners(ctx, rm.RunnerNamePrefix(l.cfg.Host.ID))
+	sl, shared := l.cfg.Target.(SharedRunnerLister)
+	if shared && idle && !first && !needTrace && !scaleDown && !refresh && !orphan {
+		// Fallen idle, the list is only for reaping: it waits up to half an
+		// interval after the last conclusion (this pass's, when its last
+		// runners are still to be concluded), for a list another loop of
+		// the scope sends meanwhile (or for runners live again, which make
+		// it needless).
+		end := l.lastEnd
+		for _, it := range p.items {
+			if it.exited && !it.concluded {
+				end = p.now
+			}
+		}
+		if due := end.Add(l.cfg.RunnerListEvery / 2); p.now.Before(due) {
+			p.deadline(due)
+			return
+		}
+	}
+	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
+	var (
+		rs  []github.Runner
+		at  time.Time
+		err error
+	)
+	if shared {
+		rs, at, err = sl.RunnersSince(ctx, prefix, p.listBound(first, needTrace, scaleDown, refresh, idle, orphan, traceAfter))
+	} else {
+		at = l.cfg.Now()
+		rs, err = l.cfg.Target.Runners(ctx, prefix)
+	}
 	if errors.Is(err, github.ErrCannotList) {
 		// Scale-set runners: observeRunners looks each one up instead.
 		l.log.Debug("the target cannot list its runners; looking each one up", "err", err)
@@ -363,6 +400,16 @@ func (p *pass) listRunners(ctx context.Context) {
 	p.githubOK()
 	l.runners, l.listAt, l.listed, p.fresh = rs, at, true, true
 	l.listedIdle = live == 0
+}
+
+// noteEnds notes the pass's time when it concluded an attempt.
+func (p *pass) noteEnds() {
+	for _, it := range p.items {
+		if it.concluded {
+			p.l.lastEnd = p.now
+			return
+		}
+	}
 }
 
 // findRunner returns GitHub's newest word on an attempt's registration:
@@ -542,7 +589,13 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 // runner list of a scope holds every target's registrations of the host,
 // each scale set's or label set's), or in flight. The journal answers for
 // attempts this process does not know yet (another loop's first pass after
-// a restart); when it cannot be read, the registration is left alone.
+// a restart); when it cannot be read, the registration is left alone. So
+// is the registration of an attempt that ended after the list was sent (a
+// list another loop had sent, SharedRunnerLister): the list is older than
+// its conclusion, which dealt with its registration (removed it, asks
+// again while GitHub holds it busy, or left it to GitHub, which deletes an
+// ephemeral runner's after its job); a list sent after the end tells
+// whether one is left.
 func (p *pass) liveElsewhere(ctx context.Context, id rm.AttemptID) bool {
 	if _, known := p.l.tab.get(id); known {
 		return true
@@ -551,7 +604,7 @@ func (p *pass) liveElsewhere(ctx context.Context, id rm.AttemptID) bool {
 	if errors.Is(err, store.ErrNotFound) {
 		return false
 	}
-	return err != nil || a.Live()
+	return err != nil || a.Live() || a.EndedAt.After(p.l.listAt)
 }
 
 // afterScale defers GitHub and disk cleanup of concluded attempts until
