@@ -566,9 +566,11 @@ func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEven
 			continue
 		}
 		// The run left the lists: completed (or deleted). A run whose jobs
-		// all completed by a webhook's word, or a one-job run whose runner
-		// is known, needs no read: the completed list says how it ended.
-		if _, ok := doneByID[id]; ok && prev.fetched && w.allDone(prev.jobs) {
+		// all completed by a webhook's word needs no read (whether or not
+		// the one page of completed runs still shows it), nor does a
+		// one-job run whose runner is known: the completed list says how
+		// it ended.
+		if prev.fetched && w.allDone(prev.jobs) {
 			delete(w.runs, id)
 			continue
 		}

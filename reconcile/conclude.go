@@ -138,7 +138,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		if ended.IsZero() {
 			ended = p.now
 		}
-		l.jobEnded(ended, a.Job.ID)
+		l.jobEnded(ended, a.Job.ID, a.RunnerName)
 	}
 	l.tab.forget(a.ID)
 	delete(l.watched, a.ID)

@@ -57,10 +57,11 @@ type Loop struct {
 	// and until a figure comes with word that the job completed: until
 	// then the figure may still count their jobs (see demandNow).
 	jobEnds []jobEnd
-	// doneJobs are the jobs the last figures came with word of completion
-	// (the newest maxQueuedEvents): an end noted after its word (the word
-	// came during the pass that concluded it) is not counted.
-	doneJobs []int64
+	// doneJobs are the jobs (and their runners) the last figures came
+	// with word of completion, the newest maxQueuedEvents: an end noted
+	// after its word (the word came during the pass that concluded it) is
+	// not counted.
+	doneJobs []jobEnd
 	events   []github.JobEvent
 	watchErr string
 	status   loopStatus
@@ -179,9 +180,10 @@ func (l *Loop) ReportDemand(d github.Demand) {
 		// A figure that comes with a job's completion no longer counts it,
 		// even if it is dated before the runner's exit (a classic figure
 		// a webhook updated keeps its poll's time).
-		if e.Kind == github.JobCompleted && e.JobID != 0 {
-			l.jobEnds = slices.DeleteFunc(l.jobEnds, func(j jobEnd) bool { return j.job == e.JobID })
-			l.doneJobs = append(l.doneJobs, e.JobID)
+		if e.Kind == github.JobCompleted && (e.JobID != 0 || e.RunnerName != "") {
+			done := jobEnd{job: e.JobID, runner: e.RunnerName}
+			l.jobEnds = slices.DeleteFunc(l.jobEnds, done.same)
+			l.doneJobs = append(l.doneJobs, done)
 		}
 	}
 	if over := len(l.doneJobs) - maxQueuedEvents; over > 0 {
@@ -197,21 +199,30 @@ func (l *Loop) ReportDemand(d github.Demand) {
 	l.Nudge()
 }
 
-// jobEnd is an attempt's end that the demand figure may still count.
+// jobEnd is an attempt's end that the demand figure may still count: its
+// job, when known (an attempt concluded from its own evidence of a job,
+// the Worker it ran, may not have had GitHub's word yet), and its runner.
 type jobEnd struct {
-	at  time.Time
-	job int64 // 0: not known
+	at     time.Time
+	job    int64 // 0: not known
+	runner string
 }
 
-// jobEnded notes that an attempt that ran a job (job, 0 if not known)
-// ended at t (its exit).
-func (l *Loop) jobEnded(t time.Time, job int64) {
+// same reports whether o is of the same job or the same runner as e.
+func (e jobEnd) same(o jobEnd) bool {
+	return e.job != 0 && e.job == o.job || e.runner != "" && e.runner == o.runner
+}
+
+// jobEnded notes that an attempt whose runner (named runner) ran a job
+// (job, 0 if not known) ended at t (its exit).
+func (l *Loop) jobEnded(t time.Time, job int64, runner string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.demandKnown && !t.After(l.demand.At) || job != 0 && slices.Contains(l.doneJobs, job) {
+	end := jobEnd{at: t, job: job, runner: runner}
+	if l.demandKnown && !t.After(l.demand.At) || slices.ContainsFunc(l.doneJobs, end.same) {
 		return
 	}
-	l.jobEnds = append(l.jobEnds, jobEnd{at: t, job: job})
+	l.jobEnds = append(l.jobEnds, end)
 	if over := len(l.jobEnds) - maxQueuedEvents; over > 0 {
 		l.jobEnds = slices.Delete(l.jobEnds, 0, over)
 	}
