@@ -1,6 +1,7 @@
 package github
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"time"
@@ -13,9 +14,9 @@ import (
 const (
 	// WebhookBackstopPoll is the poll of a repository whose webhooks are
 	// seen to arrive (each queued job announced before a poll finds it):
-	// a queued job's webhook nudges a poll of the queued runs alone, a
-	// start or an end the watcher holds comes by webhook, and this poll
-	// catches what a lost delivery would miss.
+	// a queued job's webhook has the run it names read (no list), a start
+	// or an end the watcher holds comes by webhook, and this poll catches
+	// what a lost delivery would miss.
 	WebhookBackstopPoll = 30 * time.Second
 	// hookFresh is how recent the last webhook of the scope must be for
 	// the backstop poll to apply.
@@ -39,6 +40,12 @@ func (w *scopeWatcher) hookSeen(ev WorkflowJobEvent) {
 	w.hookAt = now
 	if ev.Action != "queued" || ev.JobID == 0 {
 		return
+	}
+	if ev.RunID != 0 && len(w.pending) < maxAnnounced {
+		if w.pending == nil {
+			w.pending = map[int64][]int64{}
+		}
+		w.pending[ev.RunID] = append(w.pending[ev.RunID], ev.JobID)
 	}
 	if w.announced == nil {
 		w.announced = map[int64]time.Time{}
@@ -90,9 +97,9 @@ func (w *scopeWatcher) checkAnnounced(states []*jobState, now time.Time) {
 	}
 }
 
-// NudgeQueued makes the watcher look at the queued runs now: a webhook
-// announced a queued job. While the webhooks are relied on, that poll
-// lists the queued runs alone; otherwise it is a full poll.
+// NudgeQueued makes the watcher look now: a webhook announced a queued
+// job. While the webhooks are relied on, that look reads the runs the
+// webhooks named (readAnnounced); otherwise it is a full poll.
 func (w *scopeWatcher) NudgeQueued() {
 	w.mu.Lock()
 	w.queuedNudge = true
@@ -103,16 +110,51 @@ func (w *scopeWatcher) NudgeQueued() {
 	}
 }
 
-// takeNudges reports whether the poll about to run may list the queued
-// runs alone (only queued nudges since the last poll, and the webhooks
-// relied on), and clears the nudges. timer is whether the interval ran
-// out.
-func (w *scopeWatcher) takeNudges(timer bool) (queuedOnly bool) {
+// takeNudges reports whether the poll about to run may read the runs the
+// webhooks announced alone (only queued nudges since the last poll, and
+// the webhooks relied on), and clears the nudges. timer is whether the
+// interval ran out. A full poll forgets the announced runs: it lists them.
+func (w *scopeWatcher) takeNudges(timer bool) (announced bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	queuedOnly = !timer && w.queuedNudge && !w.fullNudge && w.polled && w.relaxed(w.c.cfg.Now())
+	announced = !timer && w.queuedNudge && !w.fullNudge && w.polled && len(w.pending) > 0 && w.relaxed(w.c.cfg.Now())
 	w.queuedNudge, w.fullNudge = false, false
-	return queuedOnly
+	if !announced {
+		w.pending = nil
+	}
+	return announced
+}
+
+// readAnnounced reads the jobs of the runs queued webhooks named since the
+// last poll, and not read yet: the API's answer is the demand (labels and
+// status as GitHub has them), read once per run as a list's would be,
+// without the charged list of queued runs a poll would make first. It
+// does not move the figure's time, since it brings no word on runners
+// that ended; the next full poll (the backstop, or a nudge) does.
+func (w *scopeWatcher) readAnnounced(ctx context.Context, owner, repo string, now time.Time) ([]JobEvent, error) {
+	w.mu.Lock()
+	pending := w.pending
+	w.pending = nil
+	var ids []int64
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
+		if !slices.ContainsFunc(pending[id], func(job int64) bool { return w.jobs[job] == nil && !w.doneLocked(job) }) {
+			continue // each job it announced is held already (a poll read it)
+		}
+		ids = append(ids, id)
+	}
+	w.mu.Unlock()
+	var events []JobEvent
+	for _, id := range ids {
+		evs, err := w.readRun(ctx, owner, repo, id, &gh.WorkflowRun{ID: gh.Ptr(id), Status: gh.Ptr("queued")}, now)
+		if err != nil {
+			return nil, err // the retry is a full poll, which lists them
+		}
+		events = append(events, evs...)
+	}
+	w.mu.Lock()
+	w.polled, w.polledAt = true, now
+	w.mu.Unlock()
+	return events, nil
 }
 
 // heardStart reports whether a run listed in progress needs no read of

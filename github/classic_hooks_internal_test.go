@@ -25,11 +25,13 @@ func TestWebhooksReliedOn(t *testing.T) {
 	assert.False(t, w.relaxed(now), "no webhook yet")
 	assert.Equal(t, 2*time.Second, w.interval())
 
-	w.hookSeen(WorkflowJobEvent{Action: "queued", JobID: 1})
+	w.hookSeen(WorkflowJobEvent{Action: "queued", JobID: 1, RunID: 11})
 	assert.True(t, w.relaxed(now))
 	assert.Equal(t, WebhookBackstopPoll, w.interval(), "the backstop poll")
 	w.NudgeQueued()
-	assert.True(t, w.takeNudges(false), "a queued webhook's nudge polls the queued runs alone")
+	assert.True(t, w.takeNudges(false), "a queued webhook's nudge reads the run it named alone")
+	assert.False(t, w.takeNudges(false), "nothing announced since")
+	w.hookSeen(WorkflowJobEvent{Action: "queued", JobID: 2, RunID: 12})
 	w.NudgeQueued()
 	w.Nudge()
 	assert.False(t, w.takeNudges(false), "any other nudge: a full poll")
@@ -45,6 +47,7 @@ func TestWebhooksReliedOn(t *testing.T) {
 	w.checkAnnounced([]*jobState{queued(4, time.Minute)}, now)
 	assert.False(t, w.relaxed(now), "a queued job a minute old without its webhook")
 	assert.Equal(t, 2*time.Second, w.interval())
+	w.hookSeen(WorkflowJobEvent{Action: "queued", JobID: 5, RunID: 15})
 	w.NudgeQueued()
 	assert.False(t, w.takeNudges(false), "full polls while not relied on")
 

@@ -147,6 +147,7 @@ type scopeWatcher struct {
 	missAt      time.Time
 	queuedNudge bool
 	fullNudge   bool
+	pending     map[int64][]int64 // runs queued webhooks named since the last poll, and their jobs
 }
 
 type runState struct {
@@ -310,15 +311,15 @@ func budgetPace(d time.Duration, b Budget, now time.Time) time.Duration {
 func (w *scopeWatcher) run(ctx context.Context) {
 	failures := 0
 	nudged := true // the first poll reports to every subscriber
-	queuedOnly := false
+	announced := false
 	for {
 		var (
 			events []JobEvent
 			err    error
 		)
 		if w.scope.Kind == rm.ScopeRepository {
-			events, err = w.pollRepo(ctx, queuedOnly)
-			queuedOnly = false
+			events, err = w.pollRepo(ctx, announced)
+			announced = false
 		} else {
 			events, err = w.pollTracked(ctx)
 		}
@@ -357,7 +358,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 		case <-timer.C:
 		}
 		timer.Stop()
-		queuedOnly = w.takeNudges(!nudged)
+		announced = w.takeNudges(!nudged)
 		if gap := minPollGap - w.c.cfg.Now().Sub(w.lastPoll()); gap > 0 {
 			if err := w.c.cfg.Sleep(ctx, gap); err != nil {
 				return
@@ -502,19 +503,16 @@ func (w *scopeWatcher) forget(now time.Time) {
 // runs are the ones runners take first: leaving them unread until they
 // start reads most jobs once, not twice.
 //
-// With queuedOnly (a webhook announced a queued job, and the webhooks are
-// relied on) it lists and reads the queued runs alone: starts and ends
-// come by webhook, and the next full poll looks at the rest. Such a poll
-// does not move the figure's time, since it brings no word on runners.
-func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEvent, error) {
+// With announced (webhooks announced queued jobs, and the webhooks are
+// relied on) it reads the runs they named alone (readAnnounced).
+func (w *scopeWatcher) pollRepo(ctx context.Context, announced bool) ([]JobEvent, error) {
 	owner, repo, _ := strings.Cut(w.scope.Name, "/")
 	now := w.c.cfg.Now()
-	active := map[int64]*gh.WorkflowRun{}
-	statuses := []string{"queued", "in_progress"}
-	if queuedOnly {
-		statuses = statuses[:1]
+	if announced {
+		return w.readAnnounced(ctx, owner, repo, now)
 	}
-	for _, status := range statuses {
+	active := map[int64]*gh.WorkflowRun{}
+	for _, status := range []string{"queued", "in_progress"} {
 		runs, err := w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: status}, 0)
 		if err != nil {
 			return nil, err
@@ -526,13 +524,9 @@ func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEven
 	// Runs completed within the last hour or two (the filter moves once an
 	// hour, so that its URL, and its ETag, stay put), newest first.
 	since := now.Add(-recentFor).UTC().Truncate(time.Hour)
-	var done []*gh.WorkflowRun
-	if !queuedOnly {
-		var err error
-		done, err = w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: "completed", Created: ">=" + since.Format(time.RFC3339)}, 1)
-		if err != nil {
-			return nil, err
-		}
+	done, err := w.listRuns(ctx, owner, repo, &gh.ListWorkflowRunsOptions{Status: "completed", Created: ">=" + since.Format(time.RFC3339)}, 1)
+	if err != nil {
+		return nil, err
 	}
 	doneByID := map[int64]*gh.WorkflowRun{}
 	for _, r := range done {
@@ -562,7 +556,7 @@ func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEven
 		}
 	}
 	for id, prev := range w.runs {
-		if _, ok := active[id]; ok || queuedOnly {
+		if _, ok := active[id]; ok {
 			continue
 		}
 		// The run left the lists: completed (or deleted). A run whose jobs
@@ -631,10 +625,7 @@ func (w *scopeWatcher) pollRepo(ctx context.Context, queuedOnly bool) ([]JobEven
 	}
 
 	w.mu.Lock()
-	if !queuedOnly {
-		w.at = now
-	}
-	w.polled, w.polledAt, w.truncated = true, now, truncated
+	w.polled, w.at, w.polledAt, w.truncated = true, now, now, truncated
 	w.forget(now)
 	w.mu.Unlock()
 	return events, nil
