@@ -111,13 +111,19 @@ func (w *scopeWatcher) NudgeQueued() {
 }
 
 // takeNudges reports whether the poll about to run may read the runs the
-// webhooks announced alone (only queued nudges since the last poll, and
-// the webhooks relied on), and clears the nudges. timer is whether the
+// webhooks announced alone (only queued nudges since the last poll, the
+// webhooks relied on, and half the REST budget left), and clears the
+// nudges. timer is whether the
 // interval ran out. A full poll forgets the announced runs: it lists them.
 func (w *scopeWatcher) takeNudges(timer bool) (announced bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	announced = !timer && w.queuedNudge && !w.fullNudge && w.polled && len(w.pending) > 0 && w.relaxed(w.c.cfg.Now())
+	now := w.c.cfg.Now()
+	// A direct read is charged even for a replayed body's run (a list
+	// that did not change would be free), so it is made only while the
+	// budget is healthy: replays cannot spend more than half of it.
+	healthy := budgetPace(time.Second, w.c.Budget(), now) == time.Second
+	announced = !timer && w.queuedNudge && !w.fullNudge && w.polled && len(w.pending) > 0 && healthy && w.relaxed(now)
 	w.queuedNudge, w.fullNudge = false, false
 	if !announced {
 		w.pending = nil
