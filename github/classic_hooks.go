@@ -249,6 +249,14 @@ func (w *scopeWatcher) heard(ev WorkflowJobEvent) bool {
 	now := w.c.cfg.Now()
 	st.seen = now
 	events := w.apply(&st, now)
+	if tj, ok := w.tracked[ev.JobID]; ok { // an organization's: read by id
+		if st.status == "completed" {
+			delete(w.tracked, ev.JobID)
+		} else {
+			tj.heard = now
+			w.tracked[ev.JobID] = tj
+		}
+	}
 	w.mu.Unlock()
 	w.fanOut(events, false, false)
 	return true

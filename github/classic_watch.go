@@ -167,6 +167,10 @@ type runState struct {
 type trackedJob struct {
 	repo  string
 	since time.Time
+	// heard is when a webhook said the job started on a runner: it is
+	// re-read only WebhookBackstopPoll later (a read now would be charged
+	// for what is known), in case its end's webhook is lost.
+	heard time.Time
 }
 
 // watcher returns the scope's watcher with sub subscribed, starting its
@@ -789,6 +793,9 @@ func (w *scopeWatcher) pollTracked(ctx context.Context) ([]JobEvent, error) {
 	var events []JobEvent
 	for _, id := range slices.Sorted(maps.Keys(tracked)) {
 		tj := tracked[id]
+		if !tj.heard.IsZero() && now.Sub(tj.heard) < WebhookBackstopPoll {
+			continue
+		}
 		owner, repo, _ := strings.Cut(tj.repo, "/")
 		j, _, err := w.c.gh.Actions.GetWorkflowJobByID(ctx, owner, repo, id)
 		if status, _, _ := statusOf(err); status == http.StatusNotFound {

@@ -436,3 +436,44 @@ func TestClassicRepoWebhooksBackstopPoll(t *testing.T) {
 	}
 	assert.Positive(t, spaced, "polls after the first of the stream waited for the second to pass")
 }
+
+// TestClassicOrgWebhooksSpareReads: an organization target reads a job a
+// webhook named once (while queued); its start and end come by webhook,
+// and polls while it runs do not read it again.
+func TestClassicOrgWebhooksSpareReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a fake runner")
+	}
+	install := githubtest.BuildFakeRunner(t)
+	env := newFakeEnv(t, "PAT")
+	org, err := rm.Organization("octo-org")
+	require.NoError(t, err)
+	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: 100 * time.Millisecond})
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	log, _ := watch(t, ct, fixed(2))
+	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
+
+	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 4 * time.Second})
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
+	require.Equal(t, 1, env.fake.Calls(routeRepoJob))
+
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
+	jit, err := ct.JITConfig(t.Context(), prefix+"org")
+	require.NoError(t, err)
+	m.launch(jit)
+	require.Eventually(t, func() bool {
+		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")
+	started := eventsOf(log.events(), github.JobStarted)
+	require.Len(t, started, 1)
+	assert.Equal(t, prefix+"org", started[0].RunnerName)
+	assert.Equal(t, 1, env.fake.Calls(routeRepoJob), "the job is not read again while it runs (polls every second) nor once it ended")
+	d, _ := log.last()
+	assert.Equal(t, 0, d.Wanted)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m.drain(ctx)
+}
