@@ -128,7 +128,7 @@ type scopeWatcher struct {
 	running  bool
 	cancel   context.CancelFunc
 	polled   bool
-	polledAt time.Time            // of the last poll (full or of the queued runs)
+	polledAt time.Time            // of the last poll (full, or of the runs webhooks announced)
 	at       time.Time            // of the last full poll: the figure's time
 	jobs     map[int64]*jobState  // jobs queued or in progress, or not yet seen done
 	recent   []*jobState          // completed jobs, oldest first, bounded

@@ -17,6 +17,10 @@ import (
 // maxQueuedEvents bounds the job events kept between two passes.
 const maxQueuedEvents = 10_000
 
+// maxDoneJobs bounds the completions a loop remembers for the job ends
+// noted after them (the word and the end are a pass apart at most).
+const maxDoneJobs = 256
+
 // minRequeue is the shortest RequeueAfter a pass asks for.
 const minRequeue = 10 * time.Millisecond
 
@@ -58,9 +62,9 @@ type Loop struct {
 	// then the figure may still count their jobs (see demandNow).
 	jobEnds []jobEnd
 	// doneJobs are the jobs (and their runners) the last figures came
-	// with word of completion, the newest maxQueuedEvents: an end noted
-	// after its word (the word came during the pass that concluded it) is
-	// not counted.
+	// with word of completion, the newest maxDoneJobs: an end noted after
+	// its word (the word came during the pass that concluded it) is not
+	// counted.
 	doneJobs []jobEnd
 	events   []github.JobEvent
 	watchErr string
@@ -186,7 +190,7 @@ func (l *Loop) ReportDemand(d github.Demand) {
 			l.doneJobs = append(l.doneJobs, done)
 		}
 	}
-	if over := len(l.doneJobs) - maxQueuedEvents; over > 0 {
+	if over := len(l.doneJobs) - maxDoneJobs; over > 0 {
 		l.doneJobs = slices.Delete(l.doneJobs, 0, over)
 	}
 	l.watchErr = ""
