@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -136,7 +137,9 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	// Started: the container runs whatever ctx does now.
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
-	ins, err := l.e.cli.ContainerInspect(ictx, id, client.ContainerInspectOptions{})
+	ins, err := inspectStarted(ictx, func(ctx context.Context) (client.ContainerInspectResult, error) {
+		return l.e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, engineErr("inspect started container", err))
 	}
@@ -150,6 +153,40 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	}
 	go p.watch(l.ctx)
 	return p, nil
+}
+
+// inspectStartedTries is how often a container just started is inspected
+// before its inspection's error is taken.
+const inspectStartedTries = 5
+
+// inspectStarted inspects a container just started. Podman fails the
+// inspection of a container whose process has just exited ("open
+// /proc/PID/cgroup: no such process", its state not yet updated): it is
+// asked again, a little later each time, while it says so; if it still
+// does, the container is taken as exited (a zero result, no pid: the
+// attempt runs unmetered and Done says how it ended). Other errors are
+// returned at once.
+func inspectStarted(ctx context.Context, inspect func(context.Context) (client.ContainerInspectResult, error)) (client.ContainerInspectResult, error) {
+	for i := 1; ; i++ {
+		ins, err := inspect(ctx)
+		if err == nil || !processGone(err) {
+			return ins, err
+		}
+		if i == inspectStartedTries {
+			return client.ContainerInspectResult{}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return client.ContainerInspectResult{}, err
+		case <-time.After(time.Duration(i) * 20 * time.Millisecond):
+		}
+	}
+}
+
+// processGone reports whether the engine's error says that the
+// container's process it looked at has exited meanwhile.
+func processGone(err error) bool {
+	return strings.Contains(err.Error(), "no such process")
 }
 
 // hostProcess returns pid and its start stamp if pid is the container's
