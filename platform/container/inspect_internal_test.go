@@ -46,6 +46,8 @@ func TestInspectStarted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := inspectStarted(ctx, func(context.Context) (client.ContainerInspectResult, error) { return client.ContainerInspectResult{}, gone })
+	_, err := inspectStarted(ctx, func(context.Context) (client.ContainerInspectResult, error) {
+		return client.ContainerInspectResult{}, gone
+	})
 	assert.ErrorIs(t, err, gone, "a launch given up on says why")
 }
