@@ -190,11 +190,7 @@ func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	org, err := rm.Organization("octo-org")
 	require.NoError(t, err)
-	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
-	const secret = "It's a Secret to Everybody"
-	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
-	t.Cleanup(hooks.Close)
-	env.fake.DeliverWebhooks(hooks.URL, secret)
+	ct := hookedClassic(t, env, org, github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
 
@@ -247,11 +243,7 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	}
 	install := githubtest.BuildFakeRunner(t)
 	env := newFakeEnv(t, "PAT")
-	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
-	const secret = "It's a Secret to Everybody"
-	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
-	t.Cleanup(hooks.Close)
-	env.fake.DeliverWebhooks(hooks.URL, secret)
+	ct := hookedClassic(t, env, repoScope(t), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
 	// The job's queued webhook comes before anyone watches (it nudges
 	// nobody), so that the first poll is the only one until a nudge.
 	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 300 * time.Millisecond})
@@ -348,11 +340,7 @@ func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
 	}
 	install := githubtest.BuildFakeRunner(t)
 	env := newFakeEnv(t, "PAT")
-	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
-	const secret = "It's a Secret to Everybody"
-	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
-	t.Cleanup(hooks.Close)
-	env.fake.DeliverWebhooks(hooks.URL, secret)
+	ct := hookedClassic(t, env, repoScope(t), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
 	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 6 * time.Second})
@@ -390,11 +378,7 @@ func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
 // with no list (three charged lists saved).
 func TestClassicRepoWebhooksBackstopPoll(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
-	ct := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: 100 * time.Millisecond, BusyPollInterval: 100 * time.Millisecond})
-	const secret = "It's a Secret to Everybody"
-	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
-	t.Cleanup(hooks.Close)
-	env.fake.DeliverWebhooks(hooks.URL, secret)
+	ct := hookedClassic(t, env, repoScope(t), github.ClassicOptions{PollInterval: 100 * time.Millisecond, BusyPollInterval: 100 * time.Millisecond})
 	log, _ := watch(t, ct, fixed(4))
 	require.Eventually(t, func() bool { return log.count() > 0 }, 10*time.Second, 10*time.Millisecond)
 	lists := listCalls(env)
@@ -448,11 +432,7 @@ func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	org, err := rm.Organization("octo-org")
 	require.NoError(t, err)
-	ct := newClassic(t, env, labelTarget(t, org, "", "gpu"), github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: 100 * time.Millisecond})
-	const secret = "It's a Secret to Everybody"
-	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
-	t.Cleanup(hooks.Close)
-	env.fake.DeliverWebhooks(hooks.URL, secret)
+	ct := hookedClassic(t, env, org, github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: 100 * time.Millisecond})
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
 
@@ -476,4 +456,16 @@ func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m.drain(ctx)
+}
+
+// hookedClassic is a classic target of scope (label gpu) fed by the real
+// webhook receiver, to which the fake sends its workflow_job webhooks.
+func hookedClassic(t *testing.T, env *fakeEnv, scope rm.Scope, opts github.ClassicOptions) *github.ClassicTarget {
+	t.Helper()
+	ct := newClassic(t, env, labelTarget(t, scope, "", "gpu"), opts)
+	const secret = "It's a Secret to Everybody"
+	hooks := httptest.NewServer(github.NewWebhookHandler([]byte(secret), ct.Notify))
+	t.Cleanup(hooks.Close)
+	env.fake.DeliverWebhooks(hooks.URL, secret)
+	return ct
 }
