@@ -45,7 +45,9 @@ func (w *scopeWatcher) hookSeen(ev WorkflowJobEvent) {
 		if w.pending == nil {
 			w.pending = map[int64][]int64{}
 		}
-		w.pending[ev.RunID] = append(w.pending[ev.RunID], ev.JobID)
+		if !slices.Contains(w.pending[ev.RunID], ev.JobID) { // each matching target is told
+			w.pending[ev.RunID] = append(w.pending[ev.RunID], ev.JobID)
+		}
 	}
 	if w.announced == nil {
 		w.announced = map[int64]time.Time{}

@@ -197,10 +197,8 @@ func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
 	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 10 * time.Millisecond})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
 
-	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
-	jit, err := ct.JITConfig(t.Context(), prefix+"hooked")
-	require.NoError(t, err)
-	m.launch(jit)
+	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
+	m.registerAndLaunch(prefix + "hooked")
 	require.Eventually(t, func() bool {
 		return len(eventsOf(log.events(), github.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook nudges a look that finds it done")
@@ -254,9 +252,7 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	lists := listCalls(env)
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
-	jit, err := ct.JITConfig(t.Context(), prefix+"hooked")
-	require.NoError(t, err)
-	m.launch(jit)
+	jit := m.registerAndLaunch(prefix + "hooked")
 	require.Eventually(t, func() bool {
 		return len(eventsOf(log.events(), github.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")
@@ -301,9 +297,7 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	// run and tells its runner.
 	env.fake.DeliverWebhooks("", "")
 	unseen := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"gpu"}, Duration: 2 * time.Second})
-	jit2, err := ct.JITConfig(t.Context(), prefix+"unseen")
-	require.NoError(t, err)
-	m.launch(jit2)
+	m.registerAndLaunch(prefix + "unseen")
 	require.NoError(t, env.fake.WaitFor(waitCtx(t, 30*time.Second), func() bool {
 		j, _ := env.fake.Job(unseen)
 		return j.Status == "in_progress"
@@ -347,9 +341,7 @@ func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond)
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
-	jit, err := ct.JITConfig(t.Context(), prefix+"long")
-	require.NoError(t, err)
-	m.launch(jit)
+	m.registerAndLaunch(prefix + "long")
 	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond)
 	reads := env.fake.Calls(fakegithub.RouteRunJobs)
 	polls := log.count()
@@ -441,9 +433,7 @@ func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 	require.Equal(t, 1, env.fake.Calls(routeRepoJob))
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
-	jit, err := ct.JITConfig(t.Context(), prefix+"org")
-	require.NoError(t, err)
-	m.launch(jit)
+	m.registerAndLaunch(prefix + "org")
 	require.Eventually(t, func() bool {
 		return len(eventsOf(log.events(), github.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")

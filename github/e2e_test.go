@@ -146,6 +146,16 @@ func (m *miniManager) launch(jit github.JITConfig) {
 	}()
 }
 
+// registerAndLaunch registers a runner named name with the target and
+// launches it.
+func (m *miniManager) registerAndLaunch(name string) github.JITConfig {
+	m.t.Helper()
+	jit, err := m.target.JITConfig(m.t.Context(), name)
+	require.NoError(m.t, err)
+	m.launch(jit)
+	return jit
+}
+
 // drain removes the registrations left (spare runners a late demand figure
 // asked for), as scale-down does, and waits for every runner to exit.
 func (m *miniManager) drain(ctx context.Context) {
