@@ -28,7 +28,10 @@ var (
 	ErrUnauthorized = errors.New("GitHub refused the credentials")
 	// ErrSessionConflict: another manager holds the scale set's message
 	// session.
-	ErrSessionConflict = errors.New("another manager owns this scale set's message session")
+	ErrSessionConflict = errors.New("the scale set's message session is held")
+	// ErrNoQueueURL: GitHub opened a message session without a
+	// message-queue URL (a broker incident); it is deleted, never polled.
+	ErrNoQueueURL = errors.New("message session without a queue URL")
 	// ErrCannotList: the target's service offers no list of its runners
 	// (scale-set mode); look each one up with LookupRunner.
 	ErrCannotList = errors.New("GitHub cannot list this target's runners")

@@ -412,7 +412,7 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 	t.gen++
 	t.mu.Unlock()
 	if oldID != 0 && oldID != found.ID {
-		t.log.Warn("the scale set was created again", "old_id", oldID, "id", found.ID)
+		t.log.Warn("the scale set was gone at GitHub (deleted there, or GitHub restarted): created again", "old_id", oldID, "id", found.ID)
 		t.forgetSessionOf(ctx, oldID)
 	}
 	return nil

@@ -75,15 +75,24 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 			if owner == "" {
 				owner = "unknown"
 			}
-			hint := "stop it or wait"
 			if owner == t.opts.Owner {
-				hint = "it is this manager's own name: stop the other manager running under it, or wait for GitHub to drop the session"
+				// A session of this name the journal does not know: a
+				// create whose answer was cut off, or another manager
+				// running under the same name. Only GitHub can let it go.
+				return nil, fmt.Errorf("%w: GitHub holds a message session of scale set %q under this manager's own name (%s) that the journal has no record of (a session create whose answer was lost, or another manager running under this name); waiting for GitHub to let it go (GitHub said: %s)",
+					ErrSessionConflict, t.target.ScaleSet, owner, msg)
 			}
-			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; %s (GitHub said: %s)",
-				ErrSessionConflict, owner, t.target.ScaleSet, hint, msg)
+			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; stop it or wait (GitHub said: %s)",
+				ErrSessionConflict, owner, t.target.ScaleSet, msg)
 		}
-		wait := (&limiter{retry: RetryPolicy{Base: 2 * time.Second, Cap: 30 * time.Second}}).backoff(try)
-		t.log.Warn("the message session is held by another owner, retrying", "try", try+1, "wait", wait, "github", msg)
+		// Our own name is retried as often as an outage (it is ours to
+		// take once GitHub lets it go); another owner's, slower.
+		retry := RetryPolicy{Base: 2 * time.Second, Cap: 30 * time.Second}
+		if owner == t.opts.Owner {
+			retry = RetryPolicy{Base: time.Second, Cap: MaxOutageWait}
+		}
+		wait := (&limiter{retry: retry}).backoff(try)
+		t.log.Debug("the message session is held, retrying", "owner", owner, "try", try+1, "wait", wait, "github", msg)
 		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
@@ -233,10 +242,21 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 		// not the last word.
 		wanted int
 	)
+	var note changeNote
 	for ctx.Err() == nil {
 		var err error
-		if sess == nil {
-			if sess, err = t.openSession(ctx); err == nil {
+		if sess != nil && sess.Session().MessageQueueURL == "" {
+			// Never polled: GitHub's listener exits on such a session
+			// (actions/actions-runner-controller #4370); this one is
+			// deleted and another opened, with backoff.
+			t.log.Debug("deleting a message session that came without a queue URL", "session", sess.Session().SessionID.String())
+			t.dropSession(ctx, sess)
+			sess = nil
+			err = fmt.Errorf("open the message session of scale set %q: %w: GitHub answered without a message-queue URL (the session was deleted); opening another", t.target.ScaleSet, ErrNoQueueURL)
+		} else if sess == nil {
+			if sess, err = t.openSession(ctx); err == nil && sess.Session().MessageQueueURL == "" {
+				continue // deleted above, before any poll
+			} else if err == nil {
 				lastID = 0
 				d := Demand{At: t.c.cfg.Now()}
 				if st := sess.Session().Statistics; st != nil {
@@ -268,6 +288,9 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 		}
 		switch {
 		case err == nil, errors.Is(err, errCapacityChanged):
+			if failures > 0 || quick > 0 {
+				note.recovered(t.log)
+			}
 			failures, quick = 0, 0
 			t.setWaiting(nil)
 			continue
@@ -277,6 +300,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			return err
 		case errors.Is(err, ErrSessionConflict):
 			t.setWaiting(err)
+			note.failed(t.log, err)
 			return err
 		case errors.Is(err, ErrUnauthorized):
 			if sess != nil {
@@ -293,7 +317,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			}
 		case errors.Is(err, ErrNotFound):
 			if sess != nil {
-				t.log.Warn("the message session was lost; opening a new one", "error", err.Error())
+				note.failed(t.log, err)
 				t.dropSession(ctx, sess)
 				sess = nil
 			}
@@ -311,7 +335,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			wait = max(rle.Reset.Sub(t.c.cfg.Now()), time.Second)
 		}
 		t.setWaiting(err)
-		t.log.Warn("scale-set watch failed, retrying", "error", err.Error(), "wait", wait, "failures", failures)
+		note.failed(t.log, err, "wait", wait)
 		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
 			return nil
 		}
@@ -347,12 +371,20 @@ func (t *ScaleSetTarget) poll(ctx context.Context, sess *scaleset.MessageSession
 		}
 	}()
 	var msg *scaleset.RunnerScaleSetMessage
-	_, err := t.call(pctx, "poll the message queue of scale set "+strconv.Quote(t.target.ScaleSet), func(ctx context.Context) (err error) {
+	action := "poll the message queue of scale set " + strconv.Quote(t.target.ScaleSet)
+	status, err := t.call(pctx, action, func(ctx context.Context) (err error) {
 		msg, err = sess.GetMessage(ctx, lastID, capacity)
 		return err
 	})
 	if err != nil && changed.Load() && ctx.Err() == nil {
 		return nil, errCapacityChanged
+	}
+	if err != nil && status == http.StatusNotFound {
+		// The queue, or the refresh a 401 led to, does not know the
+		// session: it was deleted with its scale set, or the service
+		// forgot it (actions/scaleset #123). Not the scope's absence.
+		return nil, fmt.Errorf("%s: %w: GitHub no longer knows the message session (the service forgot it, or its scale set was deleted); opening a new one",
+			action, ErrNotFound)
 	}
 	return msg, err
 }
@@ -373,10 +405,18 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 		for _, j := range msg.JobAvailableMessages {
 			ids = append(ids, j.RunnerRequestID)
 		}
-		_, acquireErr = t.call(ctx, fmt.Sprintf("acquire %d jobs", len(ids)), func(ctx context.Context) error {
+		var status int
+		status, acquireErr = t.call(ctx, fmt.Sprintf("acquire %d jobs", len(ids)), func(ctx context.Context) error {
 			_, err := sess.AcquireJobs(ctx, ids)
 			return err
 		})
+		if acquireErr != nil && status == http.StatusNotFound {
+			// Nothing to acquire: the jobs were assigned directly, or
+			// taken already. A restart would not bring them back; the
+			// statistics say what is assigned.
+			t.log.Debug("GitHub had no jobs to acquire", "jobs", len(ids), "error", acquireErr.Error())
+			acquireErr = nil
+		}
 	}
 	d := Demand{At: now}
 	if msg.Statistics != nil {

@@ -208,6 +208,14 @@ func (s *Server) deleteScaleSet(c *call) reply {
 	if ss == nil {
 		return rep
 	}
+	s.removeScaleSet(ss)
+	s.changed()
+	return reply{status: http.StatusNoContent}
+}
+
+// removeScaleSet deletes ss: its session, its idle runners; its jobs not
+// yet started go back to the queue. s.mu is held; the caller calls changed.
+func (s *Server) removeScaleSet(ss *scaleSet) {
 	if ss.session != nil {
 		s.dropSession(ss.session)
 	}
@@ -223,8 +231,6 @@ func (s *Server) deleteScaleSet(c *call) reply {
 		}
 	}
 	delete(s.scaleSets, ss.id)
-	s.changed()
-	return reply{status: http.StatusNoContent}
 }
 
 func (s *Server) runnerGroupByName(c *call) reply {
@@ -400,12 +406,27 @@ func (s *Server) createSession(c *call) reply {
 	ss.session = se
 	s.sessions[se.id] = se
 	for _, j := range s.jobs {
-		if j.phase == phaseQueued && s.matchesScaleSet(j, ss) {
+		if !s.svc.direct && j.phase == phaseQueued && s.matchesScaleSet(j, ss) {
 			s.emit(ss.id, "JobAvailable", j)
 		}
 	}
 	s.changed()
-	return jsonReply(http.StatusOK, s.sessionJSON(se))
+	if s.svc.cutCreate > 0 {
+		s.svc.cutCreate--
+		return reply{drop: true}
+	}
+	return jsonReply(http.StatusOK, s.sessionAnswer(se))
+}
+
+// sessionAnswer is a session create's or refresh's answer, without its
+// queue URL while SetEmptyQueueURL holds.
+func (s *Server) sessionAnswer(se *ssSession) sessionJSON {
+	out := s.sessionJSON(se)
+	if s.svc.emptyQueueURL > 0 {
+		s.svc.emptyQueueURL--
+		out.MessageQueueURL = ""
+	}
+	return out
 }
 
 // pathSession finds the path's {session} of the path's scale set.
@@ -430,7 +451,7 @@ func (s *Server) refreshSession(c *call) reply {
 	}
 	s.newQueueToken(se)
 	se.lastActive = s.now()
-	return jsonReply(http.StatusOK, s.sessionJSON(se))
+	return jsonReply(http.StatusOK, s.sessionAnswer(se))
 }
 
 func (s *Server) deleteSession(c *call) reply {
@@ -455,6 +476,9 @@ func (s *Server) acquireJobs(c *call) reply {
 	ss, rep := s.pathScaleSet(c)
 	if ss == nil {
 		return rep
+	}
+	if s.svc.direct {
+		return directAcquireReply()
 	}
 	acquired := []int64{}
 	for _, j := range s.jobs {
@@ -506,13 +530,17 @@ func (s *Server) getMessage(c *call) reply {
 	}()
 	tok := bearer(c.r, "Bearer")
 	for {
+		// The token first: a session the service dropped took its token
+		// with it, so its poll answers 401 and the client's refresh then
+		// 404s (actions/scaleset session_client.go GetMessage refreshes on
+		// 401; #123 is about that refresh's 404).
+		if s.queueTokens[tok] != se {
+			s.mu.Unlock() // revoked, dropped, or replaced by a refresh
+			return exception(http.StatusUnauthorized, "GitHub.Services.WebApi.VssUnauthorizedException", "The message queue token expired.")
+		}
 		if s.sessions[se.id] != se {
 			s.mu.Unlock()
 			return exception(http.StatusNotFound, exSessionNotFound, "The message session was deleted.")
-		}
-		if s.queueTokens[tok] != se {
-			s.mu.Unlock() // revoked, or replaced by a refresh
-			return exception(http.StatusUnauthorized, "GitHub.Services.WebApi.VssUnauthorizedException", "The message queue token expired.")
 		}
 		if se.outstanding != nil && se.outstanding.id <= last {
 			se.outstanding = nil // lastMessageId acknowledges it

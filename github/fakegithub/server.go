@@ -44,6 +44,7 @@ type config struct {
 	repos                     []string
 	downloadsVersion          string
 	bootDelay                 time.Duration
+	direct                    bool
 }
 
 // Option configures a Server.
@@ -198,6 +199,7 @@ type Server struct {
 	latestRelease  string // releases.go
 	zombie         bool
 	hooks          hookState
+	svc            serviceFaults // service_faults.go
 	routeNames     []string
 	// revoked: RevokeCredentials holds; every manager credential is 401.
 	revoked             bool
@@ -284,6 +286,7 @@ func NewServer(opts ...Option) *Server {
 		callKinds:      map[kind]int{},
 		deprecated:     map[string]bool{},
 		zombie:         cfg.zombie,
+		svc:            serviceFaults{direct: cfg.direct},
 		rate:           rateState{limit: cfg.rateLimit, remaining: cfg.rateLimit, window: cfg.rateWindow},
 		hooks:          hookState{signal: make(chan struct{}, 1)},
 	}
@@ -404,7 +407,10 @@ type reply struct {
 	ctype  string
 	header http.Header
 	free   bool // a 304: costs no budget
-	token  tokenInfo
+	// drop: the request took effect, then the connection is closed
+	// without an answer (an answer cut off on its way).
+	drop  bool
+	token tokenInfo
 }
 
 func jsonReply(status int, body any) reply { return reply{status: status, body: body} }
@@ -444,13 +450,8 @@ func (s *Server) wrap(k kind, route string, h func(*call) reply) http.HandlerFun
 		switch {
 		case faulted && f.Drop:
 			s.record(k, route, r, at, 0)
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					_ = conn.Close()
-					return
-				}
-			}
-			panic(http.ErrAbortHandler)
+			hangUp(w)
+			return
 		case faulted && f.Status != 0:
 			rep = faultReply(f)
 		default:
@@ -462,9 +463,25 @@ func (s *Server) wrap(k kind, route string, h func(*call) reply) http.HandlerFun
 			}
 			rep.header.Set("X-OAuth-Scopes", strings.Join(rep.token.scopes, ", "))
 		}
+		if rep.drop {
+			s.record(k, route, r, at, 0)
+			hangUp(w)
+			return
+		}
 		s.record(k, route, r, at, rep.status) // before the client can see the answer
 		s.write(w, k, rep)
 	}
+}
+
+// hangUp closes the request's connection without an answer.
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // pause waits d, or less if the request or the server ends; it reports

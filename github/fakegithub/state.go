@@ -308,6 +308,9 @@ func (s *Server) emit(ssID int, kind string, j *job) {
 // offer sends JobAvailable for a queued job to every matching scale set with
 // a session.
 func (s *Server) offer(j *job) {
+	if s.svc.direct {
+		return // assign takes it
+	}
 	for _, id := range s.scaleSetIDs() {
 		ss := s.scaleSets[id]
 		if s.matchesScaleSet(j, ss) {
@@ -339,6 +342,7 @@ func (s *Server) assign() {
 	now := s.now()
 	for _, id := range s.scaleSetIDs() {
 		ss := s.scaleSets[id]
+		s.takeDirect(ss, now)
 		assigned := 0
 		for _, j := range s.jobs {
 			if j.rec.ScaleSetID == id && (j.phase == phaseAssigned || j.phase == phaseDispatched || j.phase == phaseRunning) {
