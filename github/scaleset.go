@@ -126,10 +126,44 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 		return nil, err
 	}
 	t := &ScaleSetTarget{c: c, ss: ss, target: target, opts: opts, log: log}
-	if err := t.ensureScaleSet(ctx, ss); err != nil {
-		return nil, err
+	for try := 0; ; try++ {
+		err := t.ensureScaleSet(ctx, t.ss)
+		if err == nil {
+			return t, nil
+		}
+		if try >= connectRetries || !transientConnect(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		// GitHub's clients retry the token exchange on 401 and 403 as on
+		// 5xx (actions/scaleset client.go getActionsServiceAdminConnectionRequest,
+		// 4 retries by default: common_client.go defaults): so do we,
+		// with new tokens, before the caller's slower retry.
+		wait := recoveryBackoff(try)
+		log.Debug("cannot connect to the scale set yet, retrying", "error", err.Error(), "wait", wait)
+		if errors.Is(err, ErrUnauthorized) {
+			if ss, rerr := c.scaleSetClient(target.Scope, log); rerr == nil {
+				t.ss = ss
+			}
+		}
+		if err := c.cfg.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
 	}
-	return t, nil
+}
+
+// connectRetries is how often NewScaleSetTarget retries a transient
+// failure: as often as actions/scaleset retries a request by default.
+const connectRetries = 4
+
+// transientConnect reports whether a failure to connect may pass by
+// itself: refused tokens (GitHub's clients retry 401 and 403 there), 5xx
+// and network errors; not a missing scope or group, a bad target, or a
+// rate limit (waited out by the caller).
+func transientConnect(err error) bool {
+	if _, ok := asRateLimit(err); ok {
+		return false
+	}
+	return !errors.Is(err, ErrNotFound) && !errors.Is(err, rm.ErrInvalid)
 }
 
 // ScaleSetID is the scale set's id at GitHub (it changes if the scale set

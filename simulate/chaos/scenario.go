@@ -32,6 +32,8 @@ type Scenario struct {
 	// Drive applies the fault while the jobs run (the daemon is started
 	// before it). It records what it measures in r.
 	Drive func(ctx context.Context, w *World, r *Result) error
+	// Fake are the fake GitHub's options beyond the world's own.
+	Fake []fakegithub.Option
 }
 
 // Size says which figures to use: the short form that runs in every `go
@@ -90,6 +92,7 @@ func Scenarios(size Size) []Scenario {
 				Drive: longJobDrive(30 * time.Minute), Timeout: 40 * time.Minute},
 		)
 	}
+	out = append(out, serviceScenarios(f, d)...)
 	for i := range out {
 		if out[i].Stall == 0 {
 			out[i].Stall = d(30*time.Second, 60*time.Second)
@@ -102,7 +105,8 @@ func Scenarios(size Size) []Scenario {
 }
 
 // ShortSet names the scenarios of the short form.
-var ShortSet = []string{"kill9-scaleset", "kill9-classic", "storm-5xx/scale-set", "sigterm-busy/scale-set", "revoke/scale-set"}
+var ShortSet = []string{"kill9-scaleset", "kill9-classic", "storm-5xx/scale-set", "sigterm-busy/scale-set", "revoke/scale-set",
+	"forgotten-sessions/scale-set", "scale-set-deleted/scale-set", "empty-queue-url/scale-set"}
 
 // FullSet names the scenarios of the full form: all but the 30-minute job,
 // which runs only when named.
@@ -153,7 +157,7 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 	r := Result{Scenario: sc.Name, Mode: modeName(sc.Mode), ChargedWhileLimited: -1, RecoveryBound: sc.RecoveryBound.Seconds()}
 	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
 	defer cancel()
-	w, err := newWorld(ctx, env, strings.ReplaceAll(sc.Name, "/", "-"), sc.Mode, sc.Max, sc.MinIdle)
+	w, err := newWorld(ctx, env, strings.ReplaceAll(sc.Name, "/", "-"), sc.Mode, sc.Max, sc.MinIdle, sc.Fake...)
 	if err != nil {
 		return r, err
 	}
