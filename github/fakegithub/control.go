@@ -83,7 +83,7 @@ const (
 	// go-github v88 apps.go:386.
 	RouteAccessToken = "POST /app/installations/{installation_id}/access_tokens"
 	// RouteRunnerRegistration: actions/scaleset@v0.4.0 client.go:868-895: any
-	// 2xx, 401/403 retried (:875), body {url, token} (:827); actions/runner
+	// 2xx, 401/403 retried (:875), body {url, token} (:826); actions/runner
 	// ConfigurationManager.cs:831 (IsSuccessStatusCode :860).
 	RouteRunnerRegistration = "POST /actions/runner-registration"
 	// RouteDownload: The fake's own: the download_url the downloads list names
