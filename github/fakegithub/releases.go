@@ -7,7 +7,9 @@ import (
 )
 
 // RouteLatestRunnerRelease is the runner's newest release (actions/runner's
-// releases API), whose packages the fake serves beside the downloads list.
+// releases API), whose packages the fake serves beside the downloads list:
+// go-github v88 repos_releases.go:131 (RepositoryRelease); REST
+// repos/get-latest-release: 200.
 const RouteLatestRunnerRelease = "GET /repos/actions/runner/releases/latest"
 
 // SetLatestRunnerRelease makes the fake's newest actions/runner release

@@ -454,6 +454,10 @@ func (s *Server) jobJSON(j *job) map[string]any {
 			}
 		}
 	}
+	// started_at is never null in GitHub's job schema (REST description,
+	// actions/get-job-for-workflow-run; runner_* and completed_at are the
+	// nullable ones): a job not started yet tells when it was queued.
+	startedAt = j.rec.QueuedAt.UTC()
 	if !j.rec.StartedAt.IsZero() {
 		startedAt = j.rec.StartedAt.UTC()
 	}
