@@ -128,26 +128,27 @@ func TestScaleSetOwnSessionWithoutRecord(t *testing.T) {
 	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName),
 		github.ScaleSetOptions{Journal: newMemJournal(), SessionConflictRetries: 1})
 	log, done := watch(t, st, fixed(2))
-	var waitErr error
-	select {
-	case waitErr = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the watch did not say it waits")
-	}
-	require.ErrorIs(t, waitErr, github.ErrSessionConflict)
-	assert.Contains(t, waitErr.Error(), "this manager's own name")
-	assert.Contains(t, waitErr.Error(), "no record")
+	require.Eventually(t, func() bool {
+		reason, _ := st.Waiting()
+		return reason != nil && strings.Contains(reason.Error(), "waiting for GitHub to let it go")
+	}, 10*time.Second, 10*time.Millisecond, "the watch says why it waits")
 	reason, _ := st.Waiting()
-	require.Error(t, reason)
-	assert.Contains(t, reason.Error(), "waiting for GitHub to let it go")
+	require.ErrorIs(t, reason, github.ErrSessionConflict)
+	assert.Contains(t, reason.Error(), "this manager's own name")
+	assert.Contains(t, reason.Error(), "no record")
+	assert.Zero(t, log.count(), "nothing was served meanwhile")
 
 	require.Equal(t, 1, env.fake.DropSessionsOf(setName, "host-a"), "GitHub lets it go")
 	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
-	log2, _ := watch(t, st, fixed(2)) // the loop's driver starts Watch again
-	require.Eventually(t, log2.wanted(1), 5*time.Second, 10*time.Millisecond)
-	assert.Zero(t, log.count(), "nothing was served before")
+	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the same watch serves: it never gave up")
+	select {
+	case err := <-done:
+		t.Fatalf("Watch ended: %v", err)
+	default:
+	}
 	reason, _ = st.Waiting()
 	assert.NoError(t, reason)
+	assert.Equal(t, 1, warnings(env.logs.String(), "this manager's own name"), "said once")
 }
 
 // warnings counts the WARN lines of logs that contain text.

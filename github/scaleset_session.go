@@ -79,8 +79,8 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 				// A session of this name the journal does not know: a
 				// create whose answer was cut off, or another manager
 				// running under the same name. Only GitHub can let it go.
-				return nil, fmt.Errorf("%w: GitHub holds a message session of scale set %q under this manager's own name (%s) that the journal has no record of (a session create whose answer was lost, or another manager running under this name); waiting for GitHub to let it go (GitHub said: %s)",
-					ErrSessionConflict, t.target.ScaleSet, owner, msg)
+				return nil, fmt.Errorf("%w%w: GitHub holds a message session of scale set %q under this manager's own name (%s) that the journal has no record of (a session create whose answer was lost, or another manager running under this name); waiting for GitHub to let it go (GitHub said: %s)",
+					ErrSessionConflict, errOwnSessionHeld, t.target.ScaleSet, owner, msg)
 			}
 			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; stop it or wait (GitHub said: %s)",
 				ErrSessionConflict, owner, t.target.ScaleSet, msg)
@@ -199,6 +199,11 @@ func (t *ScaleSetTarget) endSession(ctx context.Context, s *scaleset.MessageSess
 
 var errCapacityChanged = errors.New("capacity changed")
 
+// errOwnSessionHeld marks a conflict with a session of this manager's own
+// name that the journal cannot name: ours to take once GitHub lets it go,
+// so Watch keeps trying at the outage pace instead of returning it.
+var errOwnSessionHeld = errors.New("")
+
 // recoveryBackoff is the wait after the nth failure in a row of the
 // watch: from about 1 s, doubling, capped at MaxOutageWait, so that GitHub
 // back from a 5xx storm, an outage, a restart or revoked credentials is
@@ -298,7 +303,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			return nil
 		case errors.Is(err, errTargetClosed):
 			return err
-		case errors.Is(err, ErrSessionConflict):
+		case errors.Is(err, ErrSessionConflict) && !errors.Is(err, errOwnSessionHeld):
 			t.setWaiting(err)
 			note.failed(t.log, err)
 			return err
