@@ -112,14 +112,7 @@ func (t *ScaleSetTarget) adopt(ctx context.Context, s *scaleset.MessageSessionCl
 	t.session, t.opened = s, true
 	t.mu.Unlock()
 	id := s.Session().SessionID.String()
-	if j := t.opts.Journal; j != nil {
-		rec := SessionRecord{ScaleSetID: setID, SessionID: id, Owner: t.opts.Owner, HostID: t.opts.HostID, Scope: t.target.Scope.String(), CreatedAt: t.c.cfg.Now()}
-		if err := j.RecordSession(ctx, rec); err != nil {
-			// Serving matters more; a crash now would cost a wait on the
-			// session instead of a delete.
-			t.log.Warn("cannot record the message session in the journal", "session", id, "error", err.Error())
-		}
-	}
+	t.recordSession(ctx, s, SessionRecord{ScaleSetID: setID, SessionID: id, Owner: t.opts.Owner, HostID: t.opts.HostID, Scope: t.target.Scope.String(), CreatedAt: t.c.cfg.Now()})
 	t.log.Info("message session open", "owner", t.opts.Owner, "session", id, "scale_set_id", setID)
 	return s, nil
 }

@@ -21,6 +21,13 @@ const (
 	// DefaultZombieGrace is how long a live runner may miss from GitHub's
 	// runner list before it is stopped as a zombie.
 	DefaultZombieGrace = 2 * time.Minute
+	// DefaultHungGrace is how long a runner process may live on after
+	// GitHub said its job completed (a JobCompleted message, a completed
+	// job status) before it is stopped as hung after its job. A runner
+	// exits within seconds of its job's end; one that does not holds its
+	// slot until someone kills it (actions/runner #4703 and #4418,
+	// actions/actions-runner-controller #4603).
+	DefaultHungGrace = 2 * time.Minute
 	// DefaultStopGrace is the time between SIGTERM and SIGKILL.
 	DefaultStopGrace = 30 * time.Second
 	// DefaultJobWordGrace caps how long an attempt whose runner exited 0
@@ -119,8 +126,11 @@ type Config struct {
 	RegisterTimeout time.Duration
 	StartTimeout    time.Duration
 	// IdleTimeout, when set, stops a runner idle that long.
-	IdleTimeout  time.Duration
-	ZombieGrace  time.Duration
+	IdleTimeout time.Duration
+	ZombieGrace time.Duration
+	// HungGrace: a runner alive this long after GitHub said its job
+	// completed is stopped; it concludes CompletedJob (it ran its job).
+	HungGrace    time.Duration
 	StopGrace    time.Duration
 	JobWordGrace time.Duration
 	// ScaleDownAfter: a negative value lets a scale-down remove a runner
@@ -182,6 +192,7 @@ func (c *Config) setDefaults() {
 	dur(&c.RegisterTimeout, DefaultRegisterTimeout)
 	dur(&c.StartTimeout, DefaultStartTimeout)
 	dur(&c.ZombieGrace, DefaultZombieGrace)
+	dur(&c.HungGrace, DefaultHungGrace)
 	dur(&c.StopGrace, DefaultStopGrace)
 	dur(&c.StopTimeout, DefaultStopTimeout)
 	dur(&c.JobWordGrace, DefaultJobWordGrace)

@@ -34,7 +34,11 @@ func (p *pass) applyEvents(ctx context.Context) {
 			continue
 		}
 		if ev.Kind == github.JobCompleted {
-			l.tab.with(it.a.ID, func(r *runtime) { r.jobCompleted = true })
+			l.tab.with(it.a.ID, func(r *runtime) {
+				if !r.jobCompleted {
+					r.jobCompleted, r.jobCompletedAt = true, p.now
+				}
+			})
 		}
 		a := it.a
 		changed, named := false, false

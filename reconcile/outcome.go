@@ -46,6 +46,7 @@ type exitFacts struct {
 //
 //	stop: start timeout, no job          → Failed(StartTimeout)
 //	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
+//	stop: hung after its job ended       → CompletedJob (GitHub said its job completed)
 //	stop: user, scale-down, drain, idle timeout, shutdown, or deregistered by the manager:
 //	  no job                             → ExitedIdleWithoutWork, whatever the exit code
 //	  job completed, or exit 0           → CompletedJob
@@ -75,6 +76,8 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
 		}
 		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
+	case stopHung:
+		return rm.Outcome{Kind: rm.CompletedJob, Detail: "stopped: hung after its job ended"}, false
 	case stopUser, stopScaleDown, stopDrain, stopIdleTimeout, stopShutdown, stopSpareRecycled, stopSpareYielded:
 		by := "by the manager (" + string(stop) + ")"
 		if stop == stopUser {

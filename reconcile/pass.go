@@ -458,9 +458,10 @@ func (p *pass) observeRunners(ctx context.Context) {
 }
 
 // reapRunners stops runners the manager must stop: asked by a user, not
-// online past StartTimeout, idle past IdleTimeout, or zombies (alive, not
-// running a job, and their registration said gone by two lookups at least
-// ZombieGrace apart).
+// online past StartTimeout, idle past IdleTimeout, hung after their job
+// (alive HungGrace after GitHub said the job completed), or zombies
+// (alive, not running a job, and their registration said gone by two
+// lookups at least ZombieGrace apart).
 func (p *pass) reapRunners(ctx context.Context) {
 	l := p.l
 	for _, it := range p.items {
@@ -484,6 +485,8 @@ func (p *pass) reapRunners(ctx context.Context) {
 			if p.deregister(ctx, it, false) {
 				p.stop(ctx, it, stopIdleTimeout)
 			}
+		case p.hung(rt):
+			p.stopHung(ctx, it, rt)
 		case p.zombie(it, rt):
 			it.log.Warn("runner is a zombie: alive, no job, and GitHub has had no registration for it since",
 				"missing_since", rt.missingSince.Format(time.RFC3339))
@@ -497,6 +500,9 @@ func (p *pass) reapRunners(ctx context.Context) {
 			}
 			if !rt.missingSince.IsZero() && !p.running(it) {
 				p.deadline(rt.missingSince.Add(l.cfg.ZombieGrace))
+			}
+			if rt.jobCompleted && !rt.jobCompletedAt.IsZero() {
+				p.deadline(rt.jobCompletedAt.Add(l.cfg.HungGrace))
 			}
 		}
 	}

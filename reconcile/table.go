@@ -17,6 +17,7 @@ const (
 	stopIdleTimeout  stopReason = "idle timeout"
 	stopStartTimeout stopReason = "start timeout"
 	stopZombie       stopReason = "zombie"
+	stopHung         stopReason = "hung after its job ended"
 	stopUser         stopReason = "stopped by a user"
 	stopDrain        stopReason = "drained"
 	stopShutdown     stopReason = "manager stopped"
@@ -46,8 +47,10 @@ type runtime struct {
 	// refusedBusy: GitHub refused to remove its registration: a job was
 	// just assigned to it. A stop leaves it running.
 	refusedBusy bool
-	// jobCompleted: GitHub said its job completed.
-	jobCompleted bool
+	// jobCompleted: GitHub said its job completed; jobCompletedAt is when
+	// this process first heard it (the clock of HungGrace).
+	jobCompleted   bool
+	jobCompletedAt time.Time
 	// missingSince: when a runner list first lacked its registration.
 	missingSince time.Time
 	// peakRSS is the largest RSS the passes saw, for the status.

@@ -498,6 +498,11 @@ type JobSpec struct {
 	// Result is what the job concludes with: "" or ResultSucceeded, or
 	// ResultFailed.
 	Result string
+	// HangAfter makes the fake runner hang after the job: it reports the
+	// job's end (GitHub says the job completed), then lives on, its
+	// session open, until it is stopped, as real runners were seen to
+	// (actions/runner #4703, #4418).
+	HangAfter bool
 }
 
 // JobRecord is a job's life as the fake saw it.

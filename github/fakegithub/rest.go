@@ -563,6 +563,9 @@ func (s *Server) getJob(c *call) reply {
 }
 
 func (s *Server) rateLimit(*call) reply {
+	if s.cfg.rateLimitingOff {
+		return ghError(http.StatusNotFound, "Rate limiting is not enabled.")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshRate()

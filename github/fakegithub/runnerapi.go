@@ -129,7 +129,8 @@ func (s *Server) runnerMessages(c *call) reply {
 					RequestID: j.rec.RequestID, JobID: j.rec.ID, RunID: j.rec.RunID, Repository: j.rec.Repo,
 					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, DurationMS: j.spec.Duration.Milliseconds(),
 					MemoryBytes: j.spec.MemoryBytes, CPUMillicores: j.spec.CPUMillicores, Result: j.spec.Result, Script: j.spec.Script,
-					RenewMS: max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),
+					HangAfter: j.spec.HangAfter,
+					RenewMS:   max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),
 				})
 				msg := runnerproto.Message{MessageID: r.msgSeq, MessageType: runnerproto.MessageTypeJobRequest, Body: string(body)}
 				s.changed()

@@ -39,6 +39,7 @@ type config struct {
 	rateLimit                 int
 	rateWindow                time.Duration
 	zombie                    bool
+	rateLimitingOff           bool
 	logger                    *slog.Logger
 	tokens                    []string
 	repos                     []string
@@ -126,6 +127,14 @@ func WithRateLimit(perWindow int) Option { return func(c *config) { c.rateLimit 
 // WithRateLimitWindow sets the rate-limit window (default an hour), so tests
 // see a reset soon.
 func WithRateLimitWindow(d time.Duration) Option { return func(c *config) { c.rateWindow = d } }
+
+// WithRateLimitingOff makes the fake a GitHub Enterprise Server with REST
+// rate limiting off (GHES's default: "Rate limits are disabled by default
+// for GitHub Enterprise Server", docs.github.com/enterprise-server@3.19/rest/
+// using-the-rest-api/rate-limits-for-the-rest-api): GET /rate_limit answers
+// 404 "Rate limiting is not enabled." (GitHub's REST description lists 404
+// for the operation rate-limit/get) and no answer carries x-ratelimit-*.
+func WithRateLimitingOff() Option { return func(c *config) { c.rateLimitingOff = true } }
 
 // Zombie makes runners whose registration was deleted keep hearing
 // "nothing for you" instead of "you are gone", so they stay alive: the
@@ -671,7 +680,9 @@ func (s *Server) write(w http.ResponseWriter, k kind, rep reply) {
 	for key, v := range rep.header {
 		h[key] = v
 	}
-	if k.restHost() {
+	if k.restHost() && s.cfg.rateLimitingOff {
+		h.Set("X-GitHub-Request-Id", strings.ToUpper(hex.EncodeToString(randomBytes(8))))
+	} else if k.restHost() {
 		s.mu.Lock()
 		s.refreshRate()
 		if k.charged() && !rep.free && s.rate.remaining > 0 {

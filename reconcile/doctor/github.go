@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,16 +32,22 @@ func GitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []Che
 	if err != nil {
 		return []Check{fail(name, "reach GitHub at "+client.APIURL(), err.Error()+"\ncheck [github] url / api_url and the network")}
 	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	var out []Check
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
 		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered 401: the token or app key is invalid, revoked or expired; create a new one")}
+	case rateLimitingOff(resp.StatusCode, body):
+		// The scope checks below tell whether the credentials are accepted.
+		out = append(out, ok(name, "GitHub answers; rate limiting is off on this server (no REST budget to spend)"))
 	case resp.StatusCode/100 != 2:
 		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered "+resp.Status)}
+	default:
+		b := client.Budget()
+		out = append(out, ok(name, fmt.Sprintf("GitHub accepts the credentials (REST budget %d/%d)", b.Remaining, b.Limit)))
 	}
-	b := client.Budget()
-	out := []Check{ok(name, fmt.Sprintf("GitHub accepts the credentials (REST budget %d/%d)", b.Remaining, b.Limit))}
 	for _, s := range scopes {
 		what := "manage runners of " + s.String()
 		if _, err := client.RunnerDownloads(ctx, s); err != nil {
@@ -50,6 +57,23 @@ func GitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []Che
 		}
 	}
 	return out
+}
+
+// rateLimitingOff reports whether GET /rate_limit's answer is a GitHub
+// Enterprise Server's with rate limiting off, its default ("Rate limits are
+// disabled by default for GitHub Enterprise Server":
+// docs.github.com/enterprise-server@3.19/rest/using-the-rest-api/rate-limits-for-the-rest-api;
+// GitHub's REST description, github/rest-api-description, lists 404 for
+// the operation rate-limit/get): 404 with the message "Rate limiting is
+// not enabled." That is the server's setting, not a fault of the setup.
+func rateLimitingOff(status int, body []byte) bool {
+	if status != http.StatusNotFound {
+		return false
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	return json.Unmarshal(body, &e) == nil && strings.Contains(strings.ToLower(e.Message), "rate limiting is not enabled")
 }
 
 // runnerVersion warns when the installed runner is older than the one

@@ -34,6 +34,9 @@ type Scenario struct {
 	Drive func(ctx context.Context, w *World, r *Result) error
 	// Fake are the fake GitHub's options beyond the world's own.
 	Fake []fakegithub.Option
+	// DaemonEnv is added to the daemon's environment ("KEY=value"): a
+	// scenario's own settings, such as a short [daemon] hung_grace.
+	DaemonEnv []string
 }
 
 // Size says which figures to use: the short form that runs in every `go
@@ -86,6 +89,9 @@ func Scenarios(size Size) []Scenario {
 				RecoveryBound: 5 * time.Second, Drive: sigtermIdleDrive},
 			Scenario{Name: "sigterm-busy" + suffix, Mode: mode, Jobs: 0, Max: 4,
 				RecoveryBound: 5 * time.Second, Drive: sigtermBusyDrive(d(8*time.Second, 30*time.Second))},
+			Scenario{Name: "hung-runner" + suffix, Mode: mode, Jobs: f(4, 12), JobDuration: time.Second, Max: 2,
+				DaemonEnv: []string{"RUNNER_MANAGER_HUNG_GRACE=" + hungGrace.String()},
+				Drive:     hungDrive(f(2, 6))},
 			Scenario{Name: "long-job" + suffix, Mode: mode, Jobs: 4, JobDuration: 2 * time.Second, Max: 4,
 				Drive: longJobDrive(5 * time.Minute), Timeout: 10 * time.Minute},
 			Scenario{Name: "long-job-30m" + suffix, Mode: mode, Jobs: 4, JobDuration: 2 * time.Second, Max: 4,
@@ -163,6 +169,7 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 	}
 	defer w.Close()
 	w.stall = sc.Stall
+	w.extraEnv = sc.DaemonEnv
 	if err := w.StartDaemon(); err != nil {
 		return r, err
 	}
@@ -535,6 +542,76 @@ func sigtermBusyDrive(d time.Duration) func(context.Context, *World, *Result) er
 func longJobDrive(d time.Duration) func(context.Context, *World, *Result) error {
 	return func(ctx context.Context, w *World, r *Result) error {
 		w.Enqueue(1, d)
+		return nil
+	}
+}
+
+// hungGrace is the hung-runner scenarios' [daemon] hung_grace.
+const hungGrace = 5 * time.Second
+
+// hungDrive queues n jobs whose runners hang after them: each reports its
+// job's end (the fake says the job completed) and lives on. The daemon
+// must stop each one hungGrace after the end (within a few seconds more),
+// conclude it completed_job with the reason, and serve the other jobs in
+// the slots they held. It records, per hung runner, the seconds from its
+// job's end to its attempt's end.
+func hungDrive(n int) func(context.Context, *World, *Result) error {
+	return func(ctx context.Context, w *World, r *Result) error {
+		hung := map[int64]bool{}
+		for range n {
+			hung[w.Fake.EnqueueJob(fakegithub.JobSpec{Repo: Repo, Labels: []string{w.label}, Duration: time.Second,
+				MemoryBytes: 4 << 20, HangAfter: true})] = true
+		}
+		ended := func(c jobCounts) bool { return c.completed == c.total }
+		if err := w.waitProgress(ctx, w.stall, 3*time.Minute, ended); err != nil {
+			return fmt.Errorf("waiting for the jobs: %w", err)
+		}
+		// Every job is done at GitHub; the hung runners' attempts end a
+		// grace after theirs.
+		var as []rm.Attempt
+		deadline := time.Now().Add(hungGrace + 30*time.Second)
+		for {
+			var err error
+			if as, err = w.attempts(ctx); err != nil {
+				return err
+			}
+			live := 0
+			for _, a := range as {
+				if a.Live() {
+					live++
+				}
+			}
+			if live == 0 || time.Now().After(deadline) {
+				break
+			}
+			if err := sleep(ctx, 200*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		byRunner := map[string]rm.Attempt{}
+		for _, a := range as {
+			byRunner[a.RunnerName] = a
+		}
+		var after []string
+		for _, j := range w.Fake.Jobs() {
+			if !hung[j.ID] {
+				continue
+			}
+			a, ok := byRunner[j.RunnerName]
+			switch {
+			case !ok || a.Live():
+				r.Missed = append(r.Missed, fmt.Sprintf("the hung runner of job %d was not stopped", j.ID))
+				continue
+			case a.Outcome.Kind != rm.CompletedJob || a.Outcome.Detail != "stopped: hung after its job ended":
+				r.Missed = append(r.Missed, fmt.Sprintf("the hung runner of job %d concluded %s", j.ID, a.Outcome))
+			}
+			d := a.EndedAt.Sub(j.CompletedAt)
+			after = append(after, fmt.Sprintf("%.1f", d.Seconds()))
+			if d < hungGrace || d > hungGrace+15*time.Second {
+				r.Missed = append(r.Missed, fmt.Sprintf("the hung runner of job %d was stopped %.1f s after its job (grace %s)", j.ID, d.Seconds(), hungGrace))
+			}
+		}
+		r.note("hung runners stopped after their job's end (s, grace %s): %s", hungGrace, strings.Join(after, ", "))
 		return nil
 	}
 }

@@ -78,6 +78,8 @@ type World struct {
 	// spares is how many warm spares the policy keeps listening while
 	// idle: its default spare in scale-set mode, none in classic mode.
 	spares int
+	// extraEnv is added to the daemon's environment (Scenario.DaemonEnv).
+	extraEnv []string
 
 	mu     sync.Mutex
 	daemon *exec.Cmd
@@ -161,7 +163,7 @@ func (w *World) environ() []string {
 		tokenEnv + "=" + w.token,
 		"CHAOS_UNRELATED_SECRET=" + unrelatedSecret,
 	}
-	return env
+	return append(env, w.extraEnv...)
 }
 
 // unrelatedSecret is a value of the daemon's environment no runner may see.

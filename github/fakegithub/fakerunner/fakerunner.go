@@ -497,6 +497,11 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 		l.printf("Could not report the end of job %s: %v", jr.DisplayName, err)
 	}
 	l.printf("Job %s completed with result: %s", jr.DisplayName, titleCase(result))
+	if jr.HangAfter && ctx.Err() == nil {
+		// A hung runner: its job is over at GitHub, its process is not.
+		l.printf("Hanging after job %s until stopped.", jr.DisplayName)
+		<-ctx.Done()
+	}
 	l.closeSession()
 	return ExitSuccess, true
 }

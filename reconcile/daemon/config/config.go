@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -108,7 +109,20 @@ type Daemon struct {
 	// MetricsAddr serves Prometheus metrics; "" turns them off. A port
 	// alone (":9464") listens on loopback only.
 	MetricsAddr string `toml:"metrics_addr" env:"RUNNER_MANAGER_METRICS_ADDR"`
+	// HungGrace is how long a runner may live on after GitHub said its
+	// job completed before it is stopped as hung after its job
+	// (reconcile.Config.HungGrace).
+	HungGrace Age `toml:"hung_grace" env:"RUNNER_MANAGER_HUNG_GRACE"`
 }
+
+// DefaultHungGrace is [daemon] hung_grace's default; MinHungGrace and
+// MaxHungGrace bound it (a runner needs seconds to exit after its job; a
+// day is past any reason to wait).
+const (
+	DefaultHungGrace = Age(2 * time.Minute)
+	MinHungGrace     = Age(time.Second)
+	MaxHungGrace     = Age(24 * time.Hour)
+)
 
 // Container says where the container backend's engine is (Docker, or
 // Podman's Docker-compatible service), for policies of backend container.
@@ -264,6 +278,7 @@ func Defaults() Config {
 		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
 		Logs:      DefaultLogs(),
 		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
+		Daemon:    Daemon{HungGrace: DefaultHungGrace},
 	}
 }
 
@@ -564,6 +579,9 @@ func (c *Config) errAt(key, format string, args ...any) error {
 func (c *Config) validate() error {
 	if err := c.validateFleet(); err != nil {
 		return err
+	}
+	if g := c.Daemon.HungGrace; g < MinHungGrace || g > MaxHungGrace {
+		return c.errAt("daemon.hung_grace", "%s is outside %s to %s", g, MinHungGrace, MaxHungGrace)
 	}
 	switch c.Log.Format {
 	case "text", "json":

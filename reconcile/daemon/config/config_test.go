@@ -106,6 +106,7 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, "", c.Daemon.MetricsAddr)
 	assert.Equal(t, "", c.Host.Name, "the machine's hostname")
 	assert.Equal(t, config.DefaultHeartbeat, c.Fleet.Heartbeat)
+	assert.Equal(t, config.DefaultHungGrace, c.Daemon.HungGrace)
 }
 
 func TestErrors(t *testing.T) {
@@ -139,6 +140,10 @@ func TestErrors(t *testing.T) {
 			explain: []string{"config.toml:2", "fleet.heartbeat", "100ms"}},
 		{name: "bad heartbeat", file: "[fleet]\nheartbeat = \"often\"\n",
 			explain: []string{"config.toml:2", "fleet.heartbeat"}},
+		{name: "hung grace too short", file: "[daemon]\nhung_grace = \"10ms\"\n",
+			explain: []string{"config.toml:2", "daemon.hung_grace", "1s"}},
+		{name: "bad env hung grace", file: "", env: map[string]string{"RUNNER_MANAGER_HUNG_GRACE": "soon"},
+			explain: []string{"$RUNNER_MANAGER_HUNG_GRACE", "daemon.hung_grace"}},
 		{name: "bad host name", file: "[host]\nname = \" padded \"\n",
 			explain: []string{"config.toml:2", "host.name"}},
 		{name: "bad env heartbeat", file: "", env: map[string]string{"RUNNER_MANAGER_HEARTBEAT": "1h"},

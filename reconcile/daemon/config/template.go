@@ -71,6 +71,9 @@ secret_env = "RUNNER_MANAGER_WEBHOOK_SECRET"
 # Serve Prometheus metrics (off when empty). A port alone listens on
 # loopback only. ($RUNNER_MANAGER_METRICS_ADDR, --metrics-addr)
 # metrics_addr = ":9464"
+# A runner alive this long after GitHub said its job completed is hung:
+# it is stopped, its job counted done. ($RUNNER_MANAGER_HUNG_GRACE)
+# hung_grace = "2m"
 
 [store]
 # Empty: the journal is <data_dir>/journal.db (SQLite); one host needs

@@ -176,6 +176,9 @@ type JobRequest struct {
 	Result string `json:"result"`
 	// RenewMS is how often the runner renews its lock on the job.
 	RenewMS int64 `json:"renewMs"`
+	// HangAfter makes the runner hang once it reported the job's end: it
+	// neither closes its session nor exits until it is stopped.
+	HangAfter bool `json:"hangAfter,omitempty"`
 }
 
 // Finish reports a job's end.
