@@ -28,9 +28,9 @@ type adminConn struct {
 }
 
 // exchangeRetries is how many times the exchange's calls are tried again,
-// as actions/scaleset does (v0.4.0 common_client.go:97, retryMax 4, and
+// as actions/scaleset does (v0.4.0 common_client.go:98-99, retryMax 4, and
 // client.go:868-892 for runner-registration); exchangeWaitMax is its
-// retryWaitMax (common_client.go:100, 30 s).
+// retryWaitMax (common_client.go:101-102, 30 s).
 const (
 	exchangeRetries = 4
 	exchangeWaitMin = time.Second // go-retryablehttp's RetryWaitMin
