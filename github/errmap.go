@@ -17,6 +17,9 @@ import (
 func statusOf(err error) (int, http.Header, string) {
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
+		if rq := er.Response.Request; rq != nil && rq.URL != nil && credentialRoute(rq.Method, rq.URL.Path) {
+			return er.Response.StatusCode, er.Response.Header, ""
+		}
 		return er.Response.StatusCode, er.Response.Header, er.Message
 	}
 	var ae *gh.AcceptedError
@@ -48,8 +51,55 @@ func restError(err error, action string, scope rm.Scope) error {
 	if mapped := statusError(status, header, msg, action, scope); mapped != nil {
 		return mapped
 	}
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		if rq := er.Response.Request; rq != nil && rq.URL != nil && credentialRoute(rq.Method, rq.URL.Path) {
+			return fmt.Errorf("%s: %w", action, &quietError{status: status, err: err})
+		}
+	}
 	return fmt.Errorf("%s: %w", action, err)
 }
+
+// credentialRoute reports whether GitHub's answer to method path can carry
+// a credential: a registration or remove token, the runner-registration
+// exchange (an admin token), a JIT configuration (REST and the scale-set
+// service), a message session's create or refresh (its queue token), a
+// GitHub App installation token. The body of such an answer, even of an
+// error, is never quoted in an error or a log: a client that took a
+// success for a failure would print the credential (issue 23).
+func credentialRoute(method, path string) bool {
+	p := strings.ToLower(strings.TrimRight(path, "/"))
+	switch {
+	case strings.HasSuffix(p, "/actions/runners/registration-token"),
+		strings.HasSuffix(p, "/actions/runners/remove-token"),
+		strings.HasSuffix(p, "/actions/runner-registration"),
+		strings.HasSuffix(p, "/actions/runners/generate-jitconfig"),
+		strings.HasSuffix(p, "/generatejitconfig"),
+		strings.Contains(p, "/app/installations/") && strings.HasSuffix(p, "/access_tokens"):
+		return true
+	case strings.Contains(p, "/_apis/runtime/runnerscalesets/") && strings.Contains(p, "/sessions"):
+		return method == http.MethodPost || method == http.MethodPatch
+	}
+	return false
+}
+
+// quietError is the failure of a credential route: it keeps the error for
+// errors.Is and errors.As (actions/scaleset's sentinels) but prints only the
+// status, as the error's own text can quote the answer's body
+// (actions/scaleset v0.4.0 errors.go:42-98 appends it).
+type quietError struct {
+	status int
+	err    error
+}
+
+func (e *quietError) Error() string {
+	if e.status == 0 {
+		return "the request failed (the answer of a route that carries credentials is not shown)"
+	}
+	return fmt.Sprintf("GitHub answered %d %s (the answer of a route that carries credentials is not shown)", e.status, http.StatusText(e.status))
+}
+
+func (e *quietError) Unwrap() error { return e.err }
 
 // statusError maps an HTTP status from GitHub to this package's errors, or
 // nil when the status has no special meaning.

@@ -368,9 +368,17 @@ func (t *ScaleSetTarget) mapCall(ctx context.Context, action string, err error, 
 		return fmt.Errorf("%s: %w", action, rle)
 	}
 	status, header, body := rec.last()
-	_, msg := actionsMessage(body)
+	credential := rec.credentialRoute()
+	msg := ""
+	if !credential {
+		_, msg = actionsMessage(body)
+	}
 	if mapped := statusError(status, header, msg, action, t.target.Scope); mapped != nil {
 		return mapped
+	}
+	if credential && status != 0 {
+		// actions/scaleset's error quotes the answer's body.
+		return fmt.Errorf("%s: %w", action, &quietError{status: status, err: err})
 	}
 	return fmt.Errorf("%s: %w", action, err)
 }

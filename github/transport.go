@@ -212,6 +212,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	for try := 0; ; try++ {
 		record(ctx, nil, nil)
+		recordRoute(ctx, req)
 		if err := t.lim.check(req, rest); err != nil {
 			closeBody(req)
 			return nil, err
@@ -343,6 +344,9 @@ type callRecord struct {
 	status int
 	header http.Header
 	body   []byte
+	// credential: the last request's answer can carry a credential
+	// (credentialRoute); its body and error text must not be printed.
+	credential bool
 }
 
 func withCallRecord(ctx context.Context) (context.Context, *callRecord) {
@@ -362,6 +366,26 @@ func record(ctx context.Context, resp *http.Response, body []byte) {
 		return
 	}
 	rec.status, rec.header, rec.body = resp.StatusCode, resp.Header.Clone(), bytes.Clone(body)
+}
+
+// recordRoute notes whether req's answer can carry a credential.
+func recordRoute(ctx context.Context, req *http.Request) {
+	rec, _ := ctx.Value(callRecordKey{}).(*callRecord)
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.credential = credentialRoute(req.Method, req.URL.Path)
+}
+
+// credentialRoute reports whether the last request's answer can carry a
+// credential: its body, and the error a library made of it, are then
+// never printed.
+func (r *callRecord) credentialRoute() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.credential
 }
 
 func (r *callRecord) last() (int, http.Header, []byte) {

@@ -80,21 +80,19 @@ func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, des
 	return nil
 }
 
+// downloadTries is how many times the runner package is fetched: the
+// runner's own self-update tries 3 times, at once, on any failure of the
+// download (actions/runner src/Runner.Common/Constants.cs:44
+// RunnerDownloadRetryMaxAttempts, src/Runner.Listener/SelfUpdater.cs:276),
+// and takes any 2xx (its GetStreamAsync, SelfUpdater.cs:337). Here a
+// network error, a cut body, a 5xx, 408 or 429 is tried again; another
+// status (404: no such package) and a checksum mismatch are not, as the
+// runner checks the hash once, after the download (SelfUpdater.cs:242).
+const downloadTries = 3
+
 // download writes url's body to a temp file in dir and checks its SHA-256.
 // The returned file is open and rewound; the caller removes it.
 func download(ctx context.Context, client *http.Client, url, dir string, want []byte) (*os.File, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("server answered %s", resp.Status)
-	}
 	f, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
 		return nil, err
@@ -107,8 +105,24 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 		}
 	}()
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(f, h), resp.Body); err != nil {
-		return nil, fmt.Errorf("download: %w", err)
+	for try := 1; ; try++ {
+		again, err := fetch(ctx, client, url, f, h)
+		if err == nil {
+			break
+		}
+		if !again || try >= downloadTries || ctx.Err() != nil {
+			if try > 1 {
+				return nil, fmt.Errorf("%w (after %d tries)", err, try)
+			}
+			return nil, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if err := f.Truncate(0); err != nil {
+			return nil, err
+		}
+		h.Reset()
 	}
 	if got := h.Sum(nil); !bytes.Equal(got, want) {
 		return nil, fmt.Errorf("checksum mismatch: got sha256 %x, want %x: the download is corrupt or not the published runner; nothing was installed", got, want)
@@ -118,6 +132,28 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 	}
 	ok = true
 	return f, nil
+}
+
+// fetch copies one answer to url into f and h; again says whether a
+// failure is worth another try.
+func fetch(ctx context.Context, client *http.Client, url string, f io.Writer, h io.Writer) (again bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return true, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		code := resp.StatusCode
+		return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests, fmt.Errorf("server answered %s", resp.Status)
+	}
+	if _, err := io.Copy(io.MultiWriter(f, h), resp.Body); err != nil {
+		return true, fmt.Errorf("download: %w", err)
+	}
+	return false, nil
 }
 
 // extract unpacks a gzip'd tar or a zip archive (told apart by their magic

@@ -286,7 +286,23 @@ func TestGitHubApp(t *testing.T) {
 
 func TestRunnerRegistrationNeedsItsScope(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
+	for _, tc := range []struct {
+		name string
+		opts []fakegithub.Option
+		want int
+	}{
+		{"default", nil, http.StatusCreated},
+		{"200", []fakegithub.Option{fakegithub.WithRunnerRegistrationStatus(http.StatusOK)}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			runnerRegistrationNeedsItsScope(t, newServer(t, tc.opts...), tc.want)
+		})
+	}
+}
+
+func runnerRegistrationNeedsItsScope(t *testing.T, s *fakegithub.Server, ok int) {
+	t.Helper()
 	s.AddRepo("octo-org/other")
 	ctx := ctxT(t, 10*time.Second)
 	tok, _, err := restClient(t, s, token).Actions.CreateRegistrationToken(ctx, owner, name)
@@ -301,7 +317,7 @@ func TestRunnerRegistrationNeedsItsScope(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
-	assert.Equal(t, http.StatusOK, post(s.URL()+"/"+repo, tok.GetToken()))
+	assert.Equal(t, ok, post(s.URL()+"/"+repo, tok.GetToken()))
 	assert.Equal(t, http.StatusNotFound, post(s.URL()+"/octo-org/other", tok.GetToken()))
 	assert.Equal(t, http.StatusUnauthorized, post(s.URL()+"/"+repo, "not-a-token"))
 }

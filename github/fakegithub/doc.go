@@ -57,7 +57,11 @@
 // the Actions service's agents routes), and a message session never lapses
 // on its own: a dead owner's session answers every new create with 409
 // SessionConflictException until it is deleted by its id
-// (WithSessionIdleTimeout opts in to lapsing).
+// (WithSessionIdleTimeout opts in to lapsing). The runner-registration
+// exchange answers 201, as GitHub's own test servers do (actions/scaleset
+// internal/testserver/server.go, actions-runner-controller
+// github/actions/testserver/server.go); every GitHub client takes any 2xx
+// there, and WithRunnerRegistrationStatus(200) checks that a client does.
 //
 // All state is behind one mutex; every change wakes the long polls, so a
 // runner whose registration is deleted hears it at once.

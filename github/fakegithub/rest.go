@@ -611,5 +611,9 @@ func (s *Server) runnerRegistration(c *call) reply {
 	if err != nil {
 		return ghError(http.StatusInternalServerError, "fake: cannot sign the admin token")
 	}
-	return jsonReply(http.StatusOK, map[string]any{"url": s.actionsURL(), "token": tok, "token_schema": "OAuthAccessToken"})
+	status := s.cfg.runnerRegistrationStatus
+	if status == 0 {
+		status = http.StatusCreated // WithRunnerRegistrationStatus
+	}
+	return jsonReply(status, map[string]any{"url": s.actionsURL(), "token": tok, "token_schema": "OAuthAccessToken"})
 }

@@ -351,7 +351,7 @@ func adminToken(t *testing.T, s *fakegithub.Server) string {
 	resp, err := s.Client().Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "GitHub's test servers answer 201")
 	var out struct{ Token string }
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	return out.Token

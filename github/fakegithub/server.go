@@ -46,6 +46,8 @@ type config struct {
 	downloadsVersion          string
 	bootDelay                 time.Duration
 	direct                    bool
+	// runnerRegistrationStatus answers POST /actions/runner-registration.
+	runnerRegistrationStatus int
 }
 
 // Option configures a Server.
@@ -151,6 +153,21 @@ func WithToken(token string) Option { return func(c *config) { c.tokens = append
 // organization).
 func WithRepo(ownerRepo string) Option {
 	return func(c *config) { c.repos = append(c.repos, ownerRepo) }
+}
+
+// WithRunnerRegistrationStatus sets the status of a successful
+// POST /actions/runner-registration (default 201, as GitHub's own test
+// servers answer: actions/scaleset v0.4.0 internal/testserver/server.go:93-104
+// and actions-runner-controller github/actions/testserver/server.go:96,107).
+// Every GitHub client takes any 2xx there (actions/scaleset client.go:894;
+// actions/runner ConfigurationManager.cs GetTenantCredential's
+// IsSuccessStatusCode): 200 checks a client does too. A code outside
+// 200-299 panics.
+func WithRunnerRegistrationStatus(code int) Option {
+	if code < 200 || code > 299 {
+		panic(fmt.Sprintf("fakegithub: runner-registration success status %d is not a 2xx", code))
+	}
+	return func(c *config) { c.runnerRegistrationStatus = code }
 }
 
 // WithDownloadsVersion sets the runner version the downloads list offers
