@@ -56,6 +56,8 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 		if status != http.StatusConflict {
 			return nil, t.mapCall(ctx, action, err, rec)
 		}
+		// The create is a credential route: of its answer only the owner
+		// the 409's message names is kept, never the message itself.
 		_, msg := actionsMessage(body)
 		owner := ""
 		if m := ownerInMessage.FindStringSubmatch(msg); m != nil {
@@ -79,11 +81,11 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 				// A session of this name the journal does not know: a
 				// create whose answer was cut off, or another manager
 				// running under the same name. Only GitHub can let it go.
-				return nil, fmt.Errorf("%w%w: GitHub holds a message session of scale set %q under this manager's own name (%s) that the journal has no record of (a session create whose answer was lost, or another manager running under this name); waiting for GitHub to let it go (GitHub said: %s)",
-					ErrSessionConflict, errOwnSessionHeld, t.target.ScaleSet, owner, msg)
+				return nil, fmt.Errorf("%w%w: GitHub holds a message session of scale set %q under this manager's own name (%s) that the journal has no record of (a session create whose answer was lost, or another manager running under this name); waiting for GitHub to let it go",
+					ErrSessionConflict, errOwnSessionHeld, t.target.ScaleSet, owner)
 			}
-			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; stop it or wait (GitHub said: %s)",
-				ErrSessionConflict, owner, t.target.ScaleSet, msg)
+			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; stop it or wait",
+				ErrSessionConflict, owner, t.target.ScaleSet)
 		}
 		// Our own name is retried as often as an outage (it is ours to
 		// take once GitHub lets it go); another owner's, slower.
@@ -92,7 +94,7 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 			retry = RetryPolicy{Base: time.Second, Cap: MaxOutageWait}
 		}
 		wait := (&limiter{retry: retry}).backoff(try)
-		t.log.Debug("the message session is held, retrying", "owner", owner, "try", try+1, "wait", wait, "github", msg)
+		t.log.Debug("the message session is held, retrying", "owner", owner, "try", try+1, "wait", wait)
 		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
