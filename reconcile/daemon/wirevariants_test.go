@@ -1,0 +1,72 @@
+package daemon_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// wireVariants are the answers GitHub's code allows where it allows more
+// than one (docs/github.md): the whole daemon must serve against each.
+func wireVariants() []struct {
+	name string
+	opts []fakegithub.Option
+} {
+	type variant = struct {
+		name string
+		opts []fakegithub.Option
+	}
+	var out []variant
+	for _, reg := range []int{http.StatusCreated, http.StatusOK} {
+		for _, direct := range []bool{false, true} {
+			v := variant{name: fmt.Sprintf("registration%d", reg), opts: []fakegithub.Option{fakegithub.WithRunnerRegistrationStatus(reg)}}
+			if direct {
+				v.name += "/direct"
+				v.opts = append(v.opts, fakegithub.WithDirectAssignment())
+			} else {
+				v.name += "/acquire"
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Scale-set mode, the default, end to end against every wire variant:
+// each job served once by a runner of its own and journaled as completed.
+func TestRunServesEveryWireVariant(t *testing.T) {
+	for _, v := range wireVariants() {
+		t.Run(v.name, func(t *testing.T) {
+			w := newWorld(t, v.opts...)
+			d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), SampleEvery: 100 * time.Millisecond, Logger: testLogger(t)})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, d.Close()) })
+			p := w.addPolicy(t, d, "home", false)
+			stop := start(t, d)
+			w.serve(t, 3, "home", false)
+			require.Eventually(t, func() bool { return ended(t, d.Store(), p) == 3 }, 20*time.Second, 50*time.Millisecond)
+			for _, j := range w.gh.Jobs() {
+				assert.Equal(t, 1, j.Starts, "job %d", j.ID)
+			}
+			as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
+			require.NoError(t, err)
+			named := 0
+			for _, a := range as {
+				if a.Outcome.Kind == rm.CompletedJob && a.Job.Name != "" {
+					named++
+				}
+			}
+			assert.Equal(t, 3, named, "every completed attempt names its job")
+			require.NoError(t, stop())
+		})
+	}
+}
