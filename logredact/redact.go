@@ -12,7 +12,10 @@
 // UUIDs, checksums, runner names, URLs) is kept as it is.
 package logredact
 
-import "strings"
+import (
+	"io"
+	"strings"
+)
 
 // Marker replaces each credential found.
 const Marker = "[redacted]"
@@ -260,4 +263,24 @@ func hasDigit(s string) bool {
 		}
 	}
 	return false
+}
+
+// writer redacts each Write before passing it on.
+type writer struct{ w io.Writer }
+
+// NewWriter returns a writer that passes each Write to w through String: for
+// a program's error stream, where each message is one Write (fmt.Fprintf).
+// A credential split across two Writes is not recognised.
+func NewWriter(w io.Writer) io.Writer { return writer{w} }
+
+func (w writer) Write(p []byte) (int, error) {
+	s := string(p)
+	r := String(s)
+	if len(r) == len(s) && r == s {
+		return w.w.Write(p)
+	}
+	if _, err := io.WriteString(w.w, r); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

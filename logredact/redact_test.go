@@ -2,6 +2,7 @@ package logredact_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,4 +106,14 @@ func BenchmarkString(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := logredact.NewWriter(&b)
+	n, err := fmt.Fprintf(w, "runner-manager-tui: open: %s\n", "Bearer "+installTok)
+	assert.NoError(t, err)
+	assert.Equal(t, len("runner-manager-tui: open: Bearer "+installTok+"\n"), n, "the length given is the length taken")
+	fmt.Fprintf(w, "clean line\n")
+	assert.Equal(t, "runner-manager-tui: open: "+logredact.Marker+"\nclean line\n", b.String())
 }
