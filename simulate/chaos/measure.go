@@ -85,6 +85,13 @@ type Result struct {
 	// secret), sampled every second.
 	SecretsSeen int      `json:"secrets_seen"`
 	SecretNames []string `json:"secret_names,omitempty"`
+	// CredentialsFound: places in the daemon's log, the CLI's output or any
+	// file of the world's home (config, journal and WAL, attempt roots and
+	// logs, state) holding the first 16 characters of a credential the
+	// fake handed out or accepted, searched after the final SIGTERM.
+	// CredentialLeaks names up to 10 (kind and first four characters).
+	CredentialsFound int      `json:"credentials_found"`
+	CredentialLeaks  []string `json:"credential_leaks,omitempty"`
 	// MaxRunners: the most runner processes alive at once (sampled).
 	MaxRunners int `json:"max_runners"`
 	// DaemonCrashes: times the daemon exited on its own (restarted each
@@ -137,6 +144,7 @@ func (r *Result) check() {
 		{r.RegistrationsLeft, "registrations left"}, {r.ProcessesLeft, "runner processes left"},
 		{r.AttemptDirsLeft, "attempt directories left"}, {r.LiveWithoutProcess, "journal attempts live without a process"},
 		{r.OutcomeMismatches, "outcome mismatches"}, {r.SecretsSeen, "runner processes holding a daemon secret"},
+		{r.CredentialsFound, "credentials found in logs, CLI output or kept files"},
 		{r.DaemonCrashes, "daemon crashes"},
 	} {
 		if c.n > 0 {

@@ -81,3 +81,10 @@ func TestRecoveries(t *testing.T) {
 	assert.Len(t, fake.Jobs(), 1)
 	assert.Equal(t, []float64{-1}, w.recoveries(), "no job started after the fault's end")
 }
+
+func TestCheckCountsCredentialsFound(t *testing.T) {
+	r := Result{Jobs: 1, Served: 1, CredentialsFound: 2}
+	r.check()
+	assert.Equal(t, []string{"2 credentials found in logs, CLI output or kept files"}, r.Missed)
+	assert.Contains(t, Table([]Result{r}), "| 0 | 0 | 2 | 0 |", "the table shows the figure between secrets seen and crashes")
+}

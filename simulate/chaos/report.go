@@ -48,6 +48,9 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 		for _, m := range r.MismatchDetail {
 			fmt.Fprintf(&b, "- mismatch: %s\n", m)
 		}
+		for _, l := range r.CredentialLeaks {
+			fmt.Fprintf(&b, "- credential: %s\n", l)
+		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(&b, "- note: %s\n", n)
 		}
@@ -59,16 +62,16 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 // Table renders results as one markdown table, a row per scenario.
 func Table(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| scenario | served | twice | regs left | procs left | dirs left | live w/o proc | charged while limited | next job after fault (s) | mismatches | secrets seen | crashes | s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | served | twice | regs left | procs left | dirs left | live w/o proc | charged while limited | next job after fault (s) | mismatches | secrets seen | creds found | crashes | s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		charged := "–"
 		if r.ChargedWhileLimited >= 0 {
 			charged = fmt.Sprintf("%d (≤ %d)", r.ChargedWhileLimited, r.ChargedAllowed)
 		}
-		fmt.Fprintf(&b, "| %s | %d/%d | %d | %d | %d | %d | %d | %s | %s | %d | %d | %d | %.0f |\n",
+		fmt.Fprintf(&b, "| %s | %d/%d | %d | %d | %d | %d | %d | %s | %s | %d | %d | %d | %d | %.0f |\n",
 			r.Scenario, r.Served, r.Jobs, r.RunTwice, r.RegistrationsLeft, r.ProcessesLeft, r.AttemptDirsLeft,
-			r.LiveWithoutProcess, charged, recoveryCell(r), r.OutcomeMismatches, r.SecretsSeen, r.DaemonCrashes, r.Seconds)
+			r.LiveWithoutProcess, charged, recoveryCell(r), r.OutcomeMismatches, r.SecretsSeen, r.CredentialsFound, r.DaemonCrashes, r.Seconds)
 	}
 	return b.String()
 }

@@ -191,6 +191,14 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 		return r, fmt.Errorf("measure: %w", err)
 	}
 	w.sampler.stop()
+	leaks, err := w.credentialLeaks()
+	if err != nil {
+		return r, fmt.Errorf("measure: %w", err)
+	}
+	r.CredentialsFound = len(leaks)
+	for _, l := range leaks[:min(len(leaks), 10)] {
+		r.CredentialLeaks = append(r.CredentialLeaks, l.String())
+	}
 	jobs := w.Fake.Jobs()
 	c := countJobs(jobs)
 	r.Jobs, r.Served, r.RunTwice = c.total, c.served, c.twice
