@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +11,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/logredact"
 )
 
 // keepCLIOutput keeps a CLI call's output for the credential search.
@@ -27,11 +30,31 @@ func (w *World) keepCLIOutput(args []string, stdout, stderr *bytes.Buffer) {
 // file of the world's home (its configuration, the data directory with
 // the journal and its WAL, attempt roots and logs, state) for the fake's
 // credentials.
-func (w *World) credentialLeaks() ([]Leak, error) {
+func (w *World) credentialLeaks() ([]Leak, Searched, error) {
 	w.mu.Lock()
 	texts := slices.Clone(w.cliOut)
 	w.mu.Unlock()
 	return FindCredentials(w.Fake.CredentialLedger(), texts, w.Home, w.Home)
+}
+
+// spareCredentials is the credential search's control: the roots of the
+// warm spares the daemon keeps listening hold their runners' own
+// credentials (the JIT configuration's files), which the search must see.
+// It searches <data>/attempts for up to 5 s, until it finds some (a spare
+// launched a moment ago may not have written them yet).
+func (w *World) spareCredentials(ctx context.Context) (int, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		leaks, _, err := FindCredentials(w.Fake.CredentialLedger(), nil, w.DataDir, filepath.Join(w.DataDir, "attempts"))
+		if err != nil || len(leaks) > 0 || time.Now().After(deadline) {
+			return len(leaks), err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // prefixLen is how much of a credential counts as found: its first 16
@@ -52,6 +75,18 @@ func (l Leak) String() string {
 	return fmt.Sprintf("%s at byte %d: %s %s…", l.Where, l.Offset, l.Kind, l.Head)
 }
 
+// Searched is what a credential search looked through, so a search that
+// found nothing can be told from one that looked at nothing.
+type Searched struct {
+	Credentials int   // distinct credentials (their 16-character prefixes)
+	Texts       int   // captured outputs
+	Files       int   // regular files
+	Bytes       int64 // of both
+	// Redacted counts the redactor's marks found: places where the program
+	// was about to write a credential and its last line caught it.
+	Redacted int
+}
+
 // Text is captured output to search, by a name for the report.
 type Text struct {
 	Name string
@@ -64,11 +99,18 @@ type Text struct {
 // reported once, by the earliest credential of the ledger it matches (the
 // first 16 characters of two JWTs with one header are the same: the place
 // is one leak). Names of files are relative to base when under it.
-func FindCredentials(ledger []fakegithub.Credential, texts []Text, base string, roots ...string) ([]Leak, error) {
+func FindCredentials(ledger []fakegithub.Credential, texts []Text, base string, roots ...string) ([]Leak, Searched, error) {
 	m := newMatcher(ledger)
+	sr := Searched{Credentials: len(m.needles)}
 	var leaks []Leak
+	search := func(name string, b []byte) {
+		leaks = append(leaks, m.find(name, b)...)
+		sr.Bytes += int64(len(b))
+		sr.Redacted += bytes.Count(b, []byte(logredact.Marker))
+	}
 	for _, t := range texts {
-		leaks = append(leaks, m.find(t.Name, t.Data)...)
+		search(t.Name, t.Data)
+		sr.Texts++
 	}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -92,14 +134,15 @@ func FindCredentials(ledger []fakegithub.Credential, texts []Text, base string, 
 			if rel, err := filepath.Rel(base, path); err == nil && filepath.IsLocal(rel) {
 				name = rel
 			}
-			leaks = append(leaks, m.find(name, b)...)
+			search(name, b)
+			sr.Files++
 			return nil
 		})
 		if err != nil {
-			return leaks, fmt.Errorf("search %s for credentials: %w", root, err)
+			return leaks, sr, fmt.Errorf("search %s for credentials: %w", root, err)
 		}
 	}
-	return leaks, nil
+	return leaks, sr, nil
 }
 
 // matcher finds any of many fixed needles in one pass per needle length:

@@ -40,8 +40,13 @@ func TestFindCredentials(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte(pat), 0o600))
 	require.NoError(t, os.Symlink(outside, filepath.Join(home, "data", "link"))) // not followed
 
-	leaks, err := chaos.FindCredentials(ledger, []chaos.Text{{Name: "cli output", Data: []byte("created " + jwtA)}}, home, home)
+	write("data/redacted.log", "msg=\"sent [redacted]\"")
+	leaks, searched, err := chaos.FindCredentials(ledger, []chaos.Text{{Name: "cli output", Data: []byte("created " + jwtA)}}, home, home)
 	require.NoError(t, err)
+	assert.Equal(t, 4, searched.Credentials, "five credentials, jwtA and jwtB sharing their first 16 characters")
+	assert.Equal(t, 1, searched.Texts)
+	assert.Equal(t, 6, searched.Files, "the symlink is not a file searched")
+	assert.Equal(t, 1, searched.Redacted)
 	var got []string
 	for _, l := range leaks {
 		got = append(got, l.String())
@@ -56,8 +61,9 @@ func TestFindCredentials(t *testing.T) {
 	}, got)
 
 	t.Run("Nothing", func(t *testing.T) {
-		leaks, err := chaos.FindCredentials(nil, []chaos.Text{{Name: "x", Data: []byte(pat)}}, home, home, filepath.Join(home, "gone"))
+		leaks, searched, err := chaos.FindCredentials(nil, []chaos.Text{{Name: "x", Data: []byte(pat)}}, home, home, filepath.Join(home, "gone"))
 		require.NoError(t, err)
 		assert.Empty(t, leaks)
+		assert.Zero(t, searched.Credentials)
 	})
 }

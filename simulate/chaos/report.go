@@ -38,6 +38,12 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "; after SIGTERM %d idle and %d busy registrations, %d runner processes, %d jobs running",
 				a.IdleRegistrations, a.BusyRegistrations, a.Processes, a.JobsRunning)
 		}
+		if s := r.CredentialsSearched; s != nil {
+			fmt.Fprintf(&b, "; %d credentials searched for in %d files and %d outputs (%.1f MB)", s.Credentials, s.Files, s.Texts, float64(s.Bytes)/1e6)
+			if r.SparesKept > 0 {
+				fmt.Fprintf(&b, ", %d seen in the live spares' roots (the control)", r.SpareCredentialsSeen)
+			}
+		}
 		if len(r.SecretNames) > 0 {
 			fmt.Fprintf(&b, "; runners held %s", strings.Join(r.SecretNames, ", "))
 		}

@@ -183,6 +183,11 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 	if err != nil {
 		return r, fmt.Errorf("measure: %w", err)
 	}
+	if spares > 0 {
+		if r.SpareCredentialsSeen, err = w.spareCredentials(sctx); err != nil {
+			return r, fmt.Errorf("measure: %w", err)
+		}
+	}
 	if err := w.Stop(30 * time.Second); err != nil {
 		r.note("final stop: %v", err)
 	}
@@ -191,11 +196,11 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 		return r, fmt.Errorf("measure: %w", err)
 	}
 	w.sampler.stop()
-	leaks, err := w.credentialLeaks()
+	leaks, searched, err := w.credentialLeaks()
 	if err != nil {
 		return r, fmt.Errorf("measure: %w", err)
 	}
-	r.CredentialsFound = len(leaks)
+	r.CredentialsFound, r.CredentialsSearched = len(leaks), &searched
 	for _, l := range leaks[:min(len(leaks), 10)] {
 		r.CredentialLeaks = append(r.CredentialLeaks, l.String())
 	}
