@@ -26,6 +26,24 @@ func (w *World) keepCLIOutput(args []string, stdout, stderr *bytes.Buffer) {
 		Text{Name: name + " (stderr)", Data: bytes.Clone(stderr.Bytes())})
 }
 
+// look runs the commands a user looks with once the daemon stopped, so
+// their output is searched for credentials too; a command that fails is
+// noted (its output is kept all the same).
+func (w *World) look(r *Result) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, args := range [][]string{{"status"}, {"attempts", "--limit", "0"}} {
+		if _, err := w.CLI(ctx, args...); err != nil {
+			r.note("runner-manager %s: %v", strings.Join(args, " "), firstLine(err.Error()))
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 // credentialLeaks searches the daemon's log, the CLI's output and every
 // file of the world's home (its configuration, the data directory with
 // the journal and its WAL, attempt roots and logs, state) for the fake's

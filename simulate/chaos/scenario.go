@@ -196,6 +196,7 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 		return r, fmt.Errorf("measure: %w", err)
 	}
 	w.sampler.stop()
+	w.look(&r)
 	leaks, searched, err := w.credentialLeaks()
 	if err != nil {
 		return r, fmt.Errorf("measure: %w", err)
