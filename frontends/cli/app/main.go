@@ -75,6 +75,9 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 	if s.Stdin == nil {
 		s.Stdin = strings.NewReader("")
 	}
+	// Whatever reaches standard error (the logger, notes, kong's messages)
+	// has any credential it quotes redacted.
+	s.Stderr = logredact.NewWriter(s.Stderr)
 	var cli CLI
 	a := &App{cli: &cli, args: args, Streams: s}
 	defer a.Close()
