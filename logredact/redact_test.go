@@ -117,3 +117,21 @@ func TestWriter(t *testing.T) {
 	fmt.Fprintf(w, "clean line\n")
 	assert.Equal(t, "runner-manager-tui: open: "+logredact.Marker+"\nclean line\n", b.String())
 }
+
+// FuzzString: what String returns holds no credential it would redact, and
+// text without one comes back as it was.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{pat, jwt, jitBlob, pem, "Bearer " + installTok, "token " + strings.Repeat("a1", 12), "plain text", "eyJ.eyJ.eyJ", "ghp_ghp_0123456789"} {
+		f.Add(s)
+		f.Add("x " + s + " y")
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := logredact.String(s)
+		if logredact.Contains(got) {
+			t.Fatalf("String(%q) = %q still holds a credential", s, got)
+		}
+		if !logredact.Contains(s) && got != s {
+			t.Fatalf("String(%q) = %q changed text with no credential", s, got)
+		}
+	})
+}
