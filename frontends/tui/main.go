@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
@@ -50,6 +51,7 @@ type exitCode int
 // quits or ctx ends. It returns the exit status: 0, 1 on a failure, 2 on a
 // usage or configuration error.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status int) {
+	stderr = logredact.NewWriter(stderr) // an error may echo a credential
 	var flags mainFlags
 	parser, err := kong.New(&flags,
 		kong.Name("runner-manager-tui"),

@@ -41,6 +41,7 @@ func TestMainErrors(t *testing.T) {
 		want string
 	}{
 		{"UnknownFlag", func(*testing.T) []string { return []string{"--nope"} }, "unknown flag --nope"},
+		{"PastedToken", func(*testing.T) []string { return []string{"ghp_0123456789abcdefABCDEF0123456789abcd"} }, "unexpected argument [redacted]"},
 		{"NoJournal", func(t *testing.T) []string { return []string{"--data-dir", t.TempDir()} }, "run `runner-manager init`"},
 		{"DefaultDataDirEmpty", func(*testing.T) []string { return nil }, "state/runner-manager: run `runner-manager init`"},
 		{"MissingConfig", func(t *testing.T) []string {

@@ -308,6 +308,7 @@ func (s *Server) scaleSetJITConfig(c *call) reply {
 		labels = append(labels, l.Name)
 	}
 	r, encoded := s.newRunner(ss.scope, in.Name, ss.groupID, labels, ss.id, in.WorkFolder)
+	s.ledger.note(CredJITConfig, encoded)
 	s.changed()
 	return jsonReply(http.StatusOK, map[string]any{
 		"runner":           map[string]any{"id": r.id, "name": r.name, "runnerScaleSetId": ss.id},
@@ -384,6 +385,7 @@ func (s *Server) newQueueToken(se *ssSession) {
 	se.queueToken = randomToken("mq_")
 	se.tokenExpires = s.now().Add(s.cfg.queueTokenLifetime)
 	s.queueTokens[se.queueToken] = se
+	s.ledger.note(CredQueueToken, se.queueToken)
 }
 
 func (s *Server) createSession(c *call) reply {

@@ -63,6 +63,7 @@ func (s *Server) verifyAppJWT(r *http.Request) (int64, error) {
 	if claims.ExpiresAt == nil || claims.ExpiresAt.Sub(time.Now()) > 10*time.Minute+time.Minute {
 		return 0, errors.New("an app JWT expires within 10 minutes")
 	}
+	s.ledger.note(CredAppJWT, tok)
 	return appID, nil
 }
 
@@ -130,6 +131,7 @@ func (s *Server) newRunner(sc rm.Scope, name string, groupID int64, labels []str
 	}})
 	k := s.runnerKey
 	b64 := func(i *big.Int) string { return base64.StdEncoding.EncodeToString(i.Bytes()) }
+	s.ledger.note(CredRunnerKey, b64(k.D))
 	params, _ := json.Marshal(runnerproto.RSAParams{
 		D: b64(k.D), DP: b64(k.Precomputed.Dp), DQ: b64(k.Precomputed.Dq), Exponent: b64(big.NewInt(int64(k.E))),
 		InverseQ: b64(k.Precomputed.Qinv), Modulus: b64(k.N), P: b64(k.Primes[0]), Q: b64(k.Primes[1]),

@@ -362,6 +362,7 @@ func (s *Server) AddTokenWithScopes(token string, scopes ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens[token] = tokenInfo{scopes: slices.Clone(scopes), pat: true}
+	s.ledger.note(CredPAT, token)
 }
 
 // RevokeToken makes the fake refuse token (401 Bad credentials), a personal

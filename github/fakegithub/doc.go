@@ -47,7 +47,9 @@
 // under a new X-GitHub-Delivery id), call counters (Calls, CallsREST,
 // CallsScaleSet, CallsRunner, CallLog), job histories (Jobs: who ran each
 // job and how many times it started), runners, scale sets and message
-// sessions (Sessions) as the fake holds them, deprecation of the runner
+// sessions (Sessions) as the fake holds them, a ledger of every credential
+// it handed out or accepted (CredentialLedger, Credentials: a test searches
+// what the manager wrote for each), deprecation of the runner
 // version, zombie runners, runners GitHub drops while idle, lost runners,
 // and WaitFor. Time-driven behaviour (poll timeouts, token
 // lifetimes, offline and lost runners, requeues) has an option each;

@@ -283,6 +283,7 @@ func (s *Server) issueRegToken(c *call, remove bool) reply {
 	tok := strings.ToUpper(randomToken("A"))[:29]
 	exp := s.now().Add(time.Hour).UTC().Truncate(time.Second)
 	s.regTokens[tok] = regToken{scope: sc, expires: exp, remove: remove}
+	s.ledger.note(map[bool]string{false: CredRegistrationToken, true: CredRemoveToken}[remove], tok)
 	return jsonReply(http.StatusCreated, map[string]any{"token": tok, "expires_at": exp})
 }
 
@@ -325,6 +326,7 @@ func (s *Server) generateJITConfig(c *call) reply {
 		return ghError(http.StatusConflict, fmt.Sprintf("Already exists - A runner with the name %s already exists.", req.Name))
 	}
 	r, encoded := s.newRunner(sc, req.Name, g.id, req.Labels, 0, req.WorkFolder)
+	s.ledger.note(CredJITConfig, encoded)
 	s.changed()
 	return jsonReply(http.StatusCreated, map[string]any{"runner": s.restRunner(r), "encoded_jit_config": encoded})
 }
@@ -587,6 +589,7 @@ func (s *Server) accessToken(c *call) reply {
 	tok := randomToken("ghs_")
 	exp := s.now().Add(s.cfg.installationTokenLifetime).UTC()
 	s.tokens[tok] = tokenInfo{installation: id, expires: exp}
+	s.ledger.note(CredInstallationToken, tok)
 	return jsonReply(http.StatusCreated, map[string]any{
 		"token": tok, "expires_at": exp, "repository_selection": "all",
 		"permissions": map[string]string{"administration": "write", "actions": "read", "organization_self_hosted_runners": "write"},
@@ -608,6 +611,7 @@ func (s *Server) runnerRegistration(c *call) reply {
 		return ghError(http.StatusNotFound, "Not Found")
 	}
 	tok, err := s.adminToken(s.canonical(sc))
+	s.ledger.note(CredAdminToken, tok)
 	if err != nil {
 		return ghError(http.StatusInternalServerError, "fake: cannot sign the admin token")
 	}

@@ -33,6 +33,7 @@ func (s *Server) runnerToken(c *call) reply {
 	if err != nil || c.r.PostForm.Get("grant_type") != "client_credentials" {
 		return jsonReply(http.StatusBadRequest, map[string]string{"error": "invalid_client", "error_description": "The client assertion is not valid."})
 	}
+	s.ledger.note(CredRunnerAssertion, c.r.PostForm.Get("client_assertion"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, ok := s.runnerByClient[claims.Subject]
@@ -41,6 +42,7 @@ func (s *Server) runnerToken(c *call) reply {
 	}
 	tok := randomToken("rt_")
 	s.runnerTokens[tok] = id
+	s.ledger.note(CredRunnerToken, tok)
 	return jsonReply(http.StatusOK, runnerproto.TokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: 3600})
 }
 

@@ -230,6 +230,7 @@ type Server struct {
 	// revoked: RevokeCredentials holds; every manager credential is 401.
 	revoked             bool
 	chargedWhileLimited int
+	ledger              ledger // ledger.go
 }
 
 type tokenInfo struct {

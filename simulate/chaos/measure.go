@@ -85,6 +85,19 @@ type Result struct {
 	// secret), sampled every second.
 	SecretsSeen int      `json:"secrets_seen"`
 	SecretNames []string `json:"secret_names,omitempty"`
+	// CredentialsFound: places in the daemon's log, the CLI's output or any
+	// file of the world's home (config, journal and WAL, attempt roots and
+	// logs, state) holding the first 16 characters of a credential the
+	// fake handed out or accepted, searched after the final SIGTERM.
+	// CredentialLeaks names up to 10 (kind and first four characters).
+	CredentialsFound    int       `json:"credentials_found"`
+	CredentialLeaks     []string  `json:"credential_leaks,omitempty"`
+	CredentialsSearched *Searched `json:"credentials_searched,omitempty"`
+	// SpareCredentialsSeen: the search's control, run while the daemon
+	// keeps its warm spares: places in their roots holding the runners'
+	// own credentials, as they must while a runner lives (at least one
+	// when a spare was kept, or the search cannot see).
+	SpareCredentialsSeen int `json:"spare_credentials_seen"`
 	// MaxRunners: the most runner processes alive at once (sampled).
 	MaxRunners int `json:"max_runners"`
 	// DaemonCrashes: times the daemon exited on its own (restarted each
@@ -137,11 +150,21 @@ func (r *Result) check() {
 		{r.RegistrationsLeft, "registrations left"}, {r.ProcessesLeft, "runner processes left"},
 		{r.AttemptDirsLeft, "attempt directories left"}, {r.LiveWithoutProcess, "journal attempts live without a process"},
 		{r.OutcomeMismatches, "outcome mismatches"}, {r.SecretsSeen, "runner processes holding a daemon secret"},
+		{r.CredentialsFound, "credentials found in logs, CLI output or kept files"},
 		{r.DaemonCrashes, "daemon crashes"},
 	} {
 		if c.n > 0 {
 			miss("%d %s", c.n, c.what)
 		}
+	}
+	if s := r.CredentialsSearched; s != nil && (s.Credentials == 0 || s.Files == 0) {
+		miss("the credential search had %d credentials and %d files to search: it proves nothing", s.Credentials, s.Files)
+	}
+	if r.SparesKept > 0 && r.SpareCredentialsSeen == 0 {
+		miss("the credential search found nothing in the roots of %d live spares, which hold their runners' credentials: it cannot see", r.SparesKept)
+	}
+	if s := r.CredentialsSearched; s != nil && s.Redacted > 0 {
+		r.note("the log redactor caught %d credentials on their way out (a leak the code must not attempt)", s.Redacted)
 	}
 	if r.ChargedWhileLimited > r.ChargedAllowed && r.ChargedWhileLimited >= 0 {
 		miss("%d charged REST calls while a limit held (at most %d)", r.ChargedWhileLimited, r.ChargedAllowed)

@@ -81,3 +81,16 @@ func TestRecoveries(t *testing.T) {
 	assert.Len(t, fake.Jobs(), 1)
 	assert.Equal(t, []float64{-1}, w.recoveries(), "no job started after the fault's end")
 }
+
+func TestCheckCountsCredentialsFound(t *testing.T) {
+	r := Result{Jobs: 1, Served: 1, CredentialsFound: 2, CredentialsSearched: &Searched{Credentials: 9, Files: 3}}
+	r.check()
+	assert.Equal(t, []string{"2 credentials found in logs, CLI output or kept files"}, r.Missed)
+	blind := Result{Jobs: 1, Served: 1, SparesKept: 1, CredentialsSearched: &Searched{Credentials: 9, Files: 3}}
+	blind.check()
+	assert.Equal(t, []string{"the credential search found nothing in the roots of 1 live spares, which hold their runners' credentials: it cannot see"}, blind.Missed)
+	empty := Result{Jobs: 1, Served: 1, CredentialsSearched: &Searched{}}
+	empty.check()
+	assert.Equal(t, []string{"the credential search had 0 credentials and 0 files to search: it proves nothing"}, empty.Missed)
+	assert.Contains(t, Table([]Result{r}), "| 0 | 0 | 2 | 0 |", "the table shows the figure between secrets seen and crashes")
+}

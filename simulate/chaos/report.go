@@ -38,6 +38,12 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "; after SIGTERM %d idle and %d busy registrations, %d runner processes, %d jobs running",
 				a.IdleRegistrations, a.BusyRegistrations, a.Processes, a.JobsRunning)
 		}
+		if s := r.CredentialsSearched; s != nil {
+			fmt.Fprintf(&b, "; %d credentials searched for in %d files and %d outputs (%.1f MB)", s.Credentials, s.Files, s.Texts, float64(s.Bytes)/1e6)
+			if r.SparesKept > 0 {
+				fmt.Fprintf(&b, ", %d seen in the live spares' roots (the control)", r.SpareCredentialsSeen)
+			}
+		}
 		if len(r.SecretNames) > 0 {
 			fmt.Fprintf(&b, "; runners held %s", strings.Join(r.SecretNames, ", "))
 		}
@@ -47,6 +53,9 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 		}
 		for _, m := range r.MismatchDetail {
 			fmt.Fprintf(&b, "- mismatch: %s\n", m)
+		}
+		for _, l := range r.CredentialLeaks {
+			fmt.Fprintf(&b, "- credential: %s\n", l)
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(&b, "- note: %s\n", n)
@@ -59,16 +68,16 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 // Table renders results as one markdown table, a row per scenario.
 func Table(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| scenario | served | twice | regs left | procs left | dirs left | live w/o proc | charged while limited | next job after fault (s) | mismatches | secrets seen | crashes | s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | served | twice | regs left | procs left | dirs left | live w/o proc | charged while limited | next job after fault (s) | mismatches | secrets seen | creds found | crashes | s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		charged := "–"
 		if r.ChargedWhileLimited >= 0 {
 			charged = fmt.Sprintf("%d (≤ %d)", r.ChargedWhileLimited, r.ChargedAllowed)
 		}
-		fmt.Fprintf(&b, "| %s | %d/%d | %d | %d | %d | %d | %d | %s | %s | %d | %d | %d | %.0f |\n",
+		fmt.Fprintf(&b, "| %s | %d/%d | %d | %d | %d | %d | %d | %s | %s | %d | %d | %d | %d | %.0f |\n",
 			r.Scenario, r.Served, r.Jobs, r.RunTwice, r.RegistrationsLeft, r.ProcessesLeft, r.AttemptDirsLeft,
-			r.LiveWithoutProcess, charged, recoveryCell(r), r.OutcomeMismatches, r.SecretsSeen, r.DaemonCrashes, r.Seconds)
+			r.LiveWithoutProcess, charged, recoveryCell(r), r.OutcomeMismatches, r.SecretsSeen, r.CredentialsFound, r.DaemonCrashes, r.Seconds)
 	}
 	return b.String()
 }

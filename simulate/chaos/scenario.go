@@ -194,6 +194,11 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 	if err != nil {
 		return r, fmt.Errorf("measure: %w", err)
 	}
+	if spares > 0 {
+		if r.SpareCredentialsSeen, err = w.spareCredentials(sctx); err != nil {
+			return r, fmt.Errorf("measure: %w", err)
+		}
+	}
 	if err := w.Stop(30 * time.Second); err != nil {
 		r.note("final stop: %v", err)
 	}
@@ -202,6 +207,15 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 		return r, fmt.Errorf("measure: %w", err)
 	}
 	w.sampler.stop()
+	w.look(&r)
+	leaks, searched, err := w.credentialLeaks()
+	if err != nil {
+		return r, fmt.Errorf("measure: %w", err)
+	}
+	r.CredentialsFound, r.CredentialsSearched = len(leaks), &searched
+	for _, l := range leaks[:min(len(leaks), 10)] {
+		r.CredentialLeaks = append(r.CredentialLeaks, l.String())
+	}
 	jobs := w.Fake.Jobs()
 	c := countJobs(jobs)
 	r.Jobs, r.Served, r.RunTwice = c.total, c.served, c.twice

@@ -91,6 +91,8 @@ type World struct {
 	faultEnds []time.Time
 	logFile   *os.File
 	sampler   *sampler
+	// cliOut is every CLI call's output, searched for credentials (leaks.go).
+	cliOut []Text
 }
 
 // newWorld sets a world up as a user would: init, then policy add, against
@@ -178,6 +180,7 @@ func (w *World) CLI(ctx context.Context, args ...string) (string, error) {
 	cmd.Env, cmd.Dir = w.environ(), w.Home
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	defer w.keepCLIOutput(args, &out, &errb)
 	if err := cmd.Run(); err != nil {
 		return out.String(), fmt.Errorf("runner-manager %v: %w\nstdout: %s\nstderr: %s", args, err, out.String(), errb.String())
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
@@ -142,15 +143,17 @@ func (a *App) Logger() *slog.Logger {
 	return a.logger
 }
 
-// NewLogger returns an slog logger writing text or json at level.
+// NewLogger returns an slog logger writing text or json at level, every
+// record through the credential redactor last (logredact).
 func NewLogger(w io.Writer, format, level string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(logredact.NewHandler(h))
 }
 
 // DataDir returns the data directory, created (0700) if missing.

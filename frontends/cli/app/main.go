@@ -17,6 +17,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/simulate"
 )
@@ -74,6 +75,9 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 	if s.Stdin == nil {
 		s.Stdin = strings.NewReader("")
 	}
+	// Whatever reaches standard error (the logger, notes, kong's messages)
+	// has any credential it quotes redacted.
+	s.Stderr = logredact.NewWriter(s.Stderr)
 	var cli CLI
 	a := &App{cli: &cli, args: args, Streams: s}
 	defer a.Close()
@@ -103,7 +107,7 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 	completeIfAsked(parser, a)
 	kctx, err := parser.Parse(joinNegativeValues(args))
 	if err != nil {
-		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)
+		printError(s.Stderr, err)
 		var pe *kong.ParseError
 		if errors.As(err, &pe) && pe.Context != nil {
 			fmt.Fprintf(s.Stderr, "Run `%s --help` for usage.\n", commandPath(pe.Context))
@@ -111,10 +115,16 @@ func Run(ctx context.Context, args []string, s Streams) (code int) {
 		return ExitUsage
 	}
 	if err := kctx.Run(); err != nil {
-		fmt.Fprintf(s.Stderr, "runner-manager: %v\n", err)
+		printError(s.Stderr, err)
 		return exitStatus(err)
 	}
 	return ExitOK
+}
+
+// printError prints err as the program's last word, any credential in it
+// (an argument given by mistake, a server's echo) redacted.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "runner-manager: %s\n", logredact.String(err.Error()))
 }
 
 // valueFlags are the flags whose values may start with "-" (a negative

@@ -1,0 +1,137 @@
+package logredact_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/runner-manager/runner-manager/logredact"
+)
+
+// Credentials of each kind, in the shapes GitHub hands them out.
+var (
+	pat         = "ghp_" + strings.Repeat("aB3dE6", 6)
+	oauth       = "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+	installTok  = "ghs_" + strings.Repeat("0f", 18)
+	userTok     = "ghu_16C7e42F292c6912E7710c838347Ae178B4a"
+	refreshTok  = "ghr_1B4a2e77838347a7E420ce178F2E7c6912E169246c34E1ccbF66C46812d16D5B1A9Dc86A1498"
+	fineGrained = "github_pat_11ABCDEFG0123456789abc_" + strings.Repeat("xY9", 20)
+	jwt         = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiIxMjM0NSIsImV4cCI6MTcwMDAwMDAwMH0.c2lnbmF0dXJlLXNpZ25hdHVyZS1zaWduYXR1cmU_-w"
+	jitBlob     = base64.StdEncoding.EncodeToString([]byte(`{".credentials":"eyJTY2hlbWUiOiJPQXV0aCJ9","` +
+		`.runner":"eyJBZ2VudElkIjoxMjMsIkFnZW50TmFtZSI6InJtLWNoYW9zLTAxIn0=",".credentials_rsaparams":"eyJkIjoiQUFBQSJ9"}`))
+	pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----"
+)
+
+func TestString(t *testing.T) {
+	R := logredact.Marker
+	tests := []struct {
+		name, in, want string
+	}{
+		{"PAT", "token=" + pat + " rest", "token=" + R + " rest"},
+		{"OAuth", "got " + oauth, "got " + R},
+		{"Installation", `{"token":"` + installTok + `"}`, `{"token":"` + R + `"}`},
+		{"User", userTok, R},
+		{"Refresh", "(" + refreshTok + ")", "(" + R + ")"},
+		{"FineGrained", "pat " + fineGrained + ".", "pat " + R + "."},
+		{"JWT", "jwt " + jwt + " end", "jwt " + R + " end"},
+		{"JWTInURLQuery", "https://x/y?t=" + jwt, "https://x/y?t=" + R},
+		{"JITBlob", `"encoded_jit_config":"` + jitBlob + `"`, `"encoded_jit_config":"` + R + `"`},
+		{"Bearer", "Authorization: Bearer " + "opaque-value-123", "Authorization: " + R},
+		{"BearerLower", "authorization: bearer abcdefgh12", "authorization: " + R},
+		{"BearerJWT", "Bearer " + jwt, R},
+		{"RemoteAuth", "Authorization: RemoteAuth AABF3JGZDX3P5PMEXLND6TS6FCWO6", "Authorization: " + R},
+		{"TokenScheme", "Authorization: token 0123456789abcdef0123456789abcdef", "Authorization: " + R},
+		{"PEM", "key:\n" + pem + "\nafter", "key:\n" + R + "\nafter"},
+		{"PEMUnterminated", "key: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg", "key: " + R},
+		{"Two", pat + " and " + installTok, R + " and " + R},
+		{"Nothing", "", ""},
+
+		// Near misses: these stay as they are.
+		{"HexID", "commit 3f786850e387550fdab836ed7e6dc881de23001b", ""},
+		{"UUID", "session 5b0d5c5e-8a8f-4e4e-9d4d-2f0c1f1f6a6a", ""},
+		{"SHA256", "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", ""},
+		{"SHA256Base64", "digest 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", ""},
+		{"RunnerName", "runner rm-chaos-01JH5Z8Q4V6M2K3N7P9R0S1T2U started", ""},
+		{"URL", "POST https://api.github.com/repos/octo/chaos/actions/runners/registration-token: 201", ""},
+		{"ActionsURL", "https://pipelines.actions.githubusercontent.com/_apis/oauth2/token", ""},
+		{"TokenWords", "the admin token expired; a new token for octo/chaos", ""},
+		{"TokenDate", "token 2026-01-01T00:00:00Z", ""},
+		{"TokenEnv", "token_env=CHAOS_GH_TOKEN --token-env GH_TOKEN", ""},
+		{"BearerWord", "the Bearer scheme", ""},
+		{"BearerShort", "Bearer abc", ""},
+		{"RemoteAuthAlone", "RemoteAuth scheme", ""},
+		{"ShortPrefix", "ghs_abc and ghp_ alone", ""},
+		{"InsideWord", "highs_0123456789abcdef sighp_0123456789abcdef", ""},
+		{"ShortFinePAT", "github_pat_short", ""},
+		{"Eyes", "eyes eyJ eyJhbGci", ""},
+		{"EyJInsideRun", "x" + jwt[:40], ""},
+		{"JWTTwoSegments", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0", ""},
+		{"ShortBase64JSON", base64.StdEncoding.EncodeToString([]byte(`{"a":1}`)), ""},
+		{"PublicKey", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----", ""},
+		{"Certificate", "-----BEGIN CERTIFICATE-----", ""},
+		{"Dashes", "----- chaos: SIGTERM -----", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := tt.want
+			if want == "" {
+				want = tt.in
+			}
+			got := logredact.String(tt.in)
+			assert.Equal(t, want, got)
+			assert.Equal(t, want != tt.in, logredact.Contains(tt.in))
+		})
+	}
+}
+
+func TestStringNoAllocationWhenClean(t *testing.T) {
+	s := "POST https://api.github.com/repos/octo/chaos/actions/runners/generate-jitconfig 201 runner=rm-chaos-01JH5Z8Q4V6M2K3N7P9R0S1T2U took=12ms"
+	allocs := testing.AllocsPerRun(100, func() { _ = logredact.String(s) })
+	assert.Zero(t, allocs)
+}
+
+func BenchmarkString(b *testing.B) {
+	for _, bm := range []struct{ name, s string }{
+		{"Clean", "POST https://api.github.com/repos/octo/chaos/actions/runners/generate-jitconfig 201 runner=rm-chaos-01JH5Z8Q4V6M2K3N7P9R0S1T2U took=12ms"},
+		{"Token", "POST https://api.github.com/repos/octo/chaos/actions/runners 401 Authorization: Bearer " + installTok},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bm.s)))
+			for b.Loop() {
+				_ = logredact.String(bm.s)
+			}
+		})
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := logredact.NewWriter(&b)
+	n, err := fmt.Fprintf(w, "runner-manager-tui: open: %s\n", "Bearer "+installTok)
+	assert.NoError(t, err)
+	assert.Equal(t, len("runner-manager-tui: open: Bearer "+installTok+"\n"), n, "the length given is the length taken")
+	fmt.Fprintf(w, "clean line\n")
+	assert.Equal(t, "runner-manager-tui: open: "+logredact.Marker+"\nclean line\n", b.String())
+}
+
+// FuzzString: what String returns holds no credential it would redact, and
+// text without one comes back as it was.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{pat, jwt, jitBlob, pem, "Bearer " + installTok, "token " + strings.Repeat("a1", 12), "plain text", "eyJ.eyJ.eyJ", "ghp_ghp_0123456789"} {
+		f.Add(s)
+		f.Add("x " + s + " y")
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := logredact.String(s)
+		if logredact.Contains(got) {
+			t.Fatalf("String(%q) = %q still holds a credential", s, got)
+		}
+		if !logredact.Contains(s) && got != s {
+			t.Fatalf("String(%q) = %q changed text with no credential", s, got)
+		}
+	})
+}
