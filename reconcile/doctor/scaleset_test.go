@@ -221,3 +221,25 @@ func TestClassicLeftovers(t *testing.T) {
 	assert.Equal(t, "registrations of repo:octo/app: 1 of this host, 1 leftover: removed 1", byName(checks)["registrations"][0].Detail)
 	assert.False(t, h.registered(prefix+"unjournaled"))
 }
+
+// One run looks up at most 200 names of a policy: the newest.
+func TestScaleSetLookupsBounded(t *testing.T) {
+	h := newHost(t)
+	ss := h.scaleSet(t)
+	base := storetest.Now().Add(-time.Hour)
+	var newest rm.Attempt
+	for i := range 205 {
+		newest = h.attempt(t, ss, rm.StateFinished, i == 204, func(b *storetest.AttemptBuilder) {
+			b.CreatedAt(base.Add(time.Duration(i) * time.Second))
+		})
+	}
+	began := time.Now()
+	checks, err := doctor.Run(t.Context(), h.setup())
+	require.NoError(t, err)
+	t.Logf("a run with 200 lookups took %v", time.Since(began))
+	c := scaleSetCheck(t, checks)
+	assert.Equal(t, `registrations of policy home (scale set "home" in repo:octo/app): looked up 200 runner names at the Actions service`+
+		` (the bound: ended attempts older than the newest 200 were not): 1 leftover`, c.Detail)
+	assert.Contains(t, c.Hint, newest.RunnerName)
+	assert.Equal(t, 200, h.srv.Calls(fakegithub.RouteAgentByName))
+}
