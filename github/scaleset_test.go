@@ -282,3 +282,41 @@ func TestScaleSetLostSessionReopened(t *testing.T) {
 	rec, _ := env.scaleSet(setName)
 	assert.Equal(t, "host-a", rec.SessionOwner)
 }
+
+func TestScaleSetRegistrations(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	ctx := t.Context()
+	st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
+	jit, err := st.JITConfig(ctx, prefix+"left")
+	require.NoError(t, err)
+	sets := env.fake.Calls(fakegithub.RouteScaleSets) + env.fake.Calls(fakegithub.RouteCreateScaleSet) + env.fake.Calls(fakegithub.RouteUpdateScaleSet)
+
+	// A scale set that does not exist is neither looked up nor created:
+	// runners are the scope's at the Actions service.
+	for _, name := range []string{setName, "never-made"} {
+		t.Run(name, func(t *testing.T) {
+			reg, err := github.NewScaleSetRegistrations(env.client, scaleSetTarget(t, repoScope(t), "", name), github.ScaleSetOptions{})
+			require.NoError(t, err)
+			r, found, err := reg.LookupRunner(ctx, 0, prefix+"left")
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.Equal(t, github.Runner{ID: jit.RunnerID, Name: prefix + "left"}, r)
+			_, found, err = reg.LookupRunner(ctx, 0, prefix+"never-registered")
+			require.NoError(t, err)
+			assert.False(t, found)
+		})
+	}
+	reg, err := github.NewScaleSetRegistrations(env.client, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, reg.RemoveRunner(ctx, jit.RunnerID))
+	_, found, err := reg.LookupRunner(ctx, jit.RunnerID, "")
+	require.NoError(t, err)
+	assert.False(t, found, "removed")
+	require.NoError(t, reg.RemoveRunner(ctx, jit.RunnerID), "a registration already gone is no error")
+	assert.Equal(t, sets, env.fake.Calls(fakegithub.RouteScaleSets)+env.fake.Calls(fakegithub.RouteCreateScaleSet)+env.fake.Calls(fakegithub.RouteUpdateScaleSet),
+		"no scale set was looked up, created or updated")
+	assert.Len(t, env.fake.ScaleSets(), 1)
+
+	_, err = github.NewScaleSetRegistrations(env.client, rm.ScaleTarget{Scope: repoScope(t), Labels: []string{"self-hosted", "linux"}}, github.ScaleSetOptions{})
+	require.ErrorIs(t, err, rm.ErrInvalid)
+}

@@ -31,7 +31,8 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 	} else {
 		r.add(ok("daemon", "daemon not running"))
 	}
-	lo := leftovers{fix: r.Fix && !daemonUp, daemonUp: daemonUp, names: map[string]bool{}, ids: map[rm.AttemptID]bool{}}
+	lo := leftovers{fix: r.Fix && !daemonUp, daemonUp: daemonUp, names: map[string]bool{}, ids: map[rm.AttemptID]bool{},
+		live: map[rm.PolicyID][]rm.Attempt{}}
 	for _, p := range mine {
 		as, err := st.ActiveAttempts(ctx, p.ID)
 		if err != nil {
@@ -41,8 +42,14 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 			lo.names[at.RunnerName] = true
 			lo.ids[at.ID] = true
 		}
+		lo.live[p.ID] = as
 	}
 	r.add(lo.registrations(ctx, client, host, mine)...)
+	for _, p := range mine {
+		if p.Target.Mode() == rm.ModeScaleSet {
+			r.add(lo.scaleSetRegistrations(ctx, st, client, host, p))
+		}
+	}
 	// Processes before directories: a runner whose root is removed works
 	// in a deleted directory, which is no data directory's.
 	r.add(lo.processes(r.ProcRoot, r.DataDir))
@@ -61,24 +68,30 @@ type leftovers struct {
 	fix, daemonUp bool
 	names         map[string]bool // runner names of live attempts
 	ids           map[rm.AttemptID]bool
+	live          map[rm.PolicyID][]rm.Attempt
 }
 
-// registrations finds this host's registrations (by name prefix) that no
-// live attempt owns, per scope and group; fix removes them (a busy one is
-// left: it finishes its job).
+// registrations finds this host's registrations of classic policies (by
+// name prefix, in GitHub's REST runner list) that no live attempt owns,
+// per scope and group; fix removes them (a busy one is left: it finishes
+// its job). Scale-set runners are never in that list
+// (actions/actions-runner-controller #2990): scaleSetRegistrations looks
+// them up by name instead.
 func (lo leftovers) registrations(ctx context.Context, client *github.Client, host rm.Host, policies []rm.Policy) []Check {
 	const name = "registrations"
 	prefix := rm.RunnerNamePrefix(host.ID)
 	seen := map[string]bool{}
 	var out []Check
 	for _, p := range policies {
+		if p.Target.Mode() == rm.ModeScaleSet {
+			continue
+		}
 		key := p.Target.Scope.String() + "/" + p.Target.RunnerGroup
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		what := "registrations of " + p.Target.Scope.String()
-		// Listing is the same REST call in both modes.
 		lt, err := rm.NewLabelTarget(p.Target.Scope, p.Target.RunnerGroup, []string{"self-hosted"})
 		if err != nil {
 			continue

@@ -47,7 +47,10 @@ against the reserve, the installed runner (present, not older than what
 GitHub offers), the GitHub credentials and their permissions on every
 policy's scope, for container policies the engine (it answers, its API
 version) and each policy's image, and leftovers: registrations of this
-host that no live attempt owns, attempt directories of ended attempts,
+host that no live attempt owns (classic policies: GitHub's runner list;
+scale-set policies: the runner names of the journal's recently ended
+attempts, and of live ones whose process is gone, looked up at the
+Actions service), attempt directories of ended attempts,
 runner processes and runner containers no live attempt owns, and
 scale-set message sessions this host's daemon left open (GitHub refuses a
 new session while one exists). With --fix it removes the leftovers (only

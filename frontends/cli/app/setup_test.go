@@ -65,7 +65,9 @@ func TestRunnerInstall(t *testing.T) {
 func TestDoctor(t *testing.T) {
 	e := newEnv(t)
 	srv, runnerDir := withFakeGitHub(t, e)
-	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--runner-dir", runnerDir)
+	// A classic policy: its leftovers are in GitHub's REST runner list
+	// (scale-set ones are looked up by name: reconcile/doctor's tests).
+	e.ok("policy", "add", "home", "--repo", "octo/app", "--labels", "home", "--runner-dir", runnerDir)
 	// A registration of this host that no attempt owns, and an attempt
 	// directory of an attempt that is not live.
 	hostID, err := os.ReadFile(filepath.Join(e.dataDir, "state", "host-id"))
