@@ -169,12 +169,26 @@ const (
 )
 
 // Job is the GitHub job an attempt ran, once known.
+//
+// GitHub names a job two ways, and they are kept apart. ID is the id the
+// job's source gave: in scale-set mode the service's jobId, an opaque string
+// (a UUID on github.com, a decimal number on some servers; actions/scaleset
+// v0.4.0 types.go: JobMessageBase.JobID string), or, from a server whose
+// messages carry no jobId, the message's runnerRequestId in decimal; in
+// classic mode the REST job number in decimal. Compare IDs as strings,
+// never parse one. Number is the REST job number (the jobs API, webhooks,
+// classic mode), 0 when not known, as it is in scale-set mode, whose
+// messages do not carry it. The zero Job is "no job known yet" (Known).
 type Job struct {
-	ID       int64
+	ID       string
+	Number   int64
 	RunID    int64
 	Workflow string // workflow ref or name
 	Name     string // display name
 }
+
+// Known reports whether the attempt's job has been named.
+func (j Job) Known() bool { return j.ID != "" }
 
 // Attempt is one ephemeral runner's life, from the journal row written before
 // any side effect to its conclusion.

@@ -470,7 +470,7 @@ func watchBackoff(n int) time.Duration {
 }
 
 func (st *jobState) event(kind JobEventKind, at time.Time) JobEvent {
-	e := JobEvent{Kind: kind, JobID: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
+	e := JobEvent{Kind: kind, JobID: restJobID(st.id), JobNumber: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
 		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at, QueuedAt: st.queuedAt}
 	if kind == JobCompleted {
 		e.Result = st.conclusion

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -115,9 +116,10 @@ func TestClassicEvidenceOnFirstPoll(t *testing.T) {
 	assert.Equal(t, 1, first.Wanted, "the running job, on our runner")
 	byJob := map[int64][]github.JobEvent{}
 	for _, e := range first.Events {
-		byJob[e.JobID] = append(byJob[e.JobID], e)
+		byJob[e.JobNumber] = append(byJob[e.JobNumber], e)
 	}
 	require.Len(t, byJob[running], 1)
+	assert.Equal(t, strconv.FormatInt(running, 10), byJob[running][0].JobID, "a classic job's id is its REST number")
 	assert.Equal(t, github.JobStarted, byJob[running][0].Kind)
 	assert.Equal(t, prefix+"running", byJob[running][0].RunnerName)
 	assert.Equal(t, jit2.RunnerID, byJob[running][0].RunnerID)
@@ -261,7 +263,8 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	assert.Equal(t, prefix+"hooked", started[0].RunnerName)
 	assert.Equal(t, jit.RunnerID, started[0].RunnerID)
 	done := eventsOf(log.events(), github.JobCompleted)[0]
-	assert.Equal(t, id, done.JobID)
+	assert.Equal(t, id, done.JobNumber)
+	assert.Equal(t, strconv.FormatInt(id, 10), done.JobID)
 	assert.Equal(t, "success", done.Result)
 	assert.Equal(t, prefix+"hooked", done.RunnerName)
 	d, _ := log.last()
@@ -307,15 +310,16 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 		Labels: []string{"gpu"}, RunnerName: prefix + "someone-else", RunnerID: 1})
 	require.Eventually(t, func() bool {
 		for _, e := range eventsOf(log.events(), github.JobStarted) {
-			if e.JobID == unseen {
+			if e.JobNumber == unseen {
 				return true
 			}
 		}
 		return false
 	}, 10*time.Second, 10*time.Millisecond)
 	for _, e := range eventsOf(log.events(), github.JobStarted) {
-		if e.JobID == unseen {
+		if e.JobNumber == unseen {
 			assert.Equal(t, prefix+"unseen", e.RunnerName, "the API's word, not the webhook's")
+			assert.Equal(t, strconv.FormatInt(unseen, 10), e.JobID, "a classic job's id is its REST number")
 		}
 	}
 	assert.Greater(t, env.fake.Calls(fakegithub.RouteRunJobs), reads, "read from the API")

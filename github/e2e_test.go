@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
@@ -268,6 +270,24 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 				assert.Len(t, completed, jobs, "one JobCompleted per job")
 				for _, e := range completed {
 					assert.True(t, strings.HasPrefix(e.RunnerName, prefix), "completed on our runner %q", e.RunnerName)
+				}
+				// A job's events name it as its source does: the scale-set
+				// messages by their jobId (a UUID, no REST number), classic
+				// mode by its REST number.
+				byName := map[string]fakegithub.JobRecord{}
+				for _, j := range recs {
+					byName[j.Name] = j
+				}
+				for _, e := range append(started, completed...) {
+					j := byName[e.DisplayName]
+					wantID, wantNumber := strconv.FormatInt(j.ID, 10), j.ID
+					if mode == "scale-set" {
+						wantID, wantNumber = j.ScaleSetJobID, 0
+						_, err := uuid.Parse(e.JobID)
+						assert.NoError(t, err, "a UUID jobId: %q", e.JobID)
+					}
+					assert.Equal(t, wantID, e.JobID, "%s of %s", e.Kind, e.DisplayName)
+					assert.Equal(t, wantNumber, e.JobNumber, "%s of %s", e.Kind, e.DisplayName)
 				}
 				spare := m.started - jobs
 				assert.GreaterOrEqual(t, spare, 0)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 )
 
@@ -102,8 +103,15 @@ const (
 
 // JobEvent tells which runner started or completed which job.
 type JobEvent struct {
-	Kind       JobEventKind
-	JobID      int64
+	Kind JobEventKind
+	// JobID is the job's id as its source gives it (runnermanager.Job.ID):
+	// a scale-set message's jobId (an opaque string), or its
+	// runnerRequestId in decimal when it has none; in classic mode and
+	// from webhooks the REST job number in decimal. "" when not told.
+	JobID string
+	// JobNumber is the REST job number, 0 when not known (scale-set
+	// messages do not carry it).
+	JobNumber  int64
 	RunID      int64
 	RunnerID   int64
 	RunnerName string
@@ -116,6 +124,15 @@ type JobEvent struct {
 	// QueuedAt is when GitHub queued the job (zero when not told): At −
 	// QueuedAt of a started job is how long it waited for a runner.
 	QueuedAt time.Time
+}
+
+// restJobID is a REST job number as a JobEvent's JobID: the number in
+// decimal, "" for 0 (not told).
+func restJobID(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // Demand is how many runners a target wants now.

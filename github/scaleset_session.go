@@ -434,8 +434,21 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 	return d, acquireErr
 }
 
+// jobEvent is one scale-set job message as a JobEvent. The job's id is the
+// message's jobId, kept as the string it is (actions/scaleset v0.4.0
+// types.go JobMessageBase: `JobID string`; a UUID on github.com, never the
+// REST job number, which these messages do not carry). A message with no
+// jobId, from a server older than the field (cloudbase/garm #459), is named
+// by its runnerRequestId in decimal instead: JobMessageBase carries that on
+// every message of the job (JobAvailable, JobAssigned, JobStarted,
+// JobCompleted alike), so it names one job as steadily; and a server that
+// sends a jobId is reported to send runnerRequestId 0 (the same thread), so
+// the two never mix. With neither, the id is "" and the job stays unknown.
 func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runnerName, result string, now time.Time) JobEvent {
-	id, _ := strconv.ParseInt(b.JobID, 10, 64)
+	id := b.JobID
+	if id == "" && b.RunnerRequestID != 0 {
+		id = strconv.FormatInt(b.RunnerRequestID, 10)
+	}
 	return JobEvent{
 		Kind: kind, JobID: id, RunID: b.WorkflowRunID, RunnerID: int64(runnerID), RunnerName: runnerName,
 		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,

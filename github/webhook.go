@@ -38,8 +38,9 @@ type WorkflowJobEvent struct {
 	Delivery string
 	// Action is queued, waiting, in_progress or completed.
 	Action string
-	JobID  int64
-	RunID  int64
+	// JobID is the REST job number (the payload's workflow_job.id).
+	JobID int64
+	RunID int64
 	// Labels are the job's runs-on labels.
 	Labels []string
 	// RunnerID and RunnerName are set once a runner took the job.
@@ -61,7 +62,7 @@ type WorkflowJobEvent struct {
 // completed is JobCompleted; other actions give ok false.
 func (e WorkflowJobEvent) JobEvent() (JobEvent, bool) {
 	ev := JobEvent{
-		JobID: e.JobID, RunID: e.RunID, RunnerID: e.RunnerID, RunnerName: e.RunnerName,
+		JobID: restJobID(e.JobID), JobNumber: e.JobID, RunID: e.RunID, RunnerID: e.RunnerID, RunnerName: e.RunnerName,
 		Workflow: e.WorkflowName, DisplayName: e.JobName, Labels: e.Labels, At: e.At,
 	}
 	switch e.Action {

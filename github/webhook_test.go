@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -110,6 +111,8 @@ func TestWebhook(t *testing.T) {
 	je, ok := got[1].JobEvent()
 	require.True(t, ok)
 	assert.Equal(t, github.JobStarted, je.Kind)
+	assert.Equal(t, got[1].JobID, je.JobNumber, "a webhook's job id is the REST number")
+	assert.Equal(t, strconv.FormatInt(got[1].JobID, 10), je.JobID)
 }
 
 func TestMatchLabels(t *testing.T) {

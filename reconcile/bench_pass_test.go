@@ -48,7 +48,7 @@ func seedPassJournal(b *testing.B, st store.Store, policies, ended, livePerOther
 			state = rm.StateFailed
 		}
 		a := storetest.NewAttempt().Policy(ps[i%policies].ID).Host(host.ID).State(state).
-			Job(rm.Job{ID: int64(i + 1), RunID: int64(i + 1), Workflow: "ci.yml", Name: "build"}).
+			Job(rm.Job{ID: jobKey(int64(i + 1)), RunID: int64(i + 1), Workflow: "ci.yml", Name: "build"}).
 			CreatedAt(base.Add(time.Duration(i) * 4 * time.Minute)).Build()
 		if err := st.RecordAttempt(ctx, a); err != nil {
 			b.Fatal(err)

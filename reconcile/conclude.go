@@ -33,7 +33,7 @@ func (p *pass) concludeExited(ctx context.Context) {
 		_, listed := p.findRunner(it.a)
 		ranJob := p.ranJob(it)
 		f := exitFacts{
-			job:          it.a.State == rm.StateBusy || it.a.Job.ID != 0,
+			job:          it.a.State == rm.StateBusy || it.a.Job.Known(),
 			ranJob:       ranJob,
 			jobCompleted: rt.jobCompleted,
 			exitCode:     code,
@@ -53,11 +53,11 @@ func (p *pass) concludeExited(ctx context.Context) {
 			continue
 		}
 		o, wait := outcomeFor(f)
-		if !wait && o.Kind == rm.CompletedJob && it.a.Job.ID == 0 && !f.waited && !ranJob {
+		if !wait && o.Kind == rm.CompletedJob && !it.a.Job.Known() && !f.waited && !ranJob {
 			// Seen busy, but which job? GitHub's word names it shortly.
 			wait = true
 		}
-		if !wait && ranJob && it.a.Job.ID == 0 {
+		if !wait && ranJob && !it.a.Job.Known() {
 			// The runner's own trace says it ran a job: conclude now, and
 			// let GitHub's word name the job later (applyEvents).
 			if o.Detail == "" {
@@ -129,7 +129,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	if l.cfg.Meters != nil {
 		l.cfg.Meters.Ended(a.ID, o)
 	}
-	if rt, _ := l.tab.get(a.ID); (o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.ID != 0) && !rt.jobCompleted {
+	if rt, _ := l.tab.get(a.ID); (o.Kind == rm.CompletedJob || !a.BusyAt.IsZero() || a.Job.Known()) && !rt.jobCompleted {
 		// Its job may still count in the demand figure (see demandNow),
 		// unless GitHub said it completed: that word came with a figure
 		// that no longer counts it (a scale-set message's statistics, a
@@ -221,7 +221,7 @@ func (p *pass) logConclusion(it *item, a rm.Attempt, o rm.Outcome, code int) {
 	if a.ExitCode != nil {
 		args = append(args, "exit_code", *a.ExitCode)
 	}
-	if a.Job.ID != 0 {
+	if a.Job.Known() {
 		args = append(args, "job", a.Job.ID)
 	}
 	if a.Usage.Samples > 0 {

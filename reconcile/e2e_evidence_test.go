@@ -40,7 +40,7 @@ func TestE2EWorkerLogConcludesBeforeGitHub(t *testing.T) {
 	for _, a := range done {
 		require.NotNil(t, a.ExitCode)
 		assert.Equal(t, 0, *a.ExitCode)
-		assert.Zero(t, a.Job.ID, "GitHub has not named the job yet")
+		assert.False(t, a.Job.Known(), "GitHub has not named the job yet")
 		assert.Contains(t, a.Outcome.Detail, "Worker log")
 		assert.False(t, a.BusyAt.IsZero())
 	}

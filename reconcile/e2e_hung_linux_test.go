@@ -3,6 +3,7 @@
 package reconcile_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestE2EHungAfterItsJob(t *testing.T) {
 			assert.GreaterOrEqual(t, a.EndedAt.Sub(doneAt), grace, "not stopped before the grace")
 			assert.Equal(t, rm.CompletedJob, a.Outcome.Kind, a.Outcome.String())
 			assert.Equal(t, "stopped: hung after its job ended", a.Outcome.Detail)
-			assert.Equal(t, hung, a.Job.ID, "its job is named")
+			assert.Equal(t, w.jobKey(mode, hung), a.Job.ID, "its job is named")
 			assert.Equal(t, 1, strings.Count(w.logs.String(), "runner hung after its job ended"), "one warning")
 
 			next := w.enqueue(1, 100*time.Millisecond, 8<<20)[0]
@@ -57,7 +58,7 @@ func TestE2EHungAfterItsJob(t *testing.T) {
 			// classic poll may name it after its conclusion).
 			w.waitFor(30*time.Second, "the next job's attempt to be concluded and named", func() bool {
 				for _, b := range w.attempts() {
-					if b.ID != a.ID && !b.Live() && b.Job.ID == next && b.Outcome.Kind == rm.CompletedJob {
+					if b.ID != a.ID && !b.Live() && b.Job.ID == w.jobKey(mode, next) && b.Outcome.Kind == rm.CompletedJob {
 						return true
 					}
 				}
@@ -66,4 +67,14 @@ func TestE2EHungAfterItsJob(t *testing.T) {
 			w.settled(15 * time.Second)
 		})
 	}
+}
+
+// jobKey is the id the journal names fake job id by: the scale-set
+// message's jobId, or the REST job number in classic mode.
+func (w *world) jobKey(mode rm.Mode, id int64) string {
+	if mode == rm.ModeClassic {
+		return strconv.FormatInt(id, 10)
+	}
+	rec, _ := w.fake.Job(id)
+	return rec.ScaleSetJobID
 }

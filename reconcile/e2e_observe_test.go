@@ -80,13 +80,13 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 				// figure moves; no runner is stopped as a zombie, and the
 				// one that ran the job is never stopped.
 				assert.NotContains(t, a.LastMessage, "stopping: zombie", "attempt %s", a.ID)
-				if a.Job.ID != 0 {
+				if a.Job.Known() {
 					assert.NotContains(t, a.LastMessage, "stopping", "attempt %s ran a job", a.ID)
 				}
-				if a.Outcome.Kind == rm.CompletedJob && a.Job.ID == jobs[0].ID {
+				if a.Outcome.Kind == rm.CompletedJob && a.Job.ID == w.jobID(jobs[0]) {
 					ran = true
 				}
-				if a.ID == spare.ID && a.Job.ID == 0 {
+				if a.ID == spare.ID && !a.Job.Known() {
 					assert.True(t, a.Live(), "the idle spare is still there: %s", a.Outcome)
 				}
 			}

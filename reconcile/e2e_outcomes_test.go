@@ -48,7 +48,7 @@ func (w *world) assertJobsCompleted(t *testing.T, named bool) {
 		}
 		assert.Equal(t, rm.CompletedJob, a.Outcome.Kind, "job %d's attempt %s: %s", j.ID, a.ID, a.Outcome)
 		if named {
-			assert.Equal(t, j.ID, a.Job.ID, "attempt %s names its job", a.ID)
+			assert.Equal(t, w.jobID(j), a.Job.ID, "attempt %s names its job", a.ID)
 		}
 	}
 }
@@ -80,14 +80,14 @@ func TestE2EClassicJobWord(t *testing.T) {
 			}
 			if !assert.Eventually(t, func() bool {
 				for _, a := range w.attempts() {
-					if ran[a.RunnerName] && (a.Outcome.Kind != rm.CompletedJob || a.Job.ID == 0) {
+					if ran[a.RunnerName] && (a.Outcome.Kind != rm.CompletedJob || !a.Job.Known()) {
 						return false
 					}
 				}
 				return true
 			}, 3*tt.poll+5*time.Second, 20*time.Millisecond, "every attempt that ran a job is completed_job, named") {
 				for _, a := range w.attempts() {
-					t.Logf("attempt %s ran=%v: %s job %d", a.ID, ran[a.RunnerName], a.Outcome, a.Job.ID)
+					t.Logf("attempt %s ran=%v: %s job %q", a.ID, ran[a.RunnerName], a.Outcome, a.Job.ID)
 				}
 			}
 			w.assertJobsCompleted(t, true)

@@ -122,12 +122,12 @@ func TestE2EKilledManager(t *testing.T) {
 		assert.False(t, runners[j.RunnerName], "runner %s ran two jobs", j.RunnerName)
 		runners[j.RunnerName] = true
 	}
-	completed := map[int64]bool{}
+	completed := map[string]bool{}
 	outcomes := map[string]int{}
 	for _, a := range w.attempts() {
 		outcomes[a.Outcome.String()]++
-		if a.Outcome.Kind == rm.CompletedJob && a.Job.ID != 0 {
-			assert.False(t, completed[a.Job.ID], "job %d concluded twice", a.Job.ID)
+		if a.Outcome.Kind == rm.CompletedJob && a.Job.Known() {
+			assert.False(t, completed[a.Job.ID], "job %s concluded twice", a.Job.ID)
 			completed[a.Job.ID] = true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,28 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		}
 	})
 	return w
+}
+
+// jobID is the id the journal names fake job j by, in the world's mode: its
+// REST number in decimal in classic mode, else the jobId of its scale-set
+// messages (a UUID unless the fake was told otherwise), or its
+// runnerRequestId in decimal where they carry none.
+func (w *world) jobID(j fakegithub.JobRecord) string {
+	switch {
+	case w.mode == rm.ModeClassic:
+		return strconv.FormatInt(j.ID, 10)
+	case j.ScaleSetJobID == "":
+		return strconv.FormatInt(j.RequestID, 10)
+	}
+	return j.ScaleSetJobID
+}
+
+// jobIDOf is jobID of the fake's job numbered id.
+func (w *world) jobIDOf(id int64) string {
+	w.t.Helper()
+	j, ok := w.fake.Job(id)
+	require.True(w.t, ok, "job %d", id)
+	return w.jobID(j)
 }
 
 func (w *world) openJournal() {
@@ -343,7 +366,7 @@ func TestE2EFiftyJobs(t *testing.T) {
 			// job's name from GitHub's next word.
 			require.Eventually(t, func() bool {
 				for _, a := range w.attempts() {
-					if a.Outcome.Kind == rm.CompletedJob && a.Job.ID == 0 {
+					if a.Outcome.Kind == rm.CompletedJob && !a.Job.Known() {
 						return false
 					}
 				}
@@ -358,25 +381,30 @@ func TestE2EFiftyJobs(t *testing.T) {
 			jobs := w.fake.Jobs()
 			require.Len(t, jobs, 50)
 			assert.LessOrEqual(t, maxOverlap(jobs), 4)
-			runners := map[string]int64{}
+			runners := map[string]string{}
 			for _, j := range jobs {
 				assert.Equal(t, "succeeded", j.Result, "job %d", j.ID)
 				assert.Equal(t, 1, j.Starts, "job %d ran once", j.ID)
 				if prev, dup := runners[j.RunnerName]; dup {
-					t.Errorf("jobs %d and %d ran on one runner %s", prev, j.ID, j.RunnerName)
+					t.Errorf("jobs %s and %d ran on one runner %s", prev, j.ID, j.RunnerName)
 				}
-				runners[j.RunnerName] = j.ID
+				runners[j.RunnerName] = w.jobID(j)
 			}
 
-			byJob := map[int64]rm.Attempt{}
+			byJob := map[string]rm.Attempt{}
 			metered := 0
 			for _, a := range w.attempts() {
 				switch a.Outcome.Kind {
 				case rm.CompletedJob:
 					_, dup := byJob[a.Job.ID]
-					assert.False(t, dup, "job %d concluded twice", a.Job.ID)
+					assert.False(t, dup, "job %s concluded twice", a.Job.ID)
 					byJob[a.Job.ID] = a
 					assert.Equal(t, runners[a.RunnerName], a.Job.ID, "the journal names the job its runner ran")
+					if mode == rm.ModeClassic {
+						assert.Equal(t, a.Job.ID, strconv.FormatInt(a.Job.Number, 10), "a classic job keeps its REST number")
+					} else {
+						assert.Zero(t, a.Job.Number, "scale-set messages carry no REST number")
+					}
 					require.NotNil(t, a.ExitCode)
 					assert.Equal(t, 0, *a.ExitCode)
 					if a.Usage.Samples > 0 && a.Usage.PeakRSSBytes > 0 {
@@ -389,7 +417,7 @@ func TestE2EFiftyJobs(t *testing.T) {
 				}
 			}
 			for _, id := range ids {
-				assert.Contains(t, byJob, id, "job %d has its CompletedJob attempt", id)
+				assert.Contains(t, byJob, w.jobIDOf(id), "job %d has its CompletedJob attempt", id)
 			}
 			assert.GreaterOrEqual(t, metered, 40, "most attempts carry their usage")
 			limit, remaining, _ := w.fake.RateLimit()

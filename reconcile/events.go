@@ -46,8 +46,8 @@ func (p *pass) applyEvents(ctx context.Context) {
 			a, _ = a.MoveTo(rm.StateBusy, p.now)
 			changed = true
 		}
-		if a.Job.ID == 0 && ev.JobID != 0 {
-			a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
+		if !a.Job.Known() && ev.JobID != "" {
+			a.Job = eventJob(ev)
 			changed, named = true, true
 		}
 		if changed && p.record(ctx, it, a) {
@@ -86,12 +86,12 @@ func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 	}
 	was := a.Outcome
 	o, correct := lateOutcome(a, ev)
-	name := a.Job.ID == 0 && ev.JobID != 0 && (correct || a.Outcome.Kind == rm.CompletedJob)
+	name := !a.Job.Known() && ev.JobID != "" && (correct || a.Outcome.Kind == rm.CompletedJob)
 	if !correct && !name {
 		return
 	}
 	if name {
-		a.Job = rm.Job{ID: ev.JobID, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
+		a.Job = eventJob(ev)
 	}
 	if correct {
 		if a.BusyAt.IsZero() {
@@ -118,4 +118,11 @@ func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 		return
 	}
 	l.log.Info("job named after its runner ended", "attempt", id.String(), "runner", ev.RunnerName, "job", ev.JobID, "job_name", ev.DisplayName)
+}
+
+// eventJob is the job a job event names: its id as GitHub's source gave it
+// (a scale-set jobId, or a REST number in decimal) and the REST number when
+// the event carries one.
+func eventJob(ev github.JobEvent) rm.Job {
+	return rm.Job{ID: ev.JobID, Number: ev.JobNumber, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
 }

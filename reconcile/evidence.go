@@ -26,7 +26,10 @@ func (p *pass) wordAfter(t time.Time) bool {
 func lateOutcome(a rm.Attempt, ev github.JobEvent) (rm.Outcome, bool) {
 	completed := ev.Kind == github.JobCompleted
 	clean := a.ExitCode == nil || *a.ExitCode == 0
-	said := fmt.Sprintf("GitHub said after its conclusion (%s) that it ran job %d", a.Outcome, ev.JobID)
+	said := fmt.Sprintf("GitHub said after its conclusion (%s) that it ran a job", a.Outcome)
+	if ev.JobID != "" {
+		said = fmt.Sprintf("GitHub said after its conclusion (%s) that it ran job %s", a.Outcome, ev.JobID)
+	}
 	switch a.Outcome.Kind {
 	case rm.ExitedIdleWithoutWork:
 		if completed || clean {
@@ -54,7 +57,7 @@ func (p *pass) unproven(window time.Time) map[rm.PolicyID]int {
 	n := make(map[rm.PolicyID]int)
 	for _, it := range p.items {
 		a := it.a
-		if it.concluded || a.CreatedAt.Before(window) || !a.BusyAt.IsZero() || a.Job.ID != 0 {
+		if it.concluded || a.CreatedAt.Before(window) || !a.BusyAt.IsZero() || a.Job.Known() {
 			continue
 		}
 		switch a.State {

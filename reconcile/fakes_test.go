@@ -522,10 +522,14 @@ func (e *env) record(a rm.Attempt) rm.Attempt {
 	return a
 }
 
+// jobKey is the scale-set jobId of test job n: a UUID, as on github.com,
+// that reads as no number.
+func jobKey(n int64) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
+
 func started(name string, job int64) github.JobEvent {
-	return github.JobEvent{Kind: github.JobStarted, RunnerName: name, JobID: job, RunID: job * 10, DisplayName: fmt.Sprintf("build %d", job), Workflow: "ci.yml"}
+	return github.JobEvent{Kind: github.JobStarted, RunnerName: name, JobID: jobKey(job), RunID: job * 10, DisplayName: fmt.Sprintf("build %d", job), Workflow: "ci.yml"}
 }
 
 func completed(name string, job int64) github.JobEvent {
-	return github.JobEvent{Kind: github.JobCompleted, RunnerName: name, JobID: job, Result: "succeeded"}
+	return github.JobEvent{Kind: github.JobCompleted, RunnerName: name, JobID: jobKey(job), Result: "succeeded"}
 }

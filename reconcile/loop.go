@@ -184,7 +184,7 @@ func (l *Loop) ReportDemand(d github.Demand) {
 		// A figure that comes with a job's completion no longer counts it,
 		// even if it is dated before the runner's exit (a classic figure
 		// a webhook updated keeps its poll's time).
-		if e.Kind == github.JobCompleted && (e.JobID != 0 || e.RunnerName != "") {
+		if e.Kind == github.JobCompleted && (e.JobID != "" || e.RunnerName != "") {
 			done := jobEnd{job: e.JobID, runner: e.RunnerName}
 			l.jobEnds = slices.DeleteFunc(l.jobEnds, done.same)
 			l.doneJobs = append(l.doneJobs, done)
@@ -208,18 +208,18 @@ func (l *Loop) ReportDemand(d github.Demand) {
 // the Worker it ran, may not have had GitHub's word yet), and its runner.
 type jobEnd struct {
 	at     time.Time
-	job    int64 // 0: not known
+	job    string // rm.Job.ID; "": not known
 	runner string
 }
 
 // same reports whether o is of the same job or the same runner as e.
 func (e jobEnd) same(o jobEnd) bool {
-	return e.job != 0 && e.job == o.job || e.runner != "" && e.runner == o.runner
+	return e.job != "" && e.job == o.job || e.runner != "" && e.runner == o.runner
 }
 
 // jobEnded notes that an attempt whose runner (named runner) ran a job
-// (job, 0 if not known) ended at t (its exit).
-func (l *Loop) jobEnded(t time.Time, job int64, runner string) {
+// (job, its rm.Job.ID, "" if not known) ended at t (its exit).
+func (l *Loop) jobEnded(t time.Time, job string, runner string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	end := jobEnd{at: t, job: job, runner: runner}

@@ -178,7 +178,7 @@ func TestJobWordAfterExit(t *testing.T) {
 		e.pass()
 		got := e.attempt(a.ID)
 		assert.Equal(t, rm.CompletedJob, got.Outcome.Kind, "%s", got.Outcome)
-		assert.Equal(t, int64(3), got.Job.ID)
+		assert.Equal(t, jobKey(3), got.Job.ID)
 	})
 	t.Run("SilentSource", func(t *testing.T) {
 		e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), nil)
@@ -223,7 +223,7 @@ func TestLateWordCorrectsLost(t *testing.T) {
 	got = e.attempt(id)
 	assert.Equal(t, rm.StateFinished, got.State)
 	assert.Equal(t, rm.CompletedJob, got.Outcome.Kind, "%s", got.Outcome)
-	assert.Equal(t, int64(21), got.Job.ID)
+	assert.Equal(t, jobKey(21), got.Job.ID, "a late job end names the job by its string id")
 	assert.False(t, got.BusyAt.IsZero())
 	assert.Contains(t, e.logs.String(), "ran a job after all")
 	told, _ = e.meters.endedWith(id)

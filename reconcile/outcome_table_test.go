@@ -140,7 +140,7 @@ func TestLateOutcome(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, ok := lateOutcome(tt.a, github.JobEvent{Kind: tt.kind, JobID: 5})
+			o, ok := lateOutcome(tt.a, github.JobEvent{Kind: tt.kind, JobID: "5"})
 			assert.Equal(t, tt.correct, ok)
 			if ok {
 				assert.Equal(t, rm.CompletedJob, o.Kind)

@@ -116,7 +116,7 @@ func TestConclusion(t *testing.T) {
 				e.pass()
 				got := e.attempt(a.ID)
 				require.Equal(e.t, rm.CompletedJob, got.Outcome.Kind, "concluded at once, without GitHub's word")
-				require.Zero(e.t, got.Job.ID, "the job is not known yet")
+				require.False(e.t, got.Job.Known(), "the job is not known yet")
 				require.False(e.t, got.BusyAt.IsZero(), "it was busy")
 				e.target.drop(a.RunnerName)
 				e.clock.Advance(time.Second)
@@ -190,7 +190,11 @@ func TestConclusion(t *testing.T) {
 			assert.Contains(t, got.Outcome.Detail, tt.detail)
 			require.NotNil(t, got.ExitCode)
 			assert.Equal(t, tt.exitCode, *got.ExitCode)
-			assert.Equal(t, tt.job, got.Job.ID)
+			if tt.job != 0 {
+				assert.Equal(t, jobKey(tt.job), got.Job.ID)
+			} else {
+				assert.False(t, got.Job.Known(), "no job named: %+v", got.Job)
+			}
 			assert.Equal(t, rm.AttemptUsage{PeakRSSBytes: 64 << 20, CPUAvgMillicores: 250, CPUPeakMillicores: 900, Samples: 3}, got.Usage)
 			told, ok := e.meters.endedWith(a.ID)
 			require.True(t, ok, "the meters are told it ended")
@@ -380,7 +384,7 @@ func TestRepairsWhatACrashLeft(t *testing.T) {
 	adopted := e.record(attempt().State(rm.StateIdle).GitHubRunnerID(556).ProcessID(4242).ProcessStart(99).Build())
 	e.target.add(github.Runner{ID: 556, Name: adopted.RunnerName})
 	busyGone := e.record(attempt().State(rm.StateBusy).GitHubRunnerID(557).ProcessID(4243).ProcessStart(1).
-		Job(rm.Job{ID: 31, Name: "test"}).Build())
+		Job(rm.Job{ID: jobKey(31), Name: "test"}).Build())
 	listedGone := e.record(attempt().State(rm.StateIdle).GitHubRunnerID(558).ProcessID(4244).ProcessStart(1).Build())
 	e.target.add(github.Runner{ID: 558, Name: listedGone.RunnerName})
 	lost := e.record(attempt().State(rm.StateStarting).GitHubRunnerID(559).ProcessID(4245).ProcessStart(1).Build())

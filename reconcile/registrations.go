@@ -54,7 +54,7 @@ func (r *registry) prune(items []*item) {
 // the journal and GitHub's job words know: such a runner is never stopped
 // as a zombie, whatever a list or a lookup says of its registration.
 func (p *pass) running(it *item) bool {
-	if it.a.State != rm.StateBusy && it.a.Job.ID == 0 {
+	if it.a.State != rm.StateBusy && !it.a.Job.Known() {
 		return false
 	}
 	rt, _ := p.l.tab.get(it.a.ID)

@@ -330,7 +330,7 @@ func TestSparesScaleDownAndStop(t *testing.T) {
 	e.pass()
 	require.Len(t, e.live(), 1)
 	for _, a := range e.ended() {
-		if a.Job.ID == 0 {
+		if !a.Job.Known() {
 			assert.Equal(t, rm.ExitedIdleWithoutWork, a.Outcome.Kind)
 			assert.True(t, strings.Contains(a.Outcome.Detail, "scaled down"), a.Outcome.Detail)
 		}
@@ -362,7 +362,7 @@ func TestSparesCapacityWhileARunnerExits(t *testing.T) {
 	require.NotEmpty(t, e.notBusy(), "a spare beside the two jobs")
 	var done rm.Attempt
 	for _, a := range e.live() {
-		if a.State == rm.StateBusy && a.Job.ID == 1 {
+		if a.State == rm.StateBusy && a.Job.ID == jobKey(1) {
 			done = a
 		}
 	}

@@ -156,15 +156,20 @@ type PolicyStatus struct {
 
 // AttemptStatus is one live (or just ended) attempt's figures.
 type AttemptStatus struct {
-	ID            rm.AttemptID    `json:"id"`
-	Policy        rm.PolicyID     `json:"policy"`
-	RunnerName    string          `json:"runner_name"`
-	State         rm.AttemptState `json:"state"`
-	Job           string          `json:"job"`
-	CreatedAt     time.Time       `json:"created_at"`
-	RSSBytes      uint64          `json:"rss_bytes"`
-	PeakRSSBytes  uint64          `json:"peak_rss_bytes"`
-	CPUMillicores uint32          `json:"cpu_millicores"`
+	ID         rm.AttemptID    `json:"id"`
+	Policy     rm.PolicyID     `json:"policy"`
+	RunnerName string          `json:"runner_name"`
+	State      rm.AttemptState `json:"state"`
+	// Job names the attempt's job for people: its display name, else its
+	// id; "" before one.
+	Job string `json:"job"`
+	// JobID is the job's id as its source gave it (rm.Job.ID: a scale-set
+	// jobId, or a classic REST job number in decimal); "" before one.
+	JobID         string    `json:"job_id"`
+	CreatedAt     time.Time `json:"created_at"`
+	RSSBytes      uint64    `json:"rss_bytes"`
+	PeakRSSBytes  uint64    `json:"peak_rss_bytes"`
+	CPUMillicores uint32    `json:"cpu_millicores"`
 	// UsageSource says where the figures came from (rm.UsageFromCgroup,
 	// rm.UsageFromProcessTree).
 	UsageSource string `json:"usage_source"`
@@ -203,7 +208,7 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 				ps.Busy++
 			}
 			out.Attempts = append(out.Attempts, AttemptStatus{
-				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job),
+				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job), JobID: a.Job.ID,
 				CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes, LastMessage: a.LastMessage,
 			})
 		}
@@ -279,8 +284,8 @@ func jobLabel(j rm.Job) string {
 	switch {
 	case j.Name != "":
 		return j.Name
-	case j.ID != 0:
-		return fmt.Sprint(j.ID)
+	case j.Known():
+		return j.ID
 	}
 	return ""
 }

@@ -27,9 +27,9 @@ func TestStatusFromJournal(t *testing.T) {
 	}
 	now := storetest.Now()
 	busy := storetest.NewAttempt().Policy(home.ID).Host(host.ID).State(rm.StateBusy).
-		Job(rm.Job{ID: 7, Name: "build"}).Usage(rm.AttemptUsage{PeakRSSBytes: 900, Samples: 3}).Build()
+		Job(rm.Job{ID: "7", Number: 7, Name: "build"}).Usage(rm.AttemptUsage{PeakRSSBytes: 900, Samples: 3}).Build()
 	idle := storetest.NewAttempt().Policy(home.ID).Host(host.ID).State(rm.StateIdle).LastMessage("waiting").Build()
-	noName := storetest.NewAttempt().Policy(gpu.ID).Host(host.ID).State(rm.StateBusy).Job(rm.Job{ID: 9}).Build()
+	noName := storetest.NewAttempt().Policy(gpu.ID).Host(host.ID).State(rm.StateBusy).Job(rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e"}).Build()
 	done := storetest.NewAttempt().Policy(home.ID).Host(host.ID).State(rm.StateFinished).Build()
 	for _, a := range []rm.Attempt{busy, idle, noName, done} {
 		require.NoError(t, st.RecordAttempt(ctx, a))
@@ -52,7 +52,10 @@ func TestStatusFromJournal(t *testing.T) {
 		require.Len(t, byID, 3, "only live attempts")
 		assert.Equal(t, "build", byID[busy.ID].Job)
 		assert.Equal(t, uint64(900), byID[busy.ID].PeakRSSBytes)
-		assert.Equal(t, "9", byID[noName.ID].Job, "a job without a name shows its id")
+		assert.Equal(t, "0f8fad5b-d9cb-469f-a165-70867728950e", byID[noName.ID].Job, "a job without a name shows its id")
+		assert.Equal(t, "0f8fad5b-d9cb-469f-a165-70867728950e", byID[noName.ID].JobID)
+		assert.Equal(t, "7", byID[busy.ID].JobID)
+		assert.Empty(t, byID[idle.ID].JobID, "no job yet")
 		assert.Equal(t, "waiting", byID[idle.ID].LastMessage)
 		assert.Equal(t, rm.StateIdle, byID[idle.ID].State)
 	})

@@ -38,7 +38,7 @@ func TestWeightOf(t *testing.T) {
 	h := rm.NewHostID()
 	p := rm.NewPolicyID()
 	done := storetest.NewAttempt().Policy(p).State(rm.StateFinished).
-		Job(rm.Job{ID: 1, Workflow: "ci.yml", Name: "build"}).Usage(rm.AttemptUsage{PeakRSSBytes: 1 << 30}).Build()
+		Job(rm.Job{ID: "1", Number: 1, Workflow: "ci.yml", Name: "build"}).Usage(rm.AttemptUsage{PeakRSSBytes: 1 << 30}).Build()
 	w, ok := store.WeightOf(done, h, "acme/app")
 	assert.True(t, ok)
 	assert.Equal(t, store.JobKey{Repository: "acme/app", Workflow: "ci.yml", Name: "build"}, w.Job)

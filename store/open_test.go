@@ -160,7 +160,8 @@ func TestMigratePolicyRemoved(t *testing.T) {
 	require.NoError(t, s.Close())
 	db, err := sql.Open("sqlite3", "file:"+path)
 	require.NoError(t, err)
-	_, err = db.Exec(`ALTER TABLE policies DROP COLUMN removed_at; ALTER TABLE policies DROP COLUMN removed_name; PRAGMA user_version = 7`)
+	_, err = db.Exec(`ALTER TABLE policies DROP COLUMN removed_at; ALTER TABLE policies DROP COLUMN removed_name;
+		ALTER TABLE attempts DROP COLUMN job_key; PRAGMA user_version = 7`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
@@ -218,4 +219,36 @@ func TestOpenReadOnly(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "older than this program's")
 	})
+}
+
+// A journal of schema 8 held a job's REST number (or a scale-set jobId that
+// read as a number) in job_id alone: 0009 names the job by that number in
+// decimal, and a row with no job stays without one.
+func TestMigrateJobKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	s, err := store.OpenSQLite(path)
+	require.NoError(t, err)
+	p := storetest.NewPolicy().Build()
+	require.NoError(t, s.InsertPolicy(t.Context(), p))
+	ran := storetest.NewAttempt().Policy(p.ID).State(rm.StateBusy).
+		Job(rm.Job{ID: "9007199254740993", Number: 1<<53 + 1, RunID: 5, Name: "build"}).Build()
+	idle := storetest.NewAttempt().Policy(p.ID).State(rm.StateIdle).Build()
+	require.NoError(t, s.RecordAttempt(t.Context(), ran))
+	require.NoError(t, s.RecordAttempt(t.Context(), idle))
+	require.NoError(t, s.Close())
+	db, err := sql.Open("sqlite3", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.Exec(`ALTER TABLE attempts DROP COLUMN job_key; PRAGMA user_version = 8`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err = store.OpenSQLite(path)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := s.Attempt(t.Context(), ran.ID)
+	require.NoError(t, err)
+	assert.Equal(t, ran.Job, got.Job, "the number names the job")
+	got, err = s.Attempt(t.Context(), idle.ID)
+	require.NoError(t, err)
+	assert.False(t, got.Job.Known(), "no job: none named")
 }

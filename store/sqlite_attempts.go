@@ -19,7 +19,7 @@ const attemptColumns = `id, policy_id, state, runner_name, github_runner_id, pid
 	job_id, job_run_id, job_workflow, job_name, exit_code,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
-	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source`
+	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, job_key`
 
 // activeAttemptsQuery reads a policy's live attempts from the partial index
 // only; INDEXED BY makes SQLite fail rather than fall back to a scan.
@@ -44,10 +44,10 @@ func scanAttempt(sc interface{ Scan(...any) error }) (rm.Attempt, error) {
 		cpuAvg, cpuPeak, samples                          int64
 	)
 	err := sc.Scan(&a.ID, &a.Policy, &state, &a.RunnerName, &a.GitHubRunnerID, &a.PID, &pstart,
-		&a.Job.ID, &a.Job.RunID, &a.Job.Workflow, &a.Job.Name, &exit,
+		&a.Job.Number, &a.Job.RunID, &a.Job.Workflow, &a.Job.Name, &exit,
 		&rss, &cpuAvg, &cpuPeak, &samples,
 		&outcomeKind, &outcomeReason, &a.Outcome.Detail,
-		&created, &reg, &started, &idle, &busy, &ended, &updated, &a.LastMessage, &a.Usage.Source)
+		&created, &reg, &started, &idle, &busy, &ended, &updated, &a.LastMessage, &a.Usage.Source, &a.Job.ID)
 	if err != nil {
 		return rm.Attempt{}, err
 	}
@@ -84,19 +84,19 @@ func attemptArgs(a rm.Attempt) []any {
 		exit = int64(*a.ExitCode)
 	}
 	return []any{a.Policy, string(a.State), a.RunnerName, a.GitHubRunnerID, a.PID, int64(a.ProcessStart),
-		a.Job.ID, a.Job.RunID, a.Job.Workflow, a.Job.Name, exit,
+		a.Job.Number, a.Job.RunID, a.Job.Workflow, a.Job.Name, exit,
 		int64(a.Usage.PeakRSSBytes), int64(a.Usage.CPUAvgMillicores), int64(a.Usage.CPUPeakMillicores), int64(a.Usage.Samples),
 		string(a.Outcome.Kind), string(a.Outcome.Reason), a.Outcome.Detail,
 		nanos(a.RegisterAt), nanos(a.StartedAt), nanos(a.IdleAt), nanos(a.BusyAt), nanos(a.EndedAt),
-		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source}
+		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source, a.Job.ID}
 }
 
 const insertAttempt = `INSERT INTO attempts (policy_id, state, runner_name, github_runner_id, pid, process_start,
 	job_id, job_run_id, job_workflow, job_name, exit_code,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
-	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, id, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, job_key, id, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // updateAttempt never changes created_at: an attempt keeps its place in
 // time, and in the indexes.
@@ -105,7 +105,7 @@ const updateAttempt = `UPDATE attempts SET policy_id = ?, state = ?, runner_name
 	peak_rss_bytes = ?, cpu_avg_millicores = ?, cpu_peak_millicores = ?, samples = ?,
 	outcome_kind = ?, outcome_reason = ?, outcome_detail = ?,
 	register_at = ?, started_at = ?, idle_at = ?, busy_at = ?, ended_at = ?, updated_at = ?, last_message = ?,
-	usage_source = ?
+	usage_source = ?, job_key = ?
 	WHERE id = ?`
 
 // RecordAttempt inserts a new attempt or updates an existing one, reading

@@ -140,8 +140,8 @@ func jobName(j rm.Job) string {
 		return j.Name
 	case w != "":
 		return w
-	case j.ID != 0:
-		return "job " + itoa(j.ID)
+	case j.Known():
+		return "job " + j.ID
 	}
 	return ""
 }

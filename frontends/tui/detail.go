@@ -209,18 +209,31 @@ func (d *detailLines) line(label string, spans ...span) {
 // workflow.
 func jobDetail(r AttemptRow) string {
 	rec := r.Record
-	if rec == nil || rec.Job.ID == 0 {
+	if rec == nil || !rec.Job.Known() {
 		return cmp.Or(r.Job, "-")
 	}
 	j := rec.Job
-	s := fmt.Sprintf("%s (run %d, job %d)", j.Name, j.RunID, j.ID)
+	s := fmt.Sprintf("%s (run %d, %s)", j.Name, j.RunID, jobIDs(j))
 	if j.Name == "" {
-		s = fmt.Sprintf("job %d (run %d)", j.ID, j.RunID)
+		s = fmt.Sprintf("%s (run %d)", jobIDs(j), j.RunID)
 	}
 	if j.Workflow != "" {
 		s += " · " + j.Workflow
 	}
 	return s
+}
+
+// jobIDs names a job by its ids: "job 42" when its id is its REST number
+// (classic mode), "job 3f2a…" for a scale-set jobId, and both, "job 42, id
+// 3f2a…", when the REST number of a scale-set job is known too.
+func jobIDs(j rm.Job) string {
+	switch {
+	case j.Number == 0:
+		return "job " + j.ID
+	case itoa(j.Number) == j.ID:
+		return "job " + j.ID
+	}
+	return fmt.Sprintf("job %d, id %s", j.Number, j.ID)
 }
 
 // history draws one line per state the attempt went through, with the

@@ -90,26 +90,26 @@ func exit(c int) *int { return &c }
 // fixtureHistory is the journal's view: the live attempts and two ended.
 func fixtureHistory() []rm.Attempt {
 	a1 := rm.Attempt{ID: aid(1), Policy: polHome, State: rm.StateBusy, RunnerName: rm.RunnerName(hostID, aid(1)),
-		Job:       rm.Job{ID: 456, RunID: 123, Workflow: "ci", Name: "build (linux)"},
+		Job:       rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e", RunID: 123, Workflow: "ci", Name: "build (linux)"},
 		CreatedAt: at(11, 57, 10), RegisterAt: at(11, 57, 10).Add(200 * time.Millisecond),
 		StartedAt: at(11, 57, 11).Add(300 * time.Millisecond), IdleAt: at(11, 57, 14), BusyAt: at(11, 57, 20),
 	}
 	a2 := rm.Attempt{ID: aid(2), Policy: polHome, State: rm.StateBusy, RunnerName: rm.RunnerName(hostID, aid(2)),
-		Job:       rm.Job{ID: 457, RunID: 123, Workflow: "ci", Name: "test"},
+		Job:       rm.Job{ID: "457", Number: 457, RunID: 123, Workflow: "ci", Name: "test"},
 		CreatedAt: at(11, 58, 30), RegisterAt: at(11, 58, 30), StartedAt: at(11, 58, 31), BusyAt: at(11, 58, 40)}
 	a3 := rm.Attempt{ID: aid(3), Policy: polHome, State: rm.StateIdle, RunnerName: rm.RunnerName(hostID, aid(3)),
 		CreatedAt: at(11, 59, 40), RegisterAt: at(11, 59, 40), StartedAt: at(11, 59, 41), IdleAt: at(11, 59, 45)}
 	a4 := rm.Attempt{ID: aid(4), Policy: polDocs, State: rm.StateBusy, RunnerName: rm.RunnerName(hostID, aid(4)),
-		Job:       rm.Job{ID: 900, RunID: 77, Workflow: "pages", Name: "deploy"},
+		Job:       rm.Job{ID: "900", Number: 900, RunID: 77, Workflow: "pages", Name: "deploy"},
 		CreatedAt: at(11, 59, 0), RegisterAt: at(11, 59, 0), StartedAt: at(11, 59, 1), BusyAt: at(11, 59, 5)}
 	a5 := rm.Attempt{ID: aid(5), Policy: polHome, State: rm.StateFinished, RunnerName: rm.RunnerName(hostID, aid(5)),
-		Job:       rm.Job{ID: 455, RunID: 122, Workflow: "ci", Name: "lint"},
+		Job:       rm.Job{ID: "455", Number: 455, RunID: 122, Workflow: "ci", Name: "lint"},
 		ExitCode:  exit(0),
 		Usage:     rm.AttemptUsage{PeakRSSBytes: 800 * mib, CPUAvgMillicores: 600, CPUPeakMillicores: 1900, Samples: 120},
 		Outcome:   rm.Outcome{Kind: rm.CompletedJob},
 		CreatedAt: at(11, 40, 0), RegisterAt: at(11, 40, 0), StartedAt: at(11, 40, 1), BusyAt: at(11, 40, 9), EndedAt: at(11, 44, 0)}
 	a6 := rm.Attempt{ID: aid(6), Policy: polGPU, State: rm.StateFailed, RunnerName: rm.RunnerName(hostID, aid(6)),
-		Job:         rm.Job{ID: 901, RunID: 78, Workflow: "夜間", Name: "テスト"}, // wide runes
+		Job:         rm.Job{ID: "901", Number: 901, RunID: 78, Workflow: "夜間", Name: "テスト"}, // wide runes
 		Outcome:     rm.FailedWith(rm.StartTimeout, "no runner online after 5m"),
 		LastMessage: "killed the process tree after the start timeout",
 		CreatedAt:   at(11, 30, 0), RegisterAt: at(11, 30, 0), StartedAt: at(11, 30, 2), EndedAt: at(11, 35, 2)}

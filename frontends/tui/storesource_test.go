@@ -43,9 +43,9 @@ func newJournal(t *testing.T) journal {
 	require.NoError(t, j.store.InsertPolicy(ctx, j.gpu))
 	now := storetest.Now()
 	j.done = storetest.NewAttempt().Policy(j.home.ID).Host(j.host.ID).State(rm.StateFinished).ExitCode(0).
-		Job(rm.Job{ID: 1, Workflow: "ci", Name: "lint"}).CreatedAt(now.Add(-time.Hour)).Build()
+		Job(rm.Job{ID: "1", Number: 1, Workflow: "ci", Name: "lint"}).CreatedAt(now.Add(-time.Hour)).Build()
 	j.busy = storetest.NewAttempt().Policy(j.home.ID).Host(j.host.ID).State(rm.StateBusy).
-		Job(rm.Job{ID: 2, Workflow: "ci", Name: "build"}).CreatedAt(now.Add(-time.Minute)).Build()
+		Job(rm.Job{ID: "2", Number: 2, Workflow: "ci", Name: "build"}).CreatedAt(now.Add(-time.Minute)).Build()
 	j.idle = storetest.NewAttempt().Policy(j.home.ID).Host(j.host.ID).State(rm.StateIdle).CreatedAt(now.Add(-time.Second)).Build()
 	for _, a := range []rm.Attempt{j.done, j.busy, j.idle} {
 		require.NoError(t, j.store.RecordAttempt(ctx, a))

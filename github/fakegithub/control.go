@@ -511,10 +511,13 @@ type JobRecord struct {
 	ID, RunID int64
 	// RequestID is the scale-set service's runnerRequestId (new on requeue).
 	RequestID int64
-	Repo      string
-	Labels    []string
-	Name      string
-	Workflow  string
+	// ScaleSetJobID is the jobId its scale-set messages carry, in the form
+	// WithScaleSetJobIDs set ("" for JobIDNone); it stays on requeue.
+	ScaleSetJobID string
+	Repo          string
+	Labels        []string
+	Name          string
+	Workflow      string
 	// Status is "queued", "in_progress" or "completed".
 	Status string
 	// Result once completed: "succeeded", "failed" or "canceled".
@@ -566,7 +569,7 @@ func (s *Server) EnqueueJob(spec JobSpec) int64 {
 		spec.Workflow = sc.Name + "/.github/workflows/ci.yml@refs/heads/main"
 	}
 	j := &job{spec: spec, rec: JobRecord{
-		ID: id, RunID: runID, RequestID: s.nextRequestID, Repo: sc.Name,
+		ID: id, RunID: runID, RequestID: s.nextRequestID, ScaleSetJobID: s.scaleSetJobID(id), Repo: sc.Name,
 		Labels: spec.Labels, Name: spec.Name, Workflow: spec.Workflow,
 		Status: statusQueued, QueuedAt: s.now(),
 	}}

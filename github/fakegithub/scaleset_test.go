@@ -13,6 +13,7 @@ import (
 
 	"github.com/actions/scaleset"
 	gh "github.com/google/go-github/v88/github"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -322,7 +323,8 @@ func TestAssignedJobNotTakenIsRequeued(t *testing.T) {
 				require.NoError(t, err)
 			}
 			for _, done := range msg.JobCompletedMessages {
-				assert.Equal(t, strconv.FormatInt(job, 10), done.JobID)
+				rec, _ := s.Job(job)
+				assert.Equal(t, rec.ScaleSetJobID, done.JobID, "the same jobId on each requeue")
 				canceled = append(canceled, done.Result)
 			}
 		}
@@ -406,4 +408,60 @@ func TestSessionStaysUntilDeleted(t *testing.T) {
 	session, err := c.MessageSessionClient(ctx, ss.ID, "new-manager")
 	require.NoError(t, err)
 	assert.Equal(t, "new-manager", session.Session().OwnerName)
+}
+
+// A scale-set job message's jobId is a string in the form the fake was
+// given: a UUID by default (as on github.com), the REST number in decimal,
+// or none (an older server: runnerRequestId alone). The REST route gives
+// the REST number whatever the form.
+func TestScaleSetJobIDForms(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		opts  []fakegithub.Option
+		check func(t *testing.T, rec fakegithub.JobRecord, got string)
+	}{
+		{"UUID", nil, func(t *testing.T, rec fakegithub.JobRecord, got string) {
+			_, err := uuid.Parse(got)
+			assert.NoError(t, err, "a UUID: %q", got)
+			assert.Equal(t, rec.ScaleSetJobID, got)
+		}},
+		{"Numeric", []fakegithub.Option{fakegithub.WithScaleSetJobIDs(fakegithub.JobIDNumeric)}, func(t *testing.T, rec fakegithub.JobRecord, got string) {
+			assert.Equal(t, strconv.FormatInt(rec.ID, 10), got)
+			assert.Equal(t, rec.ScaleSetJobID, got)
+		}},
+		{"None", []fakegithub.Option{fakegithub.WithScaleSetJobIDs(fakegithub.JobIDNone)}, func(t *testing.T, rec fakegithub.JobRecord, got string) {
+			assert.Empty(t, got)
+			assert.Empty(t, rec.ScaleSetJobID)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, append(tt.opts, fakegithub.WithPollTimeout(50*time.Millisecond))...)
+			ctx := ctxT(t, 20*time.Second)
+			c, ss := newScaleSet(t, s)
+			session, err := c.MessageSessionClient(ctx, ss.ID, "host")
+			require.NoError(t, err)
+			job := s.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"home"}})
+			var avail *scaleset.JobAvailable
+			last := 0
+			require.NoError(t, s.WaitFor(ctx, func() bool {
+				msg, err := session.GetMessage(ctx, last, 5)
+				require.NoError(t, err)
+				if msg == nil {
+					return false
+				}
+				last = msg.MessageID
+				require.NoError(t, session.DeleteMessage(ctx, msg.MessageID))
+				if len(msg.JobAvailableMessages) > 0 {
+					avail = msg.JobAvailableMessages[0]
+				}
+				return avail != nil
+			}))
+			rec, ok := s.Job(job)
+			require.True(t, ok)
+			assert.Equal(t, rec.RequestID, avail.RunnerRequestID)
+			tt.check(t, rec, avail.JobID)
+		})
+	}
 }

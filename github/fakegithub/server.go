@@ -48,6 +48,7 @@ type config struct {
 	direct                    bool
 	// runnerRegistrationStatus answers POST /actions/runner-registration.
 	runnerRegistrationStatus int
+	jobIDs                   JobIDForm
 }
 
 // Option configures a Server.
@@ -169,6 +170,29 @@ func WithRunnerRegistrationStatus(code int) Option {
 	}
 	return func(c *config) { c.runnerRegistrationStatus = code }
 }
+
+// JobIDForm is the form of the jobId a scale-set job message carries: the
+// service's own id of the job, a string (actions/scaleset v0.4.0 types.go:
+// JobMessageBase.JobID string), not the REST job number.
+type JobIDForm int
+
+// The forms of a scale-set message's jobId.
+const (
+	// JobIDUUID: a UUID, as reported of github.com (the default).
+	JobIDUUID JobIDForm = iota
+	// JobIDNumeric: the job's REST number in decimal, a string that reads
+	// as a number.
+	JobIDNumeric
+	// JobIDNone: no jobId, as from a server older than the field
+	// (cloudbase/garm #459); the messages name the job by runnerRequestId
+	// alone.
+	JobIDNone
+)
+
+// WithScaleSetJobIDs sets the form of the jobId in scale-set job messages
+// (default JobIDUUID). The REST routes and webhooks give the REST number
+// whatever the form.
+func WithScaleSetJobIDs(f JobIDForm) Option { return func(c *config) { c.jobIDs = f } }
 
 // WithDownloadsVersion sets the runner version the downloads list offers
 // (default the fake runner's version).

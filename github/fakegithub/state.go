@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	rm "github.com/runner-manager/runner-manager"
 )
 
@@ -252,7 +254,7 @@ type jobMessage struct {
 	RunnerRequestID    int64     `json:"runnerRequestId"`
 	RepositoryName     string    `json:"repositoryName"`
 	OwnerName          string    `json:"ownerName"`
-	JobID              string    `json:"jobId"`
+	JobID              string    `json:"jobId,omitempty"`
 	JobWorkflowRef     string    `json:"jobWorkflowRef"`
 	JobDisplayName     string    `json:"jobDisplayName"`
 	WorkflowRunID      int64     `json:"workflowRunId"`
@@ -262,6 +264,18 @@ type jobMessage struct {
 	ScaleSetAssignTime time.Time `json:"scaleSetAssignTime"`
 	RunnerAssignTime   time.Time `json:"runnerAssignTime"`
 	FinishTime         time.Time `json:"finishTime"`
+}
+
+// scaleSetJobID is the jobId the scale-set messages of job id carry, in the
+// configured form.
+func (s *Server) scaleSetJobID(id int64) string {
+	switch s.cfg.jobIDs {
+	case JobIDNumeric:
+		return strconv.FormatInt(id, 10)
+	case JobIDNone:
+		return ""
+	}
+	return uuid.NewString()
 }
 
 // emit queues a job message of kind for the session of scale set ssID, if
@@ -282,7 +296,7 @@ func (s *Server) emit(ssID int, kind string, j *job) {
 		RunnerRequestID:    j.rec.RequestID,
 		RepositoryName:     name,
 		OwnerName:          owner,
-		JobID:              strconv.FormatInt(j.rec.ID, 10),
+		JobID:              j.rec.ScaleSetJobID,
 		JobWorkflowRef:     j.spec.Workflow,
 		JobDisplayName:     j.spec.Name,
 		WorkflowRunID:      j.rec.RunID,

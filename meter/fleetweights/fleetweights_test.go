@@ -56,7 +56,7 @@ func TestEndedRecordsTheWeightAndAdmissionReadsTheFleets(t *testing.T) {
 	assert.Equal(t, uint64(estimate), b.ExpectedPeak(p.ID, estimate), "no weight anywhere: the estimate")
 	assert.Equal(t, 1, st.weightReads)
 
-	job := rm.Job{ID: 7, Workflow: "ci", Name: "build"}
+	job := rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e", Workflow: "ci", Name: "build"}
 	for _, peak := range []uint64{300, 400, 500} {
 		id := finished(t, st, hostA.ID, p.ID, job, peak*mib)
 		a.Ended(id, rm.Outcome{Kind: rm.CompletedJob})
@@ -94,7 +94,7 @@ func TestEndedRecordsTheWeightAndAdmissionReadsTheFleets(t *testing.T) {
 	a.Ended(id, rm.Outcome{Kind: rm.CompletedJob})
 	at, err := st.Attempt(t.Context(), id)
 	require.NoError(t, err)
-	at.Job = rm.Job{ID: 9, Workflow: "nightly", Name: "soak"}
+	at.Job = rm.Job{ID: "9", Number: 9, Workflow: "nightly", Name: "soak"}
 	require.NoError(t, st.RecordAttempt(t.Context(), at))
 	a.Ended(id, rm.Outcome{Kind: rm.CompletedJob})
 	ws, err = st.Weights(t.Context(), store.WeightFilter{Policy: p.ID})

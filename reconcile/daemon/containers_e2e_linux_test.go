@@ -543,11 +543,11 @@ func TestContainerE2EKilledDaemon(t *testing.T) {
 		runners[j.RunnerName] = true
 	}
 	outcomes := map[string]int{}
-	completed := map[int64]bool{}
+	completed := map[string]bool{}
 	for _, a := range attemptsOf(t, d.Store(), p) {
 		outcomes[a.Outcome.String()]++
-		if a.Outcome.Kind == rm.CompletedJob && a.Job.ID != 0 {
-			assert.False(t, completed[a.Job.ID], "job %d concluded twice", a.Job.ID)
+		if a.Outcome.Kind == rm.CompletedJob && a.Job.Known() {
+			assert.False(t, completed[a.Job.ID], "job %s concluded twice", a.Job.ID)
 			completed[a.Job.ID] = true
 		}
 	}

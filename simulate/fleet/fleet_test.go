@@ -29,14 +29,14 @@ func checkServedOnce(t *testing.T, f *fleet, st store.Store) {
 		byLabel[h.label] = h.name
 	}
 	runnerHost := map[string]string{} // runner name → host of its attempt
-	jobAttempts := map[int64]int{}
+	jobAttempts := map[string]int{}
 	for _, p := range mapKeys(owner) {
 		as, err := st.Attempts(ctx, store.AttemptFilter{Policy: p})
 		require.NoError(t, err)
 		for _, a := range as {
 			assert.NotContains(t, liveStates, a.State, "attempt %s of %s is still live", a.ID, owner[p])
 			runnerHost[a.RunnerName] = owner[p]
-			if a.Outcome.Kind == rm.CompletedJob && a.Job.ID != 0 {
+			if a.Outcome.Kind == rm.CompletedJob && a.Job.Known() {
 				jobAttempts[a.Job.ID]++
 			}
 		}
@@ -51,7 +51,7 @@ func checkServedOnce(t *testing.T, f *fleet, st store.Store) {
 		assert.False(t, runners[j.RunnerName], "runner %s ran two jobs", j.RunnerName)
 		runners[j.RunnerName] = true
 		assert.Equal(t, byLabel[j.Labels[0]], runnerHost[j.RunnerName], "job %d of %s ran on runner %s, not of its host's policy", j.ID, j.Labels[0], j.RunnerName)
-		assert.LessOrEqual(t, jobAttempts[j.ID], 1, "job %d concluded by more than one attempt", j.ID)
+		assert.LessOrEqual(t, jobAttempts[j.ScaleSetJobID], 1, "job %d concluded by more than one attempt", j.ID) // scale-set policies: named by jobId
 	}
 	assert.Empty(t, f.fake.Runners(), "no registration is left")
 	for _, h := range f.hosts {

@@ -22,7 +22,7 @@ const attemptColumns = `id, policy_id, state, runner_name, github_runner_id, pid
 	job_id, job_run_id, job_workflow, job_name, exit_code,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
-	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source`
+	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, job_key`
 
 // activeAttemptsQuery reads a policy's live attempts from the partial index.
 const activeAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts
@@ -38,10 +38,10 @@ func scanAttempt(sc row) (rm.Attempt, error) {
 		state, outcomeKind, outcomeReason, source         string
 	)
 	err := sc.Scan(&a.ID, &a.Policy, &state, &a.RunnerName, &a.GitHubRunnerID, &pid, &pstart,
-		&a.Job.ID, &a.Job.RunID, &a.Job.Workflow, &a.Job.Name, &exit,
+		&a.Job.Number, &a.Job.RunID, &a.Job.Workflow, &a.Job.Name, &exit,
 		&rss, &cpuAvg, &cpuPeak, &samples,
 		&outcomeKind, &outcomeReason, &a.Outcome.Detail,
-		&created, &reg, &started, &idle, &busy, &ended, &updated, &a.LastMessage, &source)
+		&created, &reg, &started, &idle, &busy, &ended, &updated, &a.LastMessage, &source, &a.Job.ID)
 	if err != nil {
 		return rm.Attempt{}, err
 	}
@@ -72,7 +72,7 @@ func scanAttempt(sc row) (rm.Attempt, error) {
 }
 
 // attemptArgs are the values of every attempt column but id and created_at,
-// in the order of updateAttempt ($1..$26).
+// in the order of updateAttempt ($1..$27).
 func attemptArgs(a rm.Attempt) []any {
 	var exit *int64
 	if a.ExitCode != nil {
@@ -80,20 +80,20 @@ func attemptArgs(a rm.Attempt) []any {
 		exit = &c
 	}
 	return []any{a.Policy.String(), string(a.State), a.RunnerName, a.GitHubRunnerID, int64(a.PID), int64(a.ProcessStart),
-		a.Job.ID, a.Job.RunID, a.Job.Workflow, a.Job.Name, exit,
+		a.Job.Number, a.Job.RunID, a.Job.Workflow, a.Job.Name, exit,
 		int64(a.Usage.PeakRSSBytes), int64(a.Usage.CPUAvgMillicores), int64(a.Usage.CPUPeakMillicores), int64(a.Usage.Samples),
 		string(a.Outcome.Kind), string(a.Outcome.Reason), a.Outcome.Detail,
 		nanos(a.RegisterAt), nanos(a.StartedAt), nanos(a.IdleAt), nanos(a.BusyAt), nanos(a.EndedAt),
-		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source}
+		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source, a.Job.ID}
 }
 
 const insertAttempt = `INSERT INTO attempts (policy_id, state, runner_name, github_runner_id, pid, process_start,
 	job_id, job_run_id, job_workflow, job_name, exit_code,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
-	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, id, created_at)
+	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, job_key, id, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		$21, $22, $23, $24, $25, $26, $27, $28)`
+		$21, $22, $23, $24, $25, $26, $27, $28, $29)`
 
 // updateAttempt never changes created_at: an attempt keeps its place in
 // time, and in the indexes.
@@ -102,8 +102,8 @@ const updateAttempt = `UPDATE attempts SET policy_id = $1, state = $2, runner_na
 	peak_rss_bytes = $12, cpu_avg_millicores = $13, cpu_peak_millicores = $14, samples = $15,
 	outcome_kind = $16, outcome_reason = $17, outcome_detail = $18,
 	register_at = $19, started_at = $20, idle_at = $21, busy_at = $22, ended_at = $23, updated_at = $24,
-	last_message = $25, usage_source = $26
-	WHERE id = $27`
+	last_message = $25, usage_source = $26, job_key = $27
+	WHERE id = $28`
 
 // RecordAttempt inserts a new attempt or updates an existing one, reading
 // its current state and writing in one transaction.

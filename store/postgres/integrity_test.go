@@ -58,7 +58,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	sql(t, u, `ALTER TABLE policies DROP COLUMN spare, DROP COLUMN container_image, DROP COLUMN container_cpus, `+
 		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN memory_limit`)
-	sql(t, u, `ALTER TABLE attempts DROP COLUMN usage_source`)
+	sql(t, u, `ALTER TABLE attempts DROP COLUMN usage_source, DROP COLUMN job_key`)
 
 	s, err = open(t, u)
 	require.NoError(t, err)

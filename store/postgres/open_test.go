@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -270,7 +271,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	sql(t, u, `ALTER TABLE hosts DROP COLUMN version, DROP COLUMN registered_at`)
 	sql(t, u, `DROP TABLE job_weights`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN memory_limit`)
-	sql(t, u, `ALTER TABLE attempts DROP COLUMN usage_source`)
+	sql(t, u, `ALTER TABLE attempts DROP COLUMN usage_source, DROP COLUMN job_key`)
 	sql(t, u, `INSERT INTO hosts (id, name) VALUES ('`+storetest.NewHost().Build().ID.String()+`', 'old-host')`)
 
 	s, err = open(t, u)
@@ -281,4 +282,35 @@ func TestMigrateFromVersion1(t *testing.T) {
 	require.Len(t, hs, 1)
 	assert.Equal(t, "old-host", hs[0].Name)
 	assert.Equal(t, "", hs[0].Version)
+}
+
+// TestMigrateJobKey: a journal of schema 5 held a job's REST number (or a
+// scale-set jobId that read as a number) in job_id alone: step 6 names the
+// job by that number in decimal; a row with no job stays without one.
+func TestMigrateJobKey(t *testing.T) {
+	u := pgtest.Start(t)
+	s, err := open(t, u)
+	require.NoError(t, err)
+	h := storetest.NewHost().Build()
+	require.NoError(t, s.PutHost(t.Context(), h))
+	p := storetest.NewPolicy().Host(h.ID).Build()
+	require.NoError(t, s.InsertPolicy(t.Context(), p))
+	ran := storetest.NewAttempt().Policy(p.ID).State(rm.StateBusy).
+		Job(rm.Job{ID: "9007199254740993", Number: 1<<53 + 1, RunID: 5, Name: "build"}).Build()
+	idle := storetest.NewAttempt().Policy(p.ID).State(rm.StateIdle).Build()
+	require.NoError(t, s.RecordAttempt(t.Context(), ran))
+	require.NoError(t, s.RecordAttempt(t.Context(), idle))
+	require.NoError(t, s.Close())
+	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 5`)
+	sql(t, u, `ALTER TABLE attempts DROP COLUMN job_key`)
+
+	s, err = open(t, u)
+	require.NoError(t, err)
+	assert.Equal(t, postgres.SchemaVersion(), count(t, u, `SELECT max(version) FROM runner_manager_schema`))
+	got, err := s.Attempt(t.Context(), ran.ID)
+	require.NoError(t, err)
+	assert.Equal(t, ran.Job, got.Job, "the number names the job")
+	got, err = s.Attempt(t.Context(), idle.ID)
+	require.NoError(t, err)
+	assert.False(t, got.Job.Known(), "no job: none named")
 }

@@ -465,9 +465,18 @@ func testAttemptRoundTrip(t *testing.T, s store.Store) {
 	tests := map[string]rm.Attempt{
 		"Pending": NewAttempt().Policy(p.ID).Build(),
 		"Busy": NewAttempt().Policy(p.ID).State(rm.StateBusy).GitHubRunnerID(1 << 40).ProcessID(4242).
-			ProcessStart(1<<63 + 99).Job(rm.Job{ID: 7, RunID: 8, Workflow: "ci.yml", Name: "build (linux)"}).
+			ProcessStart(1<<63 + 99).Job(rm.Job{ID: "7", Number: 7, RunID: 8, Workflow: "ci.yml", Name: "build (linux)"}).
 			Usage(rm.AttemptUsage{PeakRSSBytes: 1<<63 + 3, CPUAvgMillicores: 875, CPUPeakMillicores: 1<<32 - 1, Samples: 4, Source: rm.UsageFromCgroup}).
 			LastMessage("took job 7").Build(),
+		// A scale-set job: the service's jobId, a UUID, with no REST number.
+		"BusyScaleSetJob": NewAttempt().Policy(p.ID).State(rm.StateBusy).
+			Job(rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e", RunID: 9, Workflow: "ci.yml", Name: "test"}).Build(),
+		// A classic job number past 2^53: stored and read back whole.
+		"BusyClassicJob": NewAttempt().Policy(p.ID).State(rm.StateBusy).
+			Job(rm.Job{ID: "9007199254740993", Number: 1<<53 + 1, RunID: 1 << 41}).Build(),
+		// Both ids, as when a scale-set job's REST number is learned too.
+		"BusyBothIDs": NewAttempt().Policy(p.ID).State(rm.StateFinished).ExitCode(0).
+			Job(rm.Job{ID: "job-é\u00e9'\"", Number: 41, RunID: 42}).Outcome(rm.Outcome{Kind: rm.CompletedJob}).Build(),
 		"Finished": NewAttempt().Policy(p.ID).State(rm.StateFinished).ExitCode(0).
 			Outcome(rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "dropped while idle"}).Build(),
 		"Failed": NewAttempt().Policy(p.ID).State(rm.StateFailed).ExitCode(-1).
@@ -570,7 +579,7 @@ func testAttemptLifecycle(t *testing.T, s store.Store) {
 		case rm.StateIdle:
 			a.GitHubRunnerID = 99
 		case rm.StateBusy:
-			a.Job = rm.Job{ID: 1, Name: "test"}
+			a.Job = rm.Job{ID: "3c9ffc6c-1e4b-4d8f-9d1c-6a3e1b9a0e42", Name: "test"}
 		}
 		mustRecord(t, s, a)
 		got, err := s.Attempt(ctx, a.ID)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -83,8 +84,8 @@ func jobName(j rm.Job) string {
 	switch {
 	case j.Name != "":
 		return j.Name
-	case j.ID != 0:
-		return fmt.Sprint(j.ID)
+	case j.Known():
+		return j.ID
 	}
 	return "-"
 }
@@ -125,8 +126,12 @@ type attemptJSON struct {
 	LastMessage    string             `json:"last_message"`
 }
 
+// jobJSON is an attempt's job: id is the job's id as its source gave it (a
+// scale-set jobId, an opaque string; in classic mode the REST job number in
+// decimal), number the REST job number, null when not known.
 type jobJSON struct {
-	ID       int64  `json:"id"`
+	ID       string `json:"id"`
+	Number   *int64 `json:"number"`
 	RunID    int64  `json:"run_id"`
 	Workflow string `json:"workflow"`
 	Name     string `json:"name"`
@@ -177,7 +182,10 @@ func toAttemptJSON(at rm.Attempt, policies map[rm.PolicyID]rm.Policy) attemptJSO
 		out.PID = &at.PID
 	}
 	if at.Job != (rm.Job{}) {
-		out.Job = &jobJSON{at.Job.ID, at.Job.RunID, at.Job.Workflow, at.Job.Name}
+		out.Job = &jobJSON{ID: at.Job.ID, RunID: at.Job.RunID, Workflow: at.Job.Workflow, Name: at.Job.Name}
+		if at.Job.Number != 0 {
+			out.Job.Number = &at.Job.Number
+		}
 	}
 	if !at.Outcome.IsZero() {
 		out.Outcome = &outcomeJSON{string(at.Outcome.Kind), string(at.Outcome.Reason), at.Outcome.Detail}
@@ -226,8 +234,11 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 		exit = fmt.Sprint(*at.ExitCode)
 	}
 	job := ""
-	if at.Job.ID != 0 {
-		job = fmt.Sprintf("%d %s (workflow %s, run %d)", at.Job.ID, at.Job.Name, at.Job.Workflow, at.Job.RunID)
+	if at.Job.Known() {
+		job = fmt.Sprintf("%s %s (workflow %s, run %d)", at.Job.ID, at.Job.Name, at.Job.Workflow, at.Job.RunID)
+		if n := at.Job.Number; n != 0 && strconv.FormatInt(n, 10) != at.Job.ID {
+			job += fmt.Sprintf(" (REST job %d)", n)
+		}
 	}
 	usage := ""
 	if at.Usage.Samples > 0 {

@@ -38,7 +38,7 @@ func seed(t *testing.T, e *env) (home, gpu rm.Policy, list []rm.Attempt) {
 			b = b.Outcome(o).ExitCode(0).Usage(rm.AttemptUsage{PeakRSSBytes: 300 << 20, CPUAvgMillicores: 900, CPUPeakMillicores: 1900, Samples: 12})
 		}
 		if state == rm.StateBusy || o.Kind == rm.CompletedJob {
-			b = b.Job(rm.Job{ID: 42, RunID: 7, Workflow: "ci.yml", Name: "build"})
+			b = b.Job(rm.Job{ID: scaleSetJobID, RunID: 7, Workflow: "ci.yml", Name: "build"})
 		}
 		a := b.Build()
 		require.NoError(t, st.RecordAttempt(t.Context(), a))
@@ -104,6 +104,8 @@ func TestAttempts(t *testing.T) {
 		assert.Equal(t, "completed_job", a["outcome"].(map[string]any)["kind"])
 		assert.Equal(t, float64(300<<20), a["usage"].(map[string]any)["peak_rss_bytes"])
 		assert.Equal(t, "build", a["job"].(map[string]any)["name"])
+		assert.Equal(t, scaleSetJobID, a["job"].(map[string]any)["id"], "a scale-set jobId, as the string it is")
+		assert.Nil(t, a["job"].(map[string]any)["number"], "no REST number known")
 		assert.Contains(t, a["times"], "finished")
 	})
 
@@ -135,6 +137,47 @@ func TestAttemptShow(t *testing.T) {
 
 	assert.Contains(t, e.fails(2, "attempt", "show", "zzz"), "attempt id")
 	assert.Contains(t, e.fails(2, "attempt", "show", rm.NewAttemptID().String()), "no attempt")
+}
+
+// scaleSetJobID is a scale-set job's jobId, a UUID as on github.com.
+const scaleSetJobID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+// An attempt's job shows both ids: a scale-set job its jobId with no REST
+// number, a classic job its REST number as id and number.
+func TestAttemptJobIDs(t *testing.T) {
+	e := newEnv(t)
+	home, gpu, _ := seed(t, e)
+	st := e.journal()
+	classic := storetest.NewAttempt().Policy(gpu.ID).Host(gpu.Host).State(rm.StateBusy).
+		Job(rm.Job{ID: "29679449", Number: 29679449, RunID: 5, Workflow: "ci.yml", Name: "lint"}).Build()
+	both := storetest.NewAttempt().Policy(home.ID).Host(home.Host).State(rm.StateBusy).
+		Job(rm.Job{ID: scaleSetJobID, Number: 31, RunID: 6, Name: "test"}).Build()
+	require.NoError(t, st.RecordAttempt(t.Context(), classic))
+	require.NoError(t, st.RecordAttempt(t.Context(), both))
+
+	for _, tt := range []struct {
+		name       string
+		a          rm.Attempt
+		id         string
+		number     any
+		text, none string
+	}{
+		{"Classic", classic, "29679449", float64(29679449), "29679449 lint (workflow ci.yml, run 5)", "REST job"},
+		{"ScaleSetWithNumber", both, scaleSetJobID, float64(31), scaleSetJobID + " test (workflow , run 6) (REST job 31)", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var j map[string]any
+			require.NoError(t, json.Unmarshal([]byte(e.ok("attempt", "show", "--json", tt.a.ID.String())), &j))
+			job := j["job"].(map[string]any)
+			assert.Equal(t, tt.id, job["id"])
+			assert.Equal(t, tt.number, job["number"])
+			out := e.ok("attempt", "show", tt.a.ID.String())
+			assert.Contains(t, out, tt.text)
+			if tt.none != "" {
+				assert.NotContains(t, out, tt.none)
+			}
+		})
+	}
 }
 
 func TestAttemptsNoJournal(t *testing.T) {

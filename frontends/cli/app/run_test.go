@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,6 +99,32 @@ func TestRunServesJobs(t *testing.T) {
 		runners[j.RunnerName] = true
 	}
 	assert.Len(t, runners, 4)
+
+	// attempts --json names each job by its scale-set jobId (the fake
+	// sends a UUID, as github.com does), with no REST number.
+	var listed []struct {
+		RunnerName string `json:"runner_name"`
+		Job        *struct {
+			ID     string `json:"id"`
+			Number *int64 `json:"number"`
+			Name   string `json:"name"`
+		} `json:"job"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(e.ok("attempts", "--json", "--state", "finished")), &listed))
+	jobOf := map[string]fakegithub.JobRecord{}
+	for _, j := range srv.Jobs() {
+		jobOf[j.RunnerName] = j
+	}
+	require.Len(t, listed, 4)
+	for _, a := range listed {
+		j := jobOf[a.RunnerName]
+		require.NotNil(t, a.Job, "attempt of %s names its job", a.RunnerName)
+		_, err := uuid.Parse(a.Job.ID)
+		assert.NoError(t, err, "a UUID jobId: %q", a.Job.ID)
+		assert.Equal(t, j.ScaleSetJobID, a.Job.ID)
+		assert.Nil(t, a.Job.Number)
+		assert.Equal(t, j.Name, a.Job.Name)
+	}
 
 	out := e.ok("status")
 	assert.NotContains(t, out, "not running")

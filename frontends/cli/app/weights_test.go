@@ -28,7 +28,7 @@ func seedWeights(t *testing.T, e *env) {
 	end := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	add := func(p rm.Policy, host rm.HostID, repo, wf, name string, mib uint64, cpu uint32, d time.Duration) {
 		a := storetest.NewAttempt().Policy(p.ID).Host(host).State(rm.StateFinished).
-			Job(rm.Job{ID: 1, Workflow: wf, Name: name}).Build()
+			Job(rm.Job{ID: "1", Number: 1, Workflow: wf, Name: name}).Build()
 		require.NoError(t, st.RecordAttempt(t.Context(), a))
 		require.NoError(t, st.RecordJobWeight(t.Context(), store.JobWeight{
 			Attempt: a.ID, Policy: p.ID, Host: host, Job: store.JobKey{Repository: repo, Workflow: wf, Name: name},
