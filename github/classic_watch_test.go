@@ -419,7 +419,10 @@ func TestClassicRepoWebhooksBackstopPoll(t *testing.T) {
 
 // TestClassicOrgWebhooksSpareReads: an organization target reads a job a
 // webhook named once (while queued); its start and end come by webhook,
-// and polls while it runs do not read it again.
+// and a poll while it runs does not read it again, nor one once it ended.
+// The polls come on nudges alone (busy interval an hour): a timed poll
+// while the runner starts would re-read the queued job (free, as it is
+// unchanged) or read its start before the webhook comes, as it should.
 func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a fake runner")
@@ -428,24 +431,37 @@ func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 	env := newFakeEnv(t, "PAT")
 	org, err := rm.Organization("octo-org")
 	require.NoError(t, err)
-	ct := hookedClassic(t, env, org, github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: 100 * time.Millisecond})
+	ct := hookedClassic(t, env, org, github.ClassicOptions{PollInterval: time.Hour, BusyPollInterval: time.Hour})
 	log, _ := watch(t, ct, fixed(2))
 	require.Eventually(t, log.wanted(0), 5*time.Second, 10*time.Millisecond)
 
-	env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 4 * time.Second})
+	id := env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{"self-hosted", "gpu"}, Duration: 6 * time.Second})
 	require.Eventually(t, log.wanted(1), 5*time.Second, 10*time.Millisecond, "the queued webhook, verified")
 	require.Equal(t, 1, env.fake.Calls(routeRepoJob))
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
 	m.registerAndLaunch(prefix + "org")
+	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond, "the in_progress webhook is taken")
+	started := eventsOf(log.events(), github.JobStarted)
+	assert.Equal(t, prefix+"org", started[0].RunnerName)
+	polls := log.count()
+	ct.Nudge() // while it runs
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	j, _ := env.fake.Job(id)
+	require.Equal(t, "in_progress", j.Status, "the poll came while it ran (the job lasts 6 s)")
+	assert.Equal(t, 1, env.fake.Calls(routeRepoJob), "a job whose start a webhook told is not read while it runs")
+	d, _ := log.last()
+	assert.Equal(t, 1, d.Wanted, "in progress on our runner")
+
 	require.Eventually(t, func() bool {
 		return len(eventsOf(log.events(), github.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")
-	started := eventsOf(log.events(), github.JobStarted)
-	require.Len(t, started, 1)
-	assert.Equal(t, prefix+"org", started[0].RunnerName)
-	assert.Equal(t, 1, env.fake.Calls(routeRepoJob), "the job is not read again while it runs (polls every second) nor once it ended")
-	d, _ := log.last()
+	polls = log.count()
+	ct.Nudge()
+	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, env.fake.Calls(routeRepoJob), "nor once it ended")
+	assert.Len(t, eventsOf(log.events(), github.JobStarted), 1)
+	d, _ = log.last()
 	assert.Equal(t, 0, d.Wanted)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
