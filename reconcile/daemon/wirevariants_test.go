@@ -25,16 +25,24 @@ func wireVariants() []struct {
 		name string
 		opts []fakegithub.Option
 	}
+	// Every pair of answers meets once (registration status × assignment,
+	// assignment × job id form, job id form × registration status).
 	var out []variant
-	for _, reg := range []int{http.StatusCreated, http.StatusOK} {
-		for _, direct := range []bool{false, true} {
-			v := variant{name: fmt.Sprintf("registration%d", reg), opts: []fakegithub.Option{fakegithub.WithRunnerRegistrationStatus(reg)}}
+	for i, reg := range []int{http.StatusCreated, http.StatusOK} {
+		for j, direct := range []bool{false, true} {
+			form, formName := fakegithub.JobIDUUID, "uuid"
+			if (i+j)%2 == 1 {
+				form, formName = fakegithub.JobIDNumeric, "numeric"
+			}
+			v := variant{name: fmt.Sprintf("registration%d", reg),
+				opts: []fakegithub.Option{fakegithub.WithRunnerRegistrationStatus(reg), fakegithub.WithScaleSetJobIDs(form)}}
 			if direct {
 				v.name += "/direct"
 				v.opts = append(v.opts, fakegithub.WithDirectAssignment())
 			} else {
 				v.name += "/acquire"
 			}
+			v.name += "/jobid-" + formName
 			out = append(out, v)
 		}
 	}
@@ -54,18 +62,20 @@ func TestRunServesEveryWireVariant(t *testing.T) {
 			stop := start(t, d)
 			w.serve(t, 3, "home", false)
 			require.Eventually(t, func() bool { return ended(t, d.Store(), p) == 3 }, 20*time.Second, 50*time.Millisecond)
+			ids := map[string]bool{}
 			for _, j := range w.gh.Jobs() {
 				assert.Equal(t, 1, j.Starts, "job %d", j.ID)
+				ids[j.ScaleSetJobID] = true
 			}
 			as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
 			require.NoError(t, err)
 			named := 0
 			for _, a := range as {
-				if a.Outcome.Kind == rm.CompletedJob && a.Job.Name != "" {
+				if a.Outcome.Kind == rm.CompletedJob && ids[a.Job.ID] {
 					named++
 				}
 			}
-			assert.Equal(t, 3, named, "every completed attempt names its job")
+			assert.Equal(t, 3, named, "every completed attempt names its job by the id GitHub's messages gave")
 			require.NoError(t, stop())
 		})
 	}
