@@ -195,9 +195,9 @@ type Server struct {
 	callKinds      map[kind]int
 	callLog        []Call
 	deprecated     map[string]bool
-	latestRelease  string // releases.go
-	releaseProgram string            // releases.go
-	badRelease     map[string]bool   // releases.go
+	latestRelease  string               // releases.go
+	releaseProgram string               // releases.go
+	badRelease     map[string]bool      // releases.go
 	deprecations   map[string]depRec    // deprecations.go
 	deprecatedAt   map[string]time.Time // when SetDeprecated was called
 	zombie         bool

@@ -65,6 +65,11 @@ type Result struct {
 	// Already is true when the version was installed before: nothing was
 	// downloaded.
 	Already bool
+	// Trial: the runner is installed unproven (Stage), for the next attempt
+	// to prove.
+	Trial bool
+	// Bad, if set, is why the version is not installed: it failed lately.
+	Bad *Bad
 }
 
 // Options of Runner.

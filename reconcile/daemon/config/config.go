@@ -264,6 +264,7 @@ func Defaults() Config {
 		Webhook:   Webhook{SecretEnv: DefaultSecretEnv},
 		Logs:      DefaultLogs(),
 		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
+		Runner:    Runner{AutoUpdate: DefaultAutoUpdate},
 	}
 }
 
