@@ -139,6 +139,9 @@ type Config struct {
 	// runners nothing uses (install.Updater; [runner] auto_update, on by
 	// default in the configuration file; false here leaves it off).
 	AutoUpdateRunner bool
+	// RunnerUpdateRetry is how often the update looks again while a
+	// refused runner holds a policy's launches (default 10 minutes).
+	RunnerUpdateRetry time.Duration
 	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string
 }

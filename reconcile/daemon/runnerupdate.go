@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,7 @@ func (d *Daemon) watchRunner(ctx context.Context) {
 		refused := d.runnerRefused()
 		if d.cfg.AutoUpdateRunner {
 			due := time.Since(last)
-			if last.IsZero() || due >= runnerUpdateEvery || (refused && (!wasRefused || due >= runnerUpdateSoon)) {
+			if last.IsZero() || due >= runnerUpdateEvery || (refused && (!wasRefused || due >= cmp.Or(d.cfg.RunnerUpdateRetry, runnerUpdateSoon))) {
 				last = time.Now()
 				r := u.Once(ctx, runnerUpdateEvery)
 				if r.Version != "" {
