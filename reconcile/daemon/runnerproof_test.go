@@ -57,7 +57,6 @@ func policyNote(d *daemon.Daemon, id rm.PolicyID) string {
 	return ""
 }
 
-
 func exited7(as []rm.Attempt) int {
 	n := 0
 	for _, a := range as {
@@ -150,7 +149,9 @@ func TestBadUpdateKeepsPreviousAndSaysWhy(t *testing.T) {
 	assert.Contains(t, rs.Bad.Reason, "checksum")
 	assert.Empty(t, rs.Trial)
 	assert.NoDirExists(t, filepath.Join(w.dataDir, "runners", newRelease))
-	require.Eventually(t, func() bool { return strings.Contains(policyNote(d, p.ID), "the update to runner "+newRelease+" failed") },
+	require.Eventually(t, func() bool {
+		return strings.Contains(policyNote(d, p.ID), "the update to runner "+newRelease+" failed")
+	},
 		30*time.Second, 20*time.Millisecond)
 	held := len(policyAttempts(t, d, p))
 	for _, j := range w.gh.Jobs() {
