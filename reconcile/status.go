@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -63,6 +64,63 @@ type RunnerStatus struct {
 	// ScheduleFrom says where the dates came from: "github" (the
 	// deprecations route) or "" when unknown.
 	ScheduleFrom string `json:"schedule_from,omitempty"`
+}
+
+// Summary is the runner in one line, as status and the TUI show it:
+// version, days left before GitHub refuses it, whether updates are on,
+// the update on trial or the one that failed and why.
+func (r *RunnerStatus) Summary(loc *time.Location) string {
+	if r == nil {
+		return ""
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	v := r.Version
+	if v == "" {
+		v = "none installed"
+	}
+	parts := []string{v}
+	if r.DaysLeft != nil {
+		switch d := *r.DaysLeft; {
+		case d < 0:
+			parts[0] += " (refused by GitHub since " + r.deadline().In(loc).Format(time.DateOnly) + ")"
+		case d == 1:
+			parts[0] += " (1 day left before GitHub refuses it)"
+		default:
+			parts[0] += fmt.Sprintf(" (%d days left before GitHub refuses it)", d)
+		}
+	}
+	if r.AutoUpdate {
+		parts = append(parts, "updates on")
+	} else {
+		parts = append(parts, "updates off")
+	}
+	if r.Latest != "" && r.Latest != r.Version && r.Trial == "" && (r.Bad == nil || r.Bad.Version != r.Latest) {
+		parts = append(parts, "latest "+r.Latest)
+	}
+	if r.Trial != "" {
+		t := r.Trial + " on trial"
+		if !r.TrialAttempt.IsZero() {
+			t += " (attempt " + r.TrialAttempt.String() + ")"
+		}
+		parts = append(parts, t)
+	}
+	if b := r.Bad; b != nil {
+		parts = append(parts, "update to "+b.Version+" failed at "+b.At.In(loc).Format("15:04")+": "+b.Reason+"; retried at "+b.RetryAt.In(loc).Format("15:04")+" or with a newer release")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// deadline is the earlier of the runtime and registration ends.
+func (r *RunnerStatus) deadline() time.Time {
+	var end time.Time
+	for _, t := range []*time.Time{r.RuntimeEnds, r.RegistrationEnds} {
+		if t != nil && (end.IsZero() || t.Before(end)) {
+			end = *t
+		}
+	}
+	return end
 }
 
 // RunnerUpdateFailure is an update that failed.
