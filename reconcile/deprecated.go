@@ -87,7 +87,7 @@ func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, int, boo
 		if !p.l.cfg.RunnerUpdates {
 			fix = "automatic runner updates are off ([runner] auto_update = false): " + fix
 		} else {
-			fix = "the daemon installs the newest release and proves it on the next attempt (none newer yet: it looks again every 10 minutes); or " + fix
+			fix = "the daemon installs the newest release and proves it on the next attempt (none newer yet: it looks again every minute); or " + fix
 		}
 		if b, ok := install.LastBad(p.l.cfg.DataDir); ok {
 			fix = "the update to runner " + b.Version + " failed (" + b.Reason + "); it is tried again at " + b.At.Add(install.BadFor).Local().Format(time.TimeOnly) + " or when a newer release comes, or install one with `runner-manager runner install --latest`"

@@ -140,7 +140,8 @@ type Config struct {
 	// default in the configuration file; false here leaves it off).
 	AutoUpdateRunner bool
 	// RunnerUpdateRetry is how often the update looks again while a
-	// refused runner holds a policy's launches (default 10 minutes).
+	// refused runner holds a policy's launches (default a minute: at most
+	// 60 REST calls an hour, and only then).
 	RunnerUpdateRetry time.Duration
 	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string

@@ -23,7 +23,7 @@ import (
 // runnerScheduleEvery.
 const (
 	runnerUpdateEvery   = 6 * time.Hour
-	runnerUpdateSoon    = 10 * time.Minute
+	runnerUpdateSoon    = time.Minute
 	runnerUpdateLook    = 3 * time.Second
 	runnerScheduleEvery = 6 * time.Hour
 )

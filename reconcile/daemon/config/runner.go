@@ -4,7 +4,7 @@ package config
 type Runner struct {
 	// AutoUpdate (on by default) installs actions/runner's newest release
 	// when there is one (checked at start, every 6 hours, at once when a
-	// policy's runner is refused as deprecated, and every 10 minutes while
+	// policy's runner is refused as deprecated, and every minute while
 	// that lasts), verified against its checksum, and proves it on one
 	// attempt; once that attempt's runner listened or ran a job, policies
 	// without a runner directory launch it from then on (running attempts
