@@ -106,7 +106,7 @@ func Scenarios(size Size) []Scenario {
 }
 
 // ShortSet names the scenarios of the short form.
-var ShortSet = []string{"kill9-scaleset", "kill9-classic", "storm-5xx/scale-set", "sigterm-busy/scale-set", "revoke/scale-set"}
+var ShortSet = []string{"kill9-scaleset", "kill9-classic", "storm-5xx/scale-set", "sigterm-busy/scale-set", "revoke/scale-set", "version-refused/scale-set"}
 
 // FullSet names the scenarios of the full form: all but the 30-minute job,
 // which runs only when named.
