@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
@@ -96,6 +97,7 @@ func TestRefusedRunnerIsUpdatedAndProven(t *testing.T) {
 
 	w.gh.SetRunnerReleaseProgram(exe)
 	w.gh.SetLatestRunnerRelease(newRelease)
+	warmRelease(t, w)
 	w.gh.MarkRunnerVersionDeprecated()
 	refusedAt := time.Now()
 	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"upd"}, Name: "held", Duration: 100 * time.Millisecond})
@@ -134,7 +136,10 @@ func TestBadUpdateKeepsPreviousAndSaysWhy(t *testing.T) {
 	start(t, d)
 
 	w.gh.SetRunnerReleaseProgram(exe)
+	w.gh.SetLatestRunnerRelease("2.331.1")
+	warmRelease(t, w)
 	w.gh.SetLatestRunnerRelease(newRelease)
+	warmRelease(t, w)
 	w.gh.BreakRunnerRelease(newRelease)
 	w.gh.MarkRunnerVersionDeprecated()
 	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"bad"}, Name: "held", Duration: 100 * time.Millisecond})
@@ -142,7 +147,7 @@ func TestBadUpdateKeepsPreviousAndSaysWhy(t *testing.T) {
 	require.Eventually(t, func() bool {
 		rs := d.Status().Runner
 		return rs != nil && rs.Bad != nil
-	}, 30*time.Second, 20*time.Millisecond)
+	}, 60*time.Second, 20*time.Millisecond)
 	rs := d.Status().Runner
 	assert.Equal(t, fakegithub.RunnerVersion, rs.Version, "the previous runner stays installed")
 	assert.Equal(t, newRelease, rs.Bad.Version)
@@ -251,4 +256,15 @@ func policyAttempts(t *testing.T, d *daemon.Daemon, p rm.Policy) []rm.Attempt {
 	as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
 	require.NoError(t, err)
 	return as
+}
+
+// warmRelease has the fake pack its latest release now (once per process,
+// slow under the race detector), so a test's clock measures the manager,
+// not the fake's packing.
+func warmRelease(t *testing.T, w world) {
+	t.Helper()
+	c, err := github.New(w.github())
+	require.NoError(t, err)
+	_, _, err = c.LatestRunnerRelease(t.Context())
+	require.NoError(t, err)
 }
