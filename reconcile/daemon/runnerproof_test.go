@@ -89,15 +89,17 @@ func TestRefusedRunnerIsUpdatedAndProven(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addManagedPolicy(t, d, "upd")
+	w.gh.SetRunnerReleaseProgram(exe)
+	w.gh.SetLatestRunnerRelease(newRelease)
+	warmRelease(t, w)
+	w.gh.SetLatestRunnerRelease(fakegithub.RunnerVersion)
 	start(t, d)
 	require.Eventually(t, func() bool {
 		rs := d.Status().Runner
 		return rs != nil && rs.Latest == fakegithub.RunnerVersion
 	}, 30*time.Second, 20*time.Millisecond, "the first look found nothing newer")
 
-	w.gh.SetRunnerReleaseProgram(exe)
 	w.gh.SetLatestRunnerRelease(newRelease)
-	warmRelease(t, w)
 	w.gh.MarkRunnerVersionDeprecated()
 	refusedAt := time.Now()
 	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"upd"}, Name: "held", Duration: 100 * time.Millisecond})
@@ -133,13 +135,18 @@ func TestBadUpdateKeepsPreviousAndSaysWhy(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addManagedPolicy(t, d, "bad")
-	start(t, d)
-
 	w.gh.SetRunnerReleaseProgram(exe)
-	w.gh.SetLatestRunnerRelease("2.331.1")
-	warmRelease(t, w)
+	for _, v := range []string{"2.331.1", newRelease, fakegithub.RunnerVersion} {
+		w.gh.SetLatestRunnerRelease(v)
+		warmRelease(t, w)
+	}
+	start(t, d)
+	require.Eventually(t, func() bool {
+		rs := d.Status().Runner
+		return rs != nil && rs.Latest == fakegithub.RunnerVersion
+	}, 30*time.Second, 20*time.Millisecond, "the first look found nothing newer")
+
 	w.gh.SetLatestRunnerRelease(newRelease)
-	warmRelease(t, w)
 	w.gh.BreakRunnerRelease(newRelease)
 	w.gh.MarkRunnerVersionDeprecated()
 	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"bad"}, Name: "held", Duration: 100 * time.Millisecond})
