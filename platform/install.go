@@ -410,9 +410,16 @@ func (x *extractor) hardlink(name, target string) error {
 	return os.Link(from, to)
 }
 
+// UnprovenMark, in an installed runner's directory, marks a runner installed
+// by an update and not yet proven on an attempt: NewestRunner passes over
+// it, so policies keep launching the runner they had until one attempt
+// showed the new one works.
+const UnprovenMark = ".unproven"
+
 // NewestRunner returns the installed runner of the highest version under
 // runnersDir (each in a directory named by its version, like 2.328.0, with
-// bin/Runner.Listener). An error says how to install one when there is none.
+// bin/Runner.Listener), passing over unproven ones (UnprovenMark). An
+// error says how to install one when there is none.
 func NewestRunner(runnersDir string) (string, error) {
 	entries, err := os.ReadDir(runnersDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -427,6 +434,9 @@ func NewestRunner(runnersDir string) (string, error) {
 		}
 		dir := filepath.Join(runnersDir, e.Name())
 		if _, err := os.Stat(filepath.Join(dir, "bin", listenerName)); err != nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err == nil {
 			continue
 		}
 		if best == nil || slices.Compare(v, best) > 0 {

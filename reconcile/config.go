@@ -120,6 +120,10 @@ type Config struct {
 	// DataDir holds runners/<version>/, the runners a policy with no
 	// RunnerDir uses (the newest installed).
 	DataDir string
+	// RunnerUpdates: the daemon installs newer runner releases itself
+	// (`[runner] auto_update`), so a policy held by a refused runner waits
+	// for one; the hold's note says so, or that updates are off.
+	RunnerUpdates bool
 	// RunnerEnv is added to every runner's environment ("KEY=value").
 	RunnerEnv []string
 

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile/install"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // ExitVersionDeprecated is the listener's exit code for a runner version
@@ -54,19 +58,41 @@ func (d *deprecations) forget(pol rm.PolicyID) {
 
 // deprecatedHold reports whether pol's launches are held because its
 // runner exited 7 at since and nothing newer is there yet, with the
-// policy's note naming the fix.
-func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, bool) {
+// policy's note naming the fix, and how many launches it may still make
+// (1: the one that proves a newer runner on trial).
+func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, int, bool) {
 	if since.IsZero() {
-		return "", false
+		return "", 0, false
 	}
 	if pol.UpdatedAt.After(since) || p.runnerInstalledAt(pol).After(since) {
 		p.l.deprecated.forget(pol.ID)
 		if p.l.deprecatedLog.set(pol.ID, false) {
 			p.l.log.Info("a newer runner is there: launches resume", "policy", pol.Name)
 		}
-		return "", false
+		return "", 0, false
+	}
+	if pol.Backend != rm.BackendContainer && pol.RunnerDir == "" && p.l.cfg.DataDir != "" {
+		if t, ok := install.Candidate(p.l.cfg.DataDir); ok {
+			// A newer runner is on trial: one attempt proves it (runnerDir),
+			// the others wait for its word.
+			at := since.Local().Format(time.TimeOnly)
+			if t.Attempt.IsZero() {
+				return fmt.Sprintf("runner version deprecated (exit code 7 at %s): the next attempt proves runner %s", at, t.Version), 1, true
+			}
+			return fmt.Sprintf("runner version deprecated (exit code 7 at %s): proving runner %s on attempt %s; launches resume once it listens", at, t.Version, t.Attempt), 0, true
+		}
 	}
 	fix := "install a newer runner with `runner-manager runner install --latest`; launches resume once it is installed"
+	if p.l.cfg.DataDir != "" && pol.Backend != rm.BackendContainer && pol.RunnerDir == "" {
+		if !p.l.cfg.RunnerUpdates {
+			fix = "automatic runner updates are off ([runner] auto_update = false): " + fix
+		} else {
+			fix = "the daemon installs the newest release and proves it on the next attempt (none newer yet: it looks again every minute); or " + fix
+		}
+		if b, ok := install.LastBad(p.l.cfg.DataDir); ok {
+			fix = "the update to runner " + b.Version + " failed (" + b.Reason + "); it is tried again at " + b.At.Add(install.BadFor).Local().Format(time.TimeOnly) + " or when a newer release comes, or install one with `runner-manager runner install --latest`"
+		}
+	}
 	switch {
 	case pol.Backend == rm.BackendContainer:
 		fix = "give the policy a newer runner image (`runner-manager policy edit " + pol.Name + " --image …`); launches resume then"
@@ -77,7 +103,7 @@ func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, bool) {
 	if p.l.deprecatedLog.set(pol.ID, true) {
 		p.l.log.Warn("launches paused: GitHub no longer accepts this runner version", "policy", pol.Name, "fix", fix)
 	}
-	return note, true
+	return note, 0, true
 }
 
 // runnerInstalledAt is when the runner pol launches was put in place: the
@@ -100,4 +126,69 @@ func (p *pass) runnerInstalledAt(pol *rm.Policy) time.Time {
 		return time.Time{}
 	}
 	return info.ModTime()
+}
+
+// trialRunner is the runner a launch of pol's attempt a starts from when
+// a newer runner is on trial and no attempt proves it yet: a claims it
+// (install.Claim) and is its proof; "" otherwise.
+func (l *Loop) trialRunner(pol rm.Policy, a rm.AttemptID) string {
+	if pol.RunnerDir != "" || pol.Backend == rm.BackendContainer || l.cfg.DataDir == "" {
+		return ""
+	}
+	t, ok := install.Candidate(l.cfg.DataDir)
+	if !ok || !t.Attempt.IsZero() || !install.Claim(t.Dir, a) {
+		return ""
+	}
+	l.log.Info("proving a newer runner on one attempt: every policy launches it once it listens", "version", t.Version, "attempt", a.String(), "policy", pol.Name)
+	return t.Dir
+}
+
+// proveRunner judges the runner on trial by the attempt proving it: a
+// runner that listened (online) or ran a job is promoted, and every policy
+// launches it from then on; one whose attempt ended before that is marked
+// bad, and the previous runner serves on. Nothing to do without a trial.
+func (p *pass) proveRunner(ctx context.Context) {
+	l := p.l
+	if l.cfg.DataDir == "" {
+		return
+	}
+	t, ok := install.Candidate(l.cfg.DataDir)
+	if !ok || t.Attempt.IsZero() {
+		return
+	}
+	var a rm.Attempt
+	found := false
+	for _, it := range p.items {
+		if it.a.ID == t.Attempt {
+			a, found = it.a, true
+			break
+		}
+	}
+	if !found {
+		var err error
+		if a, err = l.cfg.Store.Attempt(ctx, t.Attempt); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				_ = install.MarkBad(l.cfg.DataDir, t.Version, "its proof attempt "+t.Attempt.String()+" is not in the journal")
+			}
+			return
+		}
+	}
+	switch {
+	case !a.IdleAt.IsZero() || !a.BusyAt.IsZero() || a.Outcome.Kind == rm.CompletedJob:
+		if err := install.Promote(t.Dir); err != nil {
+			p.addErr(err)
+			return
+		}
+		l.log.Info("the newer runner is proven: every policy launches it now", "version", t.Version, "attempt", a.ID.String())
+	case !a.Live():
+		why := a.Outcome.String()
+		if a.ExitCode != nil && *a.ExitCode == ExitVersionDeprecated {
+			why = "GitHub refuses it too (exit code 7)"
+		}
+		if err := install.MarkBad(l.cfg.DataDir, t.Version, "its proof attempt "+a.ID.String()+" ended before it listened: "+why); err != nil {
+			p.addErr(err)
+			return
+		}
+		l.log.Warn("runner update failed its proof: the previous runner serves on", "version", t.Version, "attempt", a.ID.String(), "why", why, "retry_after", install.BadFor)
+	}
 }

@@ -53,6 +53,7 @@ func (p *pass) wanted() (wanted, demand int) {
 // scales idle runners down, then runs the cleanups the conclusions left.
 // It returns the live and wanted counts after it.
 func (p *pass) scale(ctx context.Context) (live, wanted int) {
+	p.proveRunner(ctx)
 	livePer := make(map[rm.PolicyID]int)
 	for _, it := range p.items {
 		if it.holdsSlot() {
@@ -321,8 +322,8 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 			p.addErr(fmt.Errorf("read failed attempts of policy %s: %w", pol.Name, err))
 			continue
 		}
-		if note, held := p.deprecatedHold(&pol, l.deprecated.saw(pol.ID, atts)); held {
-			budgets[pol.ID] = 0
+		if note, allowed, held := p.deprecatedHold(&pol, l.deprecated.saw(pol.ID, atts)); held {
+			budgets[pol.ID] = allowed
 			p.note(pol.ID, note)
 			continue
 		}
@@ -468,7 +469,7 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 	l := p.l
 	defer l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
 	a := it.a
-	dir, err := l.runnerDir(*it.pol)
+	dir, err := l.runnerDir(*it.pol, a.ID)
 	if err != nil {
 		p.failLaunch(ctx, it, rm.LaunchFailed, err.Error(), jit.RunnerID)
 		return false

@@ -62,6 +62,8 @@ type SupervisorConfig struct {
 	SampleEvery time.Duration
 	// Budget reports GitHub's REST budget for Status; may be nil.
 	Budget func() github.Budget
+	// Runner reports the installed runner for Status; may be nil.
+	Runner func() *RunnerStatus
 	// Loop holds the loops' timeouts and caps (see Config); its Store,
 	// Target, Launcher, Launchers, Meters, Host, Policies, Admission, Now, Logger,
 	// DataDir and Drain fields are ignored.
@@ -502,6 +504,9 @@ func (s *Supervisor) Status() Status {
 	}
 	if s.cfg.Budget != nil {
 		st.Budget = s.cfg.Budget()
+	}
+	if s.cfg.Runner != nil {
+		st.Runner = s.cfg.Runner()
 	}
 	s.mu.Lock()
 	maps.Copy(st.Refusals, s.refusals)

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // headerRows is how many rows the header takes without the fleet row
@@ -52,6 +54,7 @@ func drawTopLine(p painter, m Model) {
 		if st.Host.CPUs > 0 {
 			host += fmt.Sprintf(" %dcpu", st.Host.CPUs)
 		}
+		host += runnerBrief(st.Runner)
 	}
 	clk := "  " + clock(m.Now, m.Now)
 	bw := textWidth(budget)
@@ -129,4 +132,30 @@ func refusalText(refusals map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, refusals[k]))
 	}
 	return "refused " + strings.Join(parts, ", ")
+}
+
+// runnerBrief is the installed runner for the top line: its version, the
+// days GitHub's schedule leaves it, an update on trial or failed
+// (reconcile.RunnerStatus; `status` prints it whole).
+func runnerBrief(r *reconcile.RunnerStatus) string {
+	if r == nil || r.Version == "" {
+		return ""
+	}
+	s := "  runner " + r.Version
+	if r.DaysLeft != nil {
+		if d := *r.DaysLeft; d < 0 {
+			s += " refused"
+		} else {
+			s += fmt.Sprintf(" %dd left", d)
+		}
+	}
+	switch {
+	case r.Trial != "":
+		s += " · " + r.Trial + " on trial"
+	case r.Bad != nil:
+		s += " · update " + r.Bad.Version + " failed"
+	case !r.AutoUpdate:
+		s += " · updates off"
+	}
+	return s
 }

@@ -98,7 +98,7 @@ func LayoutRunnerDir(dir, listener string) error {
 	if err := linkOrCopy(listener, filepath.Join(bin, ListenerName())); err != nil {
 		return fmt.Errorf("installing the listener: %w", err)
 	}
-	for _, f := range packageFiles(runtime.GOOS == "windows", RunnerVersion) {
+	for _, f := range packageFiles(runtime.GOOS == "windows", RunnerVersion, nil) {
 		if strings.HasPrefix(f.name, "bin/Runner.Listener") {
 			continue
 		}

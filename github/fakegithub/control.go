@@ -683,11 +683,18 @@ func (s *Server) ScaleSets() []ScaleSetRecord {
 }
 
 // SetDeprecated marks a runner version deprecated: runners of that version
-// are refused (and exit 7 when asked to).
+// are refused (and exit 7 when asked to), and the deprecations route says
+// its runtime ended now (unless SetDeprecationSchedule said when).
 func (s *Server) SetDeprecated(version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.deprecated[version] = true
+	if s.deprecatedAt == nil {
+		s.deprecatedAt = map[string]time.Time{}
+	}
+	if _, ok := s.deprecatedAt[version]; !ok {
+		s.deprecatedAt[version] = time.Now()
+	}
 	s.changed()
 }
 

@@ -9,15 +9,21 @@ import (
 	"encoding/hex"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/runner-manager/runner-manager/github/fakegithub/internal/runnerproto"
 )
 
 // download is one runner package the fake offers.
 type download struct {
 	os, arch, filename, url, sha256 string
 	content                         []byte
+	// announced, if set, is the checksum the release names instead of
+	// sha256 (BreakRunnerRelease).
+	announced string
 }
 
 // packageFile is one file of the fake runner package.
@@ -29,8 +35,15 @@ type packageFile struct {
 
 // packageFiles lays the package out like the real runner's: bin/ with the
 // listener, the scripts at the top, externals/. The listener in it is a
-// stand-in script: the fake runner program is built by BuildRunner.
-func packageFiles(windows bool, version string) []packageFile {
+// stand-in script that exits 1 (the fake runner program is built by
+// BuildRunner), unless program holds a listener program: then bin/ holds
+// it, and the fake runner's version file naming version.
+func packageFiles(windows bool, version string, program []byte) []packageFile {
+	if len(program) > 0 && !windows {
+		files := packageFiles(false, version, nil)
+		files[0] = packageFile{"bin/Runner.Listener", 0o755, string(program)}
+		return append(files, packageFile{"bin/" + runnerproto.VersionFile, 0o644, version + "\n"})
+	}
 	if windows {
 		return []packageFile{
 			{"bin/Runner.Listener.exe", 0o755, "stand-in for the runner listener " + version + "\r\n"},
@@ -98,17 +111,24 @@ func dirOf(name string) string {
 
 var (
 	packagesMu sync.Mutex
-	packages   = map[string][2][]byte{} // version → tar.gz, zip
+	packages   = map[[2]string][2][]byte{} // version, program → tar.gz, zip
 )
 
-// buildDownloads makes (once per version and process) the packages the
-// fake offers, for every OS and architecture GitHub offers.
-func buildDownloads(baseURL, version string) []download {
+// buildDownloads makes (once per version, listener program and process)
+// the packages the fake offers, for every OS and architecture GitHub
+// offers; program is the path of the listener program the packages carry
+// ("": a stand-in that exits 1).
+func buildDownloads(baseURL, version, program string) []download {
 	packagesMu.Lock()
-	p, ok := packages[version]
+	key := [2]string{version, program}
+	p, ok := packages[key]
 	if !ok {
-		p = [2][]byte{tarball(packageFiles(false, version)), zipball(packageFiles(true, version))}
-		packages[version] = p
+		var prog []byte
+		if program != "" {
+			prog, _ = os.ReadFile(program)
+		}
+		p = [2][]byte{tarball(packageFiles(false, version, prog)), zipball(packageFiles(true, version, prog))}
+		packages[key] = p
 	}
 	packagesMu.Unlock()
 	var out []download

@@ -21,12 +21,42 @@ func (s *Server) SetLatestRunnerRelease(version string) {
 	s.latestRelease = version
 }
 
+// SetRunnerReleaseProgram makes the latest release's packages carry the
+// listener program at path (BuildRunner's bin/Runner.Listener), reporting
+// the release's version, so that installing the release installs a fake
+// runner of that version. Without it, a release's listener is a stand-in
+// that exits 1 (a release whose runner fails at once).
+func (s *Server) SetRunnerReleaseProgram(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseProgram = path
+}
+
+// BreakRunnerRelease makes the release of version announce checksums its
+// packages do not have (a corrupted download, as the installer sees it).
+func (s *Server) BreakRunnerRelease(version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.badRelease == nil {
+		s.badRelease = map[string]bool{}
+	}
+	s.badRelease[version] = true
+}
+
 // releaseDownloads are the packages of the latest release.
 func (s *Server) releaseDownloads() (string, []download) {
 	s.mu.Lock()
 	v := cmp.Or(s.latestRelease, s.cfg.downloadsVersion)
+	prog := s.releaseProgram
+	bad := s.badRelease[v]
 	s.mu.Unlock()
-	return v, buildDownloads(s.hs.URL, v)
+	ds := buildDownloads(s.hs.URL, v, prog)
+	if bad {
+		for i := range ds {
+			ds[i].announced = strings.Repeat("0", len(ds[i].sha256))
+		}
+	}
+	return v, ds
 }
 
 // latestRunnerRelease answers like GitHub's release of actions/runner: a
@@ -39,10 +69,11 @@ func (s *Server) latestRunnerRelease(c *call) reply {
 	assets := make([]map[string]any, 0, len(ds))
 	for i, d := range ds {
 		platform := d.os + "-" + d.arch
-		body.WriteString("- " + d.filename + " <!-- BEGIN SHA " + platform + " -->" + d.sha256 + "<!-- END SHA " + platform + " -->\n")
+		sum := cmp.Or(d.announced, d.sha256)
+		body.WriteString("- " + d.filename + " <!-- BEGIN SHA " + platform + " -->" + sum + "<!-- END SHA " + platform + " -->\n")
 		assets = append(assets, map[string]any{
 			"id": i + 1, "name": d.filename, "size": len(d.content), "state": "uploaded",
-			"browser_download_url": d.url, "digest": "sha256:" + d.sha256,
+			"browser_download_url": d.url, "digest": "sha256:" + sum,
 		})
 	}
 	return etagReply(c, http.StatusOK, map[string]any{

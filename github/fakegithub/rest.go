@@ -142,6 +142,7 @@ func (s *Server) routes() {
 		rest(kindREST, "POST "+p+"/actions/runners/remove-token", s.removeToken)
 		rest(kindREST, "POST "+p+"/actions/runners/generate-jitconfig", s.generateJITConfig)
 		rest(kindREST, "GET "+p+"/actions/runners/downloads", s.listDownloads)
+		rest(kindREST, "GET "+p+"/actions/runners/deprecations/{version}", s.runnerDeprecation)
 	}
 	rest(kindREST, "GET /orgs/{org}/actions/runner-groups", s.listRunnerGroups)
 	rest(kindREST, "GET /enterprises/{enterprise}/actions/runner-groups", s.listRunnerGroups)

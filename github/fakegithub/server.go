@@ -246,7 +246,11 @@ type Server struct {
 	callKinds      map[kind]int
 	callLog        []Call
 	deprecated     map[string]bool
-	latestRelease  string // releases.go
+	latestRelease  string               // releases.go
+	releaseProgram string               // releases.go
+	badRelease     map[string]bool      // releases.go
+	deprecations   map[string]depRec    // deprecations.go
+	deprecatedAt   map[string]time.Time // when SetDeprecated was called
 	zombie         bool
 	hooks          hookState
 	svc            serviceFaults // service_faults.go
@@ -348,7 +352,7 @@ func NewServer(opts ...Option) *Server {
 	top.Handle("/api/v3/", http.StripPrefix("/api/v3", s.restMux))
 	top.Handle("/", s.restMux)
 	s.hs = newLoopback(top)
-	s.downloads = buildDownloads(s.hs.URL, cfg.downloadsVersion)
+	s.downloads = buildDownloads(s.hs.URL, cfg.downloadsVersion, "")
 	for _, t := range cfg.tokens {
 		s.AddToken(t)
 	}

@@ -135,8 +135,14 @@ type Config struct {
 	// days, 1 GiB), enforced at start and every 10 minutes.
 	Logs *platform.LogRetention
 	// AutoUpdateRunner keeps actions/runner's newest release installed,
-	// pruning runners nothing uses (install.Updater; [runner] auto_update).
+	// proven on one attempt before every policy launches it, pruning
+	// runners nothing uses (install.Updater; [runner] auto_update, on by
+	// default in the configuration file; false here leaves it off).
 	AutoUpdateRunner bool
+	// RunnerUpdateRetry is how often the update looks again while a
+	// refused runner holds a policy's launches (default a minute: at most
+	// 60 REST calls an hour, and only then).
+	RunnerUpdateRetry time.Duration
 	// Version is logged at start (default: runnermanager.ReadBuild()).
 	Version string
 }
@@ -162,6 +168,7 @@ type Daemon struct {
 	st      store.Store
 	host    rm.Host
 	client  *github.Client
+	runner  runnerWatch // runnerupdate.go
 	scfg    reconcile.SupervisorConfig
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
@@ -332,6 +339,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		d.boxes.expectedPeak = expectedPeak(cfg.Meters, cfg.Admission)
 	}
 	loop := cfg.Loop
+	loop.RunnerUpdates = cfg.AutoUpdateRunner
 	if d.met != nil {
 		onPass := loop.OnPass
 		loop.OnPass = func(target string, took time.Duration, err error) {
@@ -353,7 +361,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
-		Budget: d.client.Budget, Loop: loop,
+		Budget: d.client.Budget, Runner: d.runnerStatus, Loop: loop,
 	}, nil
 }
 

@@ -72,8 +72,8 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	}
 	wg.Go(func() { d.heartbeat(ctx, sup.NudgeAll) })
 	wg.Go(func() { d.pruneLogs(ctx) })
-	if d.cfg.AutoUpdateRunner {
-		wg.Go(func() { d.updateRunner(ctx) })
+	if d.cfg.DataDir != "" {
+		wg.Go(func() { d.watchRunner(ctx) })
 	}
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
 		"policies", owned, "socket", ls.addrs.Socket, "store", storeName(d.st), "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))

@@ -65,6 +65,11 @@ type Result struct {
 	// Already is true when the version was installed before: nothing was
 	// downloaded.
 	Already bool
+	// Trial: the runner is installed unproven (Stage), for the next attempt
+	// to prove.
+	Trial bool
+	// Bad, if set, is why the version is not installed: it failed lately.
+	Bad *Bad
 }
 
 // Options of Runner.
@@ -129,6 +134,12 @@ func put(ctx context.Context, d github.Download, version, dataDir string, o Opti
 	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
 	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
 		r.Already = true
+		// Asked for by hand, a runner on trial is taken as it is.
+		if _, err := os.Lstat(filepath.Join(r.Dir, platform.UnprovenMark)); err == nil {
+			if err := Promote(r.Dir); err != nil {
+				return r, err
+			}
+		}
 		return r, nil
 	}
 	if o.Downloading != nil {

@@ -133,11 +133,33 @@ func TestUpdaterCheck(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "9.8.7", r.Version)
 	assert.False(t, r.Already)
+	assert.True(t, r.Trial, "installed unproven")
 	assert.Empty(t, removed, "the running attempt finishes on the old runner")
 	assert.DirExists(t, old.Dir)
 	newest, err := install.Newest(data)
 	require.NoError(t, err)
-	assert.Equal(t, r.Dir, newest, "new attempts launch the new runner")
+	assert.Equal(t, old.Dir, newest, "unproven: policies keep the old runner")
+	trial, ok := install.Candidate(data)
+	require.True(t, ok)
+	assert.Equal(t, r.Dir, trial.Dir)
+	assert.True(t, trial.Attempt.IsZero())
+
+	// One attempt claims the proof; a second cannot.
+	a := rm.NewAttemptID()
+	require.True(t, install.Claim(trial.Dir, a))
+	assert.False(t, install.Claim(trial.Dir, rm.NewAttemptID()), "one attempt proves a runner")
+	trial, ok = install.Candidate(data)
+	require.True(t, ok)
+	assert.Equal(t, a, trial.Attempt)
+	r2, _, err := u.Check(t.Context())
+	require.NoError(t, err)
+	assert.True(t, r2.Already && r2.Trial, "on trial: not installed again")
+	require.NoError(t, install.Promote(trial.Dir))
+	newest, err = install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.Dir, newest, "proven: new attempts launch the new runner")
+	_, ok = install.Candidate(data)
+	assert.False(t, ok, "nothing on trial once proven")
 
 	require.NoError(t, os.RemoveAll(root)) // the attempt ended
 	keep = []string{old.Dir}
@@ -151,4 +173,91 @@ func TestUpdaterCheck(t *testing.T) {
 	assert.Equal(t, []string{old.Dir}, removed, "no attempt or policy uses it")
 	assert.NoDirExists(t, old.Dir)
 	assert.DirExists(t, r.Dir)
+}
+
+// A release whose checksum does not match is not installed: the old runner
+// stays the one launched, the release is marked bad and not downloaded
+// again while that lasts; a newer release is tried.
+func TestStageBadChecksum(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+	old, err := install.Runner(t.Context(), client, scope, data, install.Options{})
+	require.NoError(t, err)
+
+	srv.SetLatestRunnerRelease("9.8.7")
+	srv.BreakRunnerRelease("9.8.7")
+	downloads := 0
+	o := install.Options{Downloading: func(string) { downloads++ }}
+	_, err = install.Stage(t.Context(), client, data, o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "checksum")
+	assert.Equal(t, 1, downloads)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, old.Dir, newest, "the old runner serves on")
+	assert.NoDirExists(t, filepath.Join(data, "runners", "9.8.7"))
+	b, ok := install.LastBad(data)
+	require.True(t, ok)
+	assert.Equal(t, "9.8.7", b.Version)
+	assert.Contains(t, b.Reason, "checksum")
+	assert.NotContains(t, b.Reason, "\n", "one line")
+
+	r, err := install.Stage(t.Context(), client, data, o)
+	require.NoError(t, err, "a bad release is skipped, not failed again")
+	require.NotNil(t, r.Bad)
+	assert.Equal(t, 1, downloads, "not downloaded again")
+
+	srv.SetLatestRunnerRelease("9.8.8")
+	r, err = install.Stage(t.Context(), client, data, o)
+	require.NoError(t, err)
+	assert.True(t, r.Trial)
+	assert.Equal(t, "9.8.8", r.Version)
+}
+
+// A proof that failed marks the runner bad: it is no longer on trial, the
+// old runner stays, and Prune removes the bad one once unused.
+func TestMarkBadEndsTrial(t *testing.T) {
+	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
+	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
+	require.NoError(t, err)
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	data := t.TempDir()
+	old, err := install.Runner(t.Context(), client, scope, data, install.Options{})
+	require.NoError(t, err)
+	srv.SetLatestRunnerRelease("9.8.7")
+	r, err := install.Stage(t.Context(), client, data, install.Options{})
+	require.NoError(t, err)
+	removed, err := install.Prune(data, nil)
+	require.NoError(t, err)
+	assert.Empty(t, removed, "the runner on trial is kept")
+
+	require.NoError(t, install.MarkBad(data, "9.8.7", "its proof attempt ended before it listened:\nexit code 1"))
+	_, ok := install.Candidate(data)
+	assert.False(t, ok)
+	newest, err := install.Newest(data)
+	require.NoError(t, err)
+	assert.Equal(t, old.Dir, newest)
+	removed, err = install.Prune(data, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{r.Dir}, removed)
+	b, ok := install.LastBad(data)
+	require.True(t, ok)
+	assert.Equal(t, "its proof attempt ended before it listened: exit code 1", b.Reason)
+}
+
+func TestNewer(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"2.331.0", "2.330.0", true}, {"2.330.0", "2.330.0", false}, {"2.330.10", "2.330.9", true},
+		{"2.329.0", "2.330.0", false}, {"x", "2.330.0", false}, {"2.330.0", "x", true},
+	} {
+		assert.Equal(t, c.want, install.Newer(c.a, c.b), "%s > %s", c.a, c.b)
+	}
 }

@@ -92,6 +92,10 @@ func Scenarios(size Size) []Scenario {
 			Scenario{Name: "hung-runner" + suffix, Mode: mode, Jobs: f(4, 12), JobDuration: time.Second, Max: 2,
 				DaemonEnv: []string{"RUNNER_MANAGER_HUNG_GRACE=" + hungGrace.String()},
 				Drive:     hungDrive(f(2, 6))},
+			Scenario{Name: "version-refused" + suffix, Mode: mode, Jobs: 0, Max: 4,
+				RecoveryBound: 30 * time.Second, Drive: refusedDrive(f(8, 30), false)},
+			Scenario{Name: "version-refused-bad" + suffix, Mode: mode, Jobs: 0, Max: 4,
+				RecoveryBound: 90 * time.Second, Drive: refusedDrive(f(8, 30), true)},
 			Scenario{Name: "long-job" + suffix, Mode: mode, Jobs: 4, JobDuration: 2 * time.Second, Max: 4,
 				Drive: longJobDrive(5 * time.Minute), Timeout: 10 * time.Minute},
 			Scenario{Name: "long-job-30m" + suffix, Mode: mode, Jobs: 4, JobDuration: 2 * time.Second, Max: 4,
@@ -112,7 +116,7 @@ func Scenarios(size Size) []Scenario {
 
 // ShortSet names the scenarios of the short form.
 var ShortSet = []string{"kill9-scaleset", "kill9-classic", "storm-5xx/scale-set", "sigterm-busy/scale-set", "revoke/scale-set",
-	"forgotten-sessions/scale-set", "scale-set-deleted/scale-set", "empty-queue-url/scale-set"}
+	"forgotten-sessions/scale-set", "scale-set-deleted/scale-set", "empty-queue-url/scale-set", "version-refused/scale-set"}
 
 // FullSet names the scenarios of the full form: all but the 30-minute job,
 // which runs only when named.

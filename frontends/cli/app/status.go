@@ -141,6 +141,9 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	if b := st.Budget; !b.SeenAt.IsZero() || b.Limit > 0 {
 		fmt.Fprintf(w, "github:   %d of %d REST calls left, resets %s\n", b.Remaining, b.Limit, b.Reset.Local().Format("15:04:05"))
 	}
+	if st.Runner != nil {
+		fmt.Fprintf(w, "runner:   %s\n", st.Runner.Summary(time.Local))
+	}
 	if len(st.Refusals) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(st.Refusals)) {

@@ -57,8 +57,14 @@ const (
 	ExitVersionDeprecated = 7
 )
 
-// Version is the version the fake runner reports.
+// Version is the version the fake runner reports unless its bin/ holds a
+// VersionFile.
 const Version = runnerproto.RunnerVersion
+
+// VersionFile, in the runner's bin/, names the version it reports instead
+// of Version: the fake GitHub's packages of other releases carry one, so an
+// installed update is a runner of the new version.
+const VersionFile = runnerproto.VersionFile
 
 // Config is one run of the listener.
 type Config struct {
@@ -79,6 +85,8 @@ type Config struct {
 	// connects; negative means none, 0 what the JIT configuration says
 	// (the fake GitHub's WithRunnerBootDelay).
 	BootDelay time.Duration
+	// Version is the runner version reported (default Version).
+	Version string
 }
 
 // Main runs the listener as a program. args are the program's arguments
@@ -116,6 +124,7 @@ func Main(args []string) int {
 		JITConfig:        os.Getenv(runnerproto.EnvJITConfig),
 		ReturnDeprecated: os.Getenv(runnerproto.EnvReturnDeprecated) == "1",
 		Stdout:           out,
+		Version:          versionIn(root),
 	})
 }
 
@@ -131,6 +140,16 @@ func Root() (string, error) {
 		return "", err
 	}
 	return filepath.Dir(filepath.Dir(real)), nil
+}
+
+// versionIn is the version the runner in root reports: its bin/'s
+// VersionFile, else Version.
+func versionIn(root string) string {
+	b, err := os.ReadFile(filepath.Join(root, "bin", VersionFile))
+	if v := strings.TrimSpace(string(b)); err == nil && v != "" {
+		return v
+	}
+	return Version
 }
 
 // listener is one run's state.
@@ -169,6 +188,9 @@ func Run(ctx context.Context, cfg Config) int {
 	}
 	if cfg.GiveUpAfter <= 0 {
 		cfg.GiveUpAfter = time.Minute
+	}
+	if cfg.Version == "" {
+		cfg.Version = Version
 	}
 	l := &listener{cfg: cfg, log: cfg.Stdout, hc: cfg.HTTPClient}
 	if l.hc == nil {
@@ -312,7 +334,7 @@ func (l *listener) connect(ctx context.Context) (int, bool) {
 	if err == nil {
 		if !l.online {
 			l.printf("√ Connected to GitHub")
-			l.printf("Current runner version: '%s'", Version)
+			l.printf("Current runner version: '%s'", l.cfg.Version)
 			l.printf("Listening for Jobs")
 		}
 		l.online = true
@@ -335,7 +357,7 @@ func (l *listener) exitFor(ctx context.Context, err error) (int, bool) {
 		l.printf("Failed to connect: the runner registration was not found. %v", err)
 		return ExitTerminated, true
 	case errors.As(err, &se) && se.ex.TypeName == runnerproto.ExVersionDeprecated:
-		l.printf("Runner version %s is deprecated and cannot receive messages. Install a newer runner.", Version)
+		l.printf("Runner version %s is deprecated and cannot receive messages. Install a newer runner.", l.cfg.Version)
 		if l.cfg.ReturnDeprecated {
 			return ExitVersionDeprecated, true
 		}
@@ -384,7 +406,7 @@ func (l *listener) authenticate(ctx context.Context) error {
 
 func (l *listener) openSession(ctx context.Context) error {
 	body, _ := json.Marshal(runnerproto.SessionRequest{OwnerName: l.hostname, Agent: runnerproto.Agent{
-		ID: l.runner.AgentID, Name: l.runner.AgentName, Version: Version, OSDescription: runtime.GOOS + " " + runtime.GOARCH,
+		ID: l.runner.AgentID, Name: l.runner.AgentName, Version: l.cfg.Version, OSDescription: runtime.GOOS + " " + runtime.GOARCH,
 	}})
 	var se runnerproto.Session
 	if _, err := l.do(ctx, http.MethodPost, l.url("/sessions"), "application/json", body, true, &se); err != nil {
@@ -563,7 +585,7 @@ func (l *listener) do(ctx context.Context, method, u, ctype string, body []byte,
 			req.Header.Set("Content-Type", ctype)
 		}
 		req.Header.Set("Accept", "application/json")
-		req.Header.Set("User-Agent", "GitHubActionsRunner-fake/"+Version)
+		req.Header.Set("User-Agent", "GitHubActionsRunner-fake/"+l.cfg.Version)
 		if auth {
 			req.Header.Set("Authorization", "Bearer "+l.token)
 		}

@@ -279,6 +279,7 @@ func Defaults() Config {
 		Logs:      DefaultLogs(),
 		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
 		Daemon:    Daemon{HungGrace: DefaultHungGrace},
+		Runner:    Runner{AutoUpdate: DefaultAutoUpdate},
 	}
 }
 

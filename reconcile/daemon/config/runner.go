@@ -2,11 +2,19 @@ package config
 
 // Runner configures how the daemon keeps its runner up to date.
 type Runner struct {
-	// AutoUpdate installs actions/runner's newest release when there is
-	// one (checked at start, every 6 hours, and every 10 minutes while a
-	// deprecated runner holds a policy's launches), verified against its
-	// checksum; policies without a runner directory launch it from then
-	// on, running attempts finish on theirs, and runners nothing uses any
-	// more are removed.
+	// AutoUpdate (on by default) installs actions/runner's newest release
+	// when there is one (checked at start, every 6 hours, at once when a
+	// policy's runner is refused as deprecated, and every minute while
+	// that lasts), verified against its checksum, and proves it on one
+	// attempt; once that attempt's runner listened or ran a job, policies
+	// without a runner directory launch it from then on (running attempts
+	// finish on theirs) and runners nothing uses any more are removed. A
+	// failed update (download, checksum, proof) leaves the installed runner
+	// serving and is not tried again for 6 hours unless a newer release
+	// comes. GitHub refuses runners more than 30 days behind the newest
+	// release, so turning this off means installing updates by hand.
 	AutoUpdate bool `toml:"auto_update" env:"RUNNER_MANAGER_RUNNER_AUTO_UPDATE"`
 }
+
+// DefaultAutoUpdate: runner updates are on unless turned off.
+const DefaultAutoUpdate = true

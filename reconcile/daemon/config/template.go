@@ -75,6 +75,15 @@ secret_env = "RUNNER_MANAGER_WEBHOOK_SECRET"
 # it is stopped, its job counted done. ($RUNNER_MANAGER_HUNG_GRACE)
 # hung_grace = "2m"
 
+[runner]
+# Install actions/runner's newest release when there is one (at start, every
+# 6 hours, and at once when GitHub refuses the installed version), verified
+# against its checksum and proven on one attempt before every policy
+# launches it; a failed update leaves the installed runner serving.
+# false: never (then install one with ` + "`runner-manager runner install`" + `).
+# ($RUNNER_MANAGER_RUNNER_AUTO_UPDATE)
+auto_update = true
+
 [store]
 # Empty: the journal is <data_dir>/journal.db (SQLite); one host needs
 # nothing else. Hosts sharing one fleet point at one PostgreSQL database:

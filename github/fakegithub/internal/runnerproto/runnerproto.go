@@ -25,6 +25,10 @@ const (
 // on the fake makes the fake runner exit 7.
 const RunnerVersion = "2.330.0"
 
+// VersionFile, in a fake runner's bin/, names the version it reports
+// instead of RunnerVersion.
+const VersionFile = "fake-runner-version"
+
 // EnvJITConfig is where the runner reads its JIT configuration.
 const EnvJITConfig = "ACTIONS_RUNNER_INPUT_JITCONFIG"
 
