@@ -57,7 +57,13 @@ func routeSources() map[string]routeSource {
 		fakegithub.RouteRunJobs:                               {[]int{200}, goGitHub + "actions_workflow_jobs.go:76; REST actions/list-jobs-for-workflow-run"},
 		"GET /repos/{owner}/{repo}/actions/jobs/{job_id}":     {[]int{200}, goGitHub + "actions_workflow_jobs.go:128; REST actions/get-job-for-workflow-run"},
 		fakegithub.RouteRateLimit:                             {[]int{200}, goGitHub + "rate_limit.go:78; REST rate-limit/get"},
-		fakegithub.RouteAccessToken:                           {[]int{201}, ssClient + "814; " + goGitHub + "apps.go:386"},
+		// Not in go-github v88, actions/scaleset or the part of the REST
+		// description read here: the shape is GitHub's changelog of
+		// 2026-09-03 (operations actions/get-runner-version-deprecation-for-{repo,org}).
+		fakegithub.RouteRepoRunnerDeprecation:                                  {[]int{200}, "GitHub changelog 2026-09-03 (no GitHub client code holds it yet)"},
+		fakegithub.RouteOrgRunnerDeprecation:                                   {[]int{200}, "GitHub changelog 2026-09-03 (no GitHub client code holds it yet)"},
+		"GET /enterprises/{enterprise}/actions/runners/deprecations/{version}": {[]int{200}, "GitHub changelog 2026-09-03 (no GitHub client code holds it yet)"},
+		fakegithub.RouteAccessToken:                                            {[]int{201}, ssClient + "814; " + goGitHub + "apps.go:386"},
 		// Any 2xx (client.go:894); 401 and 403 are retried (client.go:875).
 		fakegithub.RouteRunnerRegistration:  {[]int{200, 201}, ssClient + "868-895"},
 		fakegithub.RouteDownload:            {nil, "the fake's own: the download_url the downloads list names"},
