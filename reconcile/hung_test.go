@@ -70,7 +70,7 @@ func TestHungAfterItsJob(t *testing.T) {
 		assert.Equal(t, rm.StateFinished, got.State)
 		assert.Equal(t, rm.CompletedJob, got.Outcome.Kind, got.Outcome.String())
 		assert.Equal(t, "stopped: hung after its job ended", got.Outcome.Detail)
-		assert.Equal(t, int64(7), got.Job.ID)
+		assert.Equal(t, jobKey(7), got.Job.ID)
 		o, ok := e.meters.endedWith(a.ID)
 		assert.True(t, ok && o.Kind == rm.CompletedJob, "its weight counts")
 		assert.Equal(t, 1, strings.Count(e.logs.String(), "runner hung after its job ended"), "one warning")
