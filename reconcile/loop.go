@@ -426,16 +426,24 @@ func (l *Loop) Live() int {
 	return l.status.live
 }
 
+// WatchRetryMax caps the wait before a demand watch that returned (what it
+// cannot repair itself: credentials refused, the repository not found,
+// another owner's session) is started again: revoked credentials restored
+// are served within it (the goal is 30 s), at a cost of at most 180 REST
+// calls an hour while the failure lasts.
+const WatchRetryMax = 20 * time.Second
+
 // watch runs the target's demand watch until ctx ends, restarting it after
 // failures under a driver of its own: at a rate limit's reset, or with a
-// backoff (capped at BackoffMax: Watch returns only what it cannot repair
-// itself) that starts again from BackoffBase once the watch has reported.
+// backoff (capped at WatchRetryMax: Watch returns only what it cannot
+// repair itself) that starts again from BackoffBase once the watch has
+// reported.
 // The first report after a failure also ends the passes' hold of GitHub
 // calls: GitHub answers again.
 func (l *Loop) watch(ctx context.Context) {
 	var failing atomic.Bool
 	d := &driver{name: "demand watch", now: l.cfg.Now, base: l.cfg.BackoffBase, max: l.cfg.BackoffMax,
-		ghMax: l.cfg.BackoffMax, log: l.log}
+		ghMax: min(l.cfg.BackoffMax, WatchRetryMax), log: l.log}
 	d.run(ctx, func(ctx context.Context) (Result, error) {
 		var reported atomic.Bool
 		report := func(dm github.Demand) {
