@@ -26,6 +26,11 @@ func serviceScenarios(f func(short, full int) int, d func(short, full time.Durat
 			RecoveryBound: bound, Drive: cutSessionDrive(d(5*time.Second, 30*time.Second))},
 		{Name: "direct-assignment/scale-set", Mode: rm.ModeScaleSet, Jobs: f(12, 60), JobDuration: 2 * time.Second, Max: 4,
 			RecoveryBound: bound, Fake: []fakegithub.Option{fakegithub.WithDirectAssignment()}, Drive: killDrive(f(1, 5))},
+		// kill9-scaleset meets the fake's default, runner-registration
+		// answered 201 as GitHub's test servers do; this one the 200 that
+		// GitHub's clients take too.
+		{Name: "kill9-registration200/scale-set", Mode: rm.ModeScaleSet, Jobs: f(12, 100), JobDuration: 2 * time.Second, Max: 4,
+			RecoveryBound: 5 * time.Second, Fake: []fakegithub.Option{fakegithub.WithRunnerRegistrationStatus(http.StatusOK)}, Drive: killDrive(f(2, 10))},
 		{Name: "registration-refused/scale-set", Mode: rm.ModeScaleSet, Jobs: f(12, 40), JobDuration: 2 * time.Second, Max: 4,
 			RecoveryBound: bound, Drive: registrationRefusedDrive(f(1, 3))},
 	}
