@@ -222,12 +222,16 @@ const MaxOutageWait = 5 * time.Second
 // every CapacityCheck during a poll, from another goroutine, and a change
 // ends the poll early so GitHub learns it at once.
 //
-// Watch recovers by itself, with backoff from about 1 s capped at 30 s,
-// and Waiting says why it waits: a 401 (admin, queue or session token, or
-// the credentials themselves) renews the registration and admin tokens
-// and opens a new session; a 404 (session or scale set gone) finds or
-// creates the scale set again and opens a new session; 5xx and network
-// errors are retried; a rate limit is waited out.
+// Watch recovers by itself, with backoff from about 1 s capped at
+// MaxOutageWait, and Waiting says why it waits (each failure is logged
+// once per change): a 401 (admin, queue or session token, or the
+// credentials themselves) renews the registration and admin tokens and
+// opens a new session; a 404 (the session forgotten, or the scale set
+// deleted) finds or creates the scale set again and opens a new session; a
+// session without a message-queue URL is deleted and another opened; a
+// session held under this manager's own name that the journal cannot name
+// is waited for; 5xx and network errors are retried; a rate limit is
+// waited out.
 func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
 	var (
 		sess     *scaleset.MessageSessionClient
