@@ -143,7 +143,8 @@ type Demand struct {
 	Wanted int
 	// Queued is the number of jobs GitHub holds for the target and has not
 	// assigned, because the capacity told to it is taken (scale-set mode:
-	// statistics.TotalAvailableJobs; classic mode counts them in Wanted).
+	// statistics.TotalAvailableJobs + TotalAcquiredJobs: offered, or taken
+	// and waiting for capacity; classic mode counts them in Wanted).
 	Queued int
 	Events []JobEvent
 	At     time.Time

@@ -161,3 +161,28 @@ func warnings(logs, text string) int {
 	}
 	return n
 }
+
+// A backlog beyond the capacity told to GitHub is what waits there: the
+// scale set acquired (or was given) those jobs, and GitHub holds them
+// until capacity frees, so Queued counts them beside the ones offered.
+func TestScaleSetBacklogIsQueued(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		name := "Acquire"
+		var opts []fakegithub.Option
+		if direct {
+			name, opts = "Direct", []fakegithub.Option{fakegithub.WithDirectAssignment()}
+		}
+		t.Run(name, func(t *testing.T) {
+			env := newFakeEnv(t, "PAT", opts...)
+			st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
+			for range 5 {
+				env.fake.EnqueueJob(fakegithub.JobSpec{Repo: fakeRepo, Labels: []string{setName}})
+			}
+			log, _ := watch(t, st, fixed(2))
+			require.Eventually(t, func() bool {
+				d, ok := log.last()
+				return ok && d.Wanted == 2 && d.Queued == 3
+			}, 5*time.Second, 10*time.Millisecond, "2 assigned, 3 waiting at GitHub")
+		})
+	}
+}

@@ -264,7 +264,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				lastID = 0
 				d := Demand{At: t.c.cfg.Now()}
 				if st := sess.Session().Statistics; st != nil {
-					d.Wanted, d.Queued = st.TotalAssignedJobs, st.TotalAvailableJobs
+					d.Wanted, d.Queued = st.TotalAssignedJobs, queued(st)
 				}
 				wanted = d.Wanted
 				report(d)
@@ -393,6 +393,14 @@ func (t *ScaleSetTarget) poll(ctx context.Context, sess *scaleset.MessageSession
 	return msg, err
 }
 
+// queued is how many jobs wait at GitHub for this scale set beyond what
+// it assigned: those offered and not taken (totalAvailableJobs) and those
+// it acquired, or GitHub gave it directly, that wait for capacity
+// (totalAcquiredJobs): a backlog beyond max is acquired, not available.
+func queued(st *scaleset.RunnerScaleSetStatistic) int {
+	return st.TotalAvailableJobs + st.TotalAcquiredJobs
+}
+
 func clampCapacity(n int) int { return min(max(n, 0), math.MaxInt32) }
 
 // handle acknowledges a message, acquires its available jobs and turns it
@@ -424,7 +432,7 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 	}
 	d := Demand{At: now}
 	if msg.Statistics != nil {
-		d.Wanted, d.Queued = msg.Statistics.TotalAssignedJobs, msg.Statistics.TotalAvailableJobs
+		d.Wanted, d.Queued = msg.Statistics.TotalAssignedJobs, queued(msg.Statistics)
 	}
 	for _, j := range msg.JobAssignedMessages {
 		d.Events = append(d.Events, jobEvent(JobAssigned, j.JobMessageBase, 0, "", "", now))
