@@ -2,6 +2,7 @@ package simulate_test
 
 import (
 	"context"
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ func TestMain(m *testing.M) {
 	if code, ok := simulate.RunFakeRunnerIfNamed(os.Args); ok {
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(m.Run()))
 }
 
 func TestRun(t *testing.T) {

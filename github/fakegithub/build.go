@@ -24,9 +24,11 @@ func ListenerName() string {
 }
 
 var fakeRunner struct {
-	once sync.Once
-	dir  string
-	err  error
+	once  sync.Once
+	dir   string
+	err   error
+	mu    sync.Mutex
+	built string // dir, for RemoveRunnerBuild, which must not wait on once
 }
 
 // BuildRunner builds the fake runner once per process (go build, so it
@@ -34,14 +36,31 @@ var fakeRunner struct {
 // directory laid out like an installed runner: bin/Runner.Listener,
 // externals/, run.sh. Give each runner its own root with a bin/ of hard
 // links to it (the runner writes its JIT files into its root). The
-// directory outlives the process (it is shared by every caller in it);
-// stale ones from earlier runs are removed after a day.
+// directory is shared by every caller in the process: a test package's
+// TestMain removes it with RemoveRunnerBuild once its tests end; stale ones
+// of earlier runs that did not are removed after a day.
 func BuildRunner() (string, error) {
-	fakeRunner.once.Do(func() { fakeRunner.dir, fakeRunner.err = buildFakeRunner() })
+	fakeRunner.once.Do(func() {
+		fakeRunner.dir, fakeRunner.err = buildFakeRunner()
+		fakeRunner.mu.Lock()
+		fakeRunner.built = fakeRunner.dir
+		fakeRunner.mu.Unlock()
+	})
 	if fakeRunner.err != nil {
 		return "", fmt.Errorf("building the fake runner: %w", fakeRunner.err)
 	}
 	return fakeRunner.dir, nil
+}
+
+// RemoveRunnerBuild removes the directory BuildRunner built in this process,
+// if it did: call it after every test that uses it has ended (from TestMain,
+// after m.Run). A later BuildRunner returns the removed directory.
+func RemoveRunnerBuild() {
+	fakeRunner.mu.Lock()
+	defer fakeRunner.mu.Unlock()
+	if fakeRunner.built != "" {
+		_ = os.RemoveAll(fakeRunner.built)
+	}
 }
 
 const buildDirPrefix = "runner-manager-fakerunner-"

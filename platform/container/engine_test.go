@@ -3,6 +3,7 @@
 package container_test
 
 import (
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"testing"
 	"time"
@@ -15,7 +16,10 @@ import (
 // else a Podman service it starts; the FROM scratch image with the fake
 // runner).
 
-func TestMain(m *testing.M) { os.Exit(containertest.Stop(m.Run())) }
+func TestMain(m *testing.M) {
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(containertest.Stop(m.Run())))
+}
 
 // testEngine returns the tests' engine, skipping the test (failing it
 // under RUNNER_MANAGER_REQUIRE_PODMAN=1) when there is none.

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"io"
 	"log/slog"
 	"net"
@@ -35,7 +36,8 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == fakegithub.ListenerName() {
 		os.Exit(fakerunner.Main(os.Args[1:]))
 	}
-	os.Exit(stopEngines(m.Run()))
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(stopEngines(m.Run()), fakegithub.RemoveRunnerBuild))
 }
 
 const (

@@ -4,6 +4,7 @@ package doctor_test
 
 import (
 	"context"
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,10 @@ import (
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(containertest.Stop(m.Run())) }
+func TestMain(m *testing.M) {
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(containertest.Stop(m.Run())))
+}
 
 // boxPolicy adds a container policy of h's host running image.
 func (h host) boxPolicy(t *testing.T, name, image string) rm.Policy {

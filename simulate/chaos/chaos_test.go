@@ -2,6 +2,8 @@ package chaos_test
 
 import (
 	"context"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,11 +53,12 @@ func buildDaemon(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if daemon.dir != "" {
-		_ = os.RemoveAll(daemon.dir)
-	}
-	os.Exit(code)
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(m.Run(), fakegithub.RemoveRunnerBuild, func() {
+		if daemon.dir != "" {
+			_ = os.RemoveAll(daemon.dir)
+		}
+	}))
 }
 
 func TestChaos(t *testing.T) {

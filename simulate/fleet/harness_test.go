@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,12 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
-	pgtest.Main(m) // exits
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(pgtest.Run(m), fakegithub.RemoveRunnerBuild, func() {
+		if built.dir != "" {
+			_ = os.RemoveAll(built.dir)
+		}
+	}))
 }
 
 // programs builds the runner-manager program (without -race: it is what

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"testing"
 
@@ -14,5 +15,6 @@ func TestMain(m *testing.M) {
 	if code, ok := app.RunFakeRunnerIfNamed(os.Args); ok {
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	tmptest.Enter()
+	os.Exit(tmptest.Leave(m.Run()))
 }

@@ -55,9 +55,11 @@ var engine struct {
 }
 
 // Stop stops the engine service the tests started, if any, and returns
-// code: call it in TestMain, os.Exit(containertest.Stop(m.Run())).
+// code, and removes the fake runner the tests built (fakegithub.BuildRunner):
+// call it in TestMain, os.Exit(containertest.Stop(m.Run())).
 func Stop(code int) int {
 	stopService()
+	fakegithub.RemoveRunnerBuild()
 	return code
 }
 

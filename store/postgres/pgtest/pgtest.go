@@ -54,7 +54,11 @@ var (
 
 // Main runs the package's tests, then stops the shared server (if a test
 // started it) and removes its directory. Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main without the exit: it runs m's tests, stops the shared server
+// and returns the exit code, for a TestMain that has more to do after.
+func Run(m *testing.M) int {
 	mainCalled.Store(true)
 	code := m.Run()
 	if srv := shared.srv; srv != nil {
@@ -68,7 +72,7 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Start returns the URL of a new, empty database on the process's shared
