@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -21,10 +22,13 @@ import (
 // s, reading variables with lookupEnv; "$$" is a "$". A variable that is
 // unset or empty is an error naming it: a path silently missing a part
 // would put the journal somewhere unexpected. A relative result is joined
-// to base when base is not "".
+// to base when base is not "". lookupEnv nil is os.LookupEnv.
 func ExpandPath(s, base string, lookupEnv func(string) (string, bool)) (string, error) {
 	if s == "" {
 		return "", nil
+	}
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
 	}
 	// The "~" first, on what was written: a variable's value is not read
 	// again for a "~" or a "$".
@@ -45,8 +49,14 @@ func ExpandPath(s, base string, lookupEnv func(string) (string, bool)) (string, 
 	return out, nil
 }
 
-// expandTilde expands "~", "~/…", "~user" and "~user/…".
-func expandTilde(s string, lookupEnv func(string) (string, bool)) (string, error) {
+// ExpandTilde expands a leading "~", "~/…", "~user" or "~user/…" in s,
+// and nothing else: for a path a shell has seen already (a flag's, a
+// variable's), which a shell leaves alone when written --flag=~/x.
+// lookupEnv nil is os.LookupEnv.
+func ExpandTilde(s string, lookupEnv func(string) (string, bool)) (string, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
 	home, rest, err := splitTilde(s, lookupEnv)
 	if err != nil || home == "" {
 		return rest, err
@@ -168,7 +178,7 @@ func (c *Config) expandPaths(lookupEnv func(string) (string, bool)) error {
 				out, err = ExpandPath(s, base, lookupEnv)
 			}
 		case FromEnv, FromFlag:
-			out, err = expandTilde(s, lookupEnv)
+			out, err = ExpandTilde(s, lookupEnv)
 		default:
 			continue
 		}
