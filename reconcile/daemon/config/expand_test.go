@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,4 +134,30 @@ func TestTemplateDataDirExpands(t *testing.T) {
 	want, err := config.DefaultDataDir(env(map[string]string{"HOME": "/home/u"}))
 	require.NoError(t, err)
 	assert.Equal(t, want, c.DataDir)
+}
+
+// TestTemplateExamplesWork: every example the template shows commented
+// out, uncommented (all at once: the App's keys go together), loads and
+// means what it says; the template showed data_dir = "~/…", which made a
+// literal ~ directory.
+func TestTemplateExamplesWork(t *testing.T) {
+	example := regexp.MustCompile(`^# ([a-z_]+ = .*)$`)
+	var b strings.Builder
+	n := 0
+	for _, line := range strings.Split(config.Template(config.TemplateData{}), "\n") {
+		if m := example.FindStringSubmatch(line); m != nil {
+			line = m[1]
+			n++
+		}
+		b.WriteString(line + "\n")
+	}
+	require.GreaterOrEqual(t, n, 10, "the template's examples were not found")
+	p := writeFile(t, b.String())
+	c, err := config.Load(config.Sources{Path: p, Explicit: true, LookupEnv: env(map[string]string{"HOME": "/home/u"})})
+	require.NoError(t, err, b.String())
+	assert.Equal(t, "/home/u/.local/state/runner-manager", c.DataDir)
+	assert.Equal(t, "/etc/runner-manager/token", c.GitHub.TokenFile)
+	assert.Equal(t, "/etc/runner-manager/app.pem", c.GitHub.PrivateKeyFile)
+	assert.Equal(t, "/etc/runner-manager/store-password", c.Store.PasswordFile)
+	assert.Equal(t, "https://ghes.example.com/api/v3", c.GitHub.APIURL)
 }
