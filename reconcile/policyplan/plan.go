@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,6 +48,19 @@ func ReadFile(path string) (File, error) {
 				f.Policy[i].Max = 1
 			}
 		}
+	}
+	// A runner_dir is written as the configuration's paths are: "~" and
+	// $VAR expanded, a relative one beside the file.
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return File{}, invalid("read %s: %v", path, err)
+	}
+	for i := range f.Policy {
+		dir, err := config.ExpandPath(f.Policy[i].RunnerDir, base, nil)
+		if err != nil {
+			return File{}, invalid("%s: policy %q: runner_dir: %v", f.at(i), f.Policy[i].Name, err)
+		}
+		f.Policy[i].RunnerDir = dir
 	}
 	return f, f.Check()
 }

@@ -172,12 +172,17 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Po
 	return p, nil
 }
 
-// CheckRunnerDir returns dir made absolute, refusing (rm.ErrInvalid) a
+// CheckRunnerDir returns dir with a leading "~" expanded and made absolute
+// (relative to the current directory), refusing (rm.ErrInvalid) a
 // directory that holds no installed runner; "" (the newest installed
 // runner) is accepted as is.
 func CheckRunnerDir(dir string) (string, error) {
 	if dir == "" {
 		return "", nil
+	}
+	dir, err := config.ExpandTilde(dir, nil)
+	if err != nil {
+		return "", invalid("runner directory: %v", err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -28,7 +28,7 @@ each, with the keys of policy add:
   spare = 1                  # optional: most warm spares (0: none)
   memory_estimate = "2GiB"   # optional
   runner_group = "Default"   # optional
-  runner_dir = "/opt/runner" # optional
+  runner_dir = "/opt/runner" # optional (~, $VAR; relative: beside the file)
   paused = false             # optional
 
 Policies missing from the journal are added, those that differ are changed,

@@ -30,7 +30,7 @@ import (
 type Config struct {
 	// DataDir holds the journal, the installed runners and the attempts'
 	// directories. Default: $XDG_STATE_HOME/runner-manager.
-	DataDir   string    `toml:"data_dir" env:"RUNNER_MANAGER_DATA_DIR"`
+	DataDir   string    `toml:"data_dir" env:"RUNNER_MANAGER_DATA_DIR" path:"true"`
 	Log       Log       `toml:"log"`
 	GitHub    GitHub    `toml:"github"`
 	Admission Admission `toml:"admission"`
@@ -69,13 +69,13 @@ type GitHub struct {
 	// TokenEnv names the environment variable holding a token.
 	TokenEnv string `toml:"token_env" env:"RUNNER_MANAGER_GITHUB_TOKEN_ENV"`
 	// TokenFile is a file holding a token, readable by its owner only.
-	TokenFile string `toml:"token_file" env:"RUNNER_MANAGER_GITHUB_TOKEN_FILE"`
+	TokenFile string `toml:"token_file" env:"RUNNER_MANAGER_GITHUB_TOKEN_FILE" path:"true"`
 	// AppID or ClientID, InstallationID and PrivateKeyFile select GitHub
 	// App authentication instead of a token.
 	AppID          int64  `toml:"app_id" env:"RUNNER_MANAGER_GITHUB_APP_ID"`
 	ClientID       string `toml:"client_id" env:"RUNNER_MANAGER_GITHUB_CLIENT_ID"`
 	InstallationID int64  `toml:"installation_id" env:"RUNNER_MANAGER_GITHUB_INSTALLATION_ID"`
-	PrivateKeyFile string `toml:"private_key_file" env:"RUNNER_MANAGER_GITHUB_PRIVATE_KEY_FILE"`
+	PrivateKeyFile string `toml:"private_key_file" env:"RUNNER_MANAGER_GITHUB_PRIVATE_KEY_FILE" path:"true"`
 }
 
 // UsesApp reports whether GitHub App authentication is configured.
@@ -142,7 +142,7 @@ type Store struct {
 	// postgres://user@/database?host=/socket/dir); "" for SQLite.
 	URL string `toml:"url" env:"RUNNER_MANAGER_STORE"`
 	// PasswordFile holds the database password, readable by its owner only.
-	PasswordFile string `toml:"password_file" env:"RUNNER_MANAGER_STORE_PASSWORD_FILE"`
+	PasswordFile string `toml:"password_file" env:"RUNNER_MANAGER_STORE_PASSWORD_FILE" path:"true"`
 }
 
 // StorePasswordEnv is the environment variable holding the store's
@@ -232,6 +232,8 @@ type field struct {
 	key   string // "github.url"
 	env   string
 	value reflect.Value
+	// path: the value is a path (tag path:"true"), expanded (expandPaths).
+	path bool
 }
 
 func fields(c *Config) []field {
@@ -250,7 +252,7 @@ func fields(c *Config) []field {
 				walk(key+".", v.Field(i))
 				continue
 			}
-			out = append(out, field{key: key, env: f.Tag.Get("env"), value: v.Field(i)})
+			out = append(out, field{key: key, env: f.Tag.Get("env"), value: v.Field(i), path: f.Tag.Get("path") == "true"})
 		}
 	}
 	walk("", reflect.ValueOf(c).Elem())
@@ -351,6 +353,9 @@ func Load(src Sources) (*Config, error) {
 		c.Origins[k] = Origin{Kind: FromFlag, Where: fv.Name}
 	}
 
+	if err := c.expandPaths(lookup); err != nil {
+		return nil, err
+	}
 	if c.DataDir == "" {
 		dir, err := DefaultDataDir(lookup)
 		if err != nil {

@@ -23,6 +23,9 @@ var fileTemplate = template.Must(template.New("config").Parse(`# runner-manager 
 # Secrets never go in this file: the token comes from an environment
 # variable or from a file only its owner can read (chmod 600).
 
+# Paths in this file may start with ~ and use $VAR or ${VAR} (an unset one
+# is an error); a relative path is relative to this file's directory.
+
 # Where the journal, installed runners and per-attempt directories live.
 # ($RUNNER_MANAGER_DATA_DIR, --data-dir)
 {{if .DataDir}}data_dir = {{printf "%q" .DataDir}}{{else}}# data_dir = "~/.local/state/runner-manager"{{end}}
