@@ -94,3 +94,17 @@ func runnerLabels(target, extra []string, goos, goarch string, noDefaults bool) 
 	}
 	return all
 }
+
+// OnlyImplicit reports whether every label of a classic label set is an
+// implicit one of goos/goarch (without case): its runners then serve every
+// job of the scope that asks for a self-hosted runner of that OS and
+// architecture, such as runs-on: self-hosted, or [self-hosted, linux].
+func OnlyImplicit(labels []string, goos, goarch string) bool {
+	implicit := ImplicitLabels(goos, goarch)
+	for _, l := range labels {
+		if !slices.ContainsFunc(implicit, func(i string) bool { return strings.EqualFold(i, l) }) {
+			return false
+		}
+	}
+	return len(labels) > 0
+}

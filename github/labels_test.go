@@ -29,3 +29,19 @@ func TestImplicitLabels(t *testing.T) {
 	assert.True(t, github.MatchLabels([]string{"LINUX"}, runner))
 	assert.False(t, github.MatchLabels([]string{"self-hosted", "ARM64"}, runner))
 }
+
+func TestOnlyImplicit(t *testing.T) {
+	for _, tt := range []struct {
+		labels []string
+		want   bool
+	}{
+		{[]string{"self-hosted"}, true},
+		{[]string{"SELF-HOSTED", "linux", "x64"}, true},
+		{[]string{"linux"}, true},
+		{[]string{"self-hosted", "gpu"}, false},
+		{[]string{"self-hosted", "ARM64"}, false},
+		{nil, false},
+	} {
+		assert.Equal(t, tt.want, github.OnlyImplicit(tt.labels, "linux", "amd64"), "%v", tt.labels)
+	}
+}
