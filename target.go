@@ -153,7 +153,8 @@ type ScaleTarget struct {
 	RunnerGroup string
 	// ScaleSet is the scale set's name; it is also the label jobs use.
 	ScaleSet string
-	// Labels are the classic runner labels, sorted and without duplicates.
+	// Labels are the classic runner labels, sorted and without duplicates,
+	// both without case (FoldLabels).
 	Labels []string
 }
 
@@ -176,14 +177,44 @@ func (t ScaleTarget) normalized() (ScaleTarget, error) {
 		t.RunnerGroup = DefaultRunnerGroup
 	}
 	if len(t.Labels) > 0 {
-		labels := make([]string, 0, len(t.Labels))
-		for _, l := range t.Labels {
-			labels = append(labels, strings.TrimSpace(l))
-		}
-		slices.Sort(labels)
-		t.Labels = slices.Compact(labels)
+		t.Labels = FoldLabels(t.Labels)
 	}
 	return t, t.Validate()
+}
+
+// FoldLabels returns labels trimmed, without duplicates by GitHub's rule
+// that labels ignore case ("Linux,linux" is one label, kept as first
+// spelled), then sorted. The official runner keeps its labels in a set that
+// ignores case (actions/runner v2.316.1-395-g258d6c85,
+// src/Runner.Listener/CommandSettings.cs:346,
+// StringComparer.OrdinalIgnoreCase), and GitHub matches runs-on without
+// case: its docs name the default labels "linux" and "x64" while the runner
+// registers "Linux" and "X64" (src/Runner.Common/Util/VarUtil.cs:24,42).
+func FoldLabels(labels []string) []string {
+	out := make([]string, 0, len(labels))
+	for _, l := range labels {
+		l = strings.TrimSpace(l)
+		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, l) }) {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DuplicateLabels lists the labels of labels that FoldLabels drops: each a
+// later spelling of a label given before (without case), in input order.
+func DuplicateLabels(labels []string) []string {
+	var seen, dups []string
+	for _, l := range labels {
+		l = strings.TrimSpace(l)
+		if slices.ContainsFunc(seen, func(s string) bool { return strings.EqualFold(s, l) }) {
+			dups = append(dups, l)
+			continue
+		}
+		seen = append(seen, l)
+	}
+	return dups
 }
 
 // Validate checks the target: a valid scope, a runner group, and exactly one
@@ -278,5 +309,11 @@ func (t ScaleTarget) Short() string {
 }
 
 // Key identifies the target for grouping policies into one loop. Labels
-// compare without case, as GitHub matches them.
-func (t ScaleTarget) Key() string { return strings.ToLower(t.String()) }
+// compare without case, as GitHub matches them, folded again so that a
+// label set stored before FoldLabels ignored case has the same key.
+func (t ScaleTarget) Key() string {
+	if len(t.Labels) > 0 {
+		t.Labels = FoldLabels(strings.Split(strings.ToLower(strings.Join(t.Labels, ",")), ","))
+	}
+	return strings.ToLower(t.String())
+}

@@ -164,6 +164,20 @@ func TestNewLabelTarget(t *testing.T) {
 	assert.Equal(t, "gpu-group", got.RunnerGroup)
 	assert.Equal(t, rm.ModeClassic, got.Mode())
 
+	for name, tt := range map[string]struct{ in, want, dups []string }{
+		"CaseOnce":     {[]string{"Linux", "linux"}, []string{"Linux"}, []string{"linux"}},
+		"FirstSpelled": {[]string{"gpu", "LINUX", "Linux", "linux"}, []string{"LINUX", "gpu"}, []string{"Linux", "linux"}},
+		"Trimmed":      {[]string{"x64", " X64 "}, []string{"x64"}, []string{"X64"}},
+		"Distinct":     {[]string{"b", "a"}, []string{"a", "b"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := rm.NewLabelTarget(org, "", tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got.Labels, "one label without case, as first spelled")
+			assert.Equal(t, tt.dups, rm.DuplicateLabels(tt.in))
+		})
+	}
+
 	in := []string{"b", "a"}
 	_, err = rm.NewLabelTarget(org, "", in)
 	require.NoError(t, err)
@@ -217,7 +231,7 @@ func TestTargetStringKey(t *testing.T) {
 		short    string
 	}{
 		{"ScaleSet", ss, "repo:Acme/Repo group=Default scale-set=Home", "repo:acme/repo group=default scale-set=home", "Acme/Repo#Home"},
-		{"Labels", lt, "org:acme group=Builders labels=Linux,gpu", "org:acme group=builders labels=linux,gpu", "org:acme@Builders[Linux,gpu]"},
+		{"Labels", lt, "org:acme group=Builders labels=Linux,gpu", "org:acme group=builders labels=gpu,linux", "org:acme@Builders[Linux,gpu]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,6 +249,14 @@ func TestTargetStringKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a.Key(), b.Key())
 	assert.Equal(t, a.String(), b.String())
+
+	// Labels ignore case: a label set spelled otherwise, or one stored
+	// before labels were folded without case, is the same loop.
+	folded, err := rm.NewLabelTarget(org, "", []string{"X64", "Linux", "GPU"})
+	require.NoError(t, err)
+	assert.Equal(t, a.Key(), folded.Key())
+	stored := rm.ScaleTarget{Scope: org, RunnerGroup: "Default", Labels: []string{"Linux", "gpu", "linux", "x64"}}
+	assert.Equal(t, a.Key(), stored.Key())
 
 	c, err := rm.NewLabelTarget(org, "", []string{"gpu", "linux"})
 	require.NoError(t, err)

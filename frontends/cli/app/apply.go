@@ -78,6 +78,15 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	a.printf("applied %d change(s)\n", len(plan))
+	given := map[string][]string{}
+	for _, sp := range f.Policy {
+		given[sp.Name] = sp.Labels
+	}
+	for _, s := range plan {
+		if s.Op != policyplan.Remove {
+			a.noteLabels(ctx, st, given[s.Policy.Name], s.Policy)
+		}
+	}
 	for _, s := range plan {
 		if s.Op != policyplan.Remove {
 			a.warnNoRunner(s.Policy)

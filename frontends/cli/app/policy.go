@@ -80,7 +80,7 @@ type PolicyAddCmd struct {
 	Org            string      `help:"Serve an organization." placeholder:"ORG" group:"Where runners register (one of)"`
 	Enterprise     string      `help:"Serve an enterprise." placeholder:"SLUG" group:"Where runners register (one of)"`
 	ScaleSet       string      `help:"Scale-set mode (recommended): the scale set's name, which jobs use in runs-on." placeholder:"NAME" group:"Which jobs (one of)"`
-	Labels         []string    `help:"Classic mode: runner labels (comma separated); jobs whose runs-on labels are all among them." placeholder:"A,B" sep:"," group:"Which jobs (one of)"`
+	Labels         []string    `help:"Classic mode: runner labels (comma separated; without case, as GitHub: Linux,linux is one); jobs whose runs-on labels are all among them and the implicit self-hosted, OS and architecture labels." placeholder:"A,B" sep:"," group:"Which jobs (one of)"`
 	RunnerGroup    string      `help:"Runner group (default Default)." placeholder:"GROUP"`
 	Max            int         `help:"Most runners at once (default ${default})." default:"1" placeholder:"N"`
 	MinIdle        int         `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
@@ -113,6 +113,15 @@ Examples:
   runner-manager policy add boxed --repo octo-org/app --scale-set boxed --max 4 \
       --backend container --image ghcr.io/actions/actions-runner:latest \
       --memory-limit 4GiB --cpus 2 --volume gocache:/cache
+
+In classic mode every runner also has three implicit labels, which the
+official runner adds: self-hosted, its OS (Linux, macOS, Windows) and its
+architecture (X64, ARM64, ARM, X86); "policy show" lists them. A job whose
+runs-on labels are all among a runner's labels runs on it, so --labels
+self-hosted alone serves every job of the repository (or organization)
+asking for a self-hosted runner of this OS and architecture: give a label of its own
+(--labels self-hosted,gpu) and name it in runs-on. Labels ignore case, as
+GitHub matches them: Linux,linux is one label, kept as first spelled.
 
 Everything is checked before anything is written.`
 }
@@ -148,6 +157,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
 	a.noteAdmissible(p)
+	a.noteLabels(ctx, st, c.Labels, p)
 	a.warnNoRunner(p)
 	a.pokeDaemon(ctx)
 	return nil
@@ -186,7 +196,7 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 	if c.JSON {
 		out := make([]policyJSON, 0, len(ps))
 		for _, p := range ps {
-			out = append(out, toPolicyJSON(p))
+			out = append(out, toPolicyJSON(p, implicitLabels(ctx, st, p)))
 		}
 		return writeJSON(a.Stdout, out)
 	}
@@ -223,7 +233,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(a.Stdout, toPolicyJSON(p))
+		return writeJSON(a.Stdout, toPolicyJSON(p, implicitLabels(ctx, st, p)))
 	}
 	live, err := st.ActiveAttempts(ctx, p.ID)
 	if err != nil {
@@ -243,6 +253,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"mode", p.Target.Mode().String()},
 		{"scale set", p.Target.ScaleSet},
 		{"labels", strings.Join(p.Target.Labels, ",")},
+		{"implicit labels", implicitRow(implicitLabels(ctx, st, p))},
 		{"max", fmt.Sprint(p.Max)},
 		{"min idle", fmt.Sprint(p.MinIdle)},
 		{"spare", fmt.Sprint(p.Spare)},
@@ -299,7 +310,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	if c.MemoryEstimate != nil {
 		e.MemoryEstimate = new(c.MemoryEstimate.Bytes())
 	}
-	_, changes, err := e.Write(ctx, st, before)
+	after, changes, err := e.Write(ctx, st, before)
 	if err != nil {
 		return err
 	}
@@ -308,6 +319,9 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return nil
 	}
 	a.printf("changed policy %s: %s\n", before.Name, strings.Join(changes, ", "))
+	if c.Labels != nil {
+		a.noteLabels(ctx, st, c.Labels, after)
+	}
 	a.pokeDaemon(ctx)
 	return nil
 }
@@ -452,6 +466,7 @@ type policyJSON struct {
 	Mode           string   `json:"mode"`
 	ScaleSet       string   `json:"scale_set"`
 	Labels         []string `json:"labels"`
+	ImplicitLabels []string `json:"implicit_labels"`
 	Backend        string   `json:"backend"`
 	RunnerDir      string   `json:"runner_dir"`
 	Max            int      `json:"max"`
@@ -464,7 +479,18 @@ type policyJSON struct {
 	RemovedAt      *string  `json:"removed_at"`
 }
 
-func toPolicyJSON(p rm.Policy) policyJSON {
+// implicitRow is policy show's row of the implicit labels: "" (no row) in
+// scale-set mode.
+func implicitRow(implicit []string) string {
+	if len(implicit) == 0 {
+		return ""
+	}
+	return strings.Join(implicit, ",") + " (every runner has them; runs-on of only these matches any runner)"
+}
+
+// toPolicyJSON is p's JSON form; implicit are its runners' implicit labels
+// (implicitLabels).
+func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 	var removed *string
 	if !p.RemovedAt.IsZero() {
 		removed = new(p.RemovedAt.UTC().Format(time.RFC3339Nano))
@@ -472,7 +498,7 @@ func toPolicyJSON(p rm.Policy) policyJSON {
 	return policyJSON{
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
-		Labels: append([]string{}, p.Target.Labels...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
+		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
 		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spare, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
