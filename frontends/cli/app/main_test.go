@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if code, ok := app.RunFakeRunnerIfNamed(os.Args); ok {
 		os.Exit(code)
 	}
+	if os.Getenv(runAsProgram) == "1" { // the program, for a test that runs it as another user
+		os.Exit(app.Main())
+	}
 	os.Exit(m.Run())
 }

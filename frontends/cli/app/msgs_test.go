@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,4 +88,57 @@ func TestDataDirIsAFile(t *testing.T) {
 	got, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(got), "the file is left as it was")
+}
+
+// runAsProgram makes this test binary the program (TestMain).
+const runAsProgram = "RM_APP_TEST_RUN_PROGRAM"
+
+// A data directory this user may not enter is named as such, not as the
+// daemon's socket ("dial unix …: permission denied"). Root enters any
+// directory, so as root the program runs as nobody.
+func TestDataDirUnreadable(t *testing.T) {
+	e := newEnv(t)
+	e.ok("policy", "add", "p", "--repo", "o/r", "--scale-set", "s")
+	require.NoError(t, os.Chmod(e.dataDir, 0o700))
+	want := "data dir " + e.dataDir + " cannot be read by this user (permission denied): run as its owner, or give another with --data-dir"
+	if os.Geteuid() != 0 {
+		require.NoError(t, os.Chmod(e.dataDir, 0))
+		t.Cleanup(func() { os.Chmod(e.dataDir, 0o700) })
+		for _, args := range [][]string{{"status"}, {"attempts"}, {"policy", "list"}} {
+			r := e.run(args...)
+			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Contains(t, r.stderr, want)
+			assert.NotContains(t, r.stderr, "sock")
+		}
+		return
+	}
+	// The test binary where nobody may run it, beside a copy of the data
+	// directory that only root may enter (t.TempDir's are 0700: nobody
+	// would not reach the data directory at all).
+	base, err := os.MkdirTemp("", "runner-manager-msgs-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	bin := filepath.Join(base, "runner-manager")
+	self, err := os.Executable()
+	require.NoError(t, err)
+	b, err := os.ReadFile(self)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	data := filepath.Join(base, "data")
+	require.NoError(t, os.Rename(e.dataDir, data))
+	want = strings.ReplaceAll(want, e.dataDir, data)
+	for _, args := range [][]string{{"status"}, {"attempts"}, {"policy", "list"}} {
+		cmd := exec.Command(bin, append([]string{"--data-dir", data}, args...)...)
+		cmd.Env = append(os.Environ(), runAsProgram+"=1", "HOME="+base, "XDG_CONFIG_HOME="+filepath.Join(base, "config"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%v: %s", args, stderr.String())
+		assert.Equal(t, 2, exit.ExitCode(), stderr.String())
+		assert.Contains(t, stderr.String(), want)
+		assert.NotContains(t, stderr.String(), "sock")
+	}
 }
