@@ -29,15 +29,27 @@ func parseRawID(kind, s string) (rawID, error) {
 	lower := strings.ToLower(s)
 	b, err := idEncoding.DecodeString(lower)
 	if err != nil || len(b) != len(r) {
-		return r, invalidf("%q is not a %s id (26 letters and digits)", s, kind)
+		return r, invalidf("%q is not %s id (26 letters and digits)", s, article(kind))
 	}
 	copy(r[:], b)
 	// The last character carries 3 bits; refuse the spellings that differ
 	// only in the unused ones, so that one ID has exactly one string form.
+	// All zeros is the "none" ID, which has no string form to suggest.
+	if r.IsZero() {
+		return rawID{}, invalidf("%q is not %s id (all zeros means none)", s, article(kind))
+	}
 	if r.String() != lower {
-		return rawID{}, invalidf("%q is not a %s id (did you mean %s?)", s, kind, r)
+		return rawID{}, invalidf("%q is not %s id (did you mean %s?)", s, article(kind), r)
 	}
 	return r, nil
+}
+
+// article puts "a" or "an" before an ID's kind ("an attempt", "a host").
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // IsZero reports whether the ID is the zero "none" value.

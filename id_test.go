@@ -81,6 +81,18 @@ func TestIDParseErrors(t *testing.T) {
 	_, err := rm.ParseAttemptID(last)
 	require.NoError(t, err)
 
+	// The messages read as English and never offer an empty hint.
+	for _, tc := range []struct{ in, want string }{
+		{"nope", `"nope" is not an attempt id (26 letters and digits)`},
+		{other, `is not an attempt id (did you mean ` + last + `?)`},
+		{"00000000000000000000000001", `"00000000000000000000000001" is not an attempt id (all zeros means none)`},
+		{"00000000000000000000000000", `is not an attempt id (all zeros means none)`},
+	} {
+		_, err := rm.ParseAttemptID(tc.in)
+		require.ErrorContains(t, err, tc.want)
+		assert.NotContains(t, err.Error(), "mean ?")
+	}
+
 	_, err = rm.ParsePolicyID("nope")
 	require.ErrorContains(t, err, `"nope" is not a policy id`)
 	_, err = rm.ParseHostID("nope")

@@ -49,6 +49,9 @@ func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, des
 	}
 
 	archive, err := download(ctx, client, url, parent, want)
+	if errors.Is(err, errEmptyDownload) {
+		return fmt.Errorf("install runner: the runner package downloaded from %s is empty (the server answered 2xx with no body): nothing was installed", url)
+	}
 	if err != nil {
 		return fmt.Errorf("install runner from %s: %w", url, err)
 	}
@@ -90,6 +93,11 @@ func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, des
 // runner checks the hash once, after the download (SelfUpdater.cs:242).
 const downloadTries = 3
 
+// errEmptyDownload is download's error for an answer with no body: said
+// as such rather than as the checksum or the archive reader sees it
+// ("archive: EOF").
+var errEmptyDownload = errors.New("empty download")
+
 // download writes url's body to a temp file in dir and checks its SHA-256.
 // The returned file is open and rewound; the caller removes it.
 func download(ctx context.Context, client *http.Client, url, dir string, want []byte) (*os.File, error) {
@@ -105,9 +113,11 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 		}
 	}()
 	h := sha256.New()
+	var size int64
 	for try := 1; ; try++ {
-		again, err := fetch(ctx, client, url, f, h)
+		n, again, err := fetch(ctx, client, url, f, h)
 		if err == nil {
+			size = n
 			break
 		}
 		if !again || try >= downloadTries || ctx.Err() != nil {
@@ -124,6 +134,9 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 		}
 		h.Reset()
 	}
+	if size == 0 {
+		return nil, errEmptyDownload
+	}
 	if got := h.Sum(nil); !bytes.Equal(got, want) {
 		return nil, fmt.Errorf("checksum mismatch: got sha256 %x, want %x: the download is corrupt or not the published runner; nothing was installed", got, want)
 	}
@@ -134,33 +147,37 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 	return f, nil
 }
 
-// fetch copies one answer to url into f and h; again says whether a
-// failure is worth another try.
-func fetch(ctx context.Context, client *http.Client, url string, f io.Writer, h io.Writer) (again bool, err error) {
+// fetch copies one answer to url into f and h, returning its size; again
+// says whether a failure is worth another try.
+func fetch(ctx context.Context, client *http.Client, url string, f io.Writer, h io.Writer) (n int64, again bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return true, err
+		return 0, true, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		code := resp.StatusCode
-		return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests, fmt.Errorf("server answered %s", resp.Status)
+		return 0, code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests, fmt.Errorf("server answered %s", resp.Status)
 	}
-	if _, err := io.Copy(io.MultiWriter(f, h), resp.Body); err != nil {
-		return true, fmt.Errorf("download: %w", err)
+	n, err = io.Copy(io.MultiWriter(f, h), resp.Body)
+	if err != nil {
+		return n, true, fmt.Errorf("download: %w", err)
 	}
-	return false, nil
+	return n, false, nil
 }
 
 // extract unpacks a gzip'd tar or a zip archive (told apart by their magic
 // bytes) into dir.
 func extract(ctx context.Context, f *os.File, dir string) error {
 	magic := make([]byte, 4)
-	if _, err := io.ReadFull(f, magic); err != nil {
+	if n, err := io.ReadFull(f, magic); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return fmt.Errorf("archive of %d bytes is too short to be a .tar.gz or a .zip", n)
+		}
 		return fmt.Errorf("archive: %w", err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {

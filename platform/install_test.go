@@ -206,6 +206,9 @@ func TestInstallRunnerRefused(t *testing.T) {
 		{name: "Server500", status: http.StatusInternalServerError, sha: sum(good), want: "500"},
 		{name: "NotFound", status: http.StatusNotFound, sha: sum(good), want: "404"},
 		{name: "NotAnArchive", archive: []byte("<html>hello</html>"), want: "neither"},
+		{name: "Empty", archive: []byte{}, want: "the runner package downloaded from http"},
+		{name: "EmptyWrongSum", archive: []byte{}, sha: sum(good), want: "is empty"},
+		{name: "TooShort", archive: []byte("PK"), want: "archive of 2 bytes is too short to be a .tar.gz or a .zip"},
 		{name: "DotDot", archive: tarball(t,
 			entry{name: "bin/ok", body: "ok", mode: 0o644},
 			entry{name: "../evil", body: "pwned", mode: 0o644}), want: "outside"},
@@ -242,6 +245,7 @@ func TestInstallRunnerRefused(t *testing.T) {
 			err := platform.InstallRunner(t.Context(), nil, url, sha, dest)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "EOF")
 			assert.Empty(t, leftovers(t, parent), "nothing left behind")
 			assert.Equal(t, []string{"runners"}, leftovers(t, filepath.Join(top, "data")), "nothing written outside")
 			assert.Equal(t, []string{"data"}, leftovers(t, top), "nothing written outside")

@@ -19,6 +19,9 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Notice, if set, is asked on each tick for the program's standing
+	// word (Notice); it runs on the UI's goroutine, so it must be quick.
+	Notice func() string
 
 	draw func(Canvas, Model) // tests replace the view
 }
@@ -138,6 +141,11 @@ func (l *loop) step(ctx context.Context) bool {
 		l.apply(ev)
 	case <-l.ticker.C:
 		l.apply(Tick{})
+		if l.opt.Notice != nil {
+			if text := l.opt.Notice(); text != l.model.Notice {
+				l.apply(Notice{Text: text})
+			}
+		}
 	case <-l.redraw:
 		l.paint()
 	}

@@ -55,6 +55,9 @@ type Model struct {
 	History    []rm.Attempt
 	HistoryErr string
 
+	// Notice is the program's standing word (Notice), "" if none.
+	Notice string
+
 	// Pane has the focus.
 	Pane Pane
 	// Quit is set when the user asked to leave.
@@ -140,12 +143,18 @@ type LogLoaded struct {
 	Err   error
 }
 
+// Notice is a standing word from the program running the UI (the demo's
+// "all jobs done: press q to quit"): shown on the status line in place of
+// the key hints until another Notice replaces it ("" clears it).
+type Notice struct{ Text string }
+
 // Done is the result of a command that changes something.
 type Done struct {
 	Cmd Command
 	Err error
 }
 
+func (Notice) event()         {}
 func (Key) event()            {}
 func (Resize) event()         {}
 func (Tick) event()           {}
@@ -249,6 +258,8 @@ func Update(m Model, ev Event) (Model, []Command) {
 		m = m.logLoaded(ev)
 	case Done:
 		m, cmds = m.done(ev)
+	case Notice:
+		m.Notice = ev.Text
 	}
 	m = m.fixSelection()
 	return m.followLog(cmds)

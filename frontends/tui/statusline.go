@@ -59,6 +59,8 @@ func drawStatusLine(p painter, m Model, y int) {
 		p.text(0, y, m.StatusErr, styleError, p.w)
 	case m.HistoryErr != "":
 		p.text(0, y, "journal: "+m.HistoryErr, styleError, p.w)
+	case m.Notice != "" && !m.Detail && !m.PolicyDetail:
+		p.text(0, y, m.Notice, styleWarn, p.w)
 	default:
 		names := listHints
 		switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +128,10 @@ func TestDrawGolden(t *testing.T) {
 			m, _ = send(m, key(tui.KeyTab), r('G'), r('i'))
 			return m
 		}},
+		{"notice", 80, 24, func() tui.Model {
+			m, _ := send(loaded(), tui.Notice{Text: "demo finished: 20/20 jobs done in 9.4s; press q to quit and see the summary"})
+			return m
+		}},
 		{"too-small", 40, 10, loaded},
 	}
 	for _, tt := range tests {
@@ -168,4 +173,26 @@ func TestDrawSelectionIsReversed(t *testing.T) {
 	}
 	require.NotEqual(t, -1, row, "a reversed selected row")
 	assert.Contains(t, c.Line(row), "idle", "the newest live attempt comes first")
+}
+
+// A notice stands in place of the key hints until replaced; a message or an
+// error goes before it, and the full-screen views keep their own hints.
+func TestNotice(t *testing.T) {
+	const text = "demo finished: 3/3 jobs done"
+	last := func(m tui.Model) string {
+		lines := strings.Split(strings.TrimRight(draw(m, 80, 24), "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	m, _ := send(loaded(), tui.Notice{Text: text})
+	assert.Equal(t, text, m.Notice)
+	assert.Contains(t, last(m), text)
+
+	failing, _ := send(m, tui.StatusLoaded{Err: errors.New("read the policies: disk I/O error")})
+	assert.Contains(t, last(failing), "disk I/O error", "an error goes before the notice")
+	assert.NotContains(t, last(failing), text)
+	detail, _ := send(m, key(tui.KeyEnter))
+	assert.NotContains(t, last(detail), text)
+
+	cleared, _ := send(m, tui.Notice{})
+	assert.NotContains(t, last(cleared), text)
 }

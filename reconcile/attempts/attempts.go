@@ -104,6 +104,13 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
+	// "-5h" reads as "5 hours ago" to some: say the form that works, once
+	// it does.
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		if _, err := ParseSince(rest, now); err == nil {
+			return time.Time{}, invalid("--since %q: give how long ago without a sign (--since %s)", s, rest)
+		}
+	}
 	return time.Time{}, invalid("--since %q is not a duration (90m, 24h, 7d) or a time (2025-03-01, 2025-03-01T15:04:05Z)", s)
 }
 

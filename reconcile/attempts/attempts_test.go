@@ -64,6 +64,15 @@ func TestParseSince(t *testing.T) {
 		_, err := attempts.ParseSince(in, now)
 		assert.ErrorIs(t, err, rm.ErrInvalid, in)
 	}
+	// A signed duration is refused with the form that works, and that form
+	// does work.
+	for in, hint := range map[string]string{"-5h": "5h", "-7d": "7d", "-90m": "90m"} {
+		_, err := attempts.ParseSince(in, now)
+		require.ErrorIs(t, err, rm.ErrInvalid, in)
+		assert.Contains(t, err.Error(), "without a sign (--since "+hint+")")
+		_, err = attempts.ParseSince(hint, now)
+		assert.NoError(t, err, hint)
+	}
 }
 
 // journal holds a policy with a busy and a finished attempt.

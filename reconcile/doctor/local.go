@@ -28,6 +28,9 @@ func (r *run) dataDir() bool {
 	case err != nil:
 		r.add(fail("data-dir", "data directory "+dir, err.Error()))
 		return false
+	case !fi.IsDir():
+		r.add(fail("data-dir", "data directory "+dir, "it is a file, not a directory: give a directory with --data-dir"))
+		return false
 	case fi.Mode().Perm()&0o077 == 0:
 		r.add(ok("data-dir", "data directory "+dir))
 	case !r.Fix:

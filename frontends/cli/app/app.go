@@ -170,6 +170,9 @@ func (a *App) DataDir() (string, error) {
 
 // ensurePrivateDir creates dir and its state/ subdirectory with mode 0700.
 func ensurePrivateDir(dir string) error {
+	if err := dataDirProblem(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, stateDir), 0o700); err != nil {
 		return fmt.Errorf("create the data directory: %w (give another with --data-dir)", err)
 	}
@@ -276,6 +279,9 @@ func LoadOrCreateHostID(dataDir string) (rm.HostID, error) { return daemon.LoadO
 func (a *App) Daemon() (*daemonapi.Client, error) {
 	c, err := a.Config()
 	if err != nil {
+		return nil, err
+	}
+	if err := dataDirProblem(c.DataDir); err != nil {
 		return nil, err
 	}
 	return daemonapi.NewClient(c.DataDir), nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/runner-manager/runner-manager/frontends/tui"
@@ -104,6 +105,7 @@ var runTUI = tui.Run
 // runTUI shows the demo in the TUI until the user quits.
 func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 	sup := sim.Daemon()
+	var notice atomic.Pointer[string]
 	src := &tui.StoreSource{
 		Store:   sim.Store(),
 		DataDir: sim.DataDir(),
@@ -111,13 +113,23 @@ func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 		// do without the TUI: otherwise the summary, taken once all is
 		// done, would say "0 live runners".
 		Live: func(context.Context) (reconcileStatus, error) {
-			sim.Progress()
+			// The word is set once: Elapsed goes on after the last job.
+			if p := sim.Progress(); p.Done >= p.Total && notice.Load() == nil {
+				text := demoFinished(p)
+				notice.Store(&text)
+			}
 			return sup.Status(), nil
 		},
 		Stop:    sup.StopAttempt,
 		Changed: func(context.Context) error { sup.Refresh(); return nil },
 	}
-	if err := runTUI(ctx, src, tui.Options{}); err != nil {
+	opt := tui.Options{Notice: func() string {
+		if p := notice.Load(); p != nil {
+			return *p
+		}
+		return ""
+	}}
+	if err := runTUI(ctx, src, opt); err != nil {
 		return err
 	}
 	p := sim.Progress()
@@ -125,6 +137,12 @@ func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 		return fmt.Errorf("the TUI was closed with %d of %d jobs done", p.Done, p.Total)
 	}
 	return nil
+}
+
+// demoFinished is the TUI's word once every job is done: the demo has
+// nothing more to show, and only the person can close the TUI.
+func demoFinished(p simulate.Progress) string {
+	return fmt.Sprintf("demo finished: %d/%d jobs done in %.1fs; press q to quit and see the summary", p.Done, p.Total, p.Elapsed.Seconds())
 }
 
 // progressPrinter prints the demo's progress: one line rewritten in place

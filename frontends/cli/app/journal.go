@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/store"
@@ -23,6 +24,38 @@ func noJournal(dir string) error {
 	return fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir or --store)%w", dir, silentErr{errUsage})
 }
 
+// dataDirProblem says what is wrong with the data directory's path, when
+// something is: a file where the directory should be, or a directory this
+// user may not enter. Without it the first thing to trip would name a
+// socket or a journal file inside ("dial unix …/manager.sock: not a
+// directory"), and not the path the person gave. A directory that does not
+// exist yet is no problem: the commands that write create it.
+func dataDirProblem(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, fs.ErrPermission):
+		return dataDirUnreadable(dir)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("data dir %s: a part of its path is a file, not a directory: give a directory with --data-dir%w", dir, silentErr{errUsage})
+	case err != nil:
+		return fmt.Errorf("data dir %s: %w (give another with --data-dir)", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("data dir %s is a file, not a directory: give a directory with --data-dir%w", dir, silentErr{errUsage})
+	}
+	// Entering the directory is what every command needs (the journal,
+	// the daemon's socket); reading its listing is not.
+	if _, err := os.Lstat(filepath.Join(dir, JournalName)); errors.Is(err, fs.ErrPermission) {
+		return dataDirUnreadable(dir)
+	}
+	return nil
+}
+
+func dataDirUnreadable(dir string) error {
+	return fmt.Errorf("data dir %s cannot be read by this user (permission denied): run as its owner, or give another with --data-dir%w", dir, silentErr{errUsage})
+}
+
 // existingJournal returns the journal's path in the data directory, or
 // noJournal when it has none (creating nothing).
 func (a *App) existingJournal() (dir, path string, err error) {
@@ -34,6 +67,9 @@ func (a *App) existingJournal() (dir, path string, err error) {
 		// A PostgreSQL store is opened as it is: its errors say what is
 		// wrong, and nothing of it lives in the data directory.
 		return c.DataDir, "", nil
+	}
+	if err := dataDirProblem(c.DataDir); err != nil {
+		return "", "", err
 	}
 	path = filepath.Join(c.DataDir, JournalName)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

@@ -133,6 +133,8 @@ func printError(w io.Writer, err error) {
 var valueFlags = map[string]string{
 	"--max": "--max", "--min-idle": "--min-idle", "--memory-estimate": "--memory-estimate",
 	"--limit": "--limit", "--lines": "--lines", "-n": "--lines",
+	"--spare": "--spare", "--since": "--since", "--cpus": "--cpus",
+	"--jobs": "--jobs", "--policies": "--policies", "--compare-jobs": "--compare-jobs",
 }
 
 // joinNegativeValues rewrites "--max -1", "-n -3" and "-n=-3" as

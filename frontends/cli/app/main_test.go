@@ -1,11 +1,11 @@
 package app_test
 
 import (
-	"github.com/runner-manager/runner-manager/internal/tmptest"
 	"os"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
+	"github.com/runner-manager/runner-manager/internal/tmptest"
 )
 
 // TestMain lets this test binary be the demo's fake runner, as the real
@@ -14,6 +14,9 @@ import (
 func TestMain(m *testing.M) {
 	if code, ok := app.RunFakeRunnerIfNamed(os.Args); ok {
 		os.Exit(code)
+	}
+	if os.Getenv(runAsProgram) == "1" { // the program, for a test that runs it as another user
+		os.Exit(app.Main())
 	}
 	tmptest.Enter()
 	os.Exit(tmptest.Leave(m.Run()))

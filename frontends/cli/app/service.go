@@ -87,7 +87,11 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 	}
 	a.printf("wrote %s\n", in.Path)
 	if runtime.GOOS == "linux" {
-		a.printf("Put the token in %s (chmod 600) as GITHUB_TOKEN=... (or the variable token_env names).\n", spec.EnvFile)
+		cfg, err := a.Config()
+		if err != nil {
+			return err
+		}
+		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile))
 	}
 	if _, err := os.Stat(spec.ConfigPath); errors.Is(err, fs.ErrNotExist) {
 		a.printf("%s does not exist yet: runner-manager --config %s init\n", spec.ConfigPath, spec.ConfigPath)
@@ -100,6 +104,24 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		a.printf("\n%s\n", hint)
 	}
 	return nil
+}
+
+// credentialsHint says where the service finds GitHub's credentials, as
+// the configuration reads them (config.GitHub.Credentials): the App's key
+// file, else the token file, else the variable token_env names, which the
+// unit reads from envFile.
+func credentialsHint(g config.GitHub, envFile string) string {
+	switch {
+	case g.UsesApp():
+		return fmt.Sprintf("The GitHub App's key is read from %s (private_key_file): the service's user must be able to read it, and no one else (chmod 600).", g.PrivateKeyFile)
+	case g.TokenFile != "":
+		return fmt.Sprintf("The token is read from %s (token_file): the service's user must be able to read it, and no one else (chmod 600).", g.TokenFile)
+	}
+	env := g.TokenEnv
+	if env == "" {
+		env = config.DefaultTokenEnv
+	}
+	return fmt.Sprintf("Put the token in %s (chmod 600) as %s=... (the variable token_env names).", envFile, env)
 }
 
 // lingering tells whether systemd keeps a user's services running without

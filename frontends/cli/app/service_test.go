@@ -65,3 +65,29 @@ func TestServiceUninstallEnabled(t *testing.T) {
 	assert.Equal(t, "removed "+unit+"\nIf it still runs, stop it, and make the service manager forget it:\n  systemctl --user stop runner-manager\n  systemctl --user daemon-reload\n",
 		e.ok("service", "uninstall", "--user"))
 }
+
+// service install names where the service finds the token as the
+// configuration says: the variable token_env names, or token_file.
+func TestServiceInstallNamesTheTokenSource(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the environment file is systemd's")
+	}
+	defer app.SetExecutable("/usr/local/bin/runner-manager")()
+	defer app.SetLingering(func(string) bool { return true })()
+	for _, tc := range []struct {
+		name, github, want, not string
+	}{
+		{"Default", "", "as GITHUB_TOKEN=... (the variable token_env names)", "token_file"},
+		{"TokenEnv", `token_env = "MY_TOKEN"`, "as MY_TOKEN=... (the variable token_env names)", "GITHUB_TOKEN"},
+		{"TokenFile", `token_file = "/etc/runner-manager/token"`, "The token is read from /etc/runner-manager/token (token_file)", "GITHUB_TOKEN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			cfg := filepath.Join(e.home, "config.toml")
+			require.NoError(t, os.WriteFile(cfg, []byte("[github]\n"+tc.github+"\n"), 0o600))
+			out := e.ok("--config", cfg, "service", "install", "--user")
+			assert.Contains(t, out, tc.want)
+			assert.NotContains(t, out, tc.not)
+		})
+	}
+}

@@ -75,9 +75,20 @@ func TestDemoTUI(t *testing.T) {
 		}
 		return true
 	}
-	defer app.SetTUI(simulatedTUI(t, allDone, &shown))()
+	// The demo says on the TUI that it has finished: the loop is quit once
+	// the demo's notice is there (and a few ticks have drawn it).
+	var notice func() string
+	run := simulatedTUI(t, func(ctx context.Context, src tui.Source) bool {
+		return allDone(ctx, src) && notice != nil && notice() != ""
+	}, &shown)
+	defer app.SetTUI(func(ctx context.Context, src tui.Source, opt tui.Options) error {
+		notice = opt.Notice
+		return run(ctx, src, opt)
+	})()
 	out := e.ok("demo", "--jobs", "3", "--tui")
 	assert.Contains(t, out, "jobs served:        3 of 3")
+	assert.Contains(t, shown, "demo finished: 3/3 jobs done in ", "the TUI said the demo is over:\n%s", shown)
+	assert.Contains(t, shown, "press q to quit and see the summary")
 	assert.NotContains(t, out, "(0 live runners)", "the summary counts the runners the TUI saw live")
 	assert.Contains(t, shown, "demo-1", "the TUI showed the demo's policies:\n%s", shown)
 	assert.Contains(t, shown, "demo-2")
