@@ -51,6 +51,12 @@ func Enter() {
 	removeStale(parent)
 	dir, err := os.MkdirTemp(parent, prefix)
 	if err == nil {
+		// Others may pass through, not list: a test that runs a program
+		// as another user (the read-only data directory's, as nobody)
+		// opens its own directories to it below, as it did below /tmp.
+		err = os.Chmod(dir, 0o711)
+	}
+	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600)
 	}
 	if err != nil {

@@ -49,7 +49,9 @@ func TestReadOnlyDataDir(t *testing.T) {
 	require.NoError(t, os.Chmod(e.dataDir, 0o500))
 
 	cmd := exec.Command(bin, "-test.run=^TestReadOnlyDataDir$", "-test.v")
-	cmd.Env = append(os.Environ(), "RM_TEST_READONLY_DIR="+e.dataDir)
+	// Its temporary files go in the home nobody owns (TMPDIR is this
+	// process's, which only root may write).
+	cmd.Env = append(os.Environ(), "RM_TEST_READONLY_DIR="+e.dataDir, "TMPDIR="+e.home)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "the checks as user nobody:\n%s", out)
