@@ -81,6 +81,10 @@ func Leave(code int, cleanups ...func()) int {
 	for _, c := range cleanups {
 		c()
 	}
+	// A child of these tests that is this test binary too (a daemon or a
+	// runner it started) made a directory of its own here; one killed
+	// before its Leave (kill -9 is what some tests do) is removed with it.
+	removeStale(state.dir)
 	left, err := Leftovers(state.dir)
 	switch {
 	case err != nil:

@@ -30,19 +30,21 @@ func wireVariants() []struct {
 	var out []variant
 	for i, reg := range []int{http.StatusCreated, http.StatusOK} {
 		for j, direct := range []bool{false, true} {
+			// Short names: the data directory's socket path must stay
+			// within the 108 bytes a unix socket allows.
 			form, formName := fakegithub.JobIDUUID, "uuid"
 			if (i+j)%2 == 1 {
-				form, formName = fakegithub.JobIDNumeric, "numeric"
+				form, formName = fakegithub.JobIDNumeric, "num"
 			}
-			v := variant{name: fmt.Sprintf("registration%d", reg),
+			v := variant{name: fmt.Sprintf("%d", reg),
 				opts: []fakegithub.Option{fakegithub.WithRunnerRegistrationStatus(reg), fakegithub.WithScaleSetJobIDs(form)}}
 			if direct {
-				v.name += "/direct"
+				v.name += "-direct"
 				v.opts = append(v.opts, fakegithub.WithDirectAssignment())
 			} else {
-				v.name += "/acquire"
+				v.name += "-acquire"
 			}
-			v.name += "/jobid-" + formName
+			v.name += "-" + formName
 			out = append(out, v)
 		}
 	}
@@ -51,7 +53,7 @@ func wireVariants() []struct {
 
 // Scale-set mode, the default, end to end against every wire variant:
 // each job served once by a runner of its own and journaled as completed.
-func TestRunServesEveryWireVariant(t *testing.T) {
+func TestRunWireVariants(t *testing.T) {
 	for _, v := range wireVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			w := newWorld(t, v.opts...)
