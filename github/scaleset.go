@@ -95,12 +95,6 @@ type ScaleSetTarget struct {
 // group, or creates it, with its labels and DisableUpdate, updating a set
 // whose labels or setting differ.
 func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, opts ScaleSetOptions) (*ScaleSetTarget, error) {
-	if err := target.Validate(); err != nil {
-		return nil, err
-	}
-	if target.Mode() != rm.ModeScaleSet {
-		return nil, fmt.Errorf("%w: target %s has labels, not a scale set: use NewClassicTarget", rm.ErrInvalid, target)
-	}
 	if opts.Owner == "" {
 		opts.Owner, _ = os.Hostname()
 		if opts.Owner == "" {
@@ -116,16 +110,11 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 	if opts.CapacityCheck <= 0 {
 		opts.CapacityCheck = time.Second
 	}
-	log := opts.Logger
-	if log == nil {
-		log = c.log
-	}
-	log = log.With("target", target.Short())
-	ss, err := c.scaleSetClient(target.Scope, log)
+	t, err := newScaleSetTarget(c, target, opts)
 	if err != nil {
 		return nil, err
 	}
-	t := &ScaleSetTarget{c: c, ss: ss, target: target, opts: opts, log: log}
+	log := t.log
 	for try := 0; ; try++ {
 		err := t.ensureScaleSet(ctx, t.ss)
 		if err == nil {
@@ -149,6 +138,27 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 			return nil, err
 		}
 	}
+}
+
+// newScaleSetTarget checks target and makes its ScaleSetTarget with a
+// scale-set client of c, calling nothing at GitHub yet.
+func newScaleSetTarget(c *Client, target rm.ScaleTarget, opts ScaleSetOptions) (*ScaleSetTarget, error) {
+	if err := target.Validate(); err != nil {
+		return nil, err
+	}
+	if target.Mode() != rm.ModeScaleSet {
+		return nil, fmt.Errorf("%w: target %s has labels, not a scale set: use NewClassicTarget", rm.ErrInvalid, target)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = c.log
+	}
+	log = log.With("target", target.Short())
+	ss, err := c.scaleSetClient(target.Scope, log)
+	if err != nil {
+		return nil, err
+	}
+	return &ScaleSetTarget{c: c, ss: ss, target: target, opts: opts, log: log}, nil
 }
 
 // connectRetries is how often NewScaleSetTarget retries a transient

@@ -2,7 +2,6 @@ package github
 
 import (
 	"context"
-	"fmt"
 
 	rm "github.com/runner-manager/runner-manager"
 )
@@ -31,22 +30,11 @@ type ScaleSetRegistrations struct{ t *ScaleSetTarget }
 // it calls nothing yet. opts' Logger and NamePrefix are used; the rest is
 // for targets that serve.
 func NewScaleSetRegistrations(c *Client, target rm.ScaleTarget, opts ScaleSetOptions) (*ScaleSetRegistrations, error) {
-	if err := target.Validate(); err != nil {
-		return nil, err
-	}
-	if target.Mode() != rm.ModeScaleSet {
-		return nil, fmt.Errorf("%w: target %s has labels, not a scale set", rm.ErrInvalid, target)
-	}
-	log := opts.Logger
-	if log == nil {
-		log = c.log
-	}
-	log = log.With("target", target.Short())
-	ss, err := c.scaleSetClient(target.Scope, log)
+	t, err := newScaleSetTarget(c, target, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &ScaleSetRegistrations{t: &ScaleSetTarget{c: c, ss: ss, target: target, opts: opts, log: log}}, nil
+	return &ScaleSetRegistrations{t: t}, nil
 }
 
 // LookupRunner asks the Actions service for one runner: by id, or by name

@@ -126,7 +126,11 @@ func (s *Server) takeDirect(ss *scaleSet, now time.Time) {
 	}
 }
 
-// directAcquireReply is acquirejobs under direct assignment: not found.
+// directAcquireReply is acquirejobs under direct assignment: 404, the
+// status reported of github.com (third-party; actions/scaleset
+// session_client.go acquireJobs treats every status but 200 and 401 as an
+// error). No GitHub code shows this answer's body: its typeName is the
+// fake's, and the manager reads only the status.
 func directAcquireReply() reply {
 	return exception(http.StatusNotFound, "GitHub.Services.WebApi.VssResourceNotFoundException", "There are no jobs to acquire: jobs are assigned directly.")
 }
