@@ -298,9 +298,16 @@ func TestContainerE2EMetered(t *testing.T) {
 	assert.LessOrEqual(t, a.Usage.PeakRSSBytes, uint64(alloc)*110/100, "within 10 %% of what the job allocated")
 	assert.Equal(t, rm.UsageFromProcessTree, a.Usage.Source)
 
-	peaks, err := platform.LoadPeaks(filepath.Join(w.dataDir, daemon.StateDir, daemon.PeaksName))
-	require.NoError(t, err)
-	require.Len(t, peaks.Policies[p.ID.String()], 1, "the peak is banked")
+	// The journal's end is written before the meters bank the peak (the
+	// pass concludes, then tells the meters): wait for the file.
+	var peaks platform.Peaks
+	var loadErr error
+	require.Eventually(t, func() bool {
+		peaks, loadErr = platform.LoadPeaks(filepath.Join(w.dataDir, daemon.StateDir, daemon.PeaksName))
+		return loadErr != nil || len(peaks.Policies[p.ID.String()]) > 0
+	}, 10*time.Second, 20*time.Millisecond, "the peak is banked")
+	require.NoError(t, loadErr)
+	require.Len(t, peaks.Policies[p.ID.String()], 1, "the peak is banked once")
 	banked := peaks.Policies[p.ID.String()][0]
 
 	// The next attempt's limit follows the banked peak.
