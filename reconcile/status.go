@@ -34,6 +34,19 @@ type Status struct {
 	// Runner is the runner installed for policies without a runner
 	// directory, and its update; nil when the daemon does not manage one.
 	Runner *RunnerStatus `json:"runner"`
+	// Manager is the process that answers: its pid, since when it runs,
+	// its version and data directory; nil in figures read from the
+	// journal with no daemon running.
+	Manager *ManagerStatus `json:"manager"`
+}
+
+// ManagerStatus is the daemon process a status came from, so a person
+// reading it knows which one answered and since when.
+type ManagerStatus struct {
+	PID     int       `json:"pid"`
+	Since   time.Time `json:"since"`
+	Version string    `json:"version"`
+	DataDir string    `json:"data_dir"`
 }
 
 // RunnerStatus is the installed runner and its update (install.Stage,

@@ -181,6 +181,7 @@ type Daemon struct {
 	// fresh one, as a restarted daemon would.
 	sup   *reconcile.Supervisor
 	addrs Addrs
+	since time.Time // when the current run began; zero outside Run
 }
 
 // Addrs are where a running daemon listens; empty before Run listens.
@@ -419,7 +420,16 @@ func (d *Daemon) DataDir() string { return d.cfg.DataDir }
 func (d *Daemon) GitHub() *github.Client { return d.client }
 
 // Status is the host's live figures (reconcile.Supervisor.Status).
-func (d *Daemon) Status() reconcile.Status { return d.supervisor().Status() }
+func (d *Daemon) Status() reconcile.Status {
+	st := d.supervisor().Status()
+	d.mu.Lock()
+	since := d.since
+	d.mu.Unlock()
+	if !since.IsZero() {
+		st.Manager = &reconcile.ManagerStatus{PID: os.Getpid(), Since: since, Version: rm.ReadBuild().String(), DataDir: d.cfg.DataDir}
+	}
+	return st
+}
 
 // StopAttempt stops one attempt's runner (reconcile.Supervisor.StopAttempt).
 func (d *Daemon) StopAttempt(ctx context.Context, id rm.AttemptID) error {

@@ -226,11 +226,18 @@ func TestRunClassicWebhooks(t *testing.T) {
 	// The first poll at start saw no job; only then is the job queued.
 	require.Eventually(t, func() bool { return w.gh.CallsREST() > 0 && len(d.Status().Policies) == 1 },
 		20*time.Second, 20*time.Millisecond)
+	if m := d.Status().Manager; assert.NotNil(t, m, "a running daemon names itself") {
+		assert.Equal(t, os.Getpid(), m.PID)
+		assert.Equal(t, w.dataDir, m.DataDir)
+		assert.False(t, m.Since.IsZero())
+		assert.NotEmpty(t, m.Version)
+	}
 	w.gh.DeliverWebhooks("http://"+d.Addrs().Webhook+"/", secret)
 	w.serve(t, 2, "hooked", true)
 	require.Eventually(t, func() bool { return ended(t, d.Store(), p) == 2 }, 20*time.Second, 50*time.Millisecond)
 	assert.NotEmpty(t, w.gh.Deliveries(), "webhooks were delivered")
 	require.NoError(t, stop())
+	assert.Nil(t, d.Status().Manager, "a stopped daemon answers for no process")
 	_, err = net.DialTimeout("tcp", d.Addrs().Webhook, time.Second)
 	assert.Error(t, err, "the webhook port is closed")
 }

@@ -39,6 +39,14 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	d.mu.Lock()
+	d.since = time.Now().UTC()
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.since = time.Time{}
+		d.mu.Unlock()
+	}()
 	owned, err := d.OwnedPolicies(ctx)
 	if err != nil {
 		return err

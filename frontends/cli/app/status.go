@@ -125,6 +125,10 @@ func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 // renderStatus prints a Status for people.
 func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	m := st.Memory
+	if d := st.Manager; d != nil {
+		fmt.Fprintf(w, "daemon:   running, pid %d, since %s (%s), version %s, data %s\n", d.PID,
+			d.Since.Local().Format(time.DateTime), ago(now, d.Since), d.Version, d.DataDir)
+	}
 	if st.Host.Name != "" {
 		fmt.Fprintf(w, "host:     %s (%s/%s, %d CPUs)\n", st.Host.Name, st.Host.OS, st.Host.Arch, st.Host.CPUs)
 	}
@@ -133,7 +137,11 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 			config.FormatBytes(m.TotalBytes), config.FormatBytes(m.AvailableBytes), config.FormatBytes(m.ReserveBytes), config.FormatBytes(m.CommittedBytes))
 	}
 	if st.HostCPUPercent != nil {
-		fmt.Fprintf(w, "cpu:      %.0f%% busy\n", *st.HostCPUPercent)
+		if st.Host.CPUs > 0 {
+			fmt.Fprintf(w, "cpu:      %s of %d cores busy\n", cores(uint32(*st.HostCPUPercent*float64(st.Host.CPUs)*10)), st.Host.CPUs)
+		} else {
+			fmt.Fprintf(w, "cpu:      %.0f%% busy\n", *st.HostCPUPercent)
+		}
 	}
 	if m.DiskFreeBytes > 0 {
 		fmt.Fprintf(w, "disk:     %s free (floor %s)\n", config.FormatBytes(m.DiskFreeBytes), config.FormatBytes(m.DiskFloorBytes))
@@ -160,19 +168,16 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "POLICY\tMODE\tLIVE\tIDLE\tBUSY\tMAX\tADMITTED\tDEMAND\tEXPECTED PEAK\tNOTE")
+	fmt.Fprintln(tw, "POLICY\tMODE\tJOBS\tSPARES\tIDLE\tWAITING\tADMITTED\tEXPECTED PEAK\tBOOT\tNOTE")
 	names := map[rm.PolicyID]string{}
 	for _, p := range st.Policies {
 		names[p.ID] = p.Name
-		note := p.LastError
-		if note == "" && p.LastRefusal != "" {
-			note = "refused: " + p.LastRefusal
+		boot := "-"
+		if p.Boot > 0 {
+			boot = p.Boot.Round(100 * time.Millisecond).String()
 		}
-		if p.Paused {
-			note = strings.TrimSpace("paused " + note)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", p.Name, p.Mode, p.Live, p.Idle, p.Busy, p.Max,
-			p.Admitted, p.Demand, bytesOrDash(p.ExpectedPeakBytes), note)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Name, p.Mode, p.Busy, p.Max,
+			p.Spares, p.SpareTarget, p.Idle, p.Waiting, p.Admitted, bytesOrDash(p.ExpectedPeakBytes), boot, policyNote(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -188,10 +193,34 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		if !at.CreatedAt.IsZero() {
 			age = now.Sub(at.CreatedAt).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dm\n", at.ID, names[at.Policy], at.State, at.RunnerName,
-			cmpOr(at.Job, "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), at.CPUMillicores)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, names[at.Policy], at.State, at.RunnerName,
+			cmpOr(at.Job, "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), cores(at.CPUMillicores))
 	}
 	return tw.Flush()
+}
+
+// policyNote says what a person asks of a policy first: why its jobs
+// wait, else its last error, else admission's last refusal; "paused"
+// before all.
+func policyNote(p reconcile.PolicyStatus) string {
+	var parts []string
+	if p.Paused {
+		parts = append(parts, "paused")
+	}
+	if p.Waiting > 0 && p.WaitReason != "" {
+		parts = append(parts, fmt.Sprintf("%d waiting: %s", p.Waiting, p.WaitReason))
+	}
+	if p.LastError != "" {
+		parts = append(parts, p.LastError)
+	} else if p.LastRefusal != "" && p.Waiting == 0 {
+		parts = append(parts, "refused: "+p.LastRefusal)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ago is how long before now t was, in whole seconds, as "5m3s ago".
+func ago(now, t time.Time) string {
+	return now.Sub(t).Round(time.Second).String() + " ago"
 }
 
 func bytesOrDash(b uint64) string {
@@ -225,7 +254,7 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 	for _, h := range st.Fleet.Hosts {
 		seen, note := "never", ""
 		if h.SeenAt != nil {
-			seen = now.Sub(*h.SeenAt).Round(time.Second).String() + " ago"
+			seen = ago(now, *h.SeenAt)
 		}
 		if h.Stale {
 			note = "stale"

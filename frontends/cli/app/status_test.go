@@ -56,8 +56,12 @@ func TestStatusFromDaemon(t *testing.T) {
 		At:     time.Now().UTC(),
 		Host:   rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
 		Memory: reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30},
+		Manager: &reconcile.ManagerStatus{PID: 4242, Since: time.Now().Add(-5 * time.Minute).UTC(), Version: "v1.2.3", DataDir: "/srv/rm"},
 		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Live: 2, Idle: 1, Busy: 1, Max: 4,
-			Admitted: 3, Demand: 5, ExpectedPeakBytes: 1536 << 20, LastRefusal: "memory: 1.5GiB more would pass the reserve"}},
+			Admitted: 3, Demand: 5, ExpectedPeakBytes: 1536 << 20, LastRefusal: "memory: 1.5GiB more would pass the reserve",
+			Spares: 1, SpareTarget: 1, Boot: 2300 * time.Millisecond},
+			{ID: rm.NewPolicyID(), Name: "small", Mode: "scale-set", Live: 2, Busy: 2, Max: 2, Admitted: 2, Demand: 9,
+				WaitStatus: reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "at max 2"}}},
 		Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-x-1", State: rm.StateBusy,
 			Job: "build", CreatedAt: time.Now().Add(-time.Minute), RSSBytes: 700 << 20, PeakRSSBytes: 900 << 20, CPUMillicores: 1200}},
 		Budget:   github.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
@@ -66,7 +70,10 @@ func TestStatusFromDaemon(t *testing.T) {
 	serveDaemon(t, e.dataDir, d)
 
 	out := e.ok("status")
-	for _, want := range []string{"box", "16GiB total", "3GiB committed", "4321 of 5000", "memory 3", "home", "refused: memory", "rm-x-1", "700MiB", "1200m", "1.5GiB"} {
+	for _, want := range []string{"box", "16GiB total", "3GiB committed", "4321 of 5000", "memory 3", "home", "refused: memory", "rm-x-1", "700MiB", "1.20", "1.5GiB",
+		"daemon:   running, pid 4242", "(5m0s ago), version v1.2.3, data /srv/rm",
+		"1/4", "1/1", "2.3s", // home: 1 job of 4 and 1 spare of 1, booting in 2.3 s
+		"2/2", "7 waiting: at max 2"} {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "not running")

@@ -109,7 +109,8 @@ func (c *WeightsCmd) Run(ctx context.Context, a *App) error {
 	return tw.Flush()
 }
 
-// cores prints millicores as CPUs: "1.25".
+// cores prints millicores as cores: "1.25", the one CPU unit of status,
+// weights, the TUI and the docs.
 func cores(m uint32) string { return fmt.Sprintf("%.2f", float64(m)/1000) }
 
 func roundDuration(d time.Duration) string {
