@@ -53,9 +53,9 @@ func TestStatusFromDaemon(t *testing.T) {
 	e := newEnv(t)
 	pid := rm.NewPolicyID()
 	d := &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
-		At:     time.Now().UTC(),
-		Host:   rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
-		Memory: reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30},
+		At:      time.Now().UTC(),
+		Host:    rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
+		Memory:  reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30},
 		Manager: &reconcile.ManagerStatus{PID: 4242, Since: time.Now().Add(-5 * time.Minute).UTC(), Version: "v1.2.3", DataDir: "/srv/rm"},
 		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Live: 2, Idle: 1, Busy: 1, Max: 4,
 			Admitted: 3, Demand: 5, ExpectedPeakBytes: 1536 << 20, LastRefusal: "memory: 1.5GiB more would pass the reserve",
