@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // PutHost inserts or replaces a host.
-func (s *SQLite) PutHost(ctx context.Context, h rm.Host) error {
+func (s *Store) PutHost(ctx context.Context, h rm.Host) error {
 	if h.ID.IsZero() {
 		return fmt.Errorf("%w: host %q has no id", rm.ErrInvalid, h.Name)
 	}
@@ -48,10 +49,10 @@ func scanHost(sc interface{ Scan(...any) error }) (rm.Host, error) {
 }
 
 // Host returns ErrNotFound if no host has that id.
-func (s *SQLite) Host(ctx context.Context, id rm.HostID) (rm.Host, error) {
+func (s *Store) Host(ctx context.Context, id rm.HostID) (rm.Host, error) {
 	h, err := scanHost(s.r.QueryRowContext(ctx, `SELECT `+hostColumns+` FROM hosts WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return rm.Host{}, fmt.Errorf("host %s: %w", id, ErrNotFound)
+		return rm.Host{}, fmt.Errorf("host %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return rm.Host{}, fmt.Errorf("read host %s: %w", id, err)
@@ -60,7 +61,7 @@ func (s *SQLite) Host(ctx context.Context, id rm.HostID) (rm.Host, error) {
 }
 
 // Hosts lists every host, by name.
-func (s *SQLite) Hosts(ctx context.Context) ([]rm.Host, error) {
+func (s *Store) Hosts(ctx context.Context) ([]rm.Host, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+hostColumns+` FROM hosts ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list hosts: %w", err)
@@ -170,7 +171,7 @@ func checkNameFree(ctx context.Context, tx *sql.Tx, name string, id rm.PolicyID)
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("policy name %q is taken by policy %s: choose another name: %w", name, other, ErrConflict)
+	return fmt.Errorf("policy name %q is taken by policy %s: choose another name: %w", name, other, store.ErrConflict)
 }
 
 // checkTargetFree returns a *TargetTakenError if another policy in force
@@ -191,7 +192,7 @@ func checkTargetFree(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
 			return err
 		}
 		if o.Target.Key() == p.Target.Key() {
-			return &TargetTakenError{Policy: p.Name, Other: o.Name, OtherID: o.ID, Target: p.Target}
+			return &store.TargetTakenError{Policy: p.Name, Other: o.Name, OtherID: o.ID, Target: p.Target}
 		}
 	}
 	return rows.Err()
@@ -219,14 +220,14 @@ func policyRow(ctx context.Context, tx *sql.Tx, id rm.PolicyID, query string) (b
 // InsertPolicy returns ErrConflict if the id or the name exists, and the
 // policy's Validate error if it is invalid. A zero CreatedAt is stamped
 // with the store's clock, a zero UpdatedAt with CreatedAt.
-func (s *SQLite) InsertPolicy(ctx context.Context, p rm.Policy) error {
+func (s *Store) InsertPolicy(ctx context.Context, p rm.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx *sql.Tx) error { return s.insertPolicy(ctx, tx, p) })
 }
 
-func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
+func (s *Store) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
@@ -238,7 +239,7 @@ func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 		case err != nil:
 			return err
 		case ok:
-			return fmt.Errorf("policy id %s exists: %w", p.ID, ErrConflict)
+			return fmt.Errorf("policy id %s exists: %w", p.ID, store.ErrConflict)
 		}
 		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
 			return err
@@ -263,21 +264,21 @@ func (s *SQLite) insertPolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 
 // UpdatePolicy replaces a policy but its CreatedAt, and stamps UpdatedAt
 // with the store's clock.
-func (s *SQLite) UpdatePolicy(ctx context.Context, p rm.Policy) error {
+func (s *Store) UpdatePolicy(ctx context.Context, p rm.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx *sql.Tx) error { return s.updatePolicy(ctx, tx, p) })
 }
 
-func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
+func (s *Store) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) error {
 	p.UpdatedAt = s.now()
 	err := func() error {
 		switch ok, err := policyExists(ctx, tx, p.ID); {
 		case err != nil:
 			return err
 		case !ok:
-			return fmt.Errorf("policy %s: %w", p.ID, ErrNotFound)
+			return fmt.Errorf("policy %s: %w", p.ID, store.ErrNotFound)
 		}
 		if err := checkNameFree(ctx, tx, p.Name, p.ID); err != nil {
 			return err
@@ -303,10 +304,10 @@ func (s *SQLite) updatePolicy(ctx context.Context, tx *sql.Tx, p rm.Policy) erro
 
 // Policy returns ErrNotFound if no policy has that id; a removed one is
 // returned with its RemovedAt.
-func (s *SQLite) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) {
+func (s *Store) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) {
 	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return rm.Policy{}, fmt.Errorf("policy %s: %w", id, ErrNotFound)
+		return rm.Policy{}, fmt.Errorf("policy %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return rm.Policy{}, fmt.Errorf("read policy %s: %w", id, err)
@@ -315,10 +316,10 @@ func (s *SQLite) Policy(ctx context.Context, id rm.PolicyID) (rm.Policy, error) 
 }
 
 // PolicyByName returns ErrNotFound if no policy in force has that name.
-func (s *SQLite) PolicyByName(ctx context.Context, name string) (rm.Policy, error) {
+func (s *Store) PolicyByName(ctx context.Context, name string) (rm.Policy, error) {
 	p, err := scanPolicy(s.r.QueryRowContext(ctx, `SELECT `+policyColumns+` FROM policies WHERE name = ? AND removed_at IS NULL`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return rm.Policy{}, fmt.Errorf("policy %q: %w", name, ErrNotFound)
+		return rm.Policy{}, fmt.Errorf("policy %q: %w", name, store.ErrNotFound)
 	}
 	if err != nil {
 		return rm.Policy{}, fmt.Errorf("read policy %q: %w", name, err)
@@ -327,18 +328,18 @@ func (s *SQLite) PolicyByName(ctx context.Context, name string) (rm.Policy, erro
 }
 
 // Policies lists every policy in force, by name.
-func (s *SQLite) Policies(ctx context.Context) ([]rm.Policy, error) {
+func (s *Store) Policies(ctx context.Context) ([]rm.Policy, error) {
 	return s.listPolicies(ctx, `SELECT `+policyColumns+` FROM policies WHERE removed_at IS NULL ORDER BY name`)
 }
 
 // RemovedPolicies lists the removed policies kept for their history, by
 // name, then by when they were removed.
-func (s *SQLite) RemovedPolicies(ctx context.Context) ([]rm.Policy, error) {
+func (s *Store) RemovedPolicies(ctx context.Context) ([]rm.Policy, error) {
 	return s.listPolicies(ctx, `SELECT `+policyColumns+` FROM policies WHERE removed_at IS NOT NULL
 		ORDER BY removed_name, removed_at, id`)
 }
 
-func (s *SQLite) listPolicies(ctx context.Context, query string) ([]rm.Policy, error) {
+func (s *Store) listPolicies(ctx context.Context, query string) ([]rm.Policy, error) {
 	rows, err := s.r.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
@@ -361,17 +362,17 @@ func (s *SQLite) listPolicies(ctx context.Context, query string) ([]rm.Policy, e
 // DeletePolicy removes a policy in force, keeping it and its attempts as
 // history; ErrNotFound if no policy in force has id, ErrConflict while it
 // has live attempts.
-func (s *SQLite) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
+func (s *Store) DeletePolicy(ctx context.Context, id rm.PolicyID) error {
 	return s.write(ctx, func(tx *sql.Tx) error { return s.deletePolicy(ctx, tx, id, false) })
 }
 
 // PurgePolicy deletes a policy, in force or removed, with its attempts;
 // ErrNotFound if no policy has id, ErrConflict while it has live attempts.
-func (s *SQLite) PurgePolicy(ctx context.Context, id rm.PolicyID) error {
+func (s *Store) PurgePolicy(ctx context.Context, id rm.PolicyID) error {
 	return s.write(ctx, func(tx *sql.Tx) error { return s.deletePolicy(ctx, tx, id, true) })
 }
 
-func (s *SQLite) deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID, purge bool) error {
+func (s *Store) deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID, purge bool) error {
 	exists := policyExists
 	if purge {
 		exists = policyKept
@@ -381,7 +382,7 @@ func (s *SQLite) deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID, p
 		case err != nil:
 			return err
 		case !ok:
-			return fmt.Errorf("policy %s: %w", id, ErrNotFound)
+			return fmt.Errorf("policy %s: %w", id, store.ErrNotFound)
 		}
 		var live int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM attempts INDEXED BY attempts_live
@@ -389,7 +390,7 @@ func (s *SQLite) deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID, p
 			return err
 		}
 		if live > 0 {
-			return fmt.Errorf("policy %s has %d live attempts: pause it and wait for them to end, or stop them first: %w", id, live, ErrConflict)
+			return fmt.Errorf("policy %s has %d live attempts: pause it and wait for them to end, or stop them first: %w", id, live, store.ErrConflict)
 		}
 		if purge {
 			_, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id)
@@ -411,12 +412,12 @@ func (s *SQLite) deletePolicy(ctx context.Context, tx *sql.Tx, id rm.PolicyID, p
 // MovePolicy hands policy id to host to, refused while it has live
 // attempts: the count and the change in one immediate transaction, so no
 // attempt is written between them.
-func (s *SQLite) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error {
+func (s *Store) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var from rm.HostID
 		err := tx.QueryRowContext(ctx, `SELECT host_id FROM policies WHERE id = ?`, id).Scan(&from)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("policy %s: %w", id, ErrNotFound)
+			return fmt.Errorf("policy %s: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -424,7 +425,7 @@ func (s *SQLite) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) e
 		var one int
 		err = tx.QueryRowContext(ctx, `SELECT 1 FROM hosts WHERE id = ?`, to).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("host %s: %w", to, ErrNotFound)
+			return fmt.Errorf("host %s: %w", to, store.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -438,7 +439,7 @@ func (s *SQLite) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) e
 			return err
 		}
 		if live > 0 {
-			return &LiveAttemptsError{Policy: id, Live: live}
+			return &store.LiveAttemptsError{Policy: id, Live: live}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE policies SET host_id = ?, updated_at = ? WHERE id = ?`, to, nanos(s.now()), id)
 		return err
@@ -451,7 +452,7 @@ func (s *SQLite) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) e
 
 // ApplyPolicies makes every change of c in one transaction: deletions,
 // then updates, then insertions; the first refusal rolls all back.
-func (s *SQLite) ApplyPolicies(ctx context.Context, c PolicyChanges) error {
+func (s *Store) ApplyPolicies(ctx context.Context, c store.PolicyChanges) error {
 	for _, p := range slices.Concat(c.Update, c.Insert) {
 		if err := p.Validate(); err != nil {
 			return err

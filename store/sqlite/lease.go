@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 	"fmt"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 const leaseColumns = `host_id, holder, pid, process_start, hostname, boot_id, acquired_at, renewed_at, expires_at`
 
-func scanLease(sc interface{ Scan(...any) error }) (HostLease, error) {
+func scanLease(sc interface{ Scan(...any) error }) (store.HostLease, error) {
 	var (
-		l                          HostLease
+		l                          store.HostLease
 		start                      int64
 		acquired, renewed, expires sql.NullInt64
 	)
 	if err := sc.Scan(&l.Host, &l.Holder, &l.PID, &start, &l.Hostname, &l.BootID, &acquired, &renewed, &expires); err != nil {
-		return HostLease{}, err
+		return store.HostLease{}, err
 	}
 	l.ProcessStart = uint64(start)
 	l.AcquiredAt, l.RenewedAt, l.ExpiresAt = fromNanos(acquired), fromNanos(renewed), fromNanos(expires)
@@ -26,24 +27,24 @@ func scanLease(sc interface{ Scan(...any) error }) (HostLease, error) {
 }
 
 // HostLease returns the host's lease; ErrNotFound if no daemon holds one.
-func (s *SQLite) HostLease(ctx context.Context, host rm.HostID) (HostLease, error) {
+func (s *Store) HostLease(ctx context.Context, host rm.HostID) (store.HostLease, error) {
 	l, err := scanLease(s.r.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM host_leases WHERE host_id = ?`, host))
 	if errors.Is(err, sql.ErrNoRows) {
-		return HostLease{}, fmt.Errorf("lease of host %s: %w", host, ErrNotFound)
+		return store.HostLease{}, fmt.Errorf("lease of host %s: %w", host, store.ErrNotFound)
 	}
 	if err != nil {
-		return HostLease{}, fmt.Errorf("read the lease of host %s: %w", host, err)
+		return store.HostLease{}, fmt.Errorf("read the lease of host %s: %w", host, err)
 	}
 	return l, nil
 }
 
 // AcquireHostLease implements Store: a read and a write in one immediate
 // transaction, so two daemons taking one lease at once cannot both win.
-func (s *SQLite) AcquireHostLease(ctx context.Context, l HostLease, takeOver string) (HostLease, error) {
-	if err := l.validate(); err != nil {
-		return HostLease{}, err
+func (s *Store) AcquireHostLease(ctx context.Context, l store.HostLease, takeOver string) (store.HostLease, error) {
+	if err := l.Validate(); err != nil {
+		return store.HostLease{}, err
 	}
-	var got HostLease
+	var got store.HostLease
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		cur, err := scanLease(tx.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM host_leases WHERE host_id = ?`, l.Host))
 		switch {
@@ -56,7 +57,7 @@ func (s *SQLite) AcquireHostLease(ctx context.Context, l HostLease, takeOver str
 		case !cur.ExpiresAt.After(l.RenewedAt), takeOver != "" && cur.Holder == takeOver:
 			l.AcquiredAt = l.RenewedAt
 		default:
-			return &LeaseHeldError{Lease: cur}
+			return &store.LeaseHeldError{Lease: cur}
 		}
 		_, err = tx.ExecContext(ctx, `
 			INSERT INTO host_leases (`+leaseColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -73,13 +74,13 @@ func (s *SQLite) AcquireHostLease(ctx context.Context, l HostLease, takeOver str
 		return nil
 	})
 	if err != nil {
-		return HostLease{}, err
+		return store.HostLease{}, err
 	}
 	return got, nil
 }
 
 // ReleaseHostLease implements Store.
-func (s *SQLite) ReleaseHostLease(ctx context.Context, host rm.HostID, holder string) error {
+func (s *Store) ReleaseHostLease(ctx context.Context, host rm.HostID, holder string) error {
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM host_leases WHERE host_id = ? AND holder = ?`, host, holder); err != nil {
 		return fmt.Errorf("release the lease of host %s: %w", host, err)
 	}

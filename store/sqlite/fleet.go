@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/store"
 )
 
-var _ Fleet = (*SQLite)(nil)
+var _ store.Fleet = (*Store)(nil)
 
 // RegisterHost implements Fleet.
-func (s *SQLite) RegisterHost(ctx context.Context, h FleetHost) error {
+func (s *Store) RegisterHost(ctx context.Context, h store.FleetHost) error {
 	if h.ID.IsZero() {
 		return fmt.Errorf("%w: host %q has no id", rm.ErrInvalid, h.Name)
 	}
@@ -40,28 +41,28 @@ func (s *SQLite) RegisterHost(ctx context.Context, h FleetHost) error {
 }
 
 // Heartbeat implements Fleet.
-func (s *SQLite) Heartbeat(ctx context.Context, host rm.HostID, at time.Time) error {
+func (s *Store) Heartbeat(ctx context.Context, host rm.HostID, at time.Time) error {
 	res, err := s.w.ExecContext(ctx, `UPDATE hosts SET seen_at = max(coalesce(seen_at, 0), ?) WHERE id = ?`, at.UnixNano(), host)
 	if err != nil {
 		return fmt.Errorf("heartbeat of host %s: %w", host, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("heartbeat of host %s: register it first: %w", host, ErrNotFound)
+		return fmt.Errorf("heartbeat of host %s: register it first: %w", host, store.ErrNotFound)
 	}
 	return nil
 }
 
 // FleetHosts implements Fleet.
-func (s *SQLite) FleetHosts(ctx context.Context) ([]FleetHost, error) {
+func (s *Store) FleetHosts(ctx context.Context) ([]store.FleetHost, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+hostColumns+`, version, registered_at FROM hosts ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list the fleet's hosts: %w", err)
 	}
 	defer rows.Close()
-	var out []FleetHost
+	var out []store.FleetHost
 	for rows.Next() {
 		var (
-			h    FleetHost
+			h    store.FleetHost
 			mem  int64
 			seen sql.NullInt64
 			reg  sql.NullInt64
@@ -79,7 +80,7 @@ func (s *SQLite) FleetHosts(ctx context.Context) ([]FleetHost, error) {
 }
 
 // RecordJobWeight implements Fleet.
-func (s *SQLite) RecordJobWeight(ctx context.Context, w JobWeight) error {
+func (s *Store) RecordJobWeight(ctx context.Context, w store.JobWeight) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func (s *SQLite) RecordJobWeight(ctx context.Context, w JobWeight) error {
 const weightColumns = `attempt_id, policy_id, host_id, repository, workflow, job_name,
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples, duration_ns, ended_at`
 
-func weightArgs(w JobWeight) []any {
+func weightArgs(w store.JobWeight) []any {
 	return []any{w.Attempt.String(), w.Policy.String(), w.Host.String(), w.Job.Repository, w.Job.Workflow, w.Job.Name,
 		int64(w.Usage.PeakRSSBytes), int64(w.Usage.CPUAvgMillicores), int64(w.Usage.CPUPeakMillicores),
 		int64(w.Usage.Samples), int64(w.Duration), w.EndedAt.UnixNano()}
@@ -108,7 +109,7 @@ func weightArgs(w JobWeight) []any {
 
 // weightWhere is the WHERE clause of f (with the leading WHERE, or "");
 // arg turns an argument into its placeholder.
-func weightWhere(f WeightFilter, arg func(any) string) string {
+func weightWhere(f store.WeightFilter, arg func(any) string) string {
 	var where []string
 	if !f.Policy.IsZero() {
 		where = append(where, "policy_id = "+arg(f.Policy.String()))
@@ -129,7 +130,7 @@ func weightWhere(f WeightFilter, arg func(any) string) string {
 
 // weightsIn reads the weights matching f, ordered by job then newest
 // first, keeping f.Newest per job (or overall, if !perJob).
-func (s *SQLite) weightsIn(ctx context.Context, f WeightFilter, perJob bool) ([][]JobWeight, error) {
+func (s *Store) weightsIn(ctx context.Context, f store.WeightFilter, perJob bool) ([][]store.JobWeight, error) {
 	var args []any
 	where := weightWhere(f, func(v any) string { args = append(args, v); return "?" })
 	order := "ended_at DESC, attempt_id"
@@ -141,10 +142,10 @@ func (s *SQLite) weightsIn(ctx context.Context, f WeightFilter, perJob bool) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	var groups [][]JobWeight
+	var groups [][]store.JobWeight
 	for rows.Next() {
 		var (
-			w                           JobWeight
+			w                           store.JobWeight
 			rss, avg, peak, smp, d, end int64
 		)
 		if err := rows.Scan(&w.Attempt, &w.Policy, &w.Host, &w.Job.Repository, &w.Job.Workflow, &w.Job.Name,
@@ -166,28 +167,28 @@ func (s *SQLite) weightsIn(ctx context.Context, f WeightFilter, perJob bool) ([]
 }
 
 // Weights implements Fleet.
-func (s *SQLite) Weights(ctx context.Context, f WeightFilter) (Weights, error) {
+func (s *Store) Weights(ctx context.Context, f store.WeightFilter) (store.Weights, error) {
 	groups, err := s.weightsIn(ctx, f, false)
 	if err != nil {
-		return Weights{}, fmt.Errorf("read job weights: %w", err)
+		return store.Weights{}, fmt.Errorf("read job weights: %w", err)
 	}
 	if len(groups) == 0 {
-		return Weights{}, nil
+		return store.Weights{}, nil
 	}
-	return SumWeights(groups[0]), nil
+	return store.SumWeights(groups[0]), nil
 }
 
 // HeaviestJobs implements Fleet.
-func (s *SQLite) HeaviestJobs(ctx context.Context, f WeightFilter) ([]JobWeights, error) {
+func (s *Store) HeaviestJobs(ctx context.Context, f store.WeightFilter) ([]store.JobWeights, error) {
 	groups, err := s.weightsIn(ctx, f, true)
 	if err != nil {
 		return nil, fmt.Errorf("read job weights: %w", err)
 	}
-	var out []JobWeights
+	var out []store.JobWeights
 	for _, g := range groups {
-		out = append(out, JobWeights{Job: g[0].Job, Weights: SumWeights(g)})
+		out = append(out, store.JobWeights{Job: g[0].Job, Weights: store.SumWeights(g)})
 	}
-	SortHeaviest(out)
+	store.SortHeaviest(out)
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}

@@ -1,15 +1,17 @@
-package store
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // RecordSession inserts or replaces the session of s.ScaleSetID.
-func (s *SQLite) RecordSession(ctx context.Context, se ScaleSetSession) error {
-	if err := se.validate(); err != nil {
+func (s *Store) RecordSession(ctx context.Context, se store.ScaleSetSession) error {
+	if err := se.Validate(); err != nil {
 		return err
 	}
 	if se.CreatedAt.IsZero() {
@@ -30,13 +32,13 @@ func (s *SQLite) RecordSession(ctx context.Context, se ScaleSetSession) error {
 
 const sessionColumns = `scale_set_id, session_id, owner, host_id, scope, created_at`
 
-func scanSession(sc interface{ Scan(...any) error }) (ScaleSetSession, error) {
+func scanSession(sc interface{ Scan(...any) error }) (store.ScaleSetSession, error) {
 	var (
-		se      ScaleSetSession
+		se      store.ScaleSetSession
 		created sql.NullInt64
 	)
 	if err := sc.Scan(&se.ScaleSetID, &se.SessionID, &se.Owner, &se.HostID, &se.Scope, &created); err != nil {
-		return ScaleSetSession{}, err
+		return store.ScaleSetSession{}, err
 	}
 	se.CreatedAt = fromNanos(created)
 	return se, nil
@@ -44,20 +46,20 @@ func scanSession(sc interface{ Scan(...any) error }) (ScaleSetSession, error) {
 
 // SessionOf returns the recorded session of a scale set; found is false
 // when there is none.
-func (s *SQLite) SessionOf(ctx context.Context, scaleSetID int) (ScaleSetSession, bool, error) {
+func (s *Store) SessionOf(ctx context.Context, scaleSetID int) (store.ScaleSetSession, bool, error) {
 	se, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM scale_set_sessions WHERE scale_set_id = ?`, scaleSetID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return ScaleSetSession{}, false, nil
+		return store.ScaleSetSession{}, false, nil
 	}
 	if err != nil {
-		return ScaleSetSession{}, false, fmt.Errorf("read the session of scale set %d: %w", scaleSetID, err)
+		return store.ScaleSetSession{}, false, fmt.Errorf("read the session of scale set %d: %w", scaleSetID, err)
 	}
 	return se, true, nil
 }
 
 // ForgetSession removes the record of a scale set's session if it still
 // names sessionID (a newer session recorded since stays).
-func (s *SQLite) ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error {
+func (s *Store) ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error {
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM scale_set_sessions WHERE scale_set_id = ? AND session_id = ?`, scaleSetID, sessionID); err != nil {
 		return fmt.Errorf("forget session %s of scale set %d: %w", sessionID, scaleSetID, err)
 	}
@@ -65,13 +67,13 @@ func (s *SQLite) ForgetSession(ctx context.Context, scaleSetID int, sessionID st
 }
 
 // Sessions lists every recorded session, by scale set id.
-func (s *SQLite) Sessions(ctx context.Context) ([]ScaleSetSession, error) {
+func (s *Store) Sessions(ctx context.Context) ([]store.ScaleSetSession, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionColumns+` FROM scale_set_sessions ORDER BY scale_set_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	defer rows.Close()
-	var out []ScaleSetSession
+	var out []store.ScaleSetSession
 	for rows.Next() {
 		se, err := scanSession(rows)
 		if err != nil {

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // liveCondition selects attempts that have not ended. It must match the
@@ -110,16 +111,16 @@ const updateAttempt = `UPDATE attempts SET policy_id = ?, state = ?, runner_name
 
 // RecordAttempt inserts a new attempt or updates an existing one, reading
 // its current state and writing in one immediate transaction.
-func (s *SQLite) RecordAttempt(ctx context.Context, a rm.Attempt) error {
+func (s *Store) RecordAttempt(ctx context.Context, a rm.Attempt) error {
 	return s.writeAttempt(ctx, a, false)
 }
 
 // ForceAttempt writes a whatever its current state, for recovery.
-func (s *SQLite) ForceAttempt(ctx context.Context, a rm.Attempt) error {
+func (s *Store) ForceAttempt(ctx context.Context, a rm.Attempt) error {
 	return s.writeAttempt(ctx, a, true)
 }
 
-func (s *SQLite) writeAttempt(ctx context.Context, a rm.Attempt, force bool) error {
+func (s *Store) writeAttempt(ctx context.Context, a rm.Attempt, force bool) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
@@ -141,19 +142,19 @@ func (s *SQLite) writeAttempt(ctx context.Context, a rm.Attempt, force bool) err
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if force {
-				return fmt.Errorf("attempt %s: %w", a.ID, ErrNotFound)
+				return fmt.Errorf("attempt %s: %w", a.ID, store.ErrNotFound)
 			}
 		case err != nil:
 			return err
 		case !force && !rm.AttemptState(cur).CanMoveTo(a.State):
-			return fmt.Errorf("attempt %s cannot move from %s to %s: %w", a.ID, cur, a.State, ErrIllegalTransition)
+			return fmt.Errorf("attempt %s cannot move from %s to %s: %w", a.ID, cur, a.State, store.ErrIllegalTransition)
 		}
 		if !found || policy != a.Policy {
 			switch ok, err := policyExists(ctx, tx, a.Policy); {
 			case err != nil:
 				return err
 			case !ok:
-				return fmt.Errorf("attempt %s names policy %s, which does not exist or was removed: %w", a.ID, a.Policy, ErrConflict)
+				return fmt.Errorf("attempt %s names policy %s, which does not exist or was removed: %w", a.ID, a.Policy, store.ErrConflict)
 			}
 		}
 		if found {
@@ -174,10 +175,10 @@ func (s *SQLite) writeAttempt(ctx context.Context, a rm.Attempt, force bool) err
 }
 
 // Attempt returns ErrNotFound if no attempt has that id.
-func (s *SQLite) Attempt(ctx context.Context, id rm.AttemptID) (rm.Attempt, error) {
+func (s *Store) Attempt(ctx context.Context, id rm.AttemptID) (rm.Attempt, error) {
 	a, err := scanAttempt(s.r.QueryRowContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return rm.Attempt{}, fmt.Errorf("attempt %s: %w", id, ErrNotFound)
+		return rm.Attempt{}, fmt.Errorf("attempt %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return rm.Attempt{}, fmt.Errorf("read attempt %s: %w", id, err)
@@ -187,7 +188,7 @@ func (s *SQLite) Attempt(ctx context.Context, id rm.AttemptID) (rm.Attempt, erro
 
 // ActiveAttempts returns the live attempts of a policy, oldest first, from
 // the partial index of live attempts: its cost does not grow with history.
-func (s *SQLite) ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.Attempt, error) {
+func (s *Store) ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.Attempt, error) {
 	as, err := s.queryAttempts(ctx, activeAttemptsQuery, policy)
 	if err != nil {
 		return nil, fmt.Errorf("active attempts of policy %s: %w", policy, err)
@@ -198,7 +199,7 @@ func (s *SQLite) ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.A
 // LiveAttempts returns the live attempts of the policies host owns, oldest
 // first, from the index of the host's policies and the partial index of
 // live attempts: its cost does not grow with history.
-func (s *SQLite) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error) {
+func (s *Store) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error) {
 	as, err := s.queryAttempts(ctx, liveAttemptsQuery, host)
 	if err != nil {
 		return nil, fmt.Errorf("live attempts of host %s: %w", host, err)
@@ -207,7 +208,7 @@ func (s *SQLite) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt
 }
 
 // Attempts lists attempts matching f, newest first.
-func (s *SQLite) Attempts(ctx context.Context, f AttemptFilter) ([]rm.Attempt, error) {
+func (s *Store) Attempts(ctx context.Context, f store.AttemptFilter) ([]rm.Attempt, error) {
 	q, args := attemptsQuery(f)
 	as, err := s.queryAttempts(ctx, q, args...)
 	if err != nil {
@@ -217,7 +218,7 @@ func (s *SQLite) Attempts(ctx context.Context, f AttemptFilter) ([]rm.Attempt, e
 }
 
 // attemptsQuery builds the query for f.
-func attemptsQuery(f AttemptFilter) (string, []any) {
+func attemptsQuery(f store.AttemptFilter) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -252,7 +253,7 @@ func attemptsQuery(f AttemptFilter) (string, []any) {
 	return q, args
 }
 
-func (s *SQLite) queryAttempts(ctx context.Context, q string, args ...any) ([]rm.Attempt, error) {
+func (s *Store) queryAttempts(ctx context.Context, q string, args ...any) ([]rm.Attempt, error) {
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
