@@ -40,6 +40,8 @@ var migrationFiles embed.FS
 // (a killed process loses nothing it committed); with synchronous=NORMAL a
 // power loss may lose the last transactions, never consistency.
 type Store struct {
+	*journal
+
 	// Now is the clock for the stamps the store writes itself (a policy's
 	// UpdatedAt, a zero CreatedAt). Set it before first use; nil means
 	// time.Now.
@@ -120,6 +122,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		s := &Store{path: abs}
 		err := s.open(context.Background())
 		if err == nil {
+			s.journal = s.newJournal()
 			return s, nil
 		}
 		_ = s.closeDBs()
@@ -284,6 +287,7 @@ func openReadOnly(path string) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("open journal %s read-only: it has schema version %d, older than this program's %d; a command that writes (or the daemon) upgrades it where its directory is writable", path, have, newest)
 	}
+	s.journal = s.newJournal()
 	return s, nil
 }
 
@@ -430,20 +434,4 @@ func (s *Store) closeDBs() error {
 		return fmt.Errorf("close journal %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// nanos is t as unix nanoseconds, or NULL for the zero time.
-func nanos(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixNano()
-}
-
-// fromNanos is the inverse of nanos, in UTC.
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
 }
