@@ -34,6 +34,7 @@ import (
 // Store is the journal in a PostgreSQL database. It is safe for concurrent
 // use, by this process and by others (other hosts) at once.
 type Store struct {
+	// journal runs the statements shared with SQLite (sqlstore).
 	*journal
 
 	pool  *pgxpool.Pool

@@ -40,6 +40,7 @@ var migrationFiles embed.FS
 // (a killed process loses nothing it committed); with synchronous=NORMAL a
 // power loss may lose the last transactions, never consistency.
 type Store struct {
+	// journal runs the statements shared with PostgreSQL (sqlstore).
 	*journal
 
 	// Now is the clock for the stamps the store writes itself (a policy's
