@@ -10,6 +10,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -18,7 +19,7 @@ import (
 // live attempts), one look at the process table, the identity
 // check of each runner, and the meters' update.
 func BenchmarkSampleOnce(b *testing.B) {
-	st := storetest.MustOpen(b)
+	st := sqlitetest.MustOpen(b)
 	host := storetest.NewHost().Build()
 	if err := st.PutHost(b.Context(), host); err != nil {
 		b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -132,7 +133,7 @@ wait
 //
 //	go test -run '^$' -bench SampleOnceContained -benchtime 100x ./meter/
 func BenchmarkSampleOnceContained(b *testing.B) {
-	st := storetest.MustOpen(b)
+	st := sqlitetest.MustOpen(b)
 	host := storetest.NewHost().Build()
 	if err := st.PutHost(b.Context(), host); err != nil {
 		b.Fatal(err)

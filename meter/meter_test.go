@@ -17,6 +17,8 @@ import (
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -25,9 +27,9 @@ func tree(rss uint64, cpuMs int64) platform.TreeUsage {
 }
 
 // journal is a journal with this host and one active policy of it.
-func journal(t *testing.T, repo string, max int) (*store.SQLite, rm.Host, rm.Policy) {
+func journal(t *testing.T, repo string, max int) (*sqlite.Store, rm.Host, rm.Policy) {
 	t.Helper()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(t.Context(), host))
 	policy := storetest.NewPolicy().Repository(repo).Host(host.ID).Autoscale("home", max).Active().Build()

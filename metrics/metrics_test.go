@@ -20,6 +20,7 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -95,7 +96,7 @@ func TestLiveFigures(t *testing.T) {
 
 func TestJournalCounters(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(ctx, host))
 	pol := storetest.NewPolicy().Name("home").Repository("acme/repo").Host(host.ID).Autoscale("home", 4).Active().Build()

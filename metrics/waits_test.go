@@ -12,6 +12,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -80,7 +81,7 @@ func TestJobWaitHistogram(t *testing.T) {
 // also for one that started and ended between two looks.
 func TestStartupHistogram(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(ctx, host))
 	pol := storetest.NewPolicy().Name("home").Repository("acme/repo").Host(host.ID).Autoscale("home", 4).Active().Build()

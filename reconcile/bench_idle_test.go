@@ -25,6 +25,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -205,7 +206,7 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 	if err := os.MkdirAll(filepath.Join(dataDir, "state"), 0o700); err != nil {
 		b.Fatal(err)
 	}
-	st := storetest.MustOpen(b)
+	st := sqlitetest.MustOpen(b)
 	ctx := context.Background()
 	host, err := platform.HostInfo()
 	if err != nil {

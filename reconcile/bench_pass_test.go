@@ -10,6 +10,7 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -19,7 +20,7 @@ import (
 // the benchmark's own loop launches.
 func passJournal(b *testing.B, policies, ended, livePerOther int) (store.Store, rm.Host, []rm.Policy) {
 	b.Helper()
-	st := storetest.MustOpen(b)
+	st := sqlitetest.MustOpen(b)
 	host, ps := seedPassJournal(b, st, policies, ended, livePerOther)
 	return st, host, ps
 }

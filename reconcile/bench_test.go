@@ -14,6 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -54,7 +55,7 @@ func benchLoop(b *testing.B, script string) (*reconcile.Loop, *timedLauncher) {
 	install := b.TempDir()
 	must(b, os.MkdirAll(filepath.Join(install, "bin"), 0o755))
 	must(b, os.WriteFile(filepath.Join(install, "bin", "Runner.Listener"), []byte("#!/bin/sh\n"+script+"\n"), 0o755))
-	st := storetest.MustOpen(b)
+	st := sqlitetest.MustOpen(b)
 	host := storetest.NewHost().Build()
 	must(b, st.PutHost(context.Background(), host))
 	pol := storetest.NewPolicy().Repository("acme/repo").Host(host.ID).Autoscale("bench", 1).RunnerDir(install).Build()

@@ -24,6 +24,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -44,7 +45,7 @@ type world struct {
 	client  *github.Client
 	dataDir string
 	install string
-	st      *store.SQLite
+	st      *sqlite.Store
 	host    rm.Host
 	policy  rm.Policy
 	meters  *meter.AttemptMeters
@@ -146,7 +147,7 @@ func (w *world) jobIDOf(id int64) string {
 }
 
 func (w *world) openJournal() {
-	st, err := store.OpenSQLite(filepath.Join(w.dataDir, "journal.db"))
+	st, err := sqlite.Open(filepath.Join(w.dataDir, "journal.db"))
 	require.NoError(w.t, err)
 	w.st = st
 	w.t.Cleanup(func() { _ = st.Close() })

@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -454,7 +455,7 @@ type env struct {
 // and a loop over fakes; edit adjusts the loop's config.
 func newEnv(t *testing.T, pb *storetest.PolicyBuilder, edit func(c *reconcile.Config)) *env {
 	t.Helper()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	ctx := context.Background()
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(ctx, host))

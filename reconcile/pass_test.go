@@ -13,6 +13,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -543,7 +544,7 @@ func TestUserStopDuringAJob(t *testing.T) {
 }
 
 func TestPoliciesSharingATarget(t *testing.T) {
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(t.Context(), host))
 	p1 := storetest.NewPolicy().Name("a").Host(host.ID).Labels("home").Max(1).Build()

@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -45,7 +46,7 @@ type sharedWorld struct {
 
 func newSharedWorld(t *testing.T, n int, edit func(c *reconcile.Config)) *sharedWorld {
 	t.Helper()
-	w := &sharedWorld{t: t, clock: newClock(), st: storetest.MustOpen(t), launcher: newFakeLauncher(), logs: &syncBuffer{}}
+	w := &sharedWorld{t: t, clock: newClock(), st: sqlitetest.MustOpen(t), launcher: newFakeLauncher(), logs: &syncBuffer{}}
 	w.fake = githubtest.NewTestServer(t, fakegithub.WithToken(sharedToken), fakegithub.WithRepo(sharedRepo))
 	log := slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	client, err := github.New(github.Config{WebURL: w.fake.URL(), APIURL: w.fake.APIURL(), Token: sharedToken, Now: w.clock.Now, Logger: log})

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -22,7 +23,7 @@ func (h sizedHost) Memory() (uint64, uint64, error) { return uint64(h), uint64(h
 func TestSessionSpareYieldsToAnotherLoopsJob(t *testing.T) {
 	const gib = 1 << 30
 	ctx := context.Background()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(ctx, host))
 	a := storetest.NewPolicy().Name("a").Repository("acme/a").Autoscale("a", 2).Spare(1).MemoryEstimate(gib).Host(host.ID).Build()

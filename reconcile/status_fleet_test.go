@@ -10,12 +10,13 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 func TestFleetStatus(t *testing.T) {
 	ctx := t.Context()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	now := storetest.Now()
 	fresh := storetest.NewHost().Name("a-workstation").Memory(32 << 30).SeenAt(now.Add(-10 * time.Second)).Build()
 	gone := storetest.NewHost().Name("b-mini").Memory(8 << 30).SeenAt(now.Add(-2 * time.Minute)).Build()

@@ -9,12 +9,13 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 func TestStatusFromJournal(t *testing.T) {
 	ctx := t.Context()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Name("build-01").Build()
 	other := storetest.NewHost().Name("build-02").Build()
 	require.NoError(t, st.PutHost(ctx, host))
@@ -66,7 +67,7 @@ func TestStatusFromJournal(t *testing.T) {
 		assert.Equal(t, "build-01", s.Host.Name, "the first policy's host")
 	})
 	t.Run("Closed", func(t *testing.T) {
-		closed := storetest.MustOpen(t)
+		closed := sqlitetest.MustOpen(t)
 		require.NoError(t, closed.Close())
 		_, err := reconcile.StatusFromJournal(ctx, closed, host.ID, now)
 		assert.ErrorContains(t, err, "read the policies from the journal")

@@ -14,6 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -32,7 +33,7 @@ type fleet struct {
 
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
-	f := &fleet{t: t, st: storetest.MustOpen(t), host: storetest.NewHost().Build(), launcher: newFakeLauncher(),
+	f := &fleet{t: t, st: sqlitetest.MustOpen(t), host: storetest.NewHost().Build(), launcher: newFakeLauncher(),
 		logs: &syncBuffer{}, targets: map[string]*fakeTarget{}, made: map[string]int{}}
 	require.NoError(t, f.st.PutHost(t.Context(), f.host))
 	return f

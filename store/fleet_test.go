@@ -11,10 +11,6 @@ import (
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
-func TestSQLiteFleetConformance(t *testing.T) {
-	storetest.RunFleet(t, func(t *testing.T) store.Fleet { return storetest.MustOpen(t) })
-}
-
 func TestPercentile(t *testing.T) {
 	tests := []struct {
 		n        int

@@ -1,5 +1,7 @@
-// Package store owns the journal: hosts, policies and every runner attempt,
-// behind the Store interface, with a SQLite implementation. The journal is
+// Package store owns the journal's contract: hosts, policies and every
+// runner attempt behind the Store and Fleet interfaces, their types and
+// errors. It links no database: store/sqlite and store/postgres implement
+// it, and store/storetest is the suite both must pass. The journal is
 // written before every side effect, so a crash at any point leaves a record
 // the next reconcile pass can repair from.
 package store
@@ -74,7 +76,8 @@ type ScaleSetSession struct {
 	CreatedAt time.Time
 }
 
-func (s ScaleSetSession) validate() error {
+// Validate checks a session record before it is written.
+func (s ScaleSetSession) Validate() error {
 	if s.ScaleSetID <= 0 || s.SessionID == "" || s.Owner == "" {
 		return fmt.Errorf("%w: a session record needs a scale set id, a session id and an owner (got %d, %q, %q)", rm.ErrInvalid, s.ScaleSetID, s.SessionID, s.Owner)
 	}
@@ -240,7 +243,8 @@ type HostLease struct {
 	ExpiresAt    time.Time
 }
 
-func (l HostLease) validate() error {
+// Validate checks a lease before it is written.
+func (l HostLease) Validate() error {
 	switch {
 	case l.Host.IsZero():
 		return fmt.Errorf("%w: a host lease needs its host", rm.ErrInvalid)

@@ -18,6 +18,7 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // mainFlags are runner-manager-tui's flags: just enough to find the data
@@ -107,7 +108,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 	if probe != nil {
 		// A data dir this user cannot write (a read-only mount, another
 		// user's): the journal is read as it is; policy edits will fail.
-		st, err = store.OpenSQLite(filepath.Join(cfg.DataDir, daemon.JournalName), store.ReadOnly())
+		st, err = sqlite.Open(filepath.Join(cfg.DataDir, daemon.JournalName), sqlite.ReadOnly())
 		if err == nil {
 			fmt.Fprintf(stderr, "runner-manager-tui: note: data dir %s is read-only (%v): the journal is open for reading only\n", cfg.DataDir, probe)
 		}

@@ -18,6 +18,8 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -25,7 +27,7 @@ import (
 // (min idle 1, max 4) with an idle, a busy and a finished attempt, and a
 // paused classic policy "gpu".
 type journal struct {
-	store            *store.SQLite
+	store            *sqlite.Store
 	host             rm.Host
 	home, gpu        rm.Policy
 	idle, busy, done rm.Attempt
@@ -34,7 +36,7 @@ type journal struct {
 func newJournal(t *testing.T) journal {
 	t.Helper()
 	ctx := context.Background()
-	j := journal{store: storetest.MustOpen(t)}
+	j := journal{store: sqlitetest.MustOpen(t)}
 	j.host = storetest.NewHost().Name("build-01").Build()
 	require.NoError(t, j.store.PutHost(ctx, j.host))
 	j.home = storetest.NewPolicy().Name("home").Repository("octo/app").Host(j.host.ID).Autoscale("home", 4).MinIdle(1).Build()
@@ -121,7 +123,7 @@ func TestStoreSourceStatus(t *testing.T) {
 
 	t.Run("JournalClosed", func(t *testing.T) {
 		j := newJournal(t)
-		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "journal.db"))
+		s, err := sqlite.Open(filepath.Join(t.TempDir(), "journal.db"))
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		src := &tui.StoreSource{Store: s}

@@ -13,6 +13,8 @@ import (
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -20,13 +22,13 @@ const mib = 1 << 20
 
 // counting is a store that counts the fleet's weight reads.
 type counting struct {
-	*store.SQLite
+	*sqlite.Store
 	weightReads int
 }
 
 func (c *counting) Weights(ctx context.Context, f store.WeightFilter) (store.Weights, error) {
 	c.weightReads++
-	return c.SQLite.Weights(ctx, f)
+	return c.Store.Weights(ctx, f)
 }
 
 // finished writes a concluded attempt of p that ran job with peak.
@@ -39,7 +41,7 @@ func finished(t *testing.T, st store.Store, host rm.HostID, p rm.PolicyID, job r
 }
 
 func TestEndedRecordsTheWeightAndAdmissionReadsTheFleets(t *testing.T) {
-	st := &counting{SQLite: storetest.MustOpen(t)}
+	st := &counting{Store: sqlitetest.MustOpen(t)}
 	hostA, hostB := storetest.NewHost().Build(), storetest.NewHost().Build()
 	for _, h := range []rm.Host{hostA, hostB} {
 		require.NoError(t, st.PutHost(t.Context(), h))
@@ -111,7 +113,7 @@ func TestEndedRecordsTheWeightAndAdmissionReadsTheFleets(t *testing.T) {
 }
 
 func TestWithoutAdmitTheBankedPeaksAnswer(t *testing.T) {
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(t.Context(), host))
 	p := storetest.NewPolicy().Repository("acme/app").Host(host.ID).Autoscale("home", 4).Build()
@@ -127,7 +129,7 @@ func TestWithoutAdmitTheBankedPeaksAnswer(t *testing.T) {
 }
 
 func TestRecordFailureIsLoggedNotFatal(t *testing.T) {
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Build()
 	m := fleetweights.Wrap(meter.New(""), st, host.ID, fleetweights.Options{})
 	require.NotPanics(t, func() { m.Ended(rm.NewAttemptID(), rm.Outcome{Kind: rm.CompletedJob}) })
@@ -155,7 +157,7 @@ func TestRepositoryOf(t *testing.T) {
 // policy (status, capacity, a launch) for ten minutes: 20 reads, whether a
 // pass comes every 3 s (busy) or every minute (idle).
 func TestExpectedPeakReadBudget(t *testing.T) {
-	st := &counting{SQLite: storetest.MustOpen(t)}
+	st := &counting{Store: sqlitetest.MustOpen(t)}
 	host := storetest.NewHost().Build()
 	require.NoError(t, st.PutHost(t.Context(), host))
 	var ps []rm.PolicyID

@@ -17,12 +17,14 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile/attempts"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 func TestQueryFilter(t *testing.T) {
 	ctx := t.Context()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	home := storetest.NewPolicy().Name("home").Build()
 	require.NoError(t, st.InsertPolicy(ctx, home))
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -76,9 +78,9 @@ func TestParseSince(t *testing.T) {
 }
 
 // journal holds a policy with a busy and a finished attempt.
-func journal(t *testing.T) (*store.SQLite, rm.Attempt, rm.Attempt) {
+func journal(t *testing.T) (*sqlite.Store, rm.Attempt, rm.Attempt) {
 	t.Helper()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	p := storetest.NewPolicy().Name("home").Build()
 	require.NoError(t, st.InsertPolicy(t.Context(), p))
 	busy := storetest.NewAttempt().Policy(p.ID).Host(p.Host).State(rm.StateBusy).Build()

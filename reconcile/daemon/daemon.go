@@ -33,6 +33,7 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // Files under the data directory.
@@ -327,7 +328,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
 		// Every job's weight is kept for the fleet; a shared store's
 		// weights, not the peaks file, then set the expected peaks.
-		_, local := d.st.(*store.SQLite)
+		_, local := d.st.(*sqlite.Store)
 		cfg.Meters = fleetweights.Wrap(cfg.Meters, d.st, d.host.ID, fleetweights.Options{Admit: !local, Logger: d.log})
 	}
 	if cfg.Admission == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // StoreConfig says which journal a host keeps: the SQLite file in its data
@@ -70,7 +71,7 @@ func OpenStore(ctx context.Context, dataDir string, sc StoreConfig, logger *slog
 		if sc.PasswordFile != "" {
 			return nil, errors.New("a store password file is set but no store URL: the password is for a PostgreSQL store ([store] url, --store or $RUNNER_MANAGER_STORE)")
 		}
-		st, err := store.OpenSQLite(filepath.Join(dataDir, JournalName), store.WithLogger(logger))
+		st, err := sqlite.Open(filepath.Join(dataDir, JournalName), sqlite.WithLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("open the journal: %w", err)
 		}
@@ -102,7 +103,7 @@ func storeName(st store.Store) string {
 	switch s := st.(type) {
 	case *postgres.Store:
 		return "postgres " + s.Where()
-	case *store.SQLite:
+	case *sqlite.Store:
 		return "sqlite"
 	}
 	return fmt.Sprintf("%T", st)

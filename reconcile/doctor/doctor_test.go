@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile/doctor"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -26,7 +27,7 @@ const token = "ghp_doctor_test"
 // whose runner directory holds a listener, served by a fake GitHub.
 type host struct {
 	dir    string
-	st     *store.SQLite
+	st     *sqlite.Store
 	host   rm.Host
 	policy rm.Policy
 	srv    *fakegithub.Server
@@ -37,7 +38,7 @@ func newHost(t *testing.T) host {
 	h := host{dir: t.TempDir()}
 	require.NoError(t, os.Chmod(h.dir, 0o700))
 	var err error
-	h.st, err = store.OpenSQLite(filepath.Join(h.dir, "journal.db"))
+	h.st, err = sqlite.Open(filepath.Join(h.dir, "journal.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { h.st.Close() })
 	h.host = storetest.NewHost().Name("box").Build()

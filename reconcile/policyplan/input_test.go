@@ -10,7 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
-	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 func writePolicies(t *testing.T, body string) string {
@@ -47,7 +47,7 @@ func TestReadFileInput(t *testing.T) {
 }
 
 func TestInsertRefusesSameScaleSet(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "journal.db"))
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "journal.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	host := rm.Host{ID: rm.NewHostID(), Name: "h"}

@@ -12,6 +12,8 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -79,9 +81,9 @@ func TestEdit(t *testing.T) {
 
 // journal is a real journal with this host's policies a (max 2) and b, and
 // another host's policy "theirs".
-func journal(t *testing.T) (*store.SQLite, rm.HostID, map[string]rm.Policy) {
+func journal(t *testing.T) (*sqlite.Store, rm.HostID, map[string]rm.Policy) {
 	t.Helper()
-	st := storetest.MustOpen(t)
+	st := sqlitetest.MustOpen(t)
 	host, other := rm.NewHostID(), rm.NewHostID()
 	ps := map[string]rm.Policy{}
 	for _, p := range []rm.Policy{

@@ -18,6 +18,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // proc is a runner process found by the scan.
@@ -343,7 +344,7 @@ func (w *World) attempts(ctx context.Context) ([]rm.Attempt, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	st, err := store.OpenSQLite(path)
+	st, err := sqlite.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,18 @@
 package postgres
 
-import "github.com/runner-manager/runner-manager/store"
+import (
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/internal/sqlstore"
+)
 
-// Internals for the black-box tests: the queries whose plans they check.
+// Internals for the black-box tests: the queries whose plans they check,
+// as the server gets them.
 
-const ActiveAttemptsQuery = activeAttemptsQuery
+var ActiveAttemptsQuery = sqlstore.Rebind(sqlstore.ActiveAttemptsQuery(dialect))
 
-func AttemptsQuery(f store.AttemptFilter) (string, []any) { return attemptsQuery(f) }
+func AttemptsQuery(f store.AttemptFilter) (string, []any) {
+	q, args := sqlstore.AttemptsQuery(dialect, f)
+	return sqlstore.Rebind(q), args
+}
 
-const LiveAttemptsQuery = liveAttemptsQuery
+var LiveAttemptsQuery = sqlstore.Rebind(sqlstore.LiveAttemptsQuery(dialect))

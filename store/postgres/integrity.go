@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runner-manager/runner-manager/store/internal/sqlstore"
 )
 
 // journalTables are the tables the schema's steps create; a journal that
@@ -31,14 +33,14 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 		if want := SchemaVersion(); version != want {
 			problems = append(problems, fmt.Sprintf("schema version %d, not this program's %d", version, want))
 		}
-		missing, err := queryAll(ctx, tx, scanString, `SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL`, journalTables)
+		missing, err := sqlstore.QueryAll(ctx, db{tx}, scanString, `SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NULL`, journalTables)
 		if err != nil {
 			return err
 		}
 		for _, t := range missing {
 			problems = append(problems, "table "+t+" is missing")
 		}
-		invalid, err := queryAll(ctx, tx, scanString, `SELECT i.indexrelid::regclass::text FROM pg_index i
+		invalid, err := sqlstore.QueryAll(ctx, db{tx}, scanString, `SELECT i.indexrelid::regclass::text FROM pg_index i
 			WHERE NOT i.indisvalid AND i.indrelid = ANY (
 				SELECT to_regclass(t) FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL)`, journalTables)
 		if err != nil {
@@ -58,7 +60,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 	return nil
 }
 
-func scanString(sc row) (string, error) {
+func scanString(sc sqlstore.Row) (string, error) {
 	var v string
 	err := sc.Scan(&v)
 	return v, err

@@ -10,8 +10,10 @@
 // Every write is one SERIALIZABLE transaction, retried when PostgreSQL
 // reports a serialization failure or a deadlock: concurrent writers, in one
 // process or on many hosts, behave as if they ran one after another, as
-// SQLite's single writer does. A method added to the store is a function of
-// a pgx.Tx run by write.
+// SQLite's single writer does. The statements both share are
+// store/internal/sqlstore's, run through write; this package keeps its
+// own where PostgreSQL differs: connecting, migrations, retries, the
+// integrity check and the fleet's percentiles, computed in the server.
 package postgres
 
 import (
@@ -32,6 +34,9 @@ import (
 // Store is the journal in a PostgreSQL database. It is safe for concurrent
 // use, by this process and by others (other hosts) at once.
 type Store struct {
+	// journal runs the statements shared with SQLite (sqlstore).
+	*journal
+
 	pool  *pgxpool.Pool
 	url   string // redacted
 	where string // Describe's: for messages
@@ -61,6 +66,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Describe(rawURL), scrub(err.Error(), rawURL, cfg.ConnConfig.Password))
 	}
 	s := &Store{pool: pool, url: Redact(rawURL), where: Describe(rawURL), now: o.now}
+	s.journal = s.newJournal()
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, connectError(ctx, err, rawURL, cfg.ConnConfig.Password)
@@ -131,23 +137,6 @@ func pgCode(err error) string {
 		return pgErr.Code
 	}
 	return ""
-}
-
-// nanos is t as unix nanoseconds, or NULL for the zero time.
-func nanos(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	n := t.UnixNano()
-	return &n
-}
-
-// fromNanos is the inverse of nanos, in UTC.
-func fromNanos(n *int64) time.Time {
-	if n == nil {
-		return time.Time{}
-	}
-	return time.Unix(0, *n).UTC()
 }
 
 // Analyze refreshes the planner's statistics of the store's tables, as

@@ -1,6 +1,7 @@
 // Package storetest owns what tests of the journal share: Run, the
 // conformance suite every store.Store implementation must pass, RunFleet,
 // the suite of store.Fleet, and fixture builders for hosts, policies and
-// attempts (NewHost, NewPolicy, NewAttempt), plus MustOpen for a throwaway
-// SQLite journal (store/postgres/pgtest has PostgreSQL's).
+// attempts (NewHost, NewPolicy, NewAttempt). It imports no store
+// implementation: store/sqlite/sqlitetest and store/postgres/pgtest open
+// throwaway journals.
 package storetest

@@ -2,28 +2,10 @@ package storetest
 
 import (
 	"runtime"
-	"testing"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/store"
 )
-
-// MustOpen opens a SQLite journal in a temporary directory of tb, closed
-// when the test ends.
-func MustOpen(tb testing.TB) *store.SQLite {
-	tb.Helper()
-	s, err := store.OpenSQLite(tb.TempDir() + "/journal.db")
-	if err != nil {
-		tb.Fatalf("open journal: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Errorf("close journal: %v", err)
-		}
-	})
-	return s
-}
 
 // Now is the fixtures' idea of the current time: UTC, without a monotonic
 // reading, truncated to the microsecond so that any journal (SQLite keeps

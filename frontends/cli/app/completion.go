@@ -10,7 +10,7 @@ import (
 	"github.com/posener/complete"
 	"github.com/willabides/kongplete"
 
-	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // CompletionCmd prints a shell's completion script.
@@ -98,7 +98,7 @@ func (a *App) policyNames(complete.Args) []string {
 	if err != nil {
 		return nil
 	}
-	st, err := store.OpenSQLite(filepath.Join(c.DataDir, JournalName), store.ReadOnly())
+	st, err := sqlite.Open(filepath.Join(c.DataDir, JournalName), sqlite.ReadOnly())
 	if err != nil {
 		return nil
 	}

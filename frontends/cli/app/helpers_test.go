@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -84,9 +84,9 @@ func (e *env) fails(code int, args ...string) string {
 }
 
 // journal opens the env's journal beside the program (WAL allows it).
-func (e *env) journal() *store.SQLite {
+func (e *env) journal() *sqlite.Store {
 	e.t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(e.dataDir, app.JournalName))
+	st, err := sqlite.Open(filepath.Join(e.dataDir, app.JournalName))
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { st.Close() })
 	return st

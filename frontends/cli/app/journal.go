@@ -11,6 +11,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // dirWritable tells whether files can be created in dir
@@ -97,7 +98,7 @@ func (a *App) ReadStore(ctx context.Context) (store.Store, error) {
 	if probe == nil {
 		return a.Store(ctx)
 	}
-	st, err := store.OpenSQLite(path, store.ReadOnly())
+	st, err := sqlite.Open(path, sqlite.ReadOnly())
 	if err != nil {
 		return nil, fmt.Errorf("data dir %s is read-only (%v), and the journal could not be read there: %w", dir, probe, err)
 	}

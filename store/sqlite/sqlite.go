@@ -1,4 +1,7 @@
-package store
+// Package sqlite owns the journal kept in one SQLite file: store.Store and
+// store.Fleet over mattn/go-sqlite3 (cgo), with its own embedded migrations.
+// It is the single host's store; store/postgres is the one a fleet shares.
+package sqlite
 
 import (
 	"context"
@@ -19,14 +22,16 @@ import (
 	"time"
 
 	// The SQLite driver (cgo). Without cgo it registers a stub whose Open
-	// fails; OpenSQLite turns that into an error that says how to fix it.
+	// fails; Open turns that into an error that says how to fix it.
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/runner-manager/runner-manager/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// SQLite is the journal in one SQLite file, in WAL mode: a single writer
+// Store is the journal in one SQLite file, in WAL mode: a single writer
 // connection (so writes queue in the process instead of failing busy) and a
 // separate pool of query-only readers that never wait for the writer.
 //
@@ -34,14 +39,17 @@ var migrationFiles embed.FS
 // with time.Equal. The journal is safe against a process crash at any point
 // (a killed process loses nothing it committed); with synchronous=NORMAL a
 // power loss may lose the last transactions, never consistency.
-type SQLite struct {
+type Store struct {
+	// journal runs the statements shared with PostgreSQL (sqlstore).
+	*journal
+
 	// Now is the clock for the stamps the store writes itself (a policy's
 	// UpdatedAt, a zero CreatedAt). Set it before first use; nil means
 	// time.Now.
 	Now func() time.Time
 
 	path     string
-	tempDir  string // removed on Close (OpenSQLiteInMemory)
+	tempDir  string // removed on Close (OpenInMemory)
 	readOnly bool   // opened with ReadOnly: no writer, no migrations
 	w        *sql.DB
 	r        *sql.DB
@@ -50,10 +58,10 @@ type SQLite struct {
 	closeErr  error
 }
 
-var _ Store = (*SQLite)(nil)
+var _ store.Store = (*Store)(nil)
 
-// OpenOption configures OpenSQLite.
-type OpenOption func(*openOptions)
+// Option configures Open.
+type Option func(*openOptions)
 
 type openOptions struct {
 	log      *slog.Logger
@@ -65,29 +73,29 @@ type openOptions struct {
 // created or migrated, every write fails with ErrReadOnly, and a journal
 // whose schema is older than this program's is refused (its queries would
 // name columns it lacks) with an error that says how to upgrade it.
-func ReadOnly() OpenOption {
+func ReadOnly() Option {
 	return func(o *openOptions) { o.readOnly = true }
 }
 
 // ErrReadOnly: a write to a journal opened with ReadOnly.
 var ErrReadOnly = errors.New("the journal is open read-only")
 
-// WithLogger sets where OpenSQLite warns of what it found (an empty journal
+// WithLogger sets where Open warns of what it found (an empty journal
 // file); by default nowhere.
-func WithLogger(log *slog.Logger) OpenOption {
+func WithLogger(log *slog.Logger) Option {
 	return func(o *openOptions) { o.log = log }
 }
 
-// OpenSQLite opens (creating if needed) the journal at path and brings its
+// Open opens (creating if needed) the journal at path and brings its
 // schema up to date. A new file is created readable by its owner only (0600;
 // SQLite gives the -wal and -shm files the same mode). The parent directory
 // must exist.
 //
 // An existing but empty file is a journal that lost its contents (or one
 // created and never written): it starts fresh, with a warning, unless its
-// -wal sibling holds data, which shows the journal had some. Then OpenSQLite
+// -wal sibling holds data, which shows the journal had some. Then Open
 // refuses, writing nothing, so the WAL can still be recovered.
-func OpenSQLite(path string, opts ...OpenOption) (*SQLite, error) {
+func Open(path string, opts ...Option) (*Store, error) {
 	o := openOptions{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, opt := range opts {
 		opt(&o)
@@ -112,9 +120,10 @@ func OpenSQLite(path string, opts ...OpenOption) (*SQLite, error) {
 	// to about the busy timeout.
 	deadline := time.Now().Add(5 * time.Second)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		s := &SQLite{path: abs}
+		s := &Store{path: abs}
 		err := s.open(context.Background())
 		if err == nil {
+			s.journal = s.newJournal()
 			return s, nil
 		}
 		_ = s.closeDBs()
@@ -131,16 +140,16 @@ func isBusy(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "database is locked")
 }
 
-// OpenSQLiteInMemory opens a journal that does not outlive Close: for tests,
+// OpenInMemory opens a journal that does not outlive Close: for tests,
 // demos and dry runs. It is an ordinary journal file in a fresh private
 // temporary directory that Close removes (an in-memory SQLite database can
 // neither use WAL nor be shared by a writer and a pool of readers).
-func OpenSQLiteInMemory() (*SQLite, error) {
+func OpenInMemory() (*Store, error) {
 	dir, err := os.MkdirTemp("", "runner-manager-journal-")
 	if err != nil {
 		return nil, fmt.Errorf("open in-memory journal: %w", err)
 	}
-	s, err := OpenSQLite(filepath.Join(dir, "journal.db"))
+	s, err := Open(filepath.Join(dir, "journal.db"))
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -150,7 +159,7 @@ func OpenSQLiteInMemory() (*SQLite, error) {
 }
 
 // Path is the journal file's absolute path.
-func (s *SQLite) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // checkEmpty warns of an existing, empty journal file, and refuses one whose
 // -wal sibling holds data: SQLite would take the empty file for a new
@@ -198,7 +207,7 @@ const (
 	readerParams = "mode=ro&_query_only=true&_busy_timeout=5000"
 )
 
-func (s *SQLite) open(ctx context.Context) error {
+func (s *Store) open(ctx context.Context) error {
 	var err error
 	s.w, err = sql.Open("sqlite3", fileURI(s.path, writerParams))
 	if err != nil {
@@ -240,13 +249,13 @@ func (s *SQLite) open(ctx context.Context) error {
 // beside it when missing: in a directory nobody may write, it opens the file
 // as immutable instead, when no -wal file holds transactions (a daemon that
 // stopped cleanly leaves none), so nothing is read stale.
-func openReadOnly(path string) (*SQLite, error) {
+func openReadOnly(path string) (*Store, error) {
 	ctx := context.Background()
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open journal %s read-only: %w", path, err)
 	}
-	try := func(params string) (*SQLite, int, error) {
-		s := &SQLite{path: path, readOnly: true}
+	try := func(params string) (*Store, int, error) {
+		s := &Store{path: path, readOnly: true}
 		var err error
 		if s.r, err = sql.Open("sqlite3", fileURI(path, params)); err != nil {
 			return nil, 0, s.openErr(err)
@@ -279,13 +288,14 @@ func openReadOnly(path string) (*SQLite, error) {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("open journal %s read-only: it has schema version %d, older than this program's %d; a command that writes (or the daemon) upgrades it where its directory is writable", path, have, newest)
 	}
+	s.journal = s.newJournal()
 	return s, nil
 }
 
 // ReadOnly reports whether the journal was opened with ReadOnly.
-func (s *SQLite) ReadOnly() bool { return s.readOnly }
+func (s *Store) ReadOnly() bool { return s.readOnly }
 
-func (s *SQLite) openErr(err error) error {
+func (s *Store) openErr(err error) error {
 	if strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		return fmt.Errorf("open journal %s: this program was built without cgo, and the SQLite journal needs it: rebuild with CGO_ENABLED=1 and a C compiler", s.path)
 	}
@@ -293,7 +303,9 @@ func (s *SQLite) openErr(err error) error {
 }
 
 // migrations returns the embedded steps in order (ReadMigrations).
-func migrations() ([]Migration, error) { return ReadMigrations(migrationFiles, "migrations") }
+func migrations() ([]store.Migration, error) {
+	return store.ReadMigrations(migrationFiles, "migrations")
+}
 
 // SchemaVersion is the schema version this program writes: the number of
 // its newest migration.
@@ -308,7 +320,7 @@ func SchemaVersion() int {
 // migrate applies the migrations the file lacks in one immediate
 // transaction, reading and stamping user_version inside it so two processes
 // opening one journal at once cannot both apply a step.
-func (s *SQLite) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
@@ -342,7 +354,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 }
 
 // write runs fn in an immediate transaction on the writer connection.
-func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("journal %s: %w", s.path, ErrReadOnly)
 	}
@@ -357,7 +369,7 @@ func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-func (s *SQLite) now() time.Time {
+func (s *Store) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
@@ -366,7 +378,7 @@ func (s *SQLite) now() time.Time {
 
 // IntegrityCheck runs SQLite's integrity check over the whole file and
 // returns an error listing what it found wrong.
-func (s *SQLite) IntegrityCheck(ctx context.Context) error {
+func (s *Store) IntegrityCheck(ctx context.Context) error {
 	rows, err := s.r.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return fmt.Errorf("integrity check of %s: %w", s.path, err)
@@ -394,7 +406,7 @@ func (s *SQLite) IntegrityCheck(ctx context.Context) error {
 // Close closes the readers, then the writer (the last connection
 // checkpoints the WAL into the file), and removes an in-memory journal.
 // Closing twice is harmless.
-func (s *SQLite) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		if s.w != nil && !s.readOnly {
 			// Keep the planner's statistics fresh; cheap, and harmless if
@@ -411,7 +423,7 @@ func (s *SQLite) Close() error {
 	return s.closeErr
 }
 
-func (s *SQLite) closeDBs() error {
+func (s *Store) closeDBs() error {
 	var errs []error
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
@@ -423,20 +435,4 @@ func (s *SQLite) closeDBs() error {
 		return fmt.Errorf("close journal %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// nanos is t as unix nanoseconds, or NULL for the zero time.
-func nanos(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixNano()
-}
-
-// fromNanos is the inverse of nanos, in UTC.
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
 }

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -38,7 +39,7 @@ func TestJournalSurvivesKill(t *testing.T) {
 	}
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "journal.db")
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	p := storetest.NewPolicy().Build()
 	require.NoError(t, s.InsertPolicy(ctx, p))
@@ -57,11 +58,11 @@ func TestJournalSurvivesKill(t *testing.T) {
 		}
 		t.Logf("round %d: %d commits reported before the kill", round, len(lines))
 
-		s, err := store.OpenSQLite(path)
+		s, err := sqlite.Open(path)
 		require.NoError(t, err, "reopen after the kill")
 		require.NoError(t, s.IntegrityCheck(ctx))
 		var fkProblems int
-		require.NoError(t, store.WriterDB(s).QueryRow(`SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fkProblems))
+		require.NoError(t, sqlite.WriterDB(s).QueryRow(`SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fkProblems))
 		assert.Zero(t, fkProblems)
 
 		for id, reported := range committed {
@@ -146,7 +147,7 @@ func crashChild(spec string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

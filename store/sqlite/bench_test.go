@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // BenchmarkActiveAttempts: the live attempts of one policy in a journal of
 // 10,000 ended attempts and 20 live ones over 4 policies. Budget: 2 ms.
 func BenchmarkActiveAttempts(b *testing.B) {
-	s := storetest.MustOpen(b)
+	s := sqlitetest.MustOpen(b)
 	ps := seed(b, s, 4, 10_000, 20)
 	ctx := context.Background()
 	for b.Loop() {
@@ -30,7 +31,7 @@ func BenchmarkActiveAttempts(b *testing.B) {
 // BenchmarkLiveAttempts: the live attempts of the host in the same
 // journal, as each pass, sample and admission reads them. Budget: 2 ms.
 func BenchmarkLiveAttempts(b *testing.B) {
-	s := storetest.MustOpen(b)
+	s := sqlitetest.MustOpen(b)
 	ps := seed(b, s, 4, 10_000, 20)
 	p, err := s.Policy(context.Background(), ps[0].ID)
 	if err != nil {
@@ -51,7 +52,7 @@ func BenchmarkLiveAttempts(b *testing.B) {
 // BenchmarkAttemptsNewest: the newest 50 attempts of the same journal, as
 // the TUI's history view lists them.
 func BenchmarkAttemptsNewest(b *testing.B) {
-	s := storetest.MustOpen(b)
+	s := sqlitetest.MustOpen(b)
 	seed(b, s, 4, 10_000, 20)
 	ctx := context.Background()
 	for b.Loop() {
@@ -69,7 +70,7 @@ func BenchmarkAttemptsNewest(b *testing.B) {
 // attempts, an update of a live attempt (the usual write of a pass) and an
 // insert of a new one.
 func BenchmarkRecordAttempt(b *testing.B) {
-	s := storetest.MustOpen(b)
+	s := sqlitetest.MustOpen(b)
 	ps := seed(b, s, 4, 10_000, 20)
 	ctx := context.Background()
 	b.Run("Update", func(b *testing.B) {

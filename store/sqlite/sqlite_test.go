@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -17,16 +17,18 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 func TestSQLiteConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return storetest.MustOpen(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return sqlitetest.MustOpen(t) })
 }
 
 func TestSQLiteInMemoryConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := store.OpenSQLiteInMemory()
+		s, err := sqlite.OpenInMemory()
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, s.Close()) })
 		return s
@@ -41,8 +43,8 @@ func pragma(t *testing.T, db *sql.DB, name string) string {
 }
 
 func TestOpenSettings(t *testing.T) {
-	s := storetest.MustOpen(t)
-	w, r := store.WriterDB(s), store.ReaderDB(s)
+	s := sqlitetest.MustOpen(t)
+	w, r := sqlite.WriterDB(s), sqlite.ReaderDB(s)
 	tests := []struct {
 		db        *sql.DB
 		pragma    string
@@ -53,7 +55,7 @@ func TestOpenSettings(t *testing.T) {
 		{w, "foreign_keys", "1", "writer"},
 		{w, "busy_timeout", "5000", "writer"},
 		{w, "synchronous", "1", "writer"}, // NORMAL
-		{w, "user_version", fmt.Sprint(store.SchemaVersion()), "writer"},
+		{w, "user_version", fmt.Sprint(sqlite.SchemaVersion()), "writer"},
 		{r, "journal_mode", "wal", "reader"},
 		{r, "query_only", "1", "reader"},
 		{r, "busy_timeout", "5000", "reader"},
@@ -76,7 +78,7 @@ func TestOpenCreatesPrivateFiles(t *testing.T) {
 		t.Skip("Unix file modes")
 	}
 	path := filepath.Join(t.TempDir(), "journal.db")
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	// A write makes sure the WAL exists.
@@ -91,23 +93,23 @@ func TestOpenCreatesPrivateFiles(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	t.Run("NoDir", func(t *testing.T) {
-		_, err := store.OpenSQLite(filepath.Join(t.TempDir(), "missing", "journal.db"))
+		_, err := sqlite.Open(filepath.Join(t.TempDir(), "missing", "journal.db"))
 		require.ErrorContains(t, err, "does its directory exist")
 	})
 	t.Run("NotADatabase", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "journal.db")
 		require.NoError(t, os.WriteFile(path, []byte(strings.Repeat("not sqlite ", 100)), 0o600))
-		_, err := store.OpenSQLite(path)
+		_, err := sqlite.Open(path)
 		require.ErrorContains(t, err, path)
 	})
 	t.Run("NewerSchema", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "journal.db")
-		s, err := store.OpenSQLite(path)
+		s, err := sqlite.Open(path)
 		require.NoError(t, err)
-		_, err = store.WriterDB(s).Exec(fmt.Sprintf("PRAGMA user_version = %d", store.SchemaVersion()+1))
+		_, err = sqlite.WriterDB(s).Exec(fmt.Sprintf("PRAGMA user_version = %d", sqlite.SchemaVersion()+1))
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
-		_, err = store.OpenSQLite(path)
+		_, err = sqlite.Open(path)
 		require.ErrorContains(t, err, "upgrade runner-manager")
 	})
 }
@@ -115,7 +117,7 @@ func TestOpenErrors(t *testing.T) {
 func TestReopenKeepsEverything(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "journal.db")
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	h := storetest.NewHost().Build()
 	p := storetest.NewPolicy().Repository("acme/repo").Host(h.ID).Autoscale("home", 2).Active().Build()
@@ -126,10 +128,10 @@ func TestReopenKeepsEverything(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "closing twice is harmless")
 
-	s, err = store.OpenSQLite(path)
+	s, err = sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
-	assert.Equal(t, fmt.Sprint(store.SchemaVersion()), pragma(t, store.WriterDB(s), "user_version"))
+	assert.Equal(t, fmt.Sprint(sqlite.SchemaVersion()), pragma(t, sqlite.WriterDB(s), "user_version"))
 	got, err := s.Attempt(ctx, a.ID)
 	require.NoError(t, err)
 	assert.True(t, got.BusyAt.Equal(a.BusyAt))
@@ -148,7 +150,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := store.OpenSQLite(path)
+			s, err := sqlite.Open(path)
 			if err == nil {
 				err = s.Close()
 			}
@@ -162,7 +164,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 }
 
 func TestInMemoryRemovedOnClose(t *testing.T) {
-	s, err := store.OpenSQLiteInMemory()
+	s, err := sqlite.OpenInMemory()
 	require.NoError(t, err)
 	require.NoError(t, s.PutHost(t.Context(), storetest.NewHost().Build()))
 	dir := filepath.Dir(s.Path())
@@ -173,7 +175,7 @@ func TestInMemoryRemovedOnClose(t *testing.T) {
 
 func TestClockStampsPolicies(t *testing.T) {
 	ctx := t.Context()
-	s := storetest.MustOpen(t)
+	s := sqlitetest.MustOpen(t)
 	at := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
 	s.Now = func() time.Time { return at }
 	p := storetest.NewPolicy().CreatedAt(time.Time{}).Build()
@@ -192,7 +194,7 @@ func TestClockStampsPolicies(t *testing.T) {
 }
 
 func TestIntegrityCheck(t *testing.T) {
-	s := storetest.MustOpen(t)
+	s := sqlitetest.MustOpen(t)
 	require.NoError(t, s.IntegrityCheck(t.Context()))
 }
 
@@ -214,22 +216,22 @@ func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
 }
 
 func TestQueryPlans(t *testing.T) {
-	s := storetest.MustOpen(t)
+	s := sqlitetest.MustOpen(t)
 	seed(t, s, 3, 200, 2)
 	require.NoError(t, s.Close()) // PRAGMA optimize: plans with statistics too
-	s2, err := store.OpenSQLite(s.Path())
+	s2, err := sqlite.Open(s.Path())
 	require.NoError(t, err)
 	defer s2.Close()
 	pid := rm.NewPolicyID()
 	since := time.Now()
-	r := store.ReaderDB(s2)
+	r := sqlite.ReaderDB(s2)
 	tests := []struct {
 		name      string
 		q         string
 		args      []any
 		wantIndex string
 	}{
-		{"Active", store.ActiveAttemptsQuery, []any{pid}, "attempts_live (policy_id=?)"},
+		{"Active", sqlite.ActiveAttemptsQuery, []any{pid}, "attempts_live (policy_id=?)"},
 		{"ByPolicy", q(store.AttemptFilter{Policy: pid, Limit: 20}), []any{pid, 20}, "attempts_policy_created (policy_id=?)"},
 		{"Newest", q(store.AttemptFilter{Limit: 50}), []any{50}, "attempts_created"},
 		{"Since", q(store.AttemptFilter{Since: since}), []any{since.UnixNano()}, "attempts_created (created_at>?)"},
@@ -237,7 +239,7 @@ func TestQueryPlans(t *testing.T) {
 	t.Run("Live", func(t *testing.T) {
 		// A host's live attempts: its policies by their host index, each
 		// one's live attempts by the partial index; only those are sorted.
-		plan := queryPlan(t, r, store.LiveAttemptsQuery, rm.NewHostID())
+		plan := queryPlan(t, r, sqlite.LiveAttemptsQuery, rm.NewHostID())
 		t.Log(plan)
 		assert.Contains(t, plan, "USING INDEX attempts_live (policy_id=?)")
 		assert.Contains(t, plan, "policies_host (host_id=?)")
@@ -256,11 +258,11 @@ func TestQueryPlans(t *testing.T) {
 	}
 }
 
-func q(f store.AttemptFilter) string { s, _ := store.AttemptsQuery(f); return s }
+func q(f store.AttemptFilter) string { s, _ := sqlite.AttemptsQuery(f); return s }
 
 // seed fills s with policies, each with ended attempts of history and live
 // ones, and returns the policies.
-func seed(tb testing.TB, s *store.SQLite, policies, ended, live int) []rm.Policy {
+func seed(tb testing.TB, s *sqlite.Store, policies, ended, live int) []rm.Policy {
 	tb.Helper()
 	ctx := context.Background()
 	h := storetest.NewHost().Build()
@@ -294,4 +296,8 @@ func seed(tb testing.TB, s *store.SQLite, policies, ended, live int) []rm.Policy
 		record(storetest.NewAttempt().Policy(ps[i%policies].ID).Host(h.ID).State(lives[i%len(lives)]).Build())
 	}
 	return ps
+}
+
+func TestSQLiteFleetConformance(t *testing.T) {
+	storetest.RunFleet(t, func(t *testing.T) store.Fleet { return sqlitetest.MustOpen(t) })
 }

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -23,7 +24,7 @@ import (
 func walWithData(t *testing.T) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "journal.db")
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	h := storetest.NewHost().Build()
@@ -40,7 +41,7 @@ func TestOpenEmptyJournal(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "journal.db")
 		require.NoError(t, os.WriteFile(path, nil, 0o600))
 		var logs bytes.Buffer
-		s, err := store.OpenSQLite(path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		s, err := sqlite.Open(path, sqlite.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		require.NoError(t, err)
 		defer s.Close()
 		assert.Contains(t, logs.String(), "level=WARN")
@@ -51,7 +52,7 @@ func TestOpenEmptyJournal(t *testing.T) {
 	})
 	t.Run("NewFileIsQuiet", func(t *testing.T) {
 		var logs bytes.Buffer
-		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "journal.db"), store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		s, err := sqlite.Open(filepath.Join(t.TempDir(), "journal.db"), sqlite.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		require.NoError(t, err)
 		defer s.Close()
 		assert.Empty(t, logs.String(), "a journal that did not exist is simply new")
@@ -62,7 +63,7 @@ func TestOpenEmptyJournal(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, nil, 0o600))
 		require.NoError(t, os.WriteFile(path+"-wal", wal, 0o600))
 		var logs bytes.Buffer
-		_, err := store.OpenSQLite(path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		_, err := sqlite.Open(path, sqlite.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "the file is empty but journal.db-wal holds")
 		assert.Contains(t, err.Error(), "nothing was written")
@@ -79,7 +80,7 @@ func TestOpenEmptyJournal(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "journal.db")
 		require.NoError(t, os.WriteFile(path, nil, 0o600))
 		require.NoError(t, os.WriteFile(path+"-wal", nil, 0o600))
-		s, err := store.OpenSQLite(path)
+		s, err := sqlite.Open(path)
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 	})
@@ -113,11 +114,11 @@ func TestMigrateTheHostLease(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := atVersion(t, tt.version, tt.extra)
-			s, err := store.OpenSQLite(path)
+			s, err := sqlite.Open(path)
 			require.NoError(t, err)
 			defer s.Close()
-			assert.Equal(t, fmt.Sprint(store.SchemaVersion()), pragma(t, store.WriterDB(s), "user_version"))
-			assert.GreaterOrEqual(t, store.SchemaVersion(), 3)
+			assert.Equal(t, fmt.Sprint(sqlite.SchemaVersion()), pragma(t, sqlite.WriterDB(s), "user_version"))
+			assert.GreaterOrEqual(t, sqlite.SchemaVersion(), 3)
 			host := rm.NewHostID()
 			now := time.Now()
 			_, err = s.AcquireHostLease(t.Context(), store.HostLease{Host: host, Holder: "x", PID: 1, RenewedAt: now, ExpiresAt: now.Add(time.Minute)}, "")
@@ -134,7 +135,7 @@ func TestMigratePolicySpare(t *testing.T) {
 		INSERT INTO policies (id, name, host_id, scope_kind, scope_name, runner_group, scale_set, max_runners, created_at, updated_at)
 		VALUES ('%s', 'old', '%s', 'repo', 'acme/app', 'Default', 'old', 2, 1, 1)`, host, pol, host)
 	path := atVersion(t, 1, extra)
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	p, err := s.Policy(t.Context(), pol)
@@ -151,7 +152,7 @@ func TestMigratePolicySpare(t *testing.T) {
 // with its policies in force, and removes them keeping their history.
 func TestMigratePolicyRemoved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	p := storetest.NewPolicy().Name("home").Build()
 	require.NoError(t, s.InsertPolicy(t.Context(), p))
@@ -165,7 +166,7 @@ func TestMigratePolicyRemoved(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	s, err = store.OpenSQLite(path)
+	s, err = sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	got, err := s.PolicyByName(t.Context(), "home")
@@ -185,12 +186,12 @@ func TestMigratePolicyRemoved(t *testing.T) {
 func TestOpenReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "journal.db")
-	_, err := store.OpenSQLite(path, store.ReadOnly())
+	_, err := sqlite.Open(path, sqlite.ReadOnly())
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing is created")
 	_, err = os.Stat(path)
 	require.ErrorIs(t, err, os.ErrNotExist)
 
-	w, err := store.OpenSQLite(path)
+	w, err := sqlite.Open(path)
 	require.NoError(t, err)
 	h := storetest.NewHost().Build()
 	require.NoError(t, w.PutHost(t.Context(), h))
@@ -198,16 +199,16 @@ func TestOpenReadOnly(t *testing.T) {
 	require.NoError(t, w.InsertPolicy(t.Context(), p))
 	require.NoError(t, w.Close())
 
-	r, err := store.OpenSQLite(path, store.ReadOnly())
+	r, err := sqlite.Open(path, sqlite.ReadOnly())
 	require.NoError(t, err)
 	defer r.Close()
 	assert.True(t, r.ReadOnly())
 	got, err := r.PolicyByName(t.Context(), "home")
 	require.NoError(t, err)
 	assert.Equal(t, p.ID, got.ID)
-	require.ErrorIs(t, r.InsertPolicy(t.Context(), storetest.NewPolicy().Build()), store.ErrReadOnly)
-	require.ErrorIs(t, r.DeletePolicy(t.Context(), p.ID), store.ErrReadOnly)
-	require.ErrorIs(t, r.RecordAttempt(t.Context(), storetest.NewAttempt().Policy(p.ID).Build()), store.ErrReadOnly)
+	require.ErrorIs(t, r.InsertPolicy(t.Context(), storetest.NewPolicy().Build()), sqlite.ErrReadOnly)
+	require.ErrorIs(t, r.DeletePolicy(t.Context(), p.ID), sqlite.ErrReadOnly)
+	require.ErrorIs(t, r.RecordAttempt(t.Context(), storetest.NewAttempt().Policy(p.ID).Build()), sqlite.ErrReadOnly)
 	require.Error(t, r.PutHost(t.Context(), h), "a write outside a transaction fails too")
 	got, err = r.PolicyByName(t.Context(), "home")
 	require.NoError(t, err)
@@ -215,7 +216,7 @@ func TestOpenReadOnly(t *testing.T) {
 
 	t.Run("OlderSchema", func(t *testing.T) {
 		old := atVersion(t, 1, "")
-		_, err := store.OpenSQLite(old, store.ReadOnly())
+		_, err := sqlite.Open(old, sqlite.ReadOnly())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "older than this program's")
 	})
@@ -226,7 +227,7 @@ func TestOpenReadOnly(t *testing.T) {
 // decimal, and a row with no job stays without one.
 func TestMigrateJobKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
-	s, err := store.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	p := storetest.NewPolicy().Build()
 	require.NoError(t, s.InsertPolicy(t.Context(), p))
@@ -242,7 +243,7 @@ func TestMigrateJobKey(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	s, err = store.OpenSQLite(path)
+	s, err = sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	got, err := s.Attempt(t.Context(), ran.ID)
