@@ -12,6 +12,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,7 +145,8 @@ type Config struct {
 	// refused runner holds a policy's launches (default a minute: at most
 	// 60 REST calls an hour, and only then).
 	RunnerUpdateRetry time.Duration
-	// Version is logged at start (default: runnermanager.ReadBuild()).
+	// Version is logged at start, published with the heartbeat and shown
+	// in Status (default: runnermanager.ReadBuild()).
 	Version string
 }
 
@@ -199,6 +201,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 	if cfg.Webhook.Listen != "" && len(cfg.Webhook.Secret) == 0 {
 		return nil, fmt.Errorf("%w: daemon: webhooks on %s need a secret", rm.ErrInvalid, cfg.Webhook.Listen)
 	}
+	cfg.Version = cmp.Or(cfg.Version, rm.ReadBuild().String())
 	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
 		cfg.DataDir = abs
 	}
@@ -427,7 +430,7 @@ func (d *Daemon) Status() reconcile.Status {
 	since := d.since
 	d.mu.Unlock()
 	if !since.IsZero() {
-		st.Manager = &reconcile.ManagerStatus{PID: os.Getpid(), Since: since, Version: rm.ReadBuild().String(), DataDir: d.cfg.DataDir}
+		st.Manager = &reconcile.ManagerStatus{PID: os.Getpid(), Since: since, Version: d.cfg.Version, DataDir: d.cfg.DataDir}
 	}
 	return st
 }

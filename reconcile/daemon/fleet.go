@@ -34,7 +34,7 @@ func StaleAfter(every time.Duration) time.Duration {
 func (d *Daemon) fleetHost(now time.Time) store.FleetHost {
 	h := d.host
 	h.SeenAt = now.UTC()
-	return store.FleetHost{Host: h, Version: cmp.Or(d.cfg.Version, rm.ReadBuild().String())}
+	return store.FleetHost{Host: h, Version: d.cfg.Version}
 }
 
 // heartbeat registers this host in the fleet (its name, memory, cpus, OS

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -84,7 +82,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		wg.Go(func() { d.watchRunner(ctx) })
 	}
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
-		"policies", owned, "socket", ls.addrs.Socket, "store", storeName(d.st), "version", cmp.Or(d.cfg.Version, rm.ReadBuild().String()))
+		"policies", owned, "socket", ls.addrs.Socket, "store", storeName(d.st), "version", d.cfg.Version)
 	supDone := make(chan error, 1)
 	wg.Go(func() { supDone <- sup.Run(ctx) })
 	select {
