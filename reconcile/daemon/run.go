@@ -105,6 +105,7 @@ func (d *Daemon) serve(ctx context.Context, ls *listeners, serve func(string, fu
 	if ls.metrics != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", d.met.Handler())
+		mux.HandleFunc("GET /healthz", d.serveHealth)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		serve("metrics server", func() error { return serveHTTP(ctx, srv, ls.metrics) })
 	}
