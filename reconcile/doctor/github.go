@@ -45,8 +45,7 @@ func GitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []Che
 	case resp.StatusCode/100 != 2:
 		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered "+resp.Status)}
 	default:
-		b := client.Budget()
-		out = append(out, ok(name, fmt.Sprintf("GitHub accepts the credentials (REST budget %d/%d)", b.Remaining, b.Limit)))
+		out = append(out, ok(name, "GitHub accepts the credentials ("+budgetOf(body, client.Budget())+")"))
 	}
 	for _, s := range scopes {
 		what := "manage runners of " + s.String()
@@ -85,4 +84,28 @@ func runnerVersion(ctx context.Context, client *github.Client, scope rm.Scope, i
 			"GitHub stops old runners: run `runner-manager runner install`")}
 	}
 	return nil
+}
+
+// budgetOf says the core REST budget GET /rate_limit answered: from its
+// body (resources.core: GitHub's REST description, rate-limit/get and its
+// rate-limit-overview schema; go-github v88 rate_limit.go RateLimits.Core),
+// else from the X-RateLimit headers the client saw (headers that a server
+// may leave off this free request).
+func budgetOf(body []byte, seen github.Budget) string {
+	var overview struct {
+		Resources struct {
+			Core *struct {
+				Limit     int `json:"limit"`
+				Remaining int `json:"remaining"`
+			} `json:"core"`
+		} `json:"resources"`
+	}
+	if json.Unmarshal(body, &overview) == nil && overview.Resources.Core != nil && overview.Resources.Core.Limit > 0 {
+		c := overview.Resources.Core
+		return fmt.Sprintf("REST budget %d of %d calls left", c.Remaining, c.Limit)
+	}
+	if seen.Limit > 0 {
+		return fmt.Sprintf("REST budget %d of %d calls left", seen.Remaining, seen.Limit)
+	}
+	return "GitHub told no REST budget"
 }
