@@ -81,7 +81,13 @@ func drawMemory(p painter, m Model) {
 	n += drawBar(p, n, 1, bw, used, mem.TotalBytes, mem.ReserveBytes, '█')
 	info := fmt.Sprintf(" %s of %s · reserve %s", fmtBytes(used), fmtBytes(mem.TotalBytes), fmtBytes(mem.ReserveBytes))
 	if c := st.HostCPUPercent; c != nil {
-		info += fmt.Sprintf(" · cpu %.0f%%", *c)
+		// In cores, as the attempts' CPU is; a percentage only where the
+		// host's CPU count is not known.
+		if n := st.Host.CPUs; n > 0 {
+			info += fmt.Sprintf(" · cpu %s of %d cores", fmtCPU(uint32(*c*float64(n)*10)), n)
+		} else {
+			info += fmt.Sprintf(" · cpu %.0f%%", *c)
+		}
 	}
 	if mem.DiskFreeBytes > 0 {
 		info += " · disk " + fmtBytes(mem.DiskFreeBytes) + " free"
