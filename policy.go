@@ -104,6 +104,15 @@ func (p Policy) IsOwnedBy(host HostID) bool { return !host.IsZero() && p.Host ==
 // Active reports whether the policy is not paused.
 func (p Policy) Active() bool { return !p.Paused }
 
+// Spares is the most warm spares the policy keeps: Spare in scale-set
+// mode, none in classic mode (whatever Spare holds).
+func (p Policy) Spares() int {
+	if p.Target.Mode() == ModeClassic {
+		return 0
+	}
+	return p.Spare
+}
+
 // Validate checks the policy as a user would have it checked before anything
 // is written.
 func (p Policy) Validate() error {

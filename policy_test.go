@@ -95,3 +95,14 @@ func TestPolicyOwnerAndActive(t *testing.T) {
 	var none rm.Policy
 	assert.False(t, none.IsOwnedBy(rm.HostID{}), "the zero host owns nothing, even a policy without host")
 }
+
+func TestPolicySpares(t *testing.T) {
+	p := validPolicy(t)
+	p.Spare = 3
+	assert.Equal(t, 3, p.Spares(), "scale-set mode: its Spare")
+	scope, err := rm.Repository("octo/app")
+	require.NoError(t, err)
+	p.Target, err = rm.NewLabelTarget(scope, "", []string{"gpu"})
+	require.NoError(t, err)
+	assert.Equal(t, 0, p.Spares(), "classic mode keeps none")
+}

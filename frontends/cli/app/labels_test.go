@@ -137,3 +137,24 @@ func TestPolicyShowImplicitLabels(t *testing.T) {
 		}
 	}
 }
+
+// A classic policy keeps no warm spares, and says so: policy show and the
+// JSON gave the default spare of 1 that nothing used.
+func TestPolicyShowClassicSpare(t *testing.T) {
+	e := newEnv(t)
+	e.ok("policy", "add", "gpu", "--repo", "octo/app", "--labels", "gpu")
+	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--spare", "3")
+	assert.Regexp(t, `(?m)^spare: +0 \(classic mode keeps none\)$`, e.ok("policy", "show", "gpu"))
+	assert.Regexp(t, `(?m)^spare: +3$`, e.ok("policy", "show", "home"))
+	var list []struct {
+		Name        string `json:"name"`
+		RunnerGroup string `json:"runner_group"`
+		Spare       int    `json:"spare"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(e.ok("policy", "list", "--json")), &list))
+	require.Len(t, list, 2)
+	for _, q := range list {
+		assert.Equal(t, "Default", q.RunnerGroup, "docs/json.md: the default group's name")
+		assert.Equal(t, map[string]int{"gpu": 0, "home": 3}[q.Name], q.Spare, q.Name)
+	}
+}

@@ -256,7 +256,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"implicit labels", implicitRow(implicitLabels(ctx, st, p))},
 		{"max", fmt.Sprint(p.Max)},
 		{"min idle", fmt.Sprint(p.MinIdle)},
-		{"spare", fmt.Sprint(p.Spare)},
+		{"spare", spareRow(p)},
 		{"memory estimate", policyplan.Estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
@@ -499,7 +499,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spare, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
 	}
@@ -509,4 +509,13 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// spareRow is policy show's spare: the cap in scale-set mode; none in
+// classic mode, where an idle registered runner would take any matching job.
+func spareRow(p rm.Policy) string {
+	if p.Target.Mode() == rm.ModeClassic {
+		return "0 (classic mode keeps none)"
+	}
+	return fmt.Sprint(p.Spare)
 }
