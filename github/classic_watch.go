@@ -60,6 +60,7 @@ const DefaultClassicBusyPoll = 2 * time.Second
 type demandHub struct {
 	mu       sync.Mutex
 	watchers map[string]*scopeWatcher
+	subs     uint64 // subscriptions made, numbering them
 }
 
 // demandSub is one target's subscription to its scope's watcher.
@@ -70,6 +71,9 @@ type demandSub struct {
 	busy     time.Duration
 	capacity func() int
 	report   func(Demand)
+	// seq numbers the subscription: of two alike, the earlier owns the
+	// jobs they both match.
+	seq uint64
 	// fatal receives the error that ended the watcher (credentials or
 	// scope refused).
 	fatal chan error
@@ -95,6 +99,37 @@ func (s *demandSub) counts(st *jobState) bool {
 		return s.prefix == "" || strings.HasPrefix(st.runnerName, s.prefix)
 	}
 	return false
+}
+
+// owner is the subscription a job is demand for, of the watcher's
+// subscriptions whose labels match it: the closest fit (fewest labels),
+// then the first by labels, then the earliest. GitHub gives a job to any
+// idle runner whose labels hold the job's; counted for every policy it
+// matches, one job launched a runner in each of them. w.mu is held.
+func (w *scopeWatcher) owner(st *jobState) *demandSub {
+	var best *demandSub
+	for s := range w.subs {
+		if !MatchLabels(st.labels, s.labels) {
+			continue
+		}
+		if best == nil || closerFit(s, best) {
+			best = s
+		}
+	}
+	return best
+}
+
+// closerFit orders subscriptions for owner: fewer labels first, then by
+// labels, then the earlier subscription, so that every poll picks the
+// same one.
+func closerFit(a, b *demandSub) bool {
+	if len(a.labels) != len(b.labels) {
+		return len(a.labels) < len(b.labels)
+	}
+	if c := slices.Compare(a.labels, b.labels); c != 0 {
+		return c < 0
+	}
+	return a.seq < b.seq
 }
 
 // want is how many queued jobs sub should know of before a poll may
@@ -197,6 +232,8 @@ func (h *demandHub) subscribe(c *Client, scope rm.Scope, log *slog.Logger, sub *
 			jobs: map[int64]*jobState{}, tracked: map[int64]trackedJob{}, runs: map[int64]*runState{}}
 		h.watchers[key] = w
 	}
+	h.subs++
+	sub.seq = h.subs
 	w.mu.Lock()
 	w.refs++
 	w.subs[sub] = struct{}{}
@@ -416,7 +453,7 @@ func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew, all bool) {
 		}
 		d := Demand{At: at}
 		for _, st := range w.jobs {
-			if s.counts(st) {
+			if s.counts(st) && w.owner(st) == s {
 				d.Wanted++
 			}
 		}
