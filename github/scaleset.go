@@ -397,20 +397,9 @@ func (t *ScaleSetTarget) mapCall(ctx context.Context, action string, err error, 
 // makes it the target's.
 func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client) error {
 	name := t.target.ScaleSet
-	groupID := 1 // the default group, everywhere
-	if g := t.target.RunnerGroup; g != "" && !strings.EqualFold(g, rm.DefaultRunnerGroup) {
-		var group *scaleset.RunnerGroup
-		_, err := t.call(ctx, fmt.Sprintf("find runner group %q in %s", g, t.target.Scope), func(ctx context.Context) (err error) {
-			group, err = ss.GetRunnerGroupByName(ctx, g)
-			return err
-		})
-		if err != nil {
-			if strings.Contains(err.Error(), "no runner group found") {
-				return fmt.Errorf("find runner group %q in %s: %w: no such runner group; create it or use %s", g, t.target.Scope, ErrNotFound, rm.DefaultRunnerGroup)
-			}
-			return err
-		}
-		groupID = group.ID
+	groupID, found, err := t.findScaleSet(ctx, ss)
+	if err != nil {
+		return err
 	}
 
 	labels := []scaleset.Label{{Name: name, Type: "System"}}
@@ -424,13 +413,6 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 		RunnerSetting: scaleset.RunnerSetting{DisableUpdate: t.opts.DisableUpdate},
 	}
 
-	var found *scaleset.RunnerScaleSet
-	if _, err := t.call(ctx, fmt.Sprintf("find scale set %q in %s", name, t.target.Scope), func(ctx context.Context) (err error) {
-		found, err = ss.GetRunnerScaleSet(ctx, groupID, name)
-		return err
-	}); err != nil {
-		return err
-	}
 	switch {
 	case found == nil:
 		var created *scaleset.RunnerScaleSet
@@ -468,6 +450,34 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 		t.forgetSessionOf(ctx, oldID)
 	}
 	return nil
+}
+
+// findScaleSet looks the target's runner group up (1, the default group,
+// everywhere) and its scale set in it: nil when there is none yet.
+func (t *ScaleSetTarget) findScaleSet(ctx context.Context, ss *scaleset.Client) (groupID int, found *scaleset.RunnerScaleSet, err error) {
+	groupID = 1
+	if g := t.target.RunnerGroup; g != "" && !strings.EqualFold(g, rm.DefaultRunnerGroup) {
+		var group *scaleset.RunnerGroup
+		_, err := t.call(ctx, fmt.Sprintf("find runner group %q in %s", g, t.target.Scope), func(ctx context.Context) (err error) {
+			group, err = ss.GetRunnerGroupByName(ctx, g)
+			return err
+		})
+		if err != nil {
+			if strings.Contains(err.Error(), "no runner group found") {
+				return 0, nil, fmt.Errorf("find runner group %q in %s: %w: no such runner group; create it or use %s", g, t.target.Scope, ErrNotFound, rm.DefaultRunnerGroup)
+			}
+			return 0, nil, err
+		}
+		groupID = group.ID
+	}
+	name := t.target.ScaleSet
+	if _, err := t.call(ctx, fmt.Sprintf("find scale set %q in %s", name, t.target.Scope), func(ctx context.Context) (err error) {
+		found, err = ss.GetRunnerScaleSet(ctx, groupID, name)
+		return err
+	}); err != nil {
+		return 0, nil, err
+	}
+	return groupID, found, nil
 }
 
 func sameLabels(a, b []scaleset.Label) bool {

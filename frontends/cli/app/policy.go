@@ -10,6 +10,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -88,6 +89,7 @@ type PolicyAddCmd struct {
 	MemoryEstimate config.Size `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string      `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool        `help:"Add it paused."`
+	Offline        bool        `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    config.Size `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
 	Backend string   `help:"How runners are isolated: native (host processes) or container (a new container per job)." enum:"native,container" default:"native" group:"Container backend"`
@@ -123,7 +125,11 @@ asking for a self-hosted runner of this OS and architecture: give a label of its
 (--labels self-hosted,gpu) and name it in runs-on. Labels ignore case, as
 GitHub matches them: Linux,linux is one label, kept as first spelled.
 
-Everything is checked before anything is written.`
+Everything is checked before anything is written, at GitHub too when
+credentials are configured: the repository (organization, enterprise)
+exists and they may manage its runners, the runner group exists, and
+whether the scale set exists (the daemon creates it if not). --offline
+skips GitHub.`
 }
 
 // Run adds the policy.
@@ -140,8 +146,15 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
-	if _, err := spec.Build(rm.NewHostID()); err != nil {
+	draft, err := spec.Build(rm.NewHostID())
+	if err != nil {
 		return err
+	}
+	checked := func() {}
+	if !c.Offline {
+		if checked, err = a.checkAtGitHub(ctx, draft); err != nil {
+			return err
+		}
 	}
 	host, err := a.Host(ctx)
 	if err != nil {
@@ -156,6 +169,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
+	checked()
 	a.noteAdmissible(p)
 	a.noteLabels(ctx, st, c.Labels, p)
 	a.warnNoRunner(p)
@@ -518,4 +532,44 @@ func spareRow(p rm.Policy) string {
 		return "0 (classic mode keeps none)"
 	}
 	return fmt.Sprint(p.Spare)
+}
+
+// checkTimeout bounds policy add's questions to GitHub.
+const checkTimeout = 30 * time.Second
+
+// checkAtGitHub asks GitHub whether the policy's target can be served
+// (github.Client.CheckTarget) and returns how to say what it found, once
+// the policy is added. A target GitHub does not know is bad input; GitHub
+// not answering is an error too, with --offline as the way past it.
+// Without credentials configured there is nothing to ask with: the policy
+// is added unchecked, and that is said.
+func (a *App) checkAtGitHub(ctx context.Context, p rm.Policy) (report func(), _ error) {
+	client, err := a.GitHub()
+	if errors.Is(err, config.ErrNoCredentials) {
+		return func() {
+			fmt.Fprintf(a.Stderr, "note: policy %s is not checked at GitHub: no credentials are configured; `runner-manager doctor` checks them and the policies' scopes once they are\n", p.Name)
+		}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	chk, err := client.CheckTarget(ctx, p.Target)
+	const past = "nothing was written; --offline adds the policy without asking GitHub"
+	switch {
+	case errors.Is(err, github.ErrNotFound) || errors.Is(err, rm.ErrInvalid):
+		return nil, fmt.Errorf("%w: policy %s: %w\n(%s)", rm.ErrInvalid, p.Name, err, past)
+	case err != nil:
+		return nil, fmt.Errorf("policy %s: GitHub did not confirm its target: %w\n(%s)", p.Name, err, past)
+	}
+	out := fmt.Sprintf("checked at GitHub: %s, runner group %s", p.Target.Scope, cmpOr(p.Target.RunnerGroup, rm.DefaultRunnerGroup))
+	if p.Target.Mode() == rm.ModeScaleSet {
+		if chk.ScaleSetID != 0 {
+			out += fmt.Sprintf("; scale set %s exists (id %d) and will be served", p.Target.ScaleSet, chk.ScaleSetID)
+		} else {
+			out += fmt.Sprintf("; scale set %s does not exist yet: the daemon creates it when it starts", p.Target.ScaleSet)
+		}
+	}
+	return func() { a.printf("%s\n", out) }, nil
 }
