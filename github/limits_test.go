@@ -37,7 +37,7 @@ func TestFakeExhaustedBudget(t *testing.T) {
 
 			for range 5 {
 				_, err := ct.JITConfig(ctx, prefix+"refused")
-				var rle *github.RateLimitError
+				var rle *rm.RateLimitError
 				require.ErrorAs(t, err, &rle)
 				assert.False(t, rle.Secondary)
 				_, err = ct.Runners(ctx, prefix)
@@ -65,7 +65,7 @@ func TestFakeSecondaryLimit(t *testing.T) {
 	env.fake.SecondaryLimit(time.Second, 1)
 
 	_, err := ct.Runners(ctx, prefix)
-	var rle *github.RateLimitError
+	var rle *rm.RateLimitError
 	require.ErrorAs(t, err, &rle)
 	assert.True(t, rle.Secondary)
 	assert.WithinDuration(t, time.Now().Add(time.Second), rle.Reset, 500*time.Millisecond)

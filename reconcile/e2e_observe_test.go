@@ -12,16 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // listsNothing is a scale-set target as it was before it said
-// github.ErrCannotList: its REST list lacks every scale-set runner.
+// rm.ErrCannotList: its REST list lacks every scale-set runner.
 type listsNothing struct{ reconcile.Target }
 
-func (listsNothing) Runners(context.Context, string) ([]github.Runner, error) { return nil, nil }
+func (listsNothing) Runners(context.Context, string) ([]rm.Runner, error) { return nil, nil }
 
 // TestE2ELongScaleSetJob is the short form of a 240 s scale-set job: a job
 // 10× longer than ZombieGrace completes and its runner is never stopped,

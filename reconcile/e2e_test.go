@@ -168,7 +168,7 @@ func (w *world) targets(ctx context.Context, p rm.Policy) (reconcile.Target, err
 		return github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: w.poll, Logger: w.log})
 	}
 	return github.NewScaleSetTarget(ctx, w.client, p.Target, github.ScaleSetOptions{
-		Owner: w.host.Name, HostID: w.host.ID.String(), Journal: reconcile.SessionJournal(w.st),
+		Owner: w.host.Name, HostID: w.host.ID.String(), Journal: w.st,
 		DisableUpdate: true, NamePrefix: prefix, Logger: w.log, CapacityCheck: 50 * time.Millisecond})
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -219,7 +218,7 @@ func (p *pass) addErr(err error) {
 // error tells the driver, which holds calls back (until a rate limit's
 // reset, or for a backoff).
 func (p *pass) githubErr(err error, what string) {
-	if err == nil || errors.Is(err, github.ErrRunnerBusy) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, rm.ErrRunnerBusy) || errors.Is(err, context.Canceled) {
 		return
 	}
 	p.mu.Lock()
@@ -377,7 +376,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
 	var (
-		rs  []github.Runner
+		rs  []rm.Runner
 		at  time.Time
 		err error
 	)
@@ -387,7 +386,7 @@ func (p *pass) listRunners(ctx context.Context) {
 		at = l.cfg.Now()
 		rs, err = l.cfg.Target.Runners(ctx, prefix)
 	}
-	if errors.Is(err, github.ErrCannotList) {
+	if errors.Is(err, rm.ErrCannotList) {
 		// Scale-set runners: observeRunners looks each one up instead.
 		l.log.Debug("the target cannot list its runners; looking each one up", "err", err)
 		l.reg.cannotList = true
@@ -415,7 +414,7 @@ func (p *pass) noteEnds() {
 // findRunner returns GitHub's newest word on an attempt's registration:
 // its lookup, when newer than the list (or the target cannot list), else
 // the list's entry.
-func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
+func (p *pass) findRunner(a rm.Attempt) (rm.Runner, bool) {
 	l := p.l
 	if lk, ok := l.reg.looked[a.ID]; ok && (l.reg.cannotList || !lk.at.Before(l.listAt)) {
 		return lk.runner, lk.found
@@ -425,7 +424,7 @@ func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
 			return r, true
 		}
 	}
-	return github.Runner{}, false
+	return rm.Runner{}, false
 }
 
 // observeRunners moves attempts by GitHub's word (online → idle, busy →
@@ -542,7 +541,7 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 		p.githubOK()
 		l.tab.with(it.a.ID, func(r *runtime) { r.deregistered = true })
 		return true
-	case errors.Is(err, github.ErrRunnerBusy):
+	case errors.Is(err, rm.ErrRunnerBusy):
 		l.tab.with(it.a.ID, func(r *runtime) { r.refusedBusy = true })
 		it.log.Info("GitHub says the runner is busy; left running")
 		p.noteAttempt(ctx, it, "GitHub says it is busy: left running")
@@ -581,7 +580,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 		case err == nil:
 			p.githubOK()
 			l.log.Info("removed a registration no live attempt owns", "runner", r.Name, "runner_id", r.ID)
-		case errors.Is(err, github.ErrRunnerBusy):
+		case errors.Is(err, rm.ErrRunnerBusy):
 			l.log.Debug("leftover registration is busy; left alone", "runner", r.Name)
 		default:
 			l.log.Warn("could not remove a leftover registration", "runner", r.Name, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 )
 
@@ -21,7 +22,7 @@ type SharedRunnerLister interface {
 	// after notBefore; at is when it was sent. A list the call sent itself
 	// is returned even if notBefore is later. Registrations the target's
 	// client removed are left out of lists sent before their removal.
-	RunnersSince(ctx context.Context, namePrefix string, notBefore time.Time) (runners []github.Runner, at time.Time, err error)
+	RunnersSince(ctx context.Context, namePrefix string, notBefore time.Time) (runners []rm.Runner, at time.Time, err error)
 }
 
 var _ SharedRunnerLister = (*github.ClassicTarget)(nil)

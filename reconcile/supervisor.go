@@ -15,7 +15,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -61,7 +60,7 @@ type SupervisorConfig struct {
 	// their own (meter.SampleEvery, 2 s): tests with short jobs use it.
 	SampleEvery time.Duration
 	// Budget reports GitHub's REST budget for Status; may be nil.
-	Budget func() github.Budget
+	Budget func() rm.Budget
 	// Runner reports the installed runner for Status; may be nil.
 	Runner func() *RunnerStatus
 	// Loop holds the loops' timeouts and caps (see Config); its Store,

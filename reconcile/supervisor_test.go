@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -180,8 +179,8 @@ func TestSupervisorDrain(t *testing.T) {
 	live := f.live(home)
 	busy, idle := live[0], live[1]
 	tg := f.target(home)
-	tg.set(busy.RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
-	tg.set(idle.RunnerName, func(r *github.Runner) { r.Online = true })
+	tg.set(busy.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
+	tg.set(idle.RunnerName, func(r *rm.Runner) { r.Online = true })
 	var ps reconcile.PolicyStatus
 	require.Eventually(t, func() bool {
 		ps = sup.Status().Policies[0]

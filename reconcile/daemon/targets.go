@@ -42,7 +42,7 @@ func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, erro
 	plog := t.log.With("policy", p.Name)
 	if p.Target.Mode() == rm.ModeScaleSet {
 		s, err := github.NewScaleSetTarget(ctx, t.client, p.Target, github.ScaleSetOptions{
-			Owner: SessionOwner(t.host), HostID: t.host.ID.String(), Journal: reconcile.SessionJournal(t.st),
+			Owner: SessionOwner(t.host), HostID: t.host.ID.String(), Journal: t.st,
 			DisableUpdate: true, NamePrefix: t.prefix, Logger: plog,
 		})
 		if err != nil {
