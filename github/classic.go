@@ -65,6 +65,14 @@ type ClassicTarget struct {
 	groupID int64
 }
 
+// A ClassicTarget is both sides of a loop's target.
+var (
+	_ rm.Registrar    = (*ClassicTarget)(nil)
+	_ rm.DemandSource = (*ClassicTarget)(nil)
+	// Every classic target of a repository on one Client reads one runner list.
+	_ rm.SharedRunnerLister = (*ClassicTarget)(nil)
+)
+
 // jobState is a job as the API last said.
 type jobState struct {
 	id         int64

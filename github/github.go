@@ -29,8 +29,3 @@ func restJobID(n int64) string {
 	}
 	return strconv.FormatInt(n, 10)
 }
-
-// Download is one runner package GitHub offers.
-type Download struct {
-	OS, Arch, URL, Filename, SHA256 string
-}

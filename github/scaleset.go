@@ -91,6 +91,12 @@ type ScaleSetTarget struct {
 	waitFrom time.Time
 }
 
+// A ScaleSetTarget is both sides of a loop's target.
+var (
+	_ rm.Registrar    = (*ScaleSetTarget)(nil)
+	_ rm.DemandSource = (*ScaleSetTarget)(nil)
+)
+
 // NewScaleSetTarget finds the target's scale set by name in its runner
 // group, or creates it, with its labels and DisableUpdate, updating a set
 // whose labels or setting differ.

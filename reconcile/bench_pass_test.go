@@ -103,7 +103,7 @@ func benchPass(b *testing.B, st store.Store, host rm.Host, ps []rm.Policy, space
 	b.Helper()
 	target := newFakeTarget()
 	loop, err := reconcile.NewLoop(reconcile.Config{
-		Store: st, Target: target, Launcher: newFakeLauncher(), Meters: newFakeMeters(), Host: host,
+		Store: st, Target: reconcile.TargetOf(target), Launcher: newFakeLauncher(), Meters: newFakeMeters(), Host: host,
 		Policies: ps[:1], Admission: &reconcile.Admission{Memory: fakeMemory{total: 64 << 30}},
 	})
 	if err != nil {

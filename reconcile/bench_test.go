@@ -63,7 +63,7 @@ func benchLoop(b *testing.B, script string) (*reconcile.Loop, *timedLauncher) {
 	b.Cleanup(func() { _ = native.Close() })
 	tl := &timedLauncher{NativeLauncher: native, out: make(chan launched, 16)}
 	loop, err := reconcile.NewLoop(reconcile.Config{
-		Store: st, Target: newFakeTarget(), Launcher: tl, Host: host, Policies: []rm.Policy{pol},
+		Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: tl, Host: host, Policies: []rm.Policy{pol},
 		JobWordGrace: time.Millisecond, StopGrace: time.Second,
 	})
 	must(b, err)

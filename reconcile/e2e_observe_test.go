@@ -16,9 +16,9 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
-// listsNothing is a scale-set target as it was before it said
+// listsNothing is a scale-set registrar as it was before it said
 // rm.ErrCannotList: its REST list lacks every scale-set runner.
-type listsNothing struct{ reconcile.Target }
+type listsNothing struct{ rm.Registrar }
 
 func (listsNothing) Runners(context.Context, string) ([]rm.Runner, error) { return nil, nil }
 
@@ -33,7 +33,9 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 		wrap func(reconcile.Target) reconcile.Target
 	}{
 		{"CannotList", func(t reconcile.Target) reconcile.Target { return t }},
-		{"EmptyList", func(t reconcile.Target) reconcile.Target { return listsNothing{t} }},
+		{"EmptyList", func(t reconcile.Target) reconcile.Target {
+			return reconcile.Target{Registrar: listsNothing{t.Registrar}, Demand: t.Demand}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const grace = 300 * time.Millisecond
@@ -45,7 +47,7 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 			cfg.Targets = func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 				t, err := targets(ctx, p)
 				if err != nil {
-					return nil, err
+					return reconcile.Target{}, err
 				}
 				return tc.wrap(t), nil
 			}

@@ -63,7 +63,22 @@ type fakeTarget struct {
 	watch      func(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error
 }
 
-var _ reconcile.Target = (*fakeTarget)(nil)
+var (
+	_ rm.Registrar    = (*fakeTarget)(nil)
+	_ rm.DemandSource = (*fakeTarget)(nil)
+)
+
+// targetOf is the Target of a maker's value that is both sides, or its
+// error.
+func targetOf[T interface {
+	rm.Registrar
+	rm.DemandSource
+}](v T, err error) (reconcile.Target, error) {
+	if err != nil {
+		return reconcile.Target{}, err
+	}
+	return reconcile.TargetOf(v), nil
+}
 
 func newFakeTarget() *fakeTarget {
 	return &fakeTarget{nextID: 100, runners: map[int64]*rm.Runner{}, calls: map[string]int{}}
@@ -466,7 +481,7 @@ func newEnv(t *testing.T, pb *storetest.PolicyBuilder, edit func(c *reconcile.Co
 	e := &env{t: t, ctx: ctx, clock: newClock(), st: st, host: host, policy: pol,
 		target: newFakeTarget(), launcher: newFakeLauncher(), meters: newFakeMeters(), logs: &syncBuffer{}}
 	e.cfg = reconcile.Config{
-		Store: st, Target: e.target, Launcher: e.launcher, Meters: e.meters, Host: host,
+		Store: st, Target: reconcile.TargetOf(e.target), Launcher: e.launcher, Meters: e.meters, Host: host,
 		Policies: []rm.Policy{pol}, Now: e.clock.Now,
 		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		ScaleDownAfter: -1,

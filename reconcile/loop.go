@@ -111,8 +111,8 @@ func NewLoop(cfg Config) (*Loop, error) {
 	switch {
 	case cfg.Store == nil:
 		return nil, errors.New("reconcile: a loop needs a Store")
-	case cfg.Target == nil:
-		return nil, errors.New("reconcile: a loop needs a GitHub Target")
+	case !cfg.Target.valid():
+		return nil, errors.New("reconcile: a loop needs a Target (a Registrar and a Demand source)")
 	case cfg.Launcher == nil:
 		return nil, errors.New("reconcile: a loop needs a Launcher")
 	case cfg.Host.ID.IsZero():
@@ -452,7 +452,7 @@ func (l *Loop) watch(ctx context.Context) {
 			}
 			l.ReportDemand(dm)
 		}
-		err := l.cfg.Target.Watch(ctx, l.Capacity, report)
+		err := l.cfg.Target.Demand.Watch(ctx, l.Capacity, report)
 		if err == nil || ctx.Err() != nil {
 			return Result{RequeueAfter: l.cfg.BackoffBase, GitHubAnswered: true}, nil
 		}

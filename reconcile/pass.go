@@ -315,8 +315,8 @@ func (p *pass) markGone(it *item, why string) {
 // live, once when the loop falls idle (to reap what the last runners left),
 // every OrphanListEvery if set, before a scale-down, or to conclude a runner
 // found gone after a restart. Each list costs a REST request; an idle loop
-// makes none. A target whose list is shared by its scope's loops
-// (SharedRunnerLister) is asked for one no older than the reasons need
+// makes none. A registrar whose list is shared by its scope's loops
+// (rm.SharedRunnerLister) is asked for one no older than the reasons need
 // (listBound), which a list another loop had sent may answer, and the list
 // taken when the loop falls idle waits half an interval for one; the
 // loop's listAt is always when its list was sent.
@@ -356,7 +356,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	if !first && !needTrace && !scaleDown && !refresh && !idle && !orphan {
 		return
 	}
-	sl, shared := l.cfg.Target.(SharedRunnerLister)
+	sl, shared := l.cfg.Target.Registrar.(rm.SharedRunnerLister)
 	if shared && idle && !first && !needTrace && !scaleDown && !refresh && !orphan {
 		// Fallen idle, the list is only for reaping: it waits up to half an
 		// interval after the last conclusion (this pass's, when its last
@@ -384,7 +384,7 @@ func (p *pass) listRunners(ctx context.Context) {
 		rs, at, err = sl.RunnersSince(ctx, prefix, p.listBound(first, needTrace, scaleDown, refresh, idle, orphan, traceAfter))
 	} else {
 		at = l.cfg.Now()
-		rs, err = l.cfg.Target.Runners(ctx, prefix)
+		rs, err = l.cfg.Target.Registrar.Runners(ctx, prefix)
 	}
 	if errors.Is(err, rm.ErrCannotList) {
 		// Scale-set runners: observeRunners looks each one up instead.
@@ -535,7 +535,7 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 	if p.isQuiet() {
 		return force
 	}
-	err := l.cfg.Target.RemoveRunner(ctx, it.a.GitHubRunnerID)
+	err := l.cfg.Target.Registrar.RemoveRunner(ctx, it.a.GitHubRunnerID)
 	switch {
 	case err == nil:
 		p.githubOK()
@@ -575,7 +575,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 			l.log.Debug("leftover registration is busy; left alone", "runner", r.Name)
 			continue
 		}
-		err := l.cfg.Target.RemoveRunner(ctx, r.ID)
+		err := l.cfg.Target.Registrar.RemoveRunner(ctx, r.ID)
 		switch {
 		case err == nil:
 			p.githubOK()
@@ -596,7 +596,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 // attempts this process does not know yet (another loop's first pass after
 // a restart); when it cannot be read, the registration is left alone. So
 // is the registration of an attempt that ended after the list was sent (a
-// list another loop had sent, SharedRunnerLister): the list is older than
+// list another loop had sent, rm.SharedRunnerLister): the list is older than
 // its conclusion, which dealt with its registration (removed it, asks
 // again while GitHub holds it busy, or left it to GitHub, which deletes an
 // ephemeral runner's after its job); a list sent after the end tells

@@ -553,7 +553,7 @@ func TestPoliciesSharingATarget(t *testing.T) {
 		require.NoError(t, st.InsertPolicy(t.Context(), p))
 	}
 	launcher := newFakeLauncher()
-	loop, err := reconcile.NewLoop(reconcile.Config{Store: st, Target: newFakeTarget(), Launcher: launcher, Host: host,
+	loop, err := reconcile.NewLoop(reconcile.Config{Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: launcher, Host: host,
 		Policies: []rm.Policy{p1, p2, p3}})
 	require.NoError(t, err)
 	defer loop.Close()
@@ -571,7 +571,7 @@ func TestPoliciesSharingATarget(t *testing.T) {
 	assert.Equal(t, 2, loop.Capacity())
 
 	other := storetest.NewPolicy().Host(host.ID).Autoscale("elsewhere", 1).Build()
-	_, err = reconcile.NewLoop(reconcile.Config{Store: st, Target: newFakeTarget(), Launcher: launcher, Host: host,
+	_, err = reconcile.NewLoop(reconcile.Config{Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: launcher, Host: host,
 		Policies: []rm.Policy{p1, other}})
 	assert.ErrorContains(t, err, "different targets")
 }

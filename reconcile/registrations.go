@@ -68,7 +68,7 @@ func (p *pass) running(it *item) bool {
 func (p *pass) lookUp(ctx context.Context, it *item, up bool) bool {
 	l := p.l
 	at := l.cfg.Now()
-	r, found, err := l.cfg.Target.LookupRunner(ctx, it.a.GitHubRunnerID, it.a.RunnerName)
+	r, found, err := l.cfg.Target.Registrar.LookupRunner(ctx, it.a.GitHubRunnerID, it.a.RunnerName)
 	if err != nil {
 		p.githubErr(err, "look up runner "+it.a.RunnerName)
 		return false
@@ -224,7 +224,7 @@ func (p *pass) zombie(it *item, rt runtime) bool {
 // ours. ok is false when GitHub could not tell.
 func (p *pass) leftoverRegistration(ctx context.Context, it *item) (id int64, ok bool) {
 	l := p.l
-	r, found, err := l.cfg.Target.LookupRunner(ctx, 0, it.a.RunnerName)
+	r, found, err := l.cfg.Target.Registrar.LookupRunner(ctx, 0, it.a.RunnerName)
 	if err != nil {
 		p.githubErr(err, "look up runner "+it.a.RunnerName)
 		return 0, false

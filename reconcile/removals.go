@@ -105,7 +105,7 @@ func (p *pass) retryRemovals(ctx context.Context) {
 		if p.isQuiet() {
 			break
 		}
-		err := l.cfg.Target.RemoveRunner(ctx, id)
+		err := l.cfg.Target.Registrar.RemoveRunner(ctx, id)
 		switch {
 		case err == nil:
 			p.githubOK()

@@ -69,7 +69,7 @@ func newSharedWorld(t *testing.T, n int, edit func(c *reconcile.Config)) *shared
 		ct, err := github.NewClassicTarget(client, pol.Target, github.ClassicOptions{NamePrefix: prefix, Logger: log})
 		require.NoError(t, err)
 		cfg := w.cfg
-		cfg.Target, cfg.Policies = ct, []rm.Policy{pol}
+		cfg.Target, cfg.Policies = reconcile.TargetOf(ct), []rm.Policy{pol}
 		loop, err := reconcile.NewLoop(cfg)
 		require.NoError(t, err)
 		t.Cleanup(loop.Close)

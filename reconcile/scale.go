@@ -443,7 +443,7 @@ func (p *pass) register(ctx context.Context, it *item) (rm.JITConfig, bool) {
 		return rm.JITConfig{}, false
 	}
 	jctx, cancel := context.WithTimeout(ctx, l.cfg.RegisterTimeout)
-	jit, err := l.cfg.Target.JITConfig(jctx, a.RunnerName)
+	jit, err := l.cfg.Target.Registrar.JITConfig(jctx, a.RunnerName)
 	cancel()
 	if err != nil {
 		p.githubErr(err, "register runner")
@@ -499,7 +499,7 @@ func (p *pass) start(ctx context.Context, it *item, jit rm.JITConfig) bool {
 func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason, detail string, runnerID int64) {
 	l := p.l
 	if runnerID != 0 && !p.isQuiet() {
-		if err := l.cfg.Target.RemoveRunner(ctx, runnerID); err != nil {
+		if err := l.cfg.Target.Registrar.RemoveRunner(ctx, runnerID); err != nil {
 			it.log.Warn("could not remove the registration of a failed launch; it will be reaped later", "err", err)
 			p.githubErr(err, "remove runner")
 		}

@@ -48,7 +48,7 @@ func (f *fleet) config() reconcile.SupervisorConfig {
 			ft := newFakeTarget()
 			f.targets[p.Target.Key()] = ft
 			f.made[p.Target.Key()]++
-			return ft, nil
+			return reconcile.TargetOf(ft), nil
 		},
 		FindRunners: func(string) ([]reconcile.RunnerProcess, error) { return nil, nil },
 		Loop:        reconcile.Config{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
@@ -273,7 +273,7 @@ func TestLoopsSharingAScopeKeepEachOthersRunners(t *testing.T) {
 	var mu sync.Mutex
 	passes := map[string]int{}
 	cfg := f.config() // runner lists every 10 ms, passes every 20 ms
-	cfg.Targets = func(context.Context, rm.Policy) (reconcile.Target, error) { return scope, nil }
+	cfg.Targets = func(context.Context, rm.Policy) (reconcile.Target, error) { return reconcile.TargetOf(scope), nil }
 	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
 		mu.Lock()
 		passes[key]++

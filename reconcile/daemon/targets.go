@@ -46,20 +46,20 @@ func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, erro
 			DisableUpdate: true, NamePrefix: t.prefix, Logger: plog,
 		})
 		if err != nil {
-			return nil, err
+			return reconcile.Target{}, err
 		}
-		return s, nil
+		return reconcile.TargetOf(s), nil
 	}
 	c, err := github.NewClassicTarget(t.client, p.Target, github.ClassicOptions{
 		NamePrefix: t.prefix, PollInterval: t.classicPoll, Logger: plog,
 	})
 	if err != nil {
-		return nil, err
+		return reconcile.Target{}, err
 	}
 	t.mu.Lock()
 	t.classic[c] = true
 	t.mu.Unlock()
-	return hookedTarget{c, t}, nil
+	return reconcile.Target{Registrar: c, Demand: hookedSource{c, t}}, nil
 }
 
 // notify passes a webhook delivery to every live classic target: it only
@@ -78,15 +78,17 @@ func SessionOwner(host rm.Host) string {
 	return host.Name + "/" + strings.ToLower(host.ID.String()[:8])
 }
 
-// hookedTarget is a classic target that leaves the webhook set when its
-// loop closes it.
-type hookedTarget struct {
+// hookedSource is a classic target's demand that leaves the webhook set
+// when its loop closes it.
+type hookedSource struct {
 	*github.ClassicTarget
 	set *targets
 }
 
-// Close implements reconcile.Target.
-func (h hookedTarget) Close(ctx context.Context) error {
+var _ rm.DemandSource = hookedSource{}
+
+// Close implements rm.DemandSource.
+func (h hookedSource) Close(ctx context.Context) error {
 	h.set.mu.Lock()
 	delete(h.set.classic, h.ClassicTarget)
 	h.set.mu.Unlock()
