@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,8 +15,9 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// targets makes the GitHub side of each policy's target, for the
-// supervisor: a scale set (created or updated, updates disabled: runner
+// targets makes each policy's target, for the supervisor: the embedder's
+// own registrar and demand source where Config.Targets gives them, else
+// GitHub's: a scale set (created or updated, updates disabled: runner
 // updates are ours), or a classic target polling its repository's jobs and
 // fed by webhooks. A scale set's message session is recorded in the
 // journal, so that after a crash the next start deletes it instead of
@@ -26,6 +29,7 @@ type targets struct {
 	log         *slog.Logger
 	classicPoll time.Duration
 	prefix      string
+	own         func(ctx context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error)
 
 	mu sync.Mutex
 	// classic are the live classic targets, which webhooks nudge.
@@ -39,6 +43,37 @@ func newTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger
 
 // make is the supervisor's Targets.
 func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
+	var (
+		reg rm.Registrar
+		src rm.DemandSource
+	)
+	if t.own != nil {
+		var err error
+		if reg, src, err = t.own(ctx, p); err != nil {
+			return reconcile.Target{}, fmt.Errorf("the target of policy %q: %w", p.Name, err)
+		}
+		if reg != nil && src != nil {
+			return reconcile.Target{Registrar: reg, Demand: src}, nil
+		}
+	}
+	gh, err := t.github(ctx, p, src == nil)
+	if err != nil {
+		return reconcile.Target{}, err
+	}
+	if reg != nil {
+		gh.Registrar = reg
+	}
+	if src != nil {
+		// GitHub's side serves registrations only; it is released with
+		// the embedder's source.
+		gh.Demand = closesToo{DemandSource: src, also: gh.Demand.Close}
+	}
+	return gh, nil
+}
+
+// github is GitHub's target of p; a classic one joins the webhook set when
+// its demand is GitHub's (hooked).
+func (t *targets) github(ctx context.Context, p rm.Policy, hooked bool) (reconcile.Target, error) {
 	plog := t.log.With("policy", p.Name)
 	if p.Target.Mode() == rm.ModeScaleSet {
 		s, err := github.NewScaleSetTarget(ctx, t.client, p.Target, github.ScaleSetOptions{
@@ -55,6 +90,9 @@ func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, erro
 	})
 	if err != nil {
 		return reconcile.Target{}, err
+	}
+	if !hooked {
+		return reconcile.TargetOf(c), nil
 	}
 	t.mu.Lock()
 	t.classic[c] = true
@@ -93,4 +131,16 @@ func (h hookedSource) Close(ctx context.Context) error {
 	delete(h.set.classic, h.ClassicTarget)
 	h.set.mu.Unlock()
 	return h.ClassicTarget.Close(ctx)
+}
+
+// closesToo is an embedder's demand source whose Close also releases
+// GitHub's side of the target.
+type closesToo struct {
+	rm.DemandSource
+	also func(context.Context) error
+}
+
+// Close implements rm.DemandSource.
+func (c closesToo) Close(ctx context.Context) error {
+	return errors.Join(c.DemandSource.Close(ctx), c.also(ctx))
 }
