@@ -193,9 +193,9 @@ func TestExchangeStatuses(t *testing.T) {
 		{name: "runner-registration 429 once", script: map[string][]int{xRunnerRegistration: {429}}, calls: map[string]int{xRunnerRegistration: 2}, waits: []time.Duration{3 * time.Second}},
 		{name: "runner-registration dropped once", script: map[string][]int{xRunnerRegistration: {drop}}, calls: map[string]int{xRunnerRegistration: 2}, waits: []time.Duration{time.Second}},
 		{name: "runner-registration 401 always", script: map[string][]int{xRunnerRegistration: five(401)}, calls: map[string]int{xRunnerRegistration: 5, xDeleteSession: 0},
-			want: isErr(github.ErrUnauthorized, "get an Actions service token for repo:"+fakeRepo), waits: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+			want: isErr(rm.ErrUnauthorized, "get an Actions service token for repo:"+fakeRepo), waits: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
 		{name: "runner-registration 403 always", script: map[string][]int{xRunnerRegistration: five(403)}, calls: map[string]int{xRunnerRegistration: 5},
-			want: isErr(github.ErrUnauthorized, "get an Actions service token")},
+			want: isErr(rm.ErrUnauthorized, "get an Actions service token")},
 		{name: "runner-registration 500 always", script: map[string][]int{xRunnerRegistration: five(500)}, calls: map[string]int{xRunnerRegistration: 5},
 			want: isErr(nil, "get an Actions service token for repo:"+fakeRepo+": GitHub answered 500 Internal Server Error")},
 		{name: "runner-registration 429 always", script: map[string][]int{xRunnerRegistration: five(429)}, calls: map[string]int{xRunnerRegistration: 5},
@@ -209,9 +209,9 @@ func TestExchangeStatuses(t *testing.T) {
 		{name: "registration-token 429 once", script: map[string][]int{xRegistrationToken: {429}}, calls: map[string]int{xRegistrationToken: 2}, waits: []time.Duration{3 * time.Second}},
 		{name: "registration-token dropped once", script: map[string][]int{xRegistrationToken: {drop}}, calls: map[string]int{xRegistrationToken: 2}},
 		{name: "registration-token 401", script: map[string][]int{xRegistrationToken: {401}}, calls: map[string]int{xRegistrationToken: 1, xRunnerRegistration: 0},
-			want: isErr(github.ErrUnauthorized, "get a registration token for repo:"+fakeRepo), waits: []time.Duration{}},
+			want: isErr(rm.ErrUnauthorized, "get a registration token for repo:"+fakeRepo), waits: []time.Duration{}},
 		{name: "registration-token 403", script: map[string][]int{xRegistrationToken: {403}}, calls: map[string]int{xRegistrationToken: 1},
-			want: isErr(github.ErrUnauthorized, "get a registration token")},
+			want: isErr(rm.ErrUnauthorized, "get a registration token")},
 		{name: "registration-token 502 always", script: map[string][]int{xRegistrationToken: five(502)}, calls: map[string]int{xRegistrationToken: 5},
 			want: isErr(nil, "GitHub answered 502 Bad Gateway")},
 
@@ -222,7 +222,7 @@ func TestExchangeStatuses(t *testing.T) {
 		{name: "delete-session 500 always", script: map[string][]int{xDeleteSession: five(500)}, calls: map[string]int{xDeleteSession: 4},
 			want: isErr(nil, "delete message session sid-1 of scale set 7: GitHub answered 500 Internal Server Error: the service said no")},
 		{name: "delete-session 401", script: map[string][]int{xDeleteSession: {401}}, calls: map[string]int{xDeleteSession: 1},
-			want: isErr(github.ErrUnauthorized, "delete message session sid-1")},
+			want: isErr(rm.ErrUnauthorized, "delete message session sid-1")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -286,7 +286,7 @@ func isErr(target error, text string) func(*testing.T, error) {
 func isRateLimit(text string) func(*testing.T, error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
-		var rle *github.RateLimitError
+		var rle *rm.RateLimitError
 		assert.True(t, errors.As(err, &rle), "a *RateLimitError: %v", err)
 		assert.Contains(t, err.Error(), text)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // TestBudgetPace: the poll keeps its interval while half the budget is
@@ -12,16 +14,16 @@ import (
 // never past the reset.
 func TestBudgetPace(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	b := func(remaining int, reset time.Duration) Budget {
-		return Budget{Limit: 5000, Remaining: remaining, Reset: now.Add(reset), SeenAt: now}
+	b := func(remaining int, reset time.Duration) rm.Budget {
+		return rm.Budget{Limit: 5000, Remaining: remaining, Reset: now.Add(reset), SeenAt: now}
 	}
 	d := 2 * time.Second
 	for _, tc := range []struct {
 		name   string
-		budget Budget
+		budget rm.Budget
 		want   time.Duration
 	}{
-		{"never seen", Budget{}, d},
+		{"never seen", rm.Budget{}, d},
 		{"full", b(5000, time.Hour), d},
 		{"half left", b(2500, time.Hour), d},
 		{"a third left", b(1500, time.Hour), 2 * time.Second * 2000 / 1000},

@@ -24,7 +24,7 @@ type TargetCheck struct {
 // {scope}/actions/runners/downloads, which need the runners' read
 // permission), its runner group exists and, in scale-set mode, whether its
 // scale set exists yet. A scope or group that does not exist is an error
-// wrapping ErrNotFound; refused credentials ErrUnauthorized; any other
+// wrapping rm.ErrNotFound; refused credentials rm.ErrUnauthorized; any other
 // error means GitHub did not say.
 func (c *Client) CheckTarget(ctx context.Context, target rm.ScaleTarget) (TargetCheck, error) {
 	if err := target.Validate(); err != nil {

@@ -65,6 +65,14 @@ type ClassicTarget struct {
 	groupID int64
 }
 
+// A ClassicTarget is both sides of a loop's target.
+var (
+	_ rm.Registrar    = (*ClassicTarget)(nil)
+	_ rm.DemandSource = (*ClassicTarget)(nil)
+	// Every classic target of a repository on one Client reads one runner list.
+	_ rm.SharedRunnerLister = (*ClassicTarget)(nil)
+)
+
 // jobState is a job as the API last said.
 type jobState struct {
 	id         int64
@@ -136,43 +144,43 @@ func (t *ClassicTarget) Nudge() {
 // JITConfig registers runnerName with the target's labels and runner group.
 // A registration of the same name (409) is looked up, removed when it is
 // ours, and the registration retried once.
-func (t *ClassicTarget) JITConfig(ctx context.Context, runnerName string) (JITConfig, error) {
+func (t *ClassicTarget) JITConfig(ctx context.Context, runnerName string) (rm.JITConfig, error) {
 	action := "register runner " + runnerName + " for " + t.target.Scope.String()
 	gid, err := t.runnerGroupID(ctx)
 	if err != nil {
-		return JITConfig{}, err
+		return rm.JITConfig{}, err
 	}
 	req := &gh.GenerateJITConfigRequest{Name: runnerName, RunnerGroupID: gid, Labels: t.labels, WorkFolder: &t.opts.WorkFolder}
 	for try := 0; ; try++ {
 		jit, err := t.generateJIT(ctx, req)
 		if err == nil {
-			out := JITConfig{RunnerID: jit.GetRunner().GetID(), RunnerName: jit.GetRunner().GetName(), Encoded: jit.GetEncodedJITConfig()}
+			out := rm.JITConfig{RunnerID: jit.GetRunner().GetID(), RunnerName: jit.GetRunner().GetName(), Encoded: jit.GetEncodedJITConfig()}
 			if out.RunnerName == "" {
 				out.RunnerName = runnerName
 			}
 			if out.Encoded == "" || out.RunnerID == 0 {
-				return JITConfig{}, fmt.Errorf("%s: GitHub answered without a runner id or configuration", action)
+				return rm.JITConfig{}, fmt.Errorf("%s: GitHub answered without a runner id or configuration", action)
 			}
 			return out, nil
 		}
 		status, _, _ := statusOf(err)
 		if status != http.StatusConflict || try > 0 {
 			if status == http.StatusConflict {
-				return JITConfig{}, fmt.Errorf("%s: the name is still taken after removing the old registration: %w", action, err)
+				return rm.JITConfig{}, fmt.Errorf("%s: the name is still taken after removing the old registration: %w", action, err)
 			}
-			return JITConfig{}, restError(err, action, t.target.Scope)
+			return rm.JITConfig{}, restError(err, action, t.target.Scope)
 		}
 		if t.opts.NamePrefix != "" && !strings.HasPrefix(runnerName, t.opts.NamePrefix) {
-			return JITConfig{}, fmt.Errorf("%s: a runner of that name exists and is not ours (no %q prefix): pick another name", action, t.opts.NamePrefix)
+			return rm.JITConfig{}, fmt.Errorf("%s: a runner of that name exists and is not ours (no %q prefix): pick another name", action, t.opts.NamePrefix)
 		}
 		old, err := t.runnerByName(ctx, runnerName)
 		if err != nil {
-			return JITConfig{}, err
+			return rm.JITConfig{}, err
 		}
 		if old != nil {
 			t.log.Info("removing a stale registration of the same name", "runner", runnerName, "id", old.ID)
 			if err := t.RemoveRunner(ctx, old.ID); err != nil {
-				return JITConfig{}, fmt.Errorf("%s: the name is taken: %w", action, err)
+				return rm.JITConfig{}, fmt.Errorf("%s: the name is taken: %w", action, err)
 			}
 		}
 	}
@@ -250,7 +258,7 @@ func findRunnerGroup(ctx context.Context, c *gh.Client, s rm.Scope, name string)
 			}
 		}
 		if resp.NextPage == 0 {
-			return 0, fmt.Errorf("%s: %w: no such runner group; create it in the settings of %s or use %s", action, ErrNotFound, describeScope(s), rm.DefaultRunnerGroup)
+			return 0, fmt.Errorf("%s: %w: no such runner group; create it in the settings of %s or use %s", action, rm.ErrNotFound, describeScope(s), rm.DefaultRunnerGroup)
 		}
 		opts.Page = resp.NextPage
 	}
@@ -283,7 +291,7 @@ func removeRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) e
 	case err == nil, status == http.StatusNotFound:
 		return nil
 	case status == http.StatusUnprocessableEntity:
-		return fmt.Errorf("remove runner %d from %s: %w (GitHub said: %s)", id, s, ErrRunnerBusy, msg)
+		return fmt.Errorf("remove runner %d from %s: %w (GitHub said: %s)", id, s, rm.ErrRunnerBusy, msg)
 	}
 	return restError(err, fmt.Sprintf("remove runner %d from %s", id, s), s)
 }
@@ -291,25 +299,25 @@ func removeRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) e
 // Runners lists the target's registrations whose name starts with
 // namePrefix, every page: a request sent now, whose answer then serves
 // the scope's RunnersSince callers too.
-func (t *ClassicTarget) Runners(ctx context.Context, namePrefix string) ([]Runner, error) {
+func (t *ClassicTarget) Runners(ctx context.Context, namePrefix string) ([]rm.Runner, error) {
 	rs, _, err := t.c.runnerLists.of(t.target.Scope).since(ctx, t.c, namePrefix, time.Time{}, true)
 	return rs, err
 }
 
 // LookupRunner reads one registration from the REST API: by id (GET
 // runners/{id}), or by name when id is 0.
-func (t *ClassicTarget) LookupRunner(ctx context.Context, id int64, name string) (Runner, bool, error) {
+func (t *ClassicTarget) LookupRunner(ctx context.Context, id int64, name string) (rm.Runner, bool, error) {
 	if id == 0 {
 		r, err := t.runnerByName(ctx, name)
 		if err != nil || r == nil {
-			return Runner{}, false, err
+			return rm.Runner{}, false, err
 		}
 		return *r, true, nil
 	}
 	return getRESTRunner(ctx, t.c.gh, t.target.Scope, id)
 }
 
-func getRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) (Runner, bool, error) {
+func getRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) (rm.Runner, bool, error) {
 	var (
 		r   *gh.Runner
 		err error
@@ -324,23 +332,23 @@ func getRESTRunner(ctx context.Context, c *gh.Client, s rm.Scope, id int64) (Run
 		r, _, err = c.Enterprise.GetRunner(ctx, s.Name, id)
 	}
 	if status, _, _ := statusOf(err); status == http.StatusNotFound {
-		return Runner{}, false, nil
+		return rm.Runner{}, false, nil
 	}
 	if err != nil {
-		return Runner{}, false, restError(err, fmt.Sprintf("get runner %d of %s", id, s), s)
+		return rm.Runner{}, false, restError(err, fmt.Sprintf("get runner %d of %s", id, s), s)
 	}
 	return restRunner(r), true, nil
 }
 
-func restRunner(r *gh.Runner) Runner {
+func restRunner(r *gh.Runner) rm.Runner {
 	var labels []string
 	for _, l := range r.Labels {
 		labels = append(labels, l.GetName())
 	}
-	return Runner{ID: r.GetID(), Name: r.GetName(), Online: r.GetStatus() == "online", Busy: r.GetBusy(), Labels: labels}
+	return rm.Runner{ID: r.GetID(), Name: r.GetName(), Online: r.GetStatus() == "online", Busy: r.GetBusy(), Labels: labels}
 }
 
-func (t *ClassicTarget) runnerByName(ctx context.Context, name string) (*Runner, error) {
+func (t *ClassicTarget) runnerByName(ctx context.Context, name string) (*rm.Runner, error) {
 	rs, err := listRESTRunners(ctx, t.c.gh, t.target.Scope, name, &name)
 	if err != nil {
 		return nil, err
@@ -353,9 +361,9 @@ func (t *ClassicTarget) runnerByName(ctx context.Context, name string) (*Runner,
 	return nil, nil
 }
 
-func listRESTRunners(ctx context.Context, c *gh.Client, s rm.Scope, prefix string, exact *string) ([]Runner, error) {
+func listRESTRunners(ctx context.Context, c *gh.Client, s rm.Scope, prefix string, exact *string) ([]rm.Runner, error) {
 	opts := &gh.ListRunnersOptions{Name: exact, ListOptions: gh.ListOptions{PerPage: 100}}
-	var out []Runner
+	var out []rm.Runner
 	for {
 		var (
 			page *gh.Runners
@@ -449,7 +457,7 @@ func (t *ClassicTarget) concerns(ev WorkflowJobEvent) bool {
 // loop shows.
 func (t *ClassicTarget) Waiting() (error, time.Time) { return nil, time.Time{} }
 
-func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
+func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error {
 	sub := &demandSub{labels: t.labels, prefix: t.opts.NamePrefix, idle: t.opts.PollInterval, busy: t.opts.BusyPollInterval,
 		capacity: maxCapacity, report: report, fatal: make(chan error, 1)}
 	w := t.c.classic.watcher(t.c, t.target.Scope, t.scopeLog, sub)
@@ -465,14 +473,14 @@ func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, repor
 // watchBackoff is the wait after n consecutive failures: 1 s doubling to
 // MaxOutageWait, the upper half jittered.
 func watchBackoff(n int) time.Duration {
-	lim := limiter{retry: RetryPolicy{Base: time.Second, Cap: MaxOutageWait}}
+	lim := limiter{retry: RetryPolicy{Base: time.Second, Cap: rm.MaxOutageWait}}
 	return lim.backoff(n)
 }
 
-func (st *jobState) event(kind JobEventKind, at time.Time) JobEvent {
-	e := JobEvent{Kind: kind, JobID: restJobID(st.id), JobNumber: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
+func (st *jobState) event(kind rm.JobEventKind, at time.Time) rm.JobEvent {
+	e := rm.JobEvent{Kind: kind, JobID: restJobID(st.id), JobNumber: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
 		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at, QueuedAt: st.queuedAt}
-	if kind == JobCompleted {
+	if kind == rm.JobCompleted {
 		e.Result = st.conclusion
 	}
 	return e

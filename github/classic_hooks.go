@@ -139,7 +139,7 @@ func (w *scopeWatcher) takeNudges(timer bool) (announced bool) {
 // without the charged list of queued runs a poll would make first. It
 // does not move the figure's time, since it brings no word on runners
 // that ended; the next full poll (the backstop, or a nudge) does.
-func (w *scopeWatcher) readAnnounced(ctx context.Context, owner, repo string, now time.Time) ([]JobEvent, error) {
+func (w *scopeWatcher) readAnnounced(ctx context.Context, owner, repo string, now time.Time) ([]rm.JobEvent, error) {
 	w.mu.Lock()
 	pending := w.pending
 	w.pending = nil
@@ -151,7 +151,7 @@ func (w *scopeWatcher) readAnnounced(ctx context.Context, owner, repo string, no
 		ids = append(ids, id)
 	}
 	w.mu.Unlock()
-	var events []JobEvent
+	var events []rm.JobEvent
 	for _, id := range ids {
 		evs, err := w.readRun(ctx, owner, repo, id, &gh.WorkflowRun{ID: gh.Ptr(id), Status: gh.Ptr("queued")}, now)
 		if err != nil {

@@ -31,11 +31,11 @@ func TestWebhooksReliedOn(t *testing.T) {
 	w.NudgeQueued()
 	assert.True(t, w.takeNudges(false), "a queued webhook's nudge reads the run it named alone")
 	assert.False(t, w.takeNudges(false), "nothing announced since")
-	w.c.limiter.core = Budget{Limit: 5000, Remaining: 2000, Reset: now.Add(time.Hour), SeenAt: now}
+	w.c.limiter.core = rm.Budget{Limit: 5000, Remaining: 2000, Reset: now.Add(time.Hour), SeenAt: now}
 	w.hookSeen(WorkflowJobEvent{Action: "queued", JobID: 3, RunID: 13})
 	w.NudgeQueued()
 	assert.False(t, w.takeNudges(false), "below half the budget: a full poll (free while unchanged), not a charged read")
-	w.c.limiter.core = Budget{}
+	w.c.limiter.core = rm.Budget{}
 	w.hookSeen(WorkflowJobEvent{Action: "queued", JobID: 2, RunID: 12})
 	w.NudgeQueued()
 	w.Nudge()

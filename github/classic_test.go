@@ -101,7 +101,7 @@ func TestClassicRunnerBusy(t *testing.T) {
 	require.NoError(t, err)
 	env.fake.Fault(fakegithub.RouteRepoDeleteRunner, fakegithub.Fault{Status: http.StatusUnprocessableEntity, Times: 1})
 	err = ct.RemoveRunner(t.Context(), jit.RunnerID)
-	require.ErrorIs(t, err, github.ErrRunnerBusy)
+	require.ErrorIs(t, err, rm.ErrRunnerBusy)
 	_, ok := env.runner(prefix + "busy")
 	assert.True(t, ok)
 }
@@ -148,7 +148,7 @@ func TestClassicRunnerGroups(t *testing.T) {
 
 	missing := newClassic(t, env, labelTarget(t, org, "nope", "gpu"), github.ClassicOptions{})
 	_, err = missing.JITConfig(t.Context(), prefix+"g3")
-	require.ErrorIs(t, err, github.ErrNotFound)
+	require.ErrorIs(t, err, rm.ErrNotFound)
 	assert.Contains(t, err.Error(), "nope")
 
 	repoGroup := newClassic(t, env, labelTarget(t, repoScope(t), "builders", "gpu"), github.ClassicOptions{})
@@ -164,13 +164,13 @@ func TestClassicErrors(t *testing.T) {
 		wantErr error
 		wantMsg string
 	}{
-		{"UnknownRepo", nil, "repo:octo-org/missing", github.ErrNotFound, "octo-org/missing"},
-		{"UnknownOrg", nil, "org:nobody", github.ErrNotFound, "organization nobody"},
-		{"Revoked", func(env *fakeEnv) { env.fake.RevokeToken(fakeToken) }, "repo:" + fakeRepo, github.ErrUnauthorized, "invalid, revoked or expired"},
+		{"UnknownRepo", nil, "repo:octo-org/missing", rm.ErrNotFound, "octo-org/missing"},
+		{"UnknownOrg", nil, "org:nobody", rm.ErrNotFound, "organization nobody"},
+		{"Revoked", func(env *fakeEnv) { env.fake.RevokeToken(fakeToken) }, "repo:" + fakeRepo, rm.ErrUnauthorized, "invalid, revoked or expired"},
 		{"Forbidden", func(env *fakeEnv) {
 			env.fake.Fault(fakegithub.RouteRepoJITConfig, fakegithub.Fault{Status: http.StatusForbidden})
 			env.fake.Fault(fakegithub.RouteRepoRunners, fakegithub.Fault{Status: http.StatusForbidden})
-		}, "repo:" + fakeRepo, github.ErrUnauthorized, "administration:write"},
+		}, "repo:" + fakeRepo, rm.ErrUnauthorized, "administration:write"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,7 +273,7 @@ func TestClassicFatalErrorsEndWatch(t *testing.T) {
 	_, done := watch(t, ct, fixed(1))
 	select {
 	case err := <-done:
-		require.ErrorIs(t, err, github.ErrNotFound)
+		require.ErrorIs(t, err, rm.ErrNotFound)
 	case <-time.After(5 * time.Second):
 		t.Fatal("Watch did not end on a missing repository")
 	}

@@ -70,7 +70,7 @@ type demandSub struct {
 	idle     time.Duration
 	busy     time.Duration
 	capacity func() int
-	report   func(Demand)
+	report   func(rm.Demand)
 	// seq numbers the subscription: of two alike, the earlier owns the
 	// jobs they both match.
 	seq uint64
@@ -333,7 +333,7 @@ const MaxBudgetPoll = time.Minute
 // A webhook's nudge still polls at once. Polls of an unchanged repository
 // cost nothing, so an idle host is never slowed by this; a busy one
 // whose polls are charged is, before GitHub refuses it for up to an hour.
-func budgetPace(d time.Duration, b Budget, now time.Time) time.Duration {
+func budgetPace(d time.Duration, b rm.Budget, now time.Time) time.Duration {
 	if b.SeenAt.IsZero() || b.Limit <= 0 || !now.Before(b.Reset) {
 		return d
 	}
@@ -355,7 +355,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 	announced := false
 	for {
 		var (
-			events []JobEvent
+			events []rm.JobEvent
 			err    error
 		)
 		if w.scope.Kind == rm.ScopeRepository {
@@ -371,7 +371,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 		case err == nil:
 			failures = 0
 			w.fanOut(events, false, nudged)
-		case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrNotFound):
+		case errors.Is(err, rm.ErrUnauthorized), errors.Is(err, rm.ErrNotFound):
 			w.fail(err)
 			return
 		default:
@@ -435,10 +435,10 @@ func (w *scopeWatcher) fail(err error) {
 // the watcher has polled. A subscriber whose figure is unchanged and who
 // has no event is left out, unless all (a nudged poll) or its last report
 // is older than unchangedReportEvery.
-func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew, all bool) {
+func (w *scopeWatcher) fanOut(events []rm.JobEvent, onlyNew, all bool) {
 	type out struct {
 		sub *demandSub
-		d   Demand
+		d   rm.Demand
 	}
 	var outs []out
 	w.mu.Lock()
@@ -451,7 +451,7 @@ func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew, all bool) {
 		if onlyNew && s.primed {
 			continue
 		}
-		d := Demand{At: at}
+		d := rm.Demand{At: at}
 		for _, st := range w.jobs {
 			if s.counts(st) && w.owner(st) == s {
 				d.Wanted++
@@ -483,16 +483,16 @@ func (w *scopeWatcher) fanOut(events []JobEvent, onlyNew, all bool) {
 // evidence is every job event the watcher can vouch for now: runners that
 // hold jobs and runners whose jobs completed within the last hour. w.mu is
 // held.
-func (w *scopeWatcher) evidence() []JobEvent {
-	var evs []JobEvent
+func (w *scopeWatcher) evidence() []rm.JobEvent {
+	var evs []rm.JobEvent
 	for _, id := range slices.Sorted(maps.Keys(w.jobs)) {
 		if st := w.jobs[id]; st.runnerName != "" && st.status == "in_progress" {
-			evs = append(evs, st.event(JobStarted, w.at))
+			evs = append(evs, st.event(rm.JobStarted, w.at))
 		}
 	}
 	for _, st := range w.recent {
 		if st.runnerName != "" {
-			evs = append(evs, st.event(JobStarted, w.at), st.event(JobCompleted, w.at))
+			evs = append(evs, st.event(rm.JobStarted, w.at), st.event(rm.JobCompleted, w.at))
 		}
 	}
 	return evs
@@ -501,23 +501,23 @@ func (w *scopeWatcher) evidence() []JobEvent {
 // apply records a job's new state and returns the events its change
 // makes: JobStarted once a runner holds it, JobCompleted once it is done.
 // A job first seen done gives both. w.mu is held.
-func (w *scopeWatcher) apply(st *jobState, now time.Time) []JobEvent {
+func (w *scopeWatcher) apply(st *jobState, now time.Time) []rm.JobEvent {
 	prev := w.jobs[st.id]
 	if prev == nil {
 		if i := slices.IndexFunc(w.recent, func(r *jobState) bool { return r.id == st.id }); i >= 0 {
 			return nil // already reported done
 		}
 	}
-	var evs []JobEvent
+	var evs []rm.JobEvent
 	taken := st.runnerName != "" && (st.status == "in_progress" || st.status == "completed")
 	if taken && (prev == nil || prev.runnerName == "") {
-		evs = append(evs, st.event(JobStarted, now))
+		evs = append(evs, st.event(rm.JobStarted, now))
 	}
 	if st.status == "completed" {
 		if prev != nil && st.runnerName == "" {
 			st.runnerName, st.runnerID = prev.runnerName, prev.runnerID
 		}
-		evs = append(evs, st.event(JobCompleted, now))
+		evs = append(evs, st.event(rm.JobCompleted, now))
 		delete(w.jobs, st.id)
 		st.seen = now
 		w.recent = append(w.recent, st)
@@ -546,7 +546,7 @@ func (w *scopeWatcher) forget(now time.Time) {
 //
 // With announced (webhooks announced queued jobs, and the webhooks are
 // relied on) it reads the runs they named alone (readAnnounced).
-func (w *scopeWatcher) pollRepo(ctx context.Context, announced bool) ([]JobEvent, error) {
+func (w *scopeWatcher) pollRepo(ctx context.Context, announced bool) ([]rm.JobEvent, error) {
 	owner, repo, _ := strings.Cut(w.scope.Name, "/")
 	now := w.c.cfg.Now()
 	if announced {
@@ -578,9 +578,9 @@ func (w *scopeWatcher) pollRepo(ctx context.Context, announced bool) ([]JobEvent
 	first := !w.polled
 	w.mu.Unlock()
 
-	var read []int64      // runs whose jobs to read now
-	var queued []int64    // queued runs not read yet
-	var events []JobEvent // from runs completed without a read
+	var read []int64         // runs whose jobs to read now
+	var queued []int64       // queued runs not read yet
+	var events []rm.JobEvent // from runs completed without a read
 	for id, r := range active {
 		prev := w.runs[id]
 		switch r.GetStatus() {
@@ -710,7 +710,7 @@ func (w *scopeWatcher) listRuns(ctx context.Context, owner, repo string, opts *g
 
 // readRun reads the jobs of one run (conditional: unchanged costs
 // nothing) and records them; r is the run as listed (nil: left the lists).
-func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID int64, r *gh.WorkflowRun, now time.Time) ([]JobEvent, error) {
+func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID int64, r *gh.WorkflowRun, now time.Time) ([]rm.JobEvent, error) {
 	opts := &gh.ListWorkflowJobsOptions{Filter: "latest", ListOptions: gh.ListOptions{PerPage: 100}}
 	var states []*jobState
 	for {
@@ -747,7 +747,7 @@ func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID in
 			w.checkAnnounced(states, now)
 		}
 	}
-	var evs []JobEvent
+	var evs []rm.JobEvent
 	open := false
 	w.mu.Lock()
 	for _, st := range states {
@@ -822,12 +822,12 @@ func (w *scopeWatcher) track(jobID int64, repo string) {
 // pollTracked re-reads each job webhooks named (GET
 // /repos/{owner}/{repo}/actions/jobs/{id}, conditional) until it
 // completes: only what the API says is demand.
-func (w *scopeWatcher) pollTracked(ctx context.Context) ([]JobEvent, error) {
+func (w *scopeWatcher) pollTracked(ctx context.Context) ([]rm.JobEvent, error) {
 	now := w.c.cfg.Now()
 	w.mu.Lock()
 	tracked := maps.Clone(w.tracked)
 	w.mu.Unlock()
-	var events []JobEvent
+	var events []rm.JobEvent
 	for _, id := range slices.Sorted(maps.Keys(tracked)) {
 		tj := tracked[id]
 		if !tj.heard.IsZero() && now.Sub(tj.heard) < WebhookBackstopPoll {

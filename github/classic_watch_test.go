@@ -114,16 +114,16 @@ func TestClassicEvidenceOnFirstPoll(t *testing.T) {
 	require.Eventually(t, func() bool { return log.count() > 0 }, 5*time.Second, 10*time.Millisecond)
 	first, _ := log.last()
 	assert.Equal(t, 1, first.Wanted, "the running job, on our runner")
-	byJob := map[int64][]github.JobEvent{}
+	byJob := map[int64][]rm.JobEvent{}
 	for _, e := range first.Events {
 		byJob[e.JobNumber] = append(byJob[e.JobNumber], e)
 	}
 	require.Len(t, byJob[running], 1)
 	assert.Equal(t, strconv.FormatInt(running, 10), byJob[running][0].JobID, "a classic job's id is its REST number")
-	assert.Equal(t, github.JobStarted, byJob[running][0].Kind)
+	assert.Equal(t, rm.JobStarted, byJob[running][0].Kind)
 	assert.Equal(t, prefix+"running", byJob[running][0].RunnerName)
 	assert.Equal(t, jit2.RunnerID, byJob[running][0].RunnerID)
-	completed := eventsOf(byJob[done], github.JobCompleted)
+	completed := eventsOf(byJob[done], rm.JobCompleted)
 	require.Len(t, completed, 1, "%v", first.Events)
 	assert.Equal(t, prefix+"done", completed[0].RunnerName)
 	assert.Equal(t, "success", completed[0].Result)
@@ -132,8 +132,8 @@ func TestClassicEvidenceOnFirstPoll(t *testing.T) {
 	other := newClassic(t, env, labelTarget(t, repoScope(t), "", "gpu"), github.ClassicOptions{PollInterval: time.Hour})
 	ol, _ := watch(t, other, fixed(4))
 	require.Eventually(t, func() bool { return ol.count() > 0 }, 5*time.Second, 10*time.Millisecond)
-	assert.Len(t, eventsOf(ol.events(), github.JobCompleted), 1)
-	assert.Len(t, eventsOf(ol.events(), github.JobStarted), 2)
+	assert.Len(t, eventsOf(ol.events(), rm.JobCompleted), 1)
+	assert.Len(t, eventsOf(ol.events(), rm.JobStarted), 2)
 }
 
 // TestClassicOrgWebhooksVerified: for an organization, a webhook names a
@@ -202,11 +202,11 @@ func TestClassicWebhookReplayAddsNoDemand(t *testing.T) {
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}}
 	m.registerAndLaunch(prefix + "hooked")
 	require.Eventually(t, func() bool {
-		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+		return len(eventsOf(log.events(), rm.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook nudges a look that finds it done")
 	d, _ := log.last()
 	assert.Equal(t, 0, d.Wanted)
-	assert.Equal(t, prefix+"hooked", eventsOf(log.events(), github.JobCompleted)[0].RunnerName)
+	assert.Equal(t, prefix+"hooked", eventsOf(log.events(), rm.JobCompleted)[0].RunnerName)
 
 	var queued string
 	for _, dl := range env.fake.Deliveries() {
@@ -256,13 +256,13 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
 	jit := m.registerAndLaunch(prefix + "hooked")
 	require.Eventually(t, func() bool {
-		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+		return len(eventsOf(log.events(), rm.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")
-	started := eventsOf(log.events(), github.JobStarted)
+	started := eventsOf(log.events(), rm.JobStarted)
 	require.Len(t, started, 1)
 	assert.Equal(t, prefix+"hooked", started[0].RunnerName)
 	assert.Equal(t, jit.RunnerID, started[0].RunnerID)
-	done := eventsOf(log.events(), github.JobCompleted)[0]
+	done := eventsOf(log.events(), rm.JobCompleted)[0]
 	assert.Equal(t, id, done.JobNumber)
 	assert.Equal(t, strconv.FormatInt(id, 10), done.JobID)
 	assert.Equal(t, "success", done.Result)
@@ -278,7 +278,7 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	require.Eventually(t, func() bool { return listCalls(env) > lists }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteRunJobs), "a run known done is not read")
-	assert.Len(t, eventsOf(log.events(), github.JobCompleted), 1, "told once")
+	assert.Len(t, eventsOf(log.events(), rm.JobCompleted), 1, "told once")
 
 	// Replays of every delivery of the job: nothing new.
 	for _, dl := range env.fake.Deliveries() {
@@ -292,8 +292,8 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
 	d, _ = log.last()
 	assert.Equal(t, 0, d.Wanted, "replayed webhooks add no demand")
-	assert.Len(t, eventsOf(log.events(), github.JobStarted), 1)
-	assert.Len(t, eventsOf(log.events(), github.JobCompleted), 1)
+	assert.Len(t, eventsOf(log.events(), rm.JobStarted), 1)
+	assert.Len(t, eventsOf(log.events(), rm.JobCompleted), 1)
 
 	// A job started before the watcher held it (never read queued): the
 	// webhook is not taken on its word, it only nudges; the poll reads the
@@ -309,14 +309,14 @@ func TestClassicRepoWebhooksSpareReads(t *testing.T) {
 	ct.Notify(github.WorkflowJobEvent{Delivery: "forged-looking", Action: "in_progress", JobID: unseen, Repository: fakeRepo,
 		Labels: []string{"gpu"}, RunnerName: prefix + "someone-else", RunnerID: 1})
 	require.Eventually(t, func() bool {
-		for _, e := range eventsOf(log.events(), github.JobStarted) {
+		for _, e := range eventsOf(log.events(), rm.JobStarted) {
 			if e.JobNumber == unseen {
 				return true
 			}
 		}
 		return false
 	}, 10*time.Second, 10*time.Millisecond)
-	for _, e := range eventsOf(log.events(), github.JobStarted) {
+	for _, e := range eventsOf(log.events(), rm.JobStarted) {
 		if e.JobNumber == unseen {
 			assert.Equal(t, prefix+"unseen", e.RunnerName, "the API's word, not the webhook's")
 			assert.Equal(t, strconv.FormatInt(unseen, 10), e.JobID, "a classic job's id is its REST number")
@@ -346,7 +346,7 @@ func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
 	m.registerAndLaunch(prefix + "long")
-	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(eventsOf(log.events(), rm.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond)
 	reads := env.fake.Calls(fakegithub.RouteRunJobs)
 	polls := log.count()
 	ct.Nudge() // while it runs
@@ -360,7 +360,7 @@ func TestClassicRepoWebhookStartSparesInProgressRead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, env.fake.WaitJobsCompleted(ctx))
-	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobCompleted)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(eventsOf(log.events(), rm.JobCompleted)) == 1 }, 10*time.Second, 10*time.Millisecond)
 	polls = log.count()
 	ct.Nudge()
 	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
@@ -441,8 +441,8 @@ func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 
 	m := &miniManager{t: t, target: ct, install: install, exited: map[*exec.Cmd]chan struct{}{}, quiet: true}
 	m.registerAndLaunch(prefix + "org")
-	require.Eventually(t, func() bool { return len(eventsOf(log.events(), github.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond, "the in_progress webhook is taken")
-	started := eventsOf(log.events(), github.JobStarted)
+	require.Eventually(t, func() bool { return len(eventsOf(log.events(), rm.JobStarted)) == 1 }, 30*time.Second, 10*time.Millisecond, "the in_progress webhook is taken")
+	started := eventsOf(log.events(), rm.JobStarted)
 	assert.Equal(t, prefix+"org", started[0].RunnerName)
 	polls := log.count()
 	ct.Nudge() // while it runs
@@ -454,13 +454,13 @@ func TestClassicOrgWebhooksSpareReads(t *testing.T) {
 	assert.Equal(t, 1, d.Wanted, "in progress on our runner")
 
 	require.Eventually(t, func() bool {
-		return len(eventsOf(log.events(), github.JobCompleted)) == 1
+		return len(eventsOf(log.events(), rm.JobCompleted)) == 1
 	}, 30*time.Second, 10*time.Millisecond, "the completed webhook is taken")
 	polls = log.count()
 	ct.Nudge()
 	require.Eventually(t, func() bool { return log.count() > polls }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 1, env.fake.Calls(routeRepoJob), "nor once it ended")
-	assert.Len(t, eventsOf(log.events(), github.JobStarted), 1)
+	assert.Len(t, eventsOf(log.events(), rm.JobStarted), 1)
 	d, _ = log.last()
 	assert.Equal(t, 0, d.Wanted)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

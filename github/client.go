@@ -15,6 +15,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v88/github"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // DefaultWebURL is github.com; a GitHub Enterprise Server is configured by
@@ -184,7 +186,7 @@ func New(cfg Config) (*Client, error) {
 }
 
 // Budget is the core REST budget as last seen in a response's headers.
-func (c *Client) Budget() Budget { return c.limiter.budget() }
+func (c *Client) Budget() rm.Budget { return c.limiter.budget() }
 
 // SecondaryHold is until when a secondary (abuse) rate limit GitHub
 // answered holds this client's requests back; zero when none holds.

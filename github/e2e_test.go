@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/githubtest"
@@ -25,11 +26,11 @@ import (
 
 // managedTarget is what the manager asks of a target (reconcile.Target).
 type managedTarget interface {
-	JITConfig(ctx context.Context, runnerName string) (github.JITConfig, error)
+	JITConfig(ctx context.Context, runnerName string) (rm.JITConfig, error)
 	RemoveRunner(ctx context.Context, id int64) error
-	Runners(ctx context.Context, namePrefix string) ([]github.Runner, error)
-	LookupRunner(ctx context.Context, id int64, name string) (github.Runner, bool, error)
-	Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+	Runners(ctx context.Context, namePrefix string) ([]rm.Runner, error)
+	LookupRunner(ctx context.Context, id int64, name string) (rm.Runner, bool, error)
+	Watch(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error
 	Close(ctx context.Context) error
 }
 
@@ -50,9 +51,9 @@ type miniManager struct {
 	procs   []*exec.Cmd
 	exited  map[*exec.Cmd]chan struct{}
 	started int
-	events  []github.JobEvent
+	events  []rm.JobEvent
 	wants   []int
-	regs    []github.JITConfig
+	regs    []rm.JITConfig
 }
 
 func (m *miniManager) alive() int {
@@ -67,7 +68,7 @@ func (m *miniManager) alive() int {
 	return n
 }
 
-func (m *miniManager) report(d github.Demand) {
+func (m *miniManager) report(d rm.Demand) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.events = append(m.events, d.Events...)
@@ -93,9 +94,9 @@ func (m *miniManager) report(d github.Demand) {
 // registrations lists the target's runners of this manager, or, where
 // the target cannot list them (scale-set mode), looks up each one it
 // registered.
-func (m *miniManager) registrations(ctx context.Context) ([]github.Runner, error) {
+func (m *miniManager) registrations(ctx context.Context) ([]rm.Runner, error) {
 	runners, err := m.target.Runners(ctx, prefix)
-	if !errors.Is(err, github.ErrCannotList) {
+	if !errors.Is(err, rm.ErrCannotList) {
 		return runners, err
 	}
 	runners = nil
@@ -112,7 +113,7 @@ func (m *miniManager) registrations(ctx context.Context) ([]github.Runner, error
 }
 
 // launch starts a fake runner in a root of its own, as the launcher does.
-func (m *miniManager) launch(jit github.JITConfig) {
+func (m *miniManager) launch(jit rm.JITConfig) {
 	root := m.t.TempDir()
 	bin := filepath.Join(root, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
@@ -150,7 +151,7 @@ func (m *miniManager) launch(jit github.JITConfig) {
 
 // registerAndLaunch registers a runner named name with the target and
 // launches it.
-func (m *miniManager) registerAndLaunch(name string) github.JITConfig {
+func (m *miniManager) registerAndLaunch(name string) rm.JITConfig {
 	m.t.Helper()
 	jit, err := m.target.JITConfig(m.t.Context(), name)
 	require.NoError(m.t, err)
@@ -222,7 +223,7 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 				require.Eventually(t, func() bool {
 					m.mu.Lock()
 					defer m.mu.Unlock()
-					return len(eventsOf(m.events, github.JobCompleted)) >= jobs
+					return len(eventsOf(m.events, rm.JobCompleted)) >= jobs
 				}, 10*time.Second, 20*time.Millisecond, "every job's completion is reported")
 				// Every runner that took a job exits and deregisters; then
 				// two poll intervals let the last changes be seen.
@@ -265,7 +266,7 @@ func TestEndToEndCallsPerJob(t *testing.T) {
 					seen[j.RunnerID] = true
 				}
 				m.mu.Lock()
-				started, completed := eventsOf(m.events, github.JobStarted), eventsOf(m.events, github.JobCompleted)
+				started, completed := eventsOf(m.events, rm.JobStarted), eventsOf(m.events, rm.JobCompleted)
 				assert.Len(t, started, jobs, "one JobStarted per job")
 				assert.Len(t, completed, jobs, "one JobCompleted per job")
 				for _, e := range completed {

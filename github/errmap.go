@@ -41,11 +41,11 @@ func restError(err error, action string, scope rm.Scope) error {
 	}
 	var ghr *gh.RateLimitError
 	if errors.As(err, &ghr) {
-		return fmt.Errorf("%s: %w", action, &RateLimitError{Reset: ghr.Rate.Reset.Time})
+		return fmt.Errorf("%s: %w", action, &rm.RateLimitError{Reset: ghr.Rate.Reset.Time})
 	}
 	var gha *gh.AbuseRateLimitError
 	if errors.As(err, &gha) {
-		return fmt.Errorf("%s: %w", action, &RateLimitError{Reset: time.Now().Add(gha.GetRetryAfter()), Secondary: true})
+		return fmt.Errorf("%s: %w", action, &rm.RateLimitError{Reset: time.Now().Add(gha.GetRetryAfter()), Secondary: true})
 	}
 	status, header, msg := statusOf(err)
 	if mapped := statusError(status, header, msg, action, scope); mapped != nil {
@@ -110,11 +110,11 @@ func statusError(status int, header http.Header, msg, action string, scope rm.Sc
 	}
 	switch status {
 	case http.StatusUnauthorized:
-		return fmt.Errorf("%s: %w: the token or app key is invalid, revoked or expired; create a new one%s", action, ErrUnauthorized, detail)
+		return fmt.Errorf("%s: %w: the token or app key is invalid, revoked or expired; create a new one%s", action, rm.ErrUnauthorized, detail)
 	case http.StatusForbidden:
-		return fmt.Errorf("%s: %w: the credentials lack %s%s", action, ErrUnauthorized, neededPermission(header, scope), detail)
+		return fmt.Errorf("%s: %w: the credentials lack %s%s", action, rm.ErrUnauthorized, neededPermission(header, scope), detail)
 	case http.StatusNotFound:
-		return fmt.Errorf("%s: %w: %s does not exist or the credentials cannot see it%s", action, ErrNotFound, describeScope(scope), detail)
+		return fmt.Errorf("%s: %w: %s does not exist or the credentials cannot see it%s", action, rm.ErrNotFound, describeScope(scope), detail)
 	}
 	return nil
 }

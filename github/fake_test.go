@@ -163,20 +163,20 @@ func waitCtx(t *testing.T, d time.Duration) context.Context {
 // demandLog collects what Watch reports.
 type demandLog struct {
 	mu sync.Mutex
-	d  []github.Demand
+	d  []rm.Demand
 }
 
-func (l *demandLog) report(d github.Demand) {
+func (l *demandLog) report(d rm.Demand) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.d = append(l.d, d)
 }
 
-func (l *demandLog) last() (github.Demand, bool) {
+func (l *demandLog) last() (rm.Demand, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.d) == 0 {
-		return github.Demand{}, false
+		return rm.Demand{}, false
 	}
 	return l.d[len(l.d)-1], true
 }
@@ -187,10 +187,10 @@ func (l *demandLog) count() int {
 	return len(l.d)
 }
 
-func (l *demandLog) events() []github.JobEvent {
+func (l *demandLog) events() []rm.JobEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []github.JobEvent
+	var out []rm.JobEvent
 	for _, d := range l.d {
 		out = append(out, d.Events...)
 	}
@@ -205,13 +205,13 @@ func (l *demandLog) wanted(n int) func() bool {
 }
 
 // eventsOf returns the events of kind.
-func eventsOf(evs []github.JobEvent, kind github.JobEventKind) []github.JobEvent {
-	return slices.DeleteFunc(slices.Clone(evs), func(e github.JobEvent) bool { return e.Kind != kind })
+func eventsOf(evs []rm.JobEvent, kind rm.JobEventKind) []rm.JobEvent {
+	return slices.DeleteFunc(slices.Clone(evs), func(e rm.JobEvent) bool { return e.Kind != kind })
 }
 
 // watcher is a target's demand side.
 type watcher interface {
-	Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+	Watch(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error
 }
 
 // watch runs Watch in the background until the test ends and returns its

@@ -37,7 +37,7 @@ func TestFakeExhaustedBudget(t *testing.T) {
 
 			for range 5 {
 				_, err := ct.JITConfig(ctx, prefix+"refused")
-				var rle *github.RateLimitError
+				var rle *rm.RateLimitError
 				require.ErrorAs(t, err, &rle)
 				assert.False(t, rle.Secondary)
 				_, err = ct.Runners(ctx, prefix)
@@ -65,7 +65,7 @@ func TestFakeSecondaryLimit(t *testing.T) {
 	env.fake.SecondaryLimit(time.Second, 1)
 
 	_, err := ct.Runners(ctx, prefix)
-	var rle *github.RateLimitError
+	var rle *rm.RateLimitError
 	require.ErrorAs(t, err, &rle)
 	assert.True(t, rle.Secondary)
 	assert.WithinDuration(t, time.Now().Add(time.Second), rle.Reset, 500*time.Millisecond)
@@ -154,7 +154,7 @@ func TestFakeDownloads(t *testing.T) {
 				list, err := env.client.RunnerDownloads(t.Context(), scope)
 				require.NoError(t, err)
 				require.NotEmpty(t, list)
-				d, err := github.PickDownload(list, runtime.GOOS, runtime.GOARCH)
+				d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
 				require.NoError(t, err)
 				assert.NotEmpty(t, d.URL)
 				assert.Len(t, d.SHA256, 64)
@@ -168,35 +168,6 @@ func TestFakeDownloads(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestPickDownload(t *testing.T) {
-	list := []github.Download{
-		{OS: "osx", Arch: "x64"}, {OS: "osx", Arch: "arm64"},
-		{OS: "linux", Arch: "x64"}, {OS: "linux", Arch: "arm"}, {OS: "linux", Arch: "arm64"},
-		{OS: "win", Arch: "x64"}, {OS: "win", Arch: "arm64"},
-	}
-	tests := []struct{ goos, goarch, os, arch string }{
-		{"linux", "amd64", "linux", "x64"},
-		{"linux", "arm64", "linux", "arm64"},
-		{"linux", "arm", "linux", "arm"},
-		{"darwin", "arm64", "osx", "arm64"},
-		{"darwin", "amd64", "osx", "x64"},
-		{"windows", "amd64", "win", "x64"},
-		{"windows", "arm64", "win", "arm64"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.goos+"/"+tt.goarch, func(t *testing.T) {
-			d, err := github.PickDownload(list, tt.goos, tt.goarch)
-			require.NoError(t, err)
-			assert.Equal(t, tt.os, d.OS)
-			assert.Equal(t, tt.arch, d.Arch)
-		})
-	}
-	_, err := github.PickDownload(list, "freebsd", "amd64")
-	require.Error(t, err)
-	_, err = github.PickDownload(list, "windows", "arm")
-	require.ErrorContains(t, err, "GitHub offers")
 }
 
 // TestFakeWebhooks receives the fake's signed workflow_job deliveries and

@@ -19,7 +19,7 @@ var runnerAsset = regexp.MustCompile(`^actions-runner-(linux|osx|win)-(x64|arm64
 // asset's digest, else the checksum the release notes carry between
 // <!-- BEGIN SHA os-arch --> markers; "" when it gives none). It is newer
 // than what RunnerDownloads offers while GitHub rolls a release out.
-func (c *Client) LatestRunnerRelease(ctx context.Context) (string, []Download, error) {
+func (c *Client) LatestRunnerRelease(ctx context.Context) (string, []rm.RunnerDownload, error) {
 	owner, repo, _ := strings.Cut(RunnerReleaseRepo, "/")
 	rel, _, err := c.gh.Repositories.GetLatestRelease(ctx, owner, repo)
 	if err != nil {
@@ -27,7 +27,7 @@ func (c *Client) LatestRunnerRelease(ctx context.Context) (string, []Download, e
 		return "", nil, restError(err, "read the latest runner release of "+RunnerReleaseRepo, scope)
 	}
 	version := strings.TrimPrefix(rel.GetTagName(), "v")
-	var out []Download
+	var out []rm.RunnerDownload
 	for _, a := range rel.Assets {
 		m := runnerAsset.FindStringSubmatch(a.GetName())
 		if m == nil || m[3] != version {
@@ -37,7 +37,7 @@ func (c *Client) LatestRunnerRelease(ctx context.Context) (string, []Download, e
 		if !ok {
 			sum = releaseNoteSHA(rel.GetBody(), m[1]+"-"+m[2])
 		}
-		out = append(out, Download{OS: m[1], Arch: m[2], URL: a.GetBrowserDownloadURL(), Filename: a.GetName(), SHA256: strings.ToLower(sum)})
+		out = append(out, rm.RunnerDownload{OS: m[1], Arch: m[2], URL: a.GetBrowserDownloadURL(), Filename: a.GetName(), SHA256: strings.ToLower(sum)})
 	}
 	return version, out, nil
 }

@@ -65,7 +65,7 @@ type scopeRunners struct {
 	// newest list answered, whose request was sent at at.
 	have    bool
 	at      time.Time
-	runners []Runner
+	runners []rm.Runner
 	// flight is the newest request under way, which callers join; flying
 	// holds every request under way (for pruning removed).
 	flight *runnerListFlight
@@ -80,7 +80,7 @@ type scopeRunners struct {
 type runnerListFlight struct {
 	at      time.Time // sent
 	done    chan struct{}
-	runners []Runner // every registration, once done without err
+	runners []rm.Runner // every registration, once done without err
 	err     error
 }
 
@@ -95,13 +95,13 @@ type runnerListFlight struct {
 // never shown by a list sent before their removal was answered; those it
 // created since at are not shown either (see runnerLists). The runners
 // are the caller's to keep.
-func (t *ClassicTarget) RunnersSince(ctx context.Context, namePrefix string, notBefore time.Time) ([]Runner, time.Time, error) {
+func (t *ClassicTarget) RunnersSince(ctx context.Context, namePrefix string, notBefore time.Time) ([]rm.Runner, time.Time, error) {
 	return t.c.runnerLists.of(t.target.Scope).since(ctx, t.c, namePrefix, notBefore, false)
 }
 
 // since serves RunnersSince; fresh always sends a request of its own (a
 // list sent now, which then serves the others).
-func (l *scopeRunners) since(ctx context.Context, c *Client, prefix string, notBefore time.Time, fresh bool) ([]Runner, time.Time, error) {
+func (l *scopeRunners) since(ctx context.Context, c *Client, prefix string, notBefore time.Time, fresh bool) ([]rm.Runner, time.Time, error) {
 	for {
 		l.mu.Lock()
 		if !fresh && l.have && !l.at.Before(notBefore) {
@@ -163,8 +163,8 @@ func (l *scopeRunners) send(ctx context.Context, c *Client, f *runnerListFlight)
 // view is the caller's copy of list rs, sent at at: the names with
 // prefix, less the registrations this Client removed after at. l.mu is
 // held.
-func (l *scopeRunners) view(rs []Runner, at time.Time, prefix string) []Runner {
-	var out []Runner
+func (l *scopeRunners) view(rs []rm.Runner, at time.Time, prefix string) []rm.Runner {
+	var out []rm.Runner
 	for _, r := range rs {
 		if !strings.HasPrefix(r.Name, prefix) {
 			continue

@@ -66,7 +66,7 @@ func newSharedListEnv(t *testing.T) *sharedListEnv {
 
 func (e *sharedListEnv) lists() int { return e.fake.Calls(fakegithub.RouteRepoRunners) }
 
-func names(rs []github.Runner) []string {
+func names(rs []rm.Runner) []string {
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, r.Name)
@@ -161,7 +161,7 @@ func TestRunnersSinceShared(t *testing.T) {
 		assert.Equal(t, n+2, e.lists())
 		// A removal GitHub refused (busy) hides nothing.
 		e.fake.Fault(fakegithub.RouteRepoDeleteRunner, fakegithub.Fault{Status: 422, Times: 1})
-		require.ErrorIs(t, e.a.RemoveRunner(ctx, one.RunnerID), github.ErrRunnerBusy)
+		require.ErrorIs(t, e.a.RemoveRunner(ctx, one.RunnerID), rm.ErrRunnerBusy)
 		rs, _, err = e.b.RunnersSince(ctx, prefix, t0)
 		require.NoError(t, err)
 		assert.Equal(t, []string{prefix + "one"}, names(rs))
@@ -181,7 +181,7 @@ func TestRunnersSinceConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	ats := make([]time.Time, callers)
 	errs := make([]error, callers)
-	got := make([][]github.Runner, callers)
+	got := make([][]rm.Runner, callers)
 	for i := range callers {
 		ct := e.a
 		if i%2 == 1 {

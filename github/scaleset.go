@@ -46,7 +46,7 @@ type ScaleSetOptions struct {
 	// this manager's stale session is deleted by id (at the first open and
 	// on a 409) instead of blocking the scale set. Without one, a stale
 	// session is only waited out.
-	Journal SessionJournal
+	Journal rm.SessionJournal
 	// HostID is recorded with each session; a recorded session is taken
 	// for this manager's only if its owner (and host id, when both are
 	// set) match.
@@ -91,6 +91,12 @@ type ScaleSetTarget struct {
 	waitFrom time.Time
 }
 
+// A ScaleSetTarget is both sides of a loop's target.
+var (
+	_ rm.Registrar    = (*ScaleSetTarget)(nil)
+	_ rm.DemandSource = (*ScaleSetTarget)(nil)
+)
+
 // NewScaleSetTarget finds the target's scale set by name in its runner
 // group, or creates it, with its labels and DisableUpdate, updating a set
 // whose labels or setting differ.
@@ -129,7 +135,7 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 		// with new tokens, before the caller's slower retry.
 		wait := recoveryBackoff(try)
 		log.Debug("cannot connect to the scale set yet, retrying", "error", err.Error(), "wait", wait)
-		if errors.Is(err, ErrUnauthorized) {
+		if errors.Is(err, rm.ErrUnauthorized) {
 			if ss, rerr := c.scaleSetClient(target.Scope, log); rerr == nil {
 				t.ss = ss
 			}
@@ -173,7 +179,7 @@ func transientConnect(err error) bool {
 	if _, ok := asRateLimit(err); ok {
 		return false
 	}
-	return !errors.Is(err, ErrNotFound) && !errors.Is(err, rm.ErrInvalid)
+	return !errors.Is(err, rm.ErrNotFound) && !errors.Is(err, rm.ErrInvalid)
 }
 
 // ScaleSetID is the scale set's id at GitHub (it changes if the scale set
@@ -256,11 +262,11 @@ func (t *ScaleSetTarget) recovering(ctx context.Context, action string, setLost 
 			return status, err
 		}
 		switch {
-		case errors.Is(err, ErrUnauthorized):
+		case errors.Is(err, rm.ErrUnauthorized):
 			if rerr := t.renewClient(gen); rerr != nil {
 				return status, err
 			}
-		case setLost && errors.Is(err, ErrNotFound):
+		case setLost && errors.Is(err, rm.ErrNotFound):
 			t.log.Warn("the scale set is gone at GitHub: finding or creating it again", "error", err.Error())
 			if rerr := t.refindScaleSet(ctx, gen); rerr != nil {
 				return status, fmt.Errorf("%w (finding the scale set again: %v)", err, rerr)
@@ -464,7 +470,7 @@ func (t *ScaleSetTarget) findScaleSet(ctx context.Context, ss *scaleset.Client) 
 		})
 		if err != nil {
 			if strings.Contains(err.Error(), "no runner group found") {
-				return 0, nil, fmt.Errorf("find runner group %q in %s: %w: no such runner group; create it or use %s", g, t.target.Scope, ErrNotFound, rm.DefaultRunnerGroup)
+				return 0, nil, fmt.Errorf("find runner group %q in %s: %w: no such runner group; create it or use %s", g, t.target.Scope, rm.ErrNotFound, rm.DefaultRunnerGroup)
 			}
 			return 0, nil, err
 		}
@@ -496,7 +502,7 @@ func sameLabels(a, b []scaleset.Label) bool {
 // name that is ours is removed and the registration retried once. A 401
 // renews the admin token and a vanished scale set is found or created
 // again, each before one more try.
-func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (JITConfig, error) {
+func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (rm.JITConfig, error) {
 	action := fmt.Sprintf("register runner %s in scale set %q", runnerName, t.target.ScaleSet)
 	for try := 0; ; try++ {
 		var jit *scaleset.RunnerScaleSetJitRunnerConfig
@@ -506,32 +512,32 @@ func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (JITC
 		})
 		if err == nil {
 			if jit == nil || jit.Runner == nil || jit.Runner.ID == 0 || jit.EncodedJITConfig == "" {
-				return JITConfig{}, fmt.Errorf("%s: GitHub answered without a runner id or configuration", action)
+				return rm.JITConfig{}, fmt.Errorf("%s: GitHub answered without a runner id or configuration", action)
 			}
 			name := jit.Runner.Name
 			if name == "" {
 				name = runnerName
 			}
-			return JITConfig{RunnerID: int64(jit.Runner.ID), RunnerName: name, Encoded: jit.EncodedJITConfig}, nil
+			return rm.JITConfig{RunnerID: int64(jit.Runner.ID), RunnerName: name, Encoded: jit.EncodedJITConfig}, nil
 		}
 		exists := errors.Is(err, scaleset.RunnerExistsError) || status == http.StatusConflict
 		if !exists || try > 0 {
-			return JITConfig{}, err
+			return rm.JITConfig{}, err
 		}
 		if t.opts.NamePrefix != "" && !strings.HasPrefix(runnerName, t.opts.NamePrefix) {
-			return JITConfig{}, fmt.Errorf("%s: a runner of that name exists and is not ours (no %q prefix): pick another name", action, t.opts.NamePrefix)
+			return rm.JITConfig{}, fmt.Errorf("%s: a runner of that name exists and is not ours (no %q prefix): pick another name", action, t.opts.NamePrefix)
 		}
 		var old *scaleset.RunnerReference
 		if _, err := t.recovering(ctx, "look up runner "+runnerName, false, func(ctx context.Context, ss *scaleset.Client, _ int) (err error) {
 			old, err = ss.GetRunnerByName(ctx, runnerName)
 			return err
 		}); err != nil {
-			return JITConfig{}, err
+			return rm.JITConfig{}, err
 		}
 		if old != nil {
 			t.log.Info("removing a stale registration of the same name", "runner", runnerName, "id", old.ID)
 			if err := t.RemoveRunner(ctx, int64(old.ID)); err != nil {
-				return JITConfig{}, fmt.Errorf("%s: the name is taken: %w", action, err)
+				return rm.JITConfig{}, fmt.Errorf("%s: the name is taken: %w", action, err)
 			}
 		}
 	}
@@ -548,7 +554,7 @@ func (t *ScaleSetTarget) RemoveRunner(ctx context.Context, id int64) error {
 	case errors.Is(err, scaleset.RunnerNotFoundError), status == http.StatusNotFound:
 		return nil
 	case errors.Is(err, scaleset.JobStillRunningError), status == http.StatusUnprocessableEntity:
-		return fmt.Errorf("%s: %w", action, ErrRunnerBusy)
+		return fmt.Errorf("%s: %w", action, rm.ErrRunnerBusy)
 	}
 	return err
 }
@@ -556,15 +562,15 @@ func (t *ScaleSetTarget) RemoveRunner(ctx context.Context, id int64) error {
 // Runners cannot list a scale set's runners: GitHub's REST runner list
 // does not carry them, and the Actions service lists none. It returns an
 // error wrapping ErrCannotList; LookupRunner asks for one runner.
-func (t *ScaleSetTarget) Runners(ctx context.Context, namePrefix string) ([]Runner, error) {
-	return nil, fmt.Errorf("list the runners of scale set %q: %w: scale-set runners are not in GitHub's REST runner list; look each one up", t.target.ScaleSet, ErrCannotList)
+func (t *ScaleSetTarget) Runners(ctx context.Context, namePrefix string) ([]rm.Runner, error) {
+	return nil, fmt.Errorf("list the runners of scale set %q: %w: scale-set runners are not in GitHub's REST runner list; look each one up", t.target.ScaleSet, rm.ErrCannotList)
 }
 
 // LookupRunner asks the Actions service (the service that registered a
 // scale set's runners) for one runner: by id, or by name when id is 0. A
 // 404 (or an empty lookup by name) means the registration is gone. The
 // service says nothing of busy or online: the journal and job messages do.
-func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string) (Runner, bool, error) {
+func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string) (rm.Runner, bool, error) {
 	var ref *scaleset.RunnerReference
 	action := fmt.Sprintf("look up runner %d in scale set %q", id, t.target.ScaleSet)
 	if id == 0 {
@@ -580,11 +586,11 @@ func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string
 	})
 	switch {
 	case err == nil && ref == nil, errors.Is(err, scaleset.RunnerNotFoundError), status == http.StatusNotFound:
-		return Runner{}, false, nil
+		return rm.Runner{}, false, nil
 	case err != nil:
-		return Runner{}, false, err
+		return rm.Runner{}, false, err
 	}
-	return Runner{ID: int64(ref.ID), Name: ref.Name}, true, nil
+	return rm.Runner{ID: int64(ref.ID), Name: ref.Name}, true, nil
 }
 
 var ownerInMessage = regexp.MustCompile(`(?i)owner\s+'?([^'\s]+?)'?\.?$`)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
@@ -100,7 +101,7 @@ func TestScaleSetDirectAssignment(t *testing.T) {
 	}
 	log, _ := watch(t, st, fixed(2))
 	require.Eventually(t, log.wanted(2), 5*time.Second, 10*time.Millisecond, "GitHub assigns up to the capacity")
-	assert.Len(t, eventsOf(log.events(), github.JobAssigned), 2)
+	assert.Len(t, eventsOf(log.events(), rm.JobAssigned), 2)
 	assert.Zero(t, env.fake.Calls(fakegithub.RouteAcquireJobs), "nothing offered, nothing to acquire")
 	assert.Equal(t, 1, env.fake.Calls(fakegithub.RouteCreateSession), "the session is kept")
 }
@@ -133,7 +134,7 @@ func TestScaleSetOwnSessionWithoutRecord(t *testing.T) {
 		return reason != nil && strings.Contains(reason.Error(), "waiting for GitHub to let it go")
 	}, 10*time.Second, 10*time.Millisecond, "the watch says why it waits")
 	reason, _ := st.Waiting()
-	require.ErrorIs(t, reason, github.ErrSessionConflict)
+	require.ErrorIs(t, reason, rm.ErrSessionConflict)
 	assert.Contains(t, reason.Error(), "this manager's own name")
 	assert.Contains(t, reason.Error(), "no record")
 	assert.Zero(t, log.count(), "nothing was served meanwhile")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
@@ -75,7 +76,7 @@ func TestScaleSetResumesAfterRevokedCredentials(t *testing.T) {
 	env.fake.RevokeCredentials()
 	require.Eventually(t, func() bool { r, _ := st.Waiting(); return r != nil }, 5*time.Second, 10*time.Millisecond)
 	reason, since := st.Waiting()
-	require.ErrorIs(t, reason, github.ErrUnauthorized, "the status can say why it waits")
+	require.ErrorIs(t, reason, rm.ErrUnauthorized, "the status can say why it waits")
 	assert.False(t, since.IsZero())
 	// Let it fail a few times: the waits grow from about a second.
 	require.Eventually(t, func() bool { return sl.count() >= 4 }, 10*time.Second, 10*time.Millisecond)
@@ -115,7 +116,7 @@ func TestScaleSetJITConfigAfterRevokedCredentials(t *testing.T) {
 	require.NoError(t, err)
 	env.fake.RevokeCredentials()
 	_, err = st.JITConfig(t.Context(), prefix+"during")
-	require.ErrorIs(t, err, github.ErrUnauthorized)
+	require.ErrorIs(t, err, rm.ErrUnauthorized)
 	env.noSecret(t, err)
 	env.fake.RestoreCredentials()
 	_, err = st.JITConfig(t.Context(), prefix+"after")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/stretchr/testify/assert"
@@ -17,20 +18,20 @@ import (
 // store's conformance suite); it counts what it was asked.
 type memJournal struct {
 	mu      sync.Mutex
-	m       map[int]github.SessionRecord
+	m       map[int]rm.SessionRecord
 	forgets int
 }
 
-func newMemJournal() *memJournal { return &memJournal{m: map[int]github.SessionRecord{}} }
+func newMemJournal() *memJournal { return &memJournal{m: map[int]rm.SessionRecord{}} }
 
-func (j *memJournal) SessionOf(_ context.Context, id int) (github.SessionRecord, bool, error) {
+func (j *memJournal) SessionOf(_ context.Context, id int) (rm.SessionRecord, bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	r, ok := j.m[id]
 	return r, ok, nil
 }
 
-func (j *memJournal) RecordSession(_ context.Context, r github.SessionRecord) error {
+func (j *memJournal) RecordSession(_ context.Context, r rm.SessionRecord) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.m[r.ScaleSetID] = r
@@ -47,7 +48,7 @@ func (j *memJournal) ForgetSession(_ context.Context, id int, session string) er
 	return nil
 }
 
-func (j *memJournal) only(t *testing.T) github.SessionRecord {
+func (j *memJournal) only(t *testing.T) rm.SessionRecord {
 	t.Helper()
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -55,7 +56,7 @@ func (j *memJournal) only(t *testing.T) github.SessionRecord {
 	for _, r := range j.m {
 		return r
 	}
-	return github.SessionRecord{}
+	return rm.SessionRecord{}
 }
 
 // sessionOf is the fake's session of the scale set: its owner, "" if none.
@@ -144,10 +145,10 @@ func TestScaleSetNeverDeletesAnotherOwnersSession(t *testing.T) {
 	_, done := watch(t, b, fixed(2))
 	select {
 	case err := <-done:
-		require.ErrorIs(t, err, github.ErrSessionConflict)
+		require.ErrorIs(t, err, rm.ErrSessionConflict)
 		assert.Contains(t, err.Error(), "owner host-a", "the error names who holds the session")
 		reason, since := b.Waiting()
-		require.ErrorIs(t, reason, github.ErrSessionConflict)
+		require.ErrorIs(t, reason, rm.ErrSessionConflict)
 		assert.False(t, since.IsZero())
 	case <-time.After(10 * time.Second):
 		t.Fatal("Watch did not give up on a session another owner holds")
@@ -274,6 +275,6 @@ func TestScaleSetRunnersCannotList(t *testing.T) {
 	require.NoError(t, err)
 	rest := env.fake.CallsREST()
 	_, err = st.Runners(t.Context(), prefix)
-	require.ErrorIs(t, err, github.ErrCannotList)
+	require.ErrorIs(t, err, rm.ErrCannotList)
 	assert.Equal(t, rest, env.fake.CallsREST(), "no REST list is read")
 }

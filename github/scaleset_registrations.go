@@ -39,7 +39,7 @@ func NewScaleSetRegistrations(c *Client, target rm.ScaleTarget, opts ScaleSetOpt
 
 // LookupRunner asks the Actions service for one runner: by id, or by name
 // when id is 0; found is false when it has none.
-func (r *ScaleSetRegistrations) LookupRunner(ctx context.Context, id int64, name string) (Runner, bool, error) {
+func (r *ScaleSetRegistrations) LookupRunner(ctx context.Context, id int64, name string) (rm.Runner, bool, error) {
 	return r.t.LookupRunner(ctx, id, name)
 }
 

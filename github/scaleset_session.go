@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/actions/scaleset"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The scale set's message session: opened (and a stale one of this host
@@ -82,16 +84,16 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 				// create whose answer was cut off, or another manager
 				// running under the same name. Only GitHub can let it go.
 				return nil, fmt.Errorf("%w%w: GitHub holds a message session of scale set %q under this manager's own name (%s) that the journal has no record of (a session create whose answer was lost, or another manager running under this name); waiting for GitHub to let it go",
-					ErrSessionConflict, errOwnSessionHeld, t.target.ScaleSet, owner)
+					rm.ErrSessionConflict, errOwnSessionHeld, t.target.ScaleSet, owner)
 			}
 			return nil, fmt.Errorf("%w: another manager (owner %s) holds the session of scale set %q; stop it or wait",
-				ErrSessionConflict, owner, t.target.ScaleSet)
+				rm.ErrSessionConflict, owner, t.target.ScaleSet)
 		}
 		// Our own name is retried as often as an outage (it is ours to
 		// take once GitHub lets it go); another owner's, slower.
 		retry := RetryPolicy{Base: 2 * time.Second, Cap: 30 * time.Second}
 		if owner == t.opts.Owner {
-			retry = RetryPolicy{Base: time.Second, Cap: MaxOutageWait}
+			retry = RetryPolicy{Base: time.Second, Cap: rm.MaxOutageWait}
 		}
 		wait := (&limiter{retry: retry}).backoff(try)
 		t.log.Debug("the message session is held, retrying", "owner", owner, "try", try+1, "wait", wait)
@@ -114,7 +116,7 @@ func (t *ScaleSetTarget) adopt(ctx context.Context, s *scaleset.MessageSessionCl
 	t.session, t.opened = s, true
 	t.mu.Unlock()
 	id := s.Session().SessionID.String()
-	t.recordSession(ctx, s, SessionRecord{ScaleSetID: setID, SessionID: id, Owner: t.opts.Owner, HostID: t.opts.HostID, Scope: t.target.Scope.String(), CreatedAt: t.c.cfg.Now()})
+	t.recordSession(ctx, s, rm.SessionRecord{ScaleSetID: setID, SessionID: id, Owner: t.opts.Owner, HostID: t.opts.HostID, Scope: t.target.Scope.String(), CreatedAt: t.c.cfg.Now()})
 	t.log.Info("message session open", "owner", t.opts.Owner, "session", id, "scale_set_id", setID)
 	return s, nil
 }
@@ -205,14 +207,8 @@ var errOwnSessionHeld = errors.New("")
 // served again within seconds (one request per few seconds while it is
 // down costs nothing that matters).
 func recoveryBackoff(n int) time.Duration {
-	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: MaxOutageWait}}).backoff(n)
+	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: rm.MaxOutageWait}}).backoff(n)
 }
-
-// MaxOutageWait caps the wait between two tries while GitHub fails (5xx,
-// network, refused credentials, a forgotten session): how late, at most,
-// the manager notices that GitHub is back. Rate limits are waited out to
-// their reset instead.
-const MaxOutageWait = 5 * time.Second
 
 // Watch opens the message session and long-polls it until ctx ends (nil),
 // the target is closed, or another owner keeps the session
@@ -232,7 +228,7 @@ const MaxOutageWait = 5 * time.Second
 // session held under this manager's own name that the journal cannot name
 // is waited for; 5xx and network errors are retried; a rate limit is
 // waited out.
-func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error {
+func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error {
 	var (
 		sess     *scaleset.MessageSessionClient
 		lastID   int
@@ -262,7 +258,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				continue // deleted above, before any poll
 			} else if err == nil {
 				lastID = 0
-				d := Demand{At: t.c.cfg.Now()}
+				d := rm.Demand{At: t.c.cfg.Now()}
 				if st := sess.Session().Statistics; st != nil {
 					d.Wanted, d.Queued = st.TotalAssignedJobs, queued(st)
 				}
@@ -287,7 +283,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				}
 			case err == nil && wanted > 0:
 				// Idle (nothing wanted) stays silent: no pass, no call.
-				report(Demand{Wanted: wanted, At: t.c.cfg.Now()})
+				report(rm.Demand{Wanted: wanted, At: t.c.cfg.Now()})
 			}
 		}
 		switch {
@@ -302,11 +298,11 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			return nil
 		case errors.Is(err, errTargetClosed):
 			return err
-		case errors.Is(err, ErrSessionConflict) && !errors.Is(err, errOwnSessionHeld):
+		case errors.Is(err, rm.ErrSessionConflict) && !errors.Is(err, errOwnSessionHeld):
 			t.setWaiting(err)
 			note.failed(t.log, err)
 			return err
-		case errors.Is(err, ErrUnauthorized):
+		case errors.Is(err, rm.ErrUnauthorized):
 			if sess != nil {
 				t.dropSession(ctx, sess)
 				sess = nil
@@ -319,7 +315,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				quick++
 				continue // at once with new tokens; a refused PAT backs off
 			}
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, rm.ErrNotFound):
 			if sess != nil {
 				note.failed(t.log, err)
 				t.dropSession(ctx, sess)
@@ -388,7 +384,7 @@ func (t *ScaleSetTarget) poll(ctx context.Context, sess *scaleset.MessageSession
 		// session: it was deleted with its scale set, or the service
 		// forgot it (actions/scaleset #123). Not the scope's absence.
 		return nil, fmt.Errorf("%s: %w: GitHub no longer knows the message session (the service forgot it, or its scale set was deleted); opening a new one",
-			action, ErrNotFound)
+			action, rm.ErrNotFound)
 	}
 	return msg, err
 }
@@ -406,7 +402,7 @@ func clampCapacity(n int) int { return min(max(n, 0), math.MaxInt32) }
 // handle acknowledges a message, acquires its available jobs and turns it
 // into a Demand. The error is the acquisition's: the caller restarts the
 // session so that GitHub offers those jobs again.
-func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessionClient, msg *scaleset.RunnerScaleSetMessage) (Demand, error) {
+func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessionClient, msg *scaleset.RunnerScaleSetMessage) (rm.Demand, error) {
 	now := t.c.cfg.Now()
 	if _, err := t.call(ctx, "acknowledge a message", func(ctx context.Context) error { return sess.DeleteMessage(ctx, msg.MessageID) }); err != nil {
 		t.log.Warn("cannot acknowledge a message; it may come again", "message", msg.MessageID, "error", err.Error())
@@ -430,18 +426,18 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 			acquireErr = nil
 		}
 	}
-	d := Demand{At: now}
+	d := rm.Demand{At: now}
 	if msg.Statistics != nil {
 		d.Wanted, d.Queued = msg.Statistics.TotalAssignedJobs, queued(msg.Statistics)
 	}
 	for _, j := range msg.JobAssignedMessages {
-		d.Events = append(d.Events, jobEvent(JobAssigned, j.JobMessageBase, 0, "", "", now))
+		d.Events = append(d.Events, jobEvent(rm.JobAssigned, j.JobMessageBase, 0, "", "", now))
 	}
 	for _, j := range msg.JobStartedMessages {
-		d.Events = append(d.Events, jobEvent(JobStarted, j.JobMessageBase, j.RunnerID, j.RunnerName, "", now))
+		d.Events = append(d.Events, jobEvent(rm.JobStarted, j.JobMessageBase, j.RunnerID, j.RunnerName, "", now))
 	}
 	for _, j := range msg.JobCompletedMessages {
-		d.Events = append(d.Events, jobEvent(JobCompleted, j.JobMessageBase, j.RunnerID, j.RunnerName, j.Result, now))
+		d.Events = append(d.Events, jobEvent(rm.JobCompleted, j.JobMessageBase, j.RunnerID, j.RunnerName, j.Result, now))
 	}
 	return d, acquireErr
 }
@@ -456,12 +452,12 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 // JobCompleted alike), so it names one job as steadily; and a server that
 // sends a jobId is reported to send runnerRequestId 0 (the same thread), so
 // the two never mix. With neither, the id is "" and the job stays unknown.
-func jobEvent(kind JobEventKind, b scaleset.JobMessageBase, runnerID int, runnerName, result string, now time.Time) JobEvent {
+func jobEvent(kind rm.JobEventKind, b scaleset.JobMessageBase, runnerID int, runnerName, result string, now time.Time) rm.JobEvent {
 	id := b.JobID
 	if id == "" && b.RunnerRequestID != 0 {
 		id = strconv.FormatInt(b.RunnerRequestID, 10)
 	}
-	return JobEvent{
+	return rm.JobEvent{
 		Kind: kind, JobID: id, RunID: b.WorkflowRunID, RunnerID: int64(runnerID), RunnerName: runnerName,
 		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,
 		QueuedAt: b.QueueTime,

@@ -78,7 +78,7 @@ func TestScaleSetRegistrar(t *testing.T) {
 			s2, err := st.JITConfig(ctx, prefix+"s2")
 			require.NoError(t, err)
 			_, err = st.Runners(ctx, prefix)
-			require.ErrorIs(t, err, github.ErrCannotList, "scale-set runners are not in the REST list")
+			require.ErrorIs(t, err, rm.ErrCannotList, "scale-set runners are not in the REST list")
 			r, found, err := st.LookupRunner(ctx, s2.RunnerID, "")
 			require.NoError(t, err)
 			assert.True(t, found)
@@ -120,7 +120,7 @@ func TestScaleSetRunnerGroup(t *testing.T) {
 	assert.Equal(t, st.ScaleSetID(), rec.ID)
 
 	_, err = github.NewScaleSetTarget(t.Context(), env.client, scaleSetTarget(t, org, "nope", setName), github.ScaleSetOptions{})
-	require.ErrorIs(t, err, github.ErrNotFound)
+	require.ErrorIs(t, err, rm.ErrNotFound)
 }
 
 func TestScaleSetErrors(t *testing.T) {
@@ -128,12 +128,12 @@ func TestScaleSetErrors(t *testing.T) {
 	missing, err := rm.Repository("octo-org/missing")
 	require.NoError(t, err)
 	_, err = github.NewScaleSetTarget(t.Context(), env.client, scaleSetTarget(t, missing, "", setName), github.ScaleSetOptions{})
-	require.ErrorIs(t, err, github.ErrNotFound)
+	require.ErrorIs(t, err, rm.ErrNotFound)
 	env.noSecret(t, err)
 
 	env.fake.RevokeToken(fakeToken)
 	_, err = github.NewScaleSetTarget(t.Context(), env.client, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{})
-	require.ErrorIs(t, err, github.ErrUnauthorized)
+	require.ErrorIs(t, err, rm.ErrUnauthorized)
 	env.noSecret(t, err)
 }
 
@@ -144,7 +144,7 @@ func TestScaleSetRunnerBusy(t *testing.T) {
 	require.NoError(t, err)
 	env.fake.Fault(fakegithub.RouteDeleteAgent, fakegithub.Fault{Status: http.StatusBadRequest, Times: 1,
 		Body: `{"typeName":"GitHub.DistributedTask.WebApi.JobStillRunningException","message":"Agent is still running a job."}`})
-	require.ErrorIs(t, st.RemoveRunner(t.Context(), jit.RunnerID), github.ErrRunnerBusy)
+	require.ErrorIs(t, st.RemoveRunner(t.Context(), jit.RunnerID), rm.ErrRunnerBusy)
 }
 
 func TestScaleSetWatch(t *testing.T) {
@@ -197,7 +197,7 @@ func TestScaleSetSessionConflict(t *testing.T) {
 	_, done := watch(t, b, fixed(2))
 	select {
 	case err := <-done:
-		require.ErrorIs(t, err, github.ErrSessionConflict)
+		require.ErrorIs(t, err, rm.ErrSessionConflict)
 		assert.Contains(t, err.Error(), "owner host-a")
 		assert.Contains(t, err.Error(), setName)
 		assert.Contains(t, err.Error(), "stop it or wait")
@@ -229,7 +229,7 @@ func TestScaleSetClose(t *testing.T) {
 			st := newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{DeleteOnClose: tt.deleteOnClose})
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan error, 1)
-			go func() { done <- st.Watch(ctx, fixed(1), func(github.Demand) {}) }()
+			go func() { done <- st.Watch(ctx, fixed(1), func(rm.Demand) {}) }()
 			// Polling: the target holds its session (a session GitHub made
 			// but whose answer a cancel cut off is not the target's to end).
 			require.Eventually(t, func() bool { return env.fake.Calls(fakegithub.RouteMessages) > 0 }, 5*time.Second, 10*time.Millisecond)
@@ -300,7 +300,7 @@ func TestScaleSetRegistrations(t *testing.T) {
 			r, found, err := reg.LookupRunner(ctx, 0, prefix+"left")
 			require.NoError(t, err)
 			require.True(t, found)
-			assert.Equal(t, github.Runner{ID: jit.RunnerID, Name: prefix + "left"}, r)
+			assert.Equal(t, rm.Runner{ID: jit.RunnerID, Name: prefix + "left"}, r)
 			_, found, err = reg.LookupRunner(ctx, 0, prefix+"never-registered")
 			require.NoError(t, err)
 			assert.False(t, found)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/actions/scaleset"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The bounds of recording a new message session in the journal: a failed
@@ -30,7 +32,7 @@ const (
 // create names only the owner. The next start then waits for the session
 // as for another owner's (openSession). The retry keeps that window as
 // short as the journal's outage.
-func (t *ScaleSetTarget) recordSession(ctx context.Context, s *scaleset.MessageSessionClient, rec SessionRecord) {
+func (t *ScaleSetTarget) recordSession(ctx context.Context, s *scaleset.MessageSessionClient, rec rm.SessionRecord) {
 	j := t.opts.Journal
 	if j == nil {
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
@@ -22,7 +23,7 @@ type failingJournal struct {
 	tries int
 }
 
-func (j *failingJournal) RecordSession(ctx context.Context, r github.SessionRecord) error {
+func (j *failingJournal) RecordSession(ctx context.Context, r rm.SessionRecord) error {
 	j.mu.Lock()
 	j.tries++
 	fail := j.tries <= j.fails

@@ -65,7 +65,7 @@ func TestClassicWatchTiming(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() {
-			done <- ct.Watch(ctx, func() int { return 1 }, func(d github.Demand) {
+			done <- ct.Watch(ctx, func() int { return 1 }, func(d rm.Demand) {
 				mu.Lock()
 				defer mu.Unlock()
 				reports, wanted = append(reports, time.Now()), append(wanted, d.Wanted)
@@ -139,7 +139,7 @@ func TestForbiddenNamesThePermission(t *testing.T) {
 			ct, err := github.NewClassicTarget(c, target, github.ClassicOptions{})
 			require.NoError(t, err)
 			_, err = ct.JITConfig(t.Context(), "rm-x")
-			require.ErrorIs(t, err, github.ErrUnauthorized)
+			require.ErrorIs(t, err, rm.ErrUnauthorized)
 			assert.Contains(t, err.Error(), tt.want)
 			// generate-jitconfig carries a credential: its answer, even
 			// GitHub's message, is never quoted (errmap.go credentialRoute).

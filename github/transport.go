@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // limiter is the rate-limit state shared by every request of one Client:
@@ -26,7 +28,7 @@ type limiter struct {
 	etags *etagCache
 
 	mu        sync.Mutex
-	core      Budget
+	core      rm.Budget
 	secondary map[string]time.Time // host → no request before
 }
 
@@ -45,7 +47,7 @@ func newLimiter(cfg Config, api *url.URL) *limiter {
 	return l
 }
 
-func (l *limiter) budget() Budget {
+func (l *limiter) budget() rm.Budget {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.core
@@ -89,12 +91,12 @@ func (l *limiter) check(req *http.Request, rest bool) error {
 	defer l.mu.Unlock()
 	if until, ok := l.secondary[strings.ToLower(req.URL.Host)]; ok {
 		if now.Before(until) {
-			return &RateLimitError{Reset: until, Secondary: true}
+			return &rm.RateLimitError{Reset: until, Secondary: true}
 		}
 		delete(l.secondary, strings.ToLower(req.URL.Host))
 	}
 	if rest && !l.free(req) && !l.core.SeenAt.IsZero() && l.core.Remaining <= 0 && now.Before(l.core.Reset) {
-		return &RateLimitError{Reset: l.core.Reset}
+		return &rm.RateLimitError{Reset: l.core.Reset}
 	}
 	return nil
 }
@@ -108,7 +110,7 @@ func (l *limiter) observe(h http.Header) {
 	if r := strings.ToLower(h.Get("X-RateLimit-Resource")); r != "" && r != "core" {
 		return
 	}
-	b := Budget{Limit: limit, SeenAt: l.now()}
+	b := rm.Budget{Limit: limit, SeenAt: l.now()}
 	b.Remaining, _ = strconv.Atoi(h.Get("X-RateLimit-Remaining"))
 	b.Used, _ = strconv.Atoi(h.Get("X-RateLimit-Used"))
 	if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {
@@ -122,7 +124,7 @@ func (l *limiter) observe(h http.Header) {
 // limited turns a 403/429 rate-limit answer into a RateLimitError and holds
 // further requests until it lifts. A 403 that is not a rate limit (a
 // missing permission) gives nil. body is the start of the response body.
-func (l *limiter) limited(req *http.Request, resp *http.Response, body []byte) *RateLimitError {
+func (l *limiter) limited(req *http.Request, resp *http.Response, body []byte) *rm.RateLimitError {
 	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
 		return nil
 	}
@@ -136,7 +138,7 @@ func (l *limiter) limited(req *http.Request, resp *http.Response, body []byte) *
 			until = t
 		}
 		l.holdHost(req.URL.Host, until)
-		return &RateLimitError{Reset: until, Secondary: true}
+		return &rm.RateLimitError{Reset: until, Secondary: true}
 	}
 	if h.Get("X-RateLimit-Remaining") == "0" {
 		until := now.Add(time.Minute)
@@ -148,14 +150,14 @@ func (l *limiter) limited(req *http.Request, resp *http.Response, body []byte) *
 			// calls briefly rather than the core budget.
 			l.holdHost(req.URL.Host, until)
 		}
-		return &RateLimitError{Reset: until}
+		return &rm.RateLimitError{Reset: until}
 	}
 	lower := bytes.ToLower(body)
 	if resp.StatusCode == http.StatusTooManyRequests || bytes.Contains(lower, []byte("secondary rate limit")) || bytes.Contains(lower, []byte("abuse")) {
 		// GitHub: without retry-after, wait at least a minute.
 		until := now.Add(time.Minute)
 		l.holdHost(req.URL.Host, until)
-		return &RateLimitError{Reset: until, Secondary: true}
+		return &rm.RateLimitError{Reset: until, Secondary: true}
 	}
 	return nil
 }
@@ -395,8 +397,8 @@ func (r *callRecord) last() (int, http.Header, []byte) {
 }
 
 // errors.Is helper: a RateLimitError anywhere in the chain.
-func asRateLimit(err error) (*RateLimitError, bool) {
-	var rle *RateLimitError
+func asRateLimit(err error) (*rm.RateLimitError, bool) {
+	var rle *rm.RateLimitError
 	if errors.As(err, &rle) {
 		return rle, true
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,7 +153,7 @@ func TestExhaustedBudgetSendsNothingUntilReset(t *testing.T) {
 
 	for range 3 {
 		_, _, err = get(t, c, a.URL+"/repos/o/r/actions/runners")
-		var rle *github.RateLimitError
+		var rle *rm.RateLimitError
 		require.ErrorAs(t, err, &rle)
 		assert.False(t, rle.Secondary)
 		assert.True(t, rle.Reset.Equal(reset))
@@ -211,7 +212,7 @@ func TestRateLimitAnswers(t *testing.T) {
 			c := newClient(t, a, clk, &sleeps{}, nil)
 
 			_, _, err := get(t, c, a.URL+"/repos/o/r")
-			var rle *github.RateLimitError
+			var rle *rm.RateLimitError
 			require.ErrorAs(t, err, &rle)
 			assert.Equal(t, tt.secondary, rle.Secondary)
 			assert.WithinDuration(t, clk.Now().Add(tt.hold), rle.Reset, 0)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // MaxWebhookBody is GitHub's cap on a webhook payload (25 MB): no limit
@@ -60,18 +62,18 @@ type WorkflowJobEvent struct {
 
 // JobEvent converts the event to a JobEvent: in_progress is JobStarted,
 // completed is JobCompleted; other actions give ok false.
-func (e WorkflowJobEvent) JobEvent() (JobEvent, bool) {
-	ev := JobEvent{
+func (e WorkflowJobEvent) JobEvent() (rm.JobEvent, bool) {
+	ev := rm.JobEvent{
 		JobID: restJobID(e.JobID), JobNumber: e.JobID, RunID: e.RunID, RunnerID: e.RunnerID, RunnerName: e.RunnerName,
 		Workflow: e.WorkflowName, DisplayName: e.JobName, Labels: e.Labels, At: e.At,
 	}
 	switch e.Action {
 	case "in_progress":
-		ev.Kind = JobStarted
+		ev.Kind = rm.JobStarted
 	case "completed":
-		ev.Kind, ev.Result = JobCompleted, e.Conclusion
+		ev.Kind, ev.Result = rm.JobCompleted, e.Conclusion
 	default:
-		return JobEvent{}, false
+		return rm.JobEvent{}, false
 	}
 	return ev, true
 }

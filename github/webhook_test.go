@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,7 +111,7 @@ func TestWebhook(t *testing.T) {
 	assert.False(t, ok, "queued is no job event")
 	je, ok := got[1].JobEvent()
 	require.True(t, ok)
-	assert.Equal(t, github.JobStarted, je.Kind)
+	assert.Equal(t, rm.JobStarted, je.Kind)
 	assert.Equal(t, got[1].JobID, je.JobNumber, "a webhook's job id is the REST number")
 	assert.Equal(t, strconv.FormatInt(got[1].JobID, 10), je.JobID)
 }

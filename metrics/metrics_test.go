@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -62,7 +61,7 @@ func TestLiveFigures(t *testing.T) {
 			{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy},
 			{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateIdle},
 		},
-		Budget:   github.Budget{Limit: 5000, Remaining: 4900, Used: 100, Reset: time.Unix(1700000000, 0), SeenAt: time.Now()},
+		Budget:   rm.Budget{Limit: 5000, Remaining: 4900, Used: 100, Reset: time.Unix(1700000000, 0), SeenAt: time.Now()},
 		Refusals: map[string]int{"memory": 7},
 	}
 	m := metrics.New(func() reconcile.Status { return st }, nil, nil)

@@ -236,10 +236,10 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 		Meters:   meter.New(filepath.Join(dataDir, "state", "memory-peaks.toml")),
 		Targets: func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 			if p.Target.Mode() == rm.ModeScaleSet {
-				return github.NewScaleSetTarget(ctx, client, p.Target, github.ScaleSetOptions{
-					Owner: host.Name, DisableUpdate: true, NamePrefix: prefix})
+				return targetOf(github.NewScaleSetTarget(ctx, client, p.Target, github.ScaleSetOptions{
+					Owner: host.Name, DisableUpdate: true, NamePrefix: prefix}))
 			}
-			return github.NewClassicTarget(client, p.Target, github.ClassicOptions{NamePrefix: prefix})
+			return targetOf(github.NewClassicTarget(client, p.Target, github.ClassicOptions{NamePrefix: prefix}))
 		},
 		Admission: &reconcile.Admission{Memory: reconcile.HostMemory{}, Reserve: 1 << 30,
 			DiskFree: platform.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},

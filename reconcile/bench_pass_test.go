@@ -7,7 +7,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -104,7 +103,7 @@ func benchPass(b *testing.B, st store.Store, host rm.Host, ps []rm.Policy, space
 	b.Helper()
 	target := newFakeTarget()
 	loop, err := reconcile.NewLoop(reconcile.Config{
-		Store: st, Target: target, Launcher: newFakeLauncher(), Meters: newFakeMeters(), Host: host,
+		Store: st, Target: reconcile.TargetOf(target), Launcher: newFakeLauncher(), Meters: newFakeMeters(), Host: host,
 		Policies: ps[:1], Admission: &reconcile.Admission{Memory: fakeMemory{total: 64 << 30}},
 	})
 	if err != nil {
@@ -112,7 +111,7 @@ func benchPass(b *testing.B, st store.Store, host rm.Host, ps []rm.Policy, space
 	}
 	b.Cleanup(loop.Close)
 	ctx := context.Background()
-	loop.ReportDemand(github.Demand{Wanted: 4, At: time.Now()})
+	loop.ReportDemand(rm.Demand{Wanted: 4, At: time.Now()})
 	if _, err := loop.Reconcile(ctx); err != nil {
 		b.Fatal(err)
 	}

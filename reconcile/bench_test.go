@@ -11,7 +11,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -64,7 +63,7 @@ func benchLoop(b *testing.B, script string) (*reconcile.Loop, *timedLauncher) {
 	b.Cleanup(func() { _ = native.Close() })
 	tl := &timedLauncher{NativeLauncher: native, out: make(chan launched, 16)}
 	loop, err := reconcile.NewLoop(reconcile.Config{
-		Store: st, Target: newFakeTarget(), Launcher: tl, Host: host, Policies: []rm.Policy{pol},
+		Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: tl, Host: host, Policies: []rm.Policy{pol},
 		JobWordGrace: time.Millisecond, StopGrace: time.Second,
 	})
 	must(b, err)
@@ -117,7 +116,7 @@ func reportLatencies(b *testing.B, ds []time.Duration) {
 // Budget: 250 ms.
 func BenchmarkSlotRecycle(b *testing.B) {
 	loop, tl := benchLoop(b, "sleep 0.02") // a runner that does its job and exits 0
-	loop.ReportDemand(github.Demand{Wanted: 1 << 20})
+	loop.ReportDemand(rm.Demand{Wanted: 1 << 20})
 	prev := <-tl.out
 	var ds []time.Duration
 	b.ResetTimer()
@@ -142,11 +141,11 @@ func BenchmarkDemandToStart(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		loop.ReportDemand(github.Demand{Wanted: 1})
+		loop.ReportDemand(rm.Demand{Wanted: 1})
 		l := <-tl.out
 		ds = append(ds, l.at.Sub(start))
 		b.StopTimer()
-		loop.ReportDemand(github.Demand{Wanted: 0})
+		loop.ReportDemand(rm.Demand{Wanted: 0})
 		must(b, os.WriteFile(filepath.Join(l.root, "go"), nil, 0o600))
 		<-l.proc.Done()
 		deadline := time.Now().Add(10 * time.Second)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -150,8 +149,8 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	launched := o.Reason != rm.RegistrationFailed // else no directory was made
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {
-			switch err := l.cfg.Target.RemoveRunner(ctx, runnerID); {
-			case errors.Is(err, github.ErrRunnerBusy):
+			switch err := l.cfg.Target.Registrar.RemoveRunner(ctx, runnerID); {
+			case errors.Is(err, rm.ErrRunnerBusy):
 				// Its runner is gone, but GitHub still counts it busy:
 				// asked again until GitHub lets it go (removals.go).
 				l.held.hold(runnerID, a.RunnerName, p.now)

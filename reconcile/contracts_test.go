@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -18,8 +17,6 @@ import (
 var (
 	_ reconcile.Launcher = (*platform.NativeLauncher)(nil)
 	_ reconcile.Meters   = (*meter.AttemptMeters)(nil)
-	_ reconcile.Target   = (*github.ScaleSetTarget)(nil)
-	_ reconcile.Target   = (*github.ClassicTarget)(nil)
 )
 
 // TestLaunchersByBackend: a policy's runners go to the launcher of its

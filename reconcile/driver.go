@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // Result is what a pass (or a demand watch) tells its driver; Reconcile
@@ -55,7 +55,7 @@ type driver struct {
 	base  time.Duration
 	max   time.Duration
 	// ghMax caps the backoff of GitHub's failures (default: max, at most
-	// github.MaxOutageWait, so GitHub's return is seen within seconds).
+	// rm.MaxOutageWait, so GitHub's return is seen within seconds).
 	ghMax  time.Duration
 	jitter func() float64 // in [0, 1)
 	log    *slog.Logger
@@ -182,7 +182,7 @@ func classify(err error) (limited []time.Time, unavailable, other bool) {
 			calls = j.Unwrap()
 		}
 		for _, c := range calls {
-			var rl *github.RateLimitError
+			var rl *rm.RateLimitError
 			if errors.As(c, &rl) {
 				limited = append(limited, rl.Reset)
 			} else {
@@ -197,7 +197,7 @@ func (d *driver) githubMax() time.Duration {
 	if d.ghMax > 0 {
 		return d.ghMax
 	}
-	return min(d.max, github.MaxOutageWait)
+	return min(d.max, rm.MaxOutageWait)
 }
 
 func (d *driver) random() float64 {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // script is a fake pass: it records when it ran and answers from a list.
@@ -142,7 +142,7 @@ func TestBackoffBounds(t *testing.T) {
 func TestDriverWaitsOutARateLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reset := time.Now().Add(30 * time.Minute)
-		rl := &githubError{&github.RateLimitError{Reset: reset}}
+		rl := &githubError{&rm.RateLimitError{Reset: reset}}
 		s := &script{results: []Result{{}, {RequeueAfter: time.Minute}}, errs: []error{rl}}
 		_, cancel := drive(t, s, 0)
 		time.Sleep(30*time.Minute + 30*time.Second)
@@ -154,7 +154,7 @@ func TestDriverWaitsOutARateLimit(t *testing.T) {
 
 // TestDriverHoldsGitHubBack: a pass in which GitHub failed makes the
 // driver hold GitHub back for a backoff from base doubling to
-// github.MaxOutageWait; a deadline of the pass cuts the wait; a pass that
+// rm.MaxOutageWait; a deadline of the pass cuts the wait; a pass that
 // made no GitHub call (held) leaves the count as it is; one in which
 // GitHub answered starts it over.
 func TestDriverHoldsGitHubBack(t *testing.T) {
@@ -181,7 +181,7 @@ func TestDriverHoldsGitHubBack(t *testing.T) {
 		// the pass's own 3 s, then a failure from the base again.
 		assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, time.Second,
 			1500 * time.Millisecond, 2500 * time.Millisecond, 3 * time.Second, 500 * time.Millisecond}, gaps)
-		assert.Equal(t, 5*time.Second, min(8*time.Second, github.MaxOutageWait), "the cap the figures assume")
+		assert.Equal(t, 5*time.Second, min(8*time.Second, rm.MaxOutageWait), "the cap the figures assume")
 	})
 }
 

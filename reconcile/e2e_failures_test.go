@@ -224,8 +224,8 @@ func TestE2ERunnerFailures(t *testing.T) {
 		// GitHub drops the registration; the runner stays, deaf.
 		target, err := w.targets(t.Context(), w.policy)
 		require.NoError(t, err)
-		require.NoError(t, target.RemoveRunner(t.Context(), first.GitHubRunnerID))
-		require.NoError(t, target.Close(t.Context()))
+		require.NoError(t, target.Registrar.RemoveRunner(t.Context(), first.GitHubRunnerID))
+		require.NoError(t, target.Demand.Close(t.Context()))
 		seen := map[rm.AttemptID]bool{}
 		a := w.nextEnded(30*time.Second, seen)
 		assert.Equal(t, first.ID, a.ID)

@@ -12,16 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
-// listsNothing is a scale-set target as it was before it said
-// github.ErrCannotList: its REST list lacks every scale-set runner.
-type listsNothing struct{ reconcile.Target }
+// listsNothing is a scale-set registrar as it was before it said
+// rm.ErrCannotList: its REST list lacks every scale-set runner.
+type listsNothing struct{ rm.Registrar }
 
-func (listsNothing) Runners(context.Context, string) ([]github.Runner, error) { return nil, nil }
+func (listsNothing) Runners(context.Context, string) ([]rm.Runner, error) { return nil, nil }
 
 // TestE2ELongScaleSetJob is the short form of a 240 s scale-set job: a job
 // 10× longer than ZombieGrace completes and its runner is never stopped,
@@ -34,7 +33,9 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 		wrap func(reconcile.Target) reconcile.Target
 	}{
 		{"CannotList", func(t reconcile.Target) reconcile.Target { return t }},
-		{"EmptyList", func(t reconcile.Target) reconcile.Target { return listsNothing{t} }},
+		{"EmptyList", func(t reconcile.Target) reconcile.Target {
+			return reconcile.Target{Registrar: listsNothing{t.Registrar}, Demand: t.Demand}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const grace = 300 * time.Millisecond
@@ -46,7 +47,7 @@ func TestE2ELongScaleSetJob(t *testing.T) {
 			cfg.Targets = func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 				t, err := targets(ctx, p)
 				if err != nil {
-					return nil, err
+					return reconcile.Target{}, err
 				}
 				return tc.wrap(t), nil
 			}

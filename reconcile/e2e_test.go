@@ -165,11 +165,11 @@ func tail(s string, lines int) string {
 func (w *world) targets(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 	prefix := rm.RunnerNamePrefix(w.host.ID)
 	if p.Target.Mode() == rm.ModeClassic {
-		return github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: w.poll, Logger: w.log})
+		return targetOf(github.NewClassicTarget(w.client, p.Target, github.ClassicOptions{NamePrefix: prefix, PollInterval: w.poll, Logger: w.log}))
 	}
-	return github.NewScaleSetTarget(ctx, w.client, p.Target, github.ScaleSetOptions{
-		Owner: w.host.Name, HostID: w.host.ID.String(), Journal: reconcile.SessionJournal(w.st),
-		DisableUpdate: true, NamePrefix: prefix, Logger: w.log, CapacityCheck: 50 * time.Millisecond})
+	return targetOf(github.NewScaleSetTarget(ctx, w.client, p.Target, github.ScaleSetOptions{
+		Owner: w.host.Name, HostID: w.host.ID.String(), Journal: w.st,
+		DisableUpdate: true, NamePrefix: prefix, Logger: w.log, CapacityCheck: 50 * time.Millisecond}))
 }
 
 // supervisorConfig is the manager's wiring with test timings.

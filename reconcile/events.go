@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 )
 
 // applyEvents applies the job events GitHub sent since the last pass: the
@@ -19,9 +18,9 @@ func (p *pass) applyEvents(ctx context.Context) {
 		p.demandAt = l.demand.At
 	}
 	l.mu.Unlock()
-	var keep []github.JobEvent
+	var keep []rm.JobEvent
 	for _, ev := range events {
-		if (ev.Kind != github.JobStarted && ev.Kind != github.JobCompleted) || ev.RunnerName == "" {
+		if (ev.Kind != rm.JobStarted && ev.Kind != rm.JobCompleted) || ev.RunnerName == "" {
 			continue
 		}
 		it := p.byName[ev.RunnerName]
@@ -33,7 +32,7 @@ func (p *pass) applyEvents(ctx context.Context) {
 			keep = append(keep, ev) // its launch is being recorded: next pass
 			continue
 		}
-		if ev.Kind == github.JobCompleted {
+		if ev.Kind == rm.JobCompleted {
 			l.tab.with(it.a.ID, func(r *runtime) {
 				if !r.jobCompleted {
 					r.jobCompleted, r.jobCompletedAt = true, p.now
@@ -52,7 +51,7 @@ func (p *pass) applyEvents(ctx context.Context) {
 		}
 		if changed && p.record(ctx, it, a) {
 			it.log.Info("runner took a job", "job", a.Job.ID, "job_name", a.Job.Name, "event", string(ev.Kind))
-			if named && ev.Kind == github.JobStarted && !ev.QueuedAt.IsZero() && l.cfg.OnJobStarted != nil {
+			if named && ev.Kind == rm.JobStarted && !ev.QueuedAt.IsZero() && l.cfg.OnJobStarted != nil {
 				// Busy since the runner's own word, else since now.
 				l.cfg.OnJobStarted(it.pol.Name, max(0, a.BusyAt.Sub(ev.QueuedAt)))
 			}
@@ -70,7 +69,7 @@ func (p *pass) applyEvents(ctx context.Context) {
 // concluded from the runner's own trace, and corrects one concluded idle,
 // lost or failed before GitHub's word came (lateOutcome), so no attempt
 // any source says ran a job is left recorded otherwise.
-func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
+func (p *pass) nameJob(ctx context.Context, ev rm.JobEvent) {
 	l := p.l
 	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
 	if !strings.HasPrefix(ev.RunnerName, prefix) {
@@ -123,6 +122,6 @@ func (p *pass) nameJob(ctx context.Context, ev github.JobEvent) {
 // eventJob is the job a job event names: its id as GitHub's source gave it
 // (a scale-set jobId, or a REST number in decimal) and the REST number when
 // the event carries one.
-func eventJob(ev github.JobEvent) rm.Job {
+func eventJob(ev rm.JobEvent) rm.Job {
 	return rm.Job{ID: ev.JobID, Number: ev.JobNumber, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 )
 
 // wordAfter reports whether the demand source has reported a figure taken
@@ -23,8 +22,8 @@ func (p *pass) wordAfter(t time.Time) bool {
 // No attempt any source says ran a job stays Lost or idle. A failure the
 // runner caused during a job stays a failure unless GitHub says the job
 // completed; a user's stop during a job stays Stopped.
-func lateOutcome(a rm.Attempt, ev github.JobEvent) (rm.Outcome, bool) {
-	completed := ev.Kind == github.JobCompleted
+func lateOutcome(a rm.Attempt, ev rm.JobEvent) (rm.Outcome, bool) {
+	completed := ev.Kind == rm.JobCompleted
 	clean := a.ExitCode == nil || *a.ExitCode == 0
 	said := fmt.Sprintf("GitHub said after its conclusion (%s) that it ran a job", a.Outcome)
 	if ev.JobID != "" {

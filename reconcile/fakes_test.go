@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -48,7 +47,7 @@ type fakeTarget struct {
 	waitErr   error
 	waitSince time.Time
 	nextID    int64
-	runners   map[int64]*github.Runner
+	runners   map[int64]*rm.Runner
 	calls     map[string]int
 	// jitErr, removeErr and listErr fail the next calls while set.
 	jitErr    error
@@ -56,21 +55,36 @@ type fakeTarget struct {
 	listErr   error
 	// onJIT runs at each JIT call (under no lock), for ordering checks.
 	onJIT func(name string)
-	// cannotList makes Runners answer github.ErrCannotList, as a scale
+	// cannotList makes Runners answer rm.ErrCannotList, as a scale
 	// set's target does; unlisted names are left out of the list, and
 	// both are still found by LookupRunner.
 	cannotList bool
 	unlisted   map[string]bool
-	watch      func(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
+	watch      func(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error
 }
 
-var _ reconcile.Target = (*fakeTarget)(nil)
+var (
+	_ rm.Registrar    = (*fakeTarget)(nil)
+	_ rm.DemandSource = (*fakeTarget)(nil)
+)
+
+// targetOf is the Target of a maker's value that is both sides, or its
+// error.
+func targetOf[T interface {
+	rm.Registrar
+	rm.DemandSource
+}](v T, err error) (reconcile.Target, error) {
+	if err != nil {
+		return reconcile.Target{}, err
+	}
+	return reconcile.TargetOf(v), nil
+}
 
 func newFakeTarget() *fakeTarget {
-	return &fakeTarget{nextID: 100, runners: map[int64]*github.Runner{}, calls: map[string]int{}}
+	return &fakeTarget{nextID: 100, runners: map[int64]*rm.Runner{}, calls: map[string]int{}}
 }
 
-func (f *fakeTarget) JITConfig(ctx context.Context, name string) (github.JITConfig, error) {
+func (f *fakeTarget) JITConfig(ctx context.Context, name string) (rm.JITConfig, error) {
 	f.mu.Lock()
 	f.calls["jit"]++
 	err, on := f.jitErr, f.onJIT
@@ -79,13 +93,13 @@ func (f *fakeTarget) JITConfig(ctx context.Context, name string) (github.JITConf
 		on(name)
 	}
 	if err != nil {
-		return github.JITConfig{}, err
+		return rm.JITConfig{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	f.runners[f.nextID] = &github.Runner{ID: f.nextID, Name: name}
-	return github.JITConfig{RunnerID: f.nextID, RunnerName: name, Encoded: "SECRET-JIT-" + name}, nil
+	f.runners[f.nextID] = &rm.Runner{ID: f.nextID, Name: name}
+	return rm.JITConfig{RunnerID: f.nextID, RunnerName: name, Encoded: "SECRET-JIT-" + name}, nil
 }
 
 func (f *fakeTarget) RemoveRunner(ctx context.Context, id int64) error {
@@ -100,45 +114,45 @@ func (f *fakeTarget) RemoveRunner(ctx context.Context, id int64) error {
 		return nil
 	}
 	if r.Busy {
-		return fmt.Errorf("runner %d: %w", id, github.ErrRunnerBusy)
+		return fmt.Errorf("runner %d: %w", id, rm.ErrRunnerBusy)
 	}
 	delete(f.runners, id)
 	return nil
 }
 
-func (f *fakeTarget) Runners(ctx context.Context, prefix string) ([]github.Runner, error) {
+func (f *fakeTarget) Runners(ctx context.Context, prefix string) ([]rm.Runner, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["list"]++
 	if f.cannotList {
-		return nil, fmt.Errorf("list runners: %w", github.ErrCannotList)
+		return nil, fmt.Errorf("list runners: %w", rm.ErrCannotList)
 	}
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
-	var out []github.Runner
+	var out []rm.Runner
 	for _, r := range f.runners {
 		if strings.HasPrefix(r.Name, prefix) && !f.unlisted[r.Name] {
 			out = append(out, *r)
 		}
 	}
-	slices.SortFunc(out, func(a, b github.Runner) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b rm.Runner) int { return int(a.ID - b.ID) })
 	return out, nil
 }
 
-func (f *fakeTarget) LookupRunner(ctx context.Context, id int64, name string) (github.Runner, bool, error) {
+func (f *fakeTarget) LookupRunner(ctx context.Context, id int64, name string) (rm.Runner, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["lookup"]++
 	if f.listErr != nil {
-		return github.Runner{}, false, f.listErr
+		return rm.Runner{}, false, f.listErr
 	}
 	for _, r := range f.runners {
 		if (id != 0 && r.ID == id) || (id == 0 && r.Name == name) {
 			return *r, true, nil
 		}
 	}
-	return github.Runner{}, false, nil
+	return rm.Runner{}, false, nil
 }
 
 func (f *fakeTarget) Waiting() (error, time.Time) {
@@ -147,7 +161,7 @@ func (f *fakeTarget) Waiting() (error, time.Time) {
 	return f.waitErr, f.waitSince
 }
 
-func (f *fakeTarget) Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error {
+func (f *fakeTarget) Watch(ctx context.Context, maxCapacity func() int, report func(rm.Demand)) error {
 	if f.watch != nil {
 		return f.watch(ctx, maxCapacity, report)
 	}
@@ -162,7 +176,7 @@ func (f *fakeTarget) Close(ctx context.Context) error {
 	return nil
 }
 
-func (f *fakeTarget) set(name string, fn func(r *github.Runner)) {
+func (f *fakeTarget) set(name string, fn func(r *rm.Runner)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range f.runners {
@@ -182,7 +196,7 @@ func (f *fakeTarget) drop(name string) {
 	}
 }
 
-func (f *fakeTarget) add(r github.Runner) {
+func (f *fakeTarget) add(r rm.Runner) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runners[r.ID] = &r
@@ -467,7 +481,7 @@ func newEnv(t *testing.T, pb *storetest.PolicyBuilder, edit func(c *reconcile.Co
 	e := &env{t: t, ctx: ctx, clock: newClock(), st: st, host: host, policy: pol,
 		target: newFakeTarget(), launcher: newFakeLauncher(), meters: newFakeMeters(), logs: &syncBuffer{}}
 	e.cfg = reconcile.Config{
-		Store: st, Target: e.target, Launcher: e.launcher, Meters: e.meters, Host: host,
+		Store: st, Target: reconcile.TargetOf(e.target), Launcher: e.launcher, Meters: e.meters, Host: host,
 		Policies: []rm.Policy{pol}, Now: e.clock.Now,
 		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		ScaleDownAfter: -1,
@@ -511,8 +525,8 @@ func (e *env) ended() []rm.Attempt {
 	return as
 }
 
-func (e *env) demand(n int, events ...github.JobEvent) {
-	e.loop.ReportDemand(github.Demand{Wanted: n, Events: events, At: e.clock.Now()})
+func (e *env) demand(n int, events ...rm.JobEvent) {
+	e.loop.ReportDemand(rm.Demand{Wanted: n, Events: events, At: e.clock.Now()})
 }
 
 // record writes an attempt straight into the journal (a leftover of a
@@ -527,10 +541,10 @@ func (e *env) record(a rm.Attempt) rm.Attempt {
 // that reads as no number.
 func jobKey(n int64) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
-func started(name string, job int64) github.JobEvent {
-	return github.JobEvent{Kind: github.JobStarted, RunnerName: name, JobID: jobKey(job), RunID: job * 10, DisplayName: fmt.Sprintf("build %d", job), Workflow: "ci.yml"}
+func started(name string, job int64) rm.JobEvent {
+	return rm.JobEvent{Kind: rm.JobStarted, RunnerName: name, JobID: jobKey(job), RunID: job * 10, DisplayName: fmt.Sprintf("build %d", job), Workflow: "ci.yml"}
 }
 
-func completed(name string, job int64) github.JobEvent {
-	return github.JobEvent{Kind: github.JobCompleted, RunnerName: name, JobID: jobKey(job), Result: "succeeded"}
+func completed(name string, job int64) rm.JobEvent {
+	return rm.JobEvent{Kind: rm.JobCompleted, RunnerName: name, JobID: jobKey(job), Result: "succeeded"}
 }

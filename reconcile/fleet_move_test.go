@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -29,8 +28,8 @@ func TestLeavesAnotherHostsAttempt(t *testing.T) {
 		e.record(storetest.NewAttempt().Policy(e.policy.ID).Host(other.ID).State(rm.StateIdle).GitHubRunnerID(902).
 			ProcessID(4321).ProcessStart(1).CreatedAt(old).Build()),
 	}
-	e.target.add(github.Runner{ID: 901, Name: theirs[1].RunnerName})
-	e.target.add(github.Runner{ID: 902, Name: theirs[2].RunnerName, Online: true})
+	e.target.add(rm.Runner{ID: 901, Name: theirs[1].RunnerName})
+	e.target.add(rm.Runner{ID: 902, Name: theirs[2].RunnerName, Online: true})
 	mine := e.record(storetest.NewAttempt().Policy(e.policy.ID).Host(e.host.ID).CreatedAt(old).Build())
 
 	e.pass()

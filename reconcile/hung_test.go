@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -39,21 +38,21 @@ func TestHungAfterItsJob(t *testing.T) {
 			defer close(done)
 			_ = loop.Run(ctx)
 		}()
-		loop.ReportDemand(github.Demand{Wanted: 1, At: time.Now()})
+		loop.ReportDemand(rm.Demand{Wanted: 1, At: time.Now()})
 		synctest.Wait()
 		live := e.live()
 		require.Len(t, live, 1)
 		a := live[0]
 		p := e.launcher.proc(a.ID)
 		require.NotNil(t, p)
-		e.target.set(a.RunnerName, func(r *github.Runner) { r.Online = true })
+		e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
 
 		time.Sleep(time.Second)
-		loop.ReportDemand(github.Demand{Wanted: 1, At: time.Now(), Events: []github.JobEvent{started(a.RunnerName, 7)}})
+		loop.ReportDemand(rm.Demand{Wanted: 1, At: time.Now(), Events: []rm.JobEvent{started(a.RunnerName, 7)}})
 		synctest.Wait()
 		require.Equal(t, rm.StateBusy, e.attempt(a.ID).State)
 		time.Sleep(10 * time.Second)
-		loop.ReportDemand(github.Demand{Wanted: 0, At: time.Now(), Events: []github.JobEvent{completed(a.RunnerName, 7)}})
+		loop.ReportDemand(rm.Demand{Wanted: 0, At: time.Now(), Events: []rm.JobEvent{completed(a.RunnerName, 7)}})
 		synctest.Wait()
 
 		time.Sleep(grace - time.Second)
@@ -75,7 +74,7 @@ func TestHungAfterItsJob(t *testing.T) {
 		assert.True(t, ok && o.Kind == rm.CompletedJob, "its weight counts")
 		assert.Equal(t, 1, strings.Count(e.logs.String(), "runner hung after its job ended"), "one warning")
 
-		loop.ReportDemand(github.Demand{Wanted: 1, At: time.Now()})
+		loop.ReportDemand(rm.Demand{Wanted: 1, At: time.Now()})
 		synctest.Wait()
 		live = e.live()
 		require.Len(t, live, 1, "the slot serves the next job")

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 )
 
 // maxQueuedEvents bounds the job events kept between two passes.
@@ -54,7 +53,7 @@ type Loop struct {
 
 	mu          sync.Mutex // guards the fields below; never held across I/O
 	policyIDs   []rm.PolicyID
-	demand      github.Demand
+	demand      rm.Demand
 	demandKnown bool
 	// jobEnds are when attempts of this loop that ran a job ended (their
 	// exit seen), and the job, kept while newer than the demand figure
@@ -66,7 +65,7 @@ type Loop struct {
 	// its word (the word came during the pass that concluded it) is not
 	// counted.
 	doneJobs []jobEnd
-	events   []github.JobEvent
+	events   []rm.JobEvent
 	watchErr string
 	status   loopStatus
 	refusals map[rm.PolicyID]Refusal
@@ -80,7 +79,7 @@ type Loop struct {
 
 	passMu  sync.Mutex // one pass at a time; guards the fields below
 	watched map[rm.AttemptID]bool
-	runners []github.Runner
+	runners []rm.Runner
 	listAt  time.Time
 	listed  bool
 	// listedIdle: the last list was taken with nothing live.
@@ -112,8 +111,8 @@ func NewLoop(cfg Config) (*Loop, error) {
 	switch {
 	case cfg.Store == nil:
 		return nil, errors.New("reconcile: a loop needs a Store")
-	case cfg.Target == nil:
-		return nil, errors.New("reconcile: a loop needs a GitHub Target")
+	case !cfg.Target.valid():
+		return nil, errors.New("reconcile: a loop needs a Target (a Registrar and a Demand source)")
 	case cfg.Launcher == nil:
 		return nil, errors.New("reconcile: a loop needs a Launcher")
 	case cfg.Host.ID.IsZero():
@@ -173,7 +172,7 @@ func (l *Loop) SetPolicies(ids []rm.PolicyID) {
 
 // ReportDemand takes a demand figure and its job events (the target's
 // Watch calls it; a webhook receiver may too) and nudges the loop.
-func (l *Loop) ReportDemand(d github.Demand) {
+func (l *Loop) ReportDemand(d rm.Demand) {
 	if d.At.IsZero() {
 		d.At = l.cfg.Now()
 	}
@@ -184,7 +183,7 @@ func (l *Loop) ReportDemand(d github.Demand) {
 		// A figure that comes with a job's completion no longer counts it,
 		// even if it is dated before the runner's exit (a classic figure
 		// a webhook updated keeps its poll's time).
-		if e.Kind == github.JobCompleted && (e.JobID != "" || e.RunnerName != "") {
+		if e.Kind == rm.JobCompleted && (e.JobID != "" || e.RunnerName != "") {
 			done := jobEnd{job: e.JobID, runner: e.RunnerName}
 			l.jobEnds = slices.DeleteFunc(l.jobEnds, done.same)
 			l.doneJobs = append(l.doneJobs, done)
@@ -446,21 +445,21 @@ func (l *Loop) watch(ctx context.Context) {
 		ghMax: min(l.cfg.BackoffMax, WatchRetryMax), log: l.log}
 	d.run(ctx, func(ctx context.Context) (Result, error) {
 		var reported atomic.Bool
-		report := func(dm github.Demand) {
+		report := func(dm rm.Demand) {
 			reported.Store(true)
 			if failing.CompareAndSwap(true, false) {
 				l.drv.recovered(l.cfg.Now())
 			}
 			l.ReportDemand(dm)
 		}
-		err := l.cfg.Target.Watch(ctx, l.Capacity, report)
+		err := l.cfg.Target.Demand.Watch(ctx, l.Capacity, report)
 		if err == nil || ctx.Err() != nil {
 			return Result{RequeueAfter: l.cfg.BackoffBase, GitHubAnswered: true}, nil
 		}
-		var rl *github.RateLimitError
+		var rl *rm.RateLimitError
 		if !errors.As(err, &rl) {
 			failing.Store(true)
-			if errors.Is(err, github.ErrUnauthorized) || errors.Is(err, github.ErrNotFound) || errors.Is(err, github.ErrSessionConflict) {
+			if errors.Is(err, rm.ErrUnauthorized) || errors.Is(err, rm.ErrNotFound) || errors.Is(err, rm.ErrSessionConflict) {
 				// A stale figure would keep runners for jobs nobody can
 				// see: keep min idle only until the watch is back.
 				l.mu.Lock()

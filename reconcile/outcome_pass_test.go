@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -42,7 +41,7 @@ func (l termLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Proces
 func (e *env) online() {
 	e.t.Helper()
 	for _, a := range e.live() {
-		e.target.set(a.RunnerName, func(r *github.Runner) { r.Online = true })
+		e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
 	}
 	e.clock.Advance(time.Second)
 	e.pass()

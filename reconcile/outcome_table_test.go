@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 )
 
 // TestOutcomeFor has a case per row of outcomeFor's table.
@@ -120,27 +119,27 @@ func TestLateOutcome(t *testing.T) {
 	tests := []struct {
 		name    string
 		a       rm.Attempt
-		kind    github.JobEventKind
+		kind    rm.JobEventKind
 		correct bool
 	}{
-		{"IdleStarted", ended(idle, code(0)), github.JobStarted, true},
-		{"IdleCompleted", ended(idle, code(0)), github.JobCompleted, true},
-		{"IdleUnknownCode", ended(idle, nil), github.JobStarted, true},
-		{"ScaledDown143Started", ended(rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "scaled down"}, code(143)), github.JobStarted, false},
-		{"ScaledDown143Completed", ended(rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "scaled down"}, code(143)), github.JobCompleted, true},
-		{"LostStarted", ended(rm.FailedWith(rm.Lost, ""), nil), github.JobStarted, true},
-		{"LostCompleted", ended(rm.FailedWith(rm.Lost, ""), nil), github.JobCompleted, true},
-		{"CrashStarted", ended(rm.FailedWith(rm.ProcessExitedUnexpectedly, ""), code(2)), github.JobStarted, false},
-		{"CrashCompleted", ended(rm.FailedWith(rm.ProcessExitedUnexpectedly, ""), code(2)), github.JobCompleted, true},
-		{"StartTimeoutCompleted", ended(rm.FailedWith(rm.StartTimeout, ""), nil), github.JobCompleted, true},
-		{"ZombieCompleted", ended(rm.FailedWith(rm.Zombie, ""), nil), github.JobCompleted, true},
-		{"StoppedCompleted", ended(rm.FailedWith(rm.Stopped, ""), nil), github.JobCompleted, false},
-		{"RegistrationFailed", ended(rm.FailedWith(rm.RegistrationFailed, ""), nil), github.JobCompleted, false},
-		{"AlreadyCompleted", ended(rm.Outcome{Kind: rm.CompletedJob}, code(0)), github.JobCompleted, false},
+		{"IdleStarted", ended(idle, code(0)), rm.JobStarted, true},
+		{"IdleCompleted", ended(idle, code(0)), rm.JobCompleted, true},
+		{"IdleUnknownCode", ended(idle, nil), rm.JobStarted, true},
+		{"ScaledDown143Started", ended(rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "scaled down"}, code(143)), rm.JobStarted, false},
+		{"ScaledDown143Completed", ended(rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "scaled down"}, code(143)), rm.JobCompleted, true},
+		{"LostStarted", ended(rm.FailedWith(rm.Lost, ""), nil), rm.JobStarted, true},
+		{"LostCompleted", ended(rm.FailedWith(rm.Lost, ""), nil), rm.JobCompleted, true},
+		{"CrashStarted", ended(rm.FailedWith(rm.ProcessExitedUnexpectedly, ""), code(2)), rm.JobStarted, false},
+		{"CrashCompleted", ended(rm.FailedWith(rm.ProcessExitedUnexpectedly, ""), code(2)), rm.JobCompleted, true},
+		{"StartTimeoutCompleted", ended(rm.FailedWith(rm.StartTimeout, ""), nil), rm.JobCompleted, true},
+		{"ZombieCompleted", ended(rm.FailedWith(rm.Zombie, ""), nil), rm.JobCompleted, true},
+		{"StoppedCompleted", ended(rm.FailedWith(rm.Stopped, ""), nil), rm.JobCompleted, false},
+		{"RegistrationFailed", ended(rm.FailedWith(rm.RegistrationFailed, ""), nil), rm.JobCompleted, false},
+		{"AlreadyCompleted", ended(rm.Outcome{Kind: rm.CompletedJob}, code(0)), rm.JobCompleted, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, ok := lateOutcome(tt.a, github.JobEvent{Kind: tt.kind, JobID: "5"})
+			o, ok := lateOutcome(tt.a, rm.JobEvent{Kind: tt.kind, JobID: "5"})
 			assert.Equal(t, tt.correct, ok)
 			if ok {
 				assert.Equal(t, rm.CompletedJob, o.Kind)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -219,7 +218,7 @@ func (p *pass) addErr(err error) {
 // error tells the driver, which holds calls back (until a rate limit's
 // reset, or for a backoff).
 func (p *pass) githubErr(err error, what string) {
-	if err == nil || errors.Is(err, github.ErrRunnerBusy) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, rm.ErrRunnerBusy) || errors.Is(err, context.Canceled) {
 		return
 	}
 	p.mu.Lock()
@@ -316,8 +315,8 @@ func (p *pass) markGone(it *item, why string) {
 // live, once when the loop falls idle (to reap what the last runners left),
 // every OrphanListEvery if set, before a scale-down, or to conclude a runner
 // found gone after a restart. Each list costs a REST request; an idle loop
-// makes none. A target whose list is shared by its scope's loops
-// (SharedRunnerLister) is asked for one no older than the reasons need
+// makes none. A registrar whose list is shared by its scope's loops
+// (rm.SharedRunnerLister) is asked for one no older than the reasons need
 // (listBound), which a list another loop had sent may answer, and the list
 // taken when the loop falls idle waits half an interval for one; the
 // loop's listAt is always when its list was sent.
@@ -357,7 +356,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	if !first && !needTrace && !scaleDown && !refresh && !idle && !orphan {
 		return
 	}
-	sl, shared := l.cfg.Target.(SharedRunnerLister)
+	sl, shared := l.cfg.Target.Registrar.(rm.SharedRunnerLister)
 	if shared && idle && !first && !needTrace && !scaleDown && !refresh && !orphan {
 		// Fallen idle, the list is only for reaping: it waits up to half an
 		// interval after the last conclusion (this pass's, when its last
@@ -377,7 +376,7 @@ func (p *pass) listRunners(ctx context.Context) {
 	}
 	prefix := rm.RunnerNamePrefix(l.cfg.Host.ID)
 	var (
-		rs  []github.Runner
+		rs  []rm.Runner
 		at  time.Time
 		err error
 	)
@@ -385,9 +384,9 @@ func (p *pass) listRunners(ctx context.Context) {
 		rs, at, err = sl.RunnersSince(ctx, prefix, p.listBound(first, needTrace, scaleDown, refresh, idle, orphan, traceAfter))
 	} else {
 		at = l.cfg.Now()
-		rs, err = l.cfg.Target.Runners(ctx, prefix)
+		rs, err = l.cfg.Target.Registrar.Runners(ctx, prefix)
 	}
-	if errors.Is(err, github.ErrCannotList) {
+	if errors.Is(err, rm.ErrCannotList) {
 		// Scale-set runners: observeRunners looks each one up instead.
 		l.log.Debug("the target cannot list its runners; looking each one up", "err", err)
 		l.reg.cannotList = true
@@ -415,7 +414,7 @@ func (p *pass) noteEnds() {
 // findRunner returns GitHub's newest word on an attempt's registration:
 // its lookup, when newer than the list (or the target cannot list), else
 // the list's entry.
-func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
+func (p *pass) findRunner(a rm.Attempt) (rm.Runner, bool) {
 	l := p.l
 	if lk, ok := l.reg.looked[a.ID]; ok && (l.reg.cannotList || !lk.at.Before(l.listAt)) {
 		return lk.runner, lk.found
@@ -425,7 +424,7 @@ func (p *pass) findRunner(a rm.Attempt) (github.Runner, bool) {
 			return r, true
 		}
 	}
-	return github.Runner{}, false
+	return rm.Runner{}, false
 }
 
 // observeRunners moves attempts by GitHub's word (online → idle, busy →
@@ -536,13 +535,13 @@ func (p *pass) deregister(ctx context.Context, it *item, force bool) bool {
 	if p.isQuiet() {
 		return force
 	}
-	err := l.cfg.Target.RemoveRunner(ctx, it.a.GitHubRunnerID)
+	err := l.cfg.Target.Registrar.RemoveRunner(ctx, it.a.GitHubRunnerID)
 	switch {
 	case err == nil:
 		p.githubOK()
 		l.tab.with(it.a.ID, func(r *runtime) { r.deregistered = true })
 		return true
-	case errors.Is(err, github.ErrRunnerBusy):
+	case errors.Is(err, rm.ErrRunnerBusy):
 		l.tab.with(it.a.ID, func(r *runtime) { r.refusedBusy = true })
 		it.log.Info("GitHub says the runner is busy; left running")
 		p.noteAttempt(ctx, it, "GitHub says it is busy: left running")
@@ -576,12 +575,12 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 			l.log.Debug("leftover registration is busy; left alone", "runner", r.Name)
 			continue
 		}
-		err := l.cfg.Target.RemoveRunner(ctx, r.ID)
+		err := l.cfg.Target.Registrar.RemoveRunner(ctx, r.ID)
 		switch {
 		case err == nil:
 			p.githubOK()
 			l.log.Info("removed a registration no live attempt owns", "runner", r.Name, "runner_id", r.ID)
-		case errors.Is(err, github.ErrRunnerBusy):
+		case errors.Is(err, rm.ErrRunnerBusy):
 			l.log.Debug("leftover registration is busy; left alone", "runner", r.Name)
 		default:
 			l.log.Warn("could not remove a leftover registration", "runner", r.Name, "err", err)
@@ -597,7 +596,7 @@ func (p *pass) reapRegistrations(ctx context.Context) {
 // attempts this process does not know yet (another loop's first pass after
 // a restart); when it cannot be read, the registration is left alone. So
 // is the registration of an attempt that ended after the list was sent (a
-// list another loop had sent, SharedRunnerLister): the list is older than
+// list another loop had sent, rm.SharedRunnerLister): the list is older than
 // its conclusion, which dealt with its registration (removed it, asks
 // again while GitHub holds it busy, or left it to GitHub, which deletes an
 // ephemeral runner's after its job); a list sent after the end tells

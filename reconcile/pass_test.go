@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -262,7 +261,7 @@ func TestZombie(t *testing.T) {
 		c.RunnerListEvery = time.Millisecond
 	})
 	a, p := launchOne(t, e)
-	e.target.set(a.RunnerName, func(r *github.Runner) { r.Online = true })
+	e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
 	e.clock.Advance(time.Second)
 	e.pass()
 	require.Equal(t, rm.StateIdle, e.attempt(a.ID).State, "seen online")
@@ -349,10 +348,10 @@ func TestRegistrationFailureBacksOff(t *testing.T) {
 func TestRateLimitHoldsEveryCall(t *testing.T) {
 	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), nil)
 	reset := e.clock.Now().Add(time.Hour)
-	e.target.setErr(&github.RateLimitError{Reset: reset}, nil, nil)
+	e.target.setErr(&rm.RateLimitError{Reset: reset}, nil, nil)
 	e.demand(1)
 	res, err := e.loop.Reconcile(e.ctx)
-	var rl *github.RateLimitError
+	var rl *rm.RateLimitError
 	require.ErrorAs(t, err, &rl)
 	assert.Equal(t, time.Hour, res.RequeueAfter, "the next pass at the reset")
 	e.target.setErr(nil, nil, nil)
@@ -379,20 +378,20 @@ func TestRepairsWhatACrashLeft(t *testing.T) {
 	}
 	pending := e.record(attempt().Build())
 	registering := e.record(attempt().State(rm.StateRegistering).GitHubRunnerID(555).Build())
-	e.target.add(github.Runner{ID: 555, Name: registering.RunnerName})
+	e.target.add(rm.Runner{ID: 555, Name: registering.RunnerName})
 	alive := &fakeProc{pid: 4242, start: 99, done: make(chan struct{})}
 	e.launcher.alive[4242] = alive
 	adopted := e.record(attempt().State(rm.StateIdle).GitHubRunnerID(556).ProcessID(4242).ProcessStart(99).Build())
-	e.target.add(github.Runner{ID: 556, Name: adopted.RunnerName})
+	e.target.add(rm.Runner{ID: 556, Name: adopted.RunnerName})
 	busyGone := e.record(attempt().State(rm.StateBusy).GitHubRunnerID(557).ProcessID(4243).ProcessStart(1).
 		Job(rm.Job{ID: jobKey(31), Name: "test"}).Build())
 	listedGone := e.record(attempt().State(rm.StateIdle).GitHubRunnerID(558).ProcessID(4244).ProcessStart(1).Build())
-	e.target.add(github.Runner{ID: 558, Name: listedGone.RunnerName})
+	e.target.add(rm.Runner{ID: 558, Name: listedGone.RunnerName})
 	lost := e.record(attempt().State(rm.StateStarting).GitHubRunnerID(559).ProcessID(4245).ProcessStart(1).Build())
 	prefix := rm.RunnerNamePrefix(host)
-	e.target.add(github.Runner{ID: 777, Name: prefix + rm.NewAttemptID().String()})
-	e.target.add(github.Runner{ID: 778, Name: prefix + rm.NewAttemptID().String(), Busy: true})
-	e.target.add(github.Runner{ID: 779, Name: "rm-someone-else-runner"})
+	e.target.add(rm.Runner{ID: 777, Name: prefix + rm.NewAttemptID().String()})
+	e.target.add(rm.Runner{ID: 778, Name: prefix + rm.NewAttemptID().String(), Busy: true})
+	e.target.add(rm.Runner{ID: 779, Name: "rm-someone-else-runner"})
 
 	e.pass()
 	outcome := func(a rm.Attempt) rm.Outcome { return e.attempt(a.ID).Outcome }
@@ -436,10 +435,10 @@ func TestScaleDown(t *testing.T) {
 	live := e.live()
 	require.Len(t, live, 3)
 	for _, a := range live {
-		e.target.set(a.RunnerName, func(r *github.Runner) { r.Online = true })
+		e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
 	}
 	busy, idle, lucky := live[0], live[1], live[2]
-	e.target.set(busy.RunnerName, func(r *github.Runner) { r.Busy = true })
+	e.target.set(busy.RunnerName, func(r *rm.Runner) { r.Busy = true })
 	e.clock.Advance(time.Second)
 	e.demand(3, started(busy.RunnerName, 1))
 	e.pass()
@@ -453,7 +452,7 @@ func TestScaleDown(t *testing.T) {
 	assert.Len(t, e.live(), 3, "not idle long enough yet")
 
 	// A job lands on one of them meanwhile: GitHub refuses its removal.
-	e.target.set(lucky.RunnerName, func(r *github.Runner) { r.Busy = true })
+	e.target.set(lucky.RunnerName, func(r *rm.Runner) { r.Busy = true })
 	e.clock.Advance(5 * time.Second)
 	e.pass()
 	require.Eventually(t, e.launcher.proc(idle.ID).wasStopped, 5*time.Second, time.Millisecond)
@@ -469,10 +468,10 @@ func TestScaleDown(t *testing.T) {
 func TestScaleDownLeavesARunnerGitHubSaysIsBusy(t *testing.T) {
 	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), func(c *reconcile.Config) { c.RunnerListEvery = time.Millisecond })
 	a, p := launchOne(t, e)
-	e.target.set(a.RunnerName, func(r *github.Runner) { r.Online = true })
+	e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
 	e.clock.Advance(time.Second)
 	e.pass()
-	e.target.setErr(nil, fmt.Errorf("422: %w", github.ErrRunnerBusy), nil)
+	e.target.setErr(nil, fmt.Errorf("422: %w", rm.ErrRunnerBusy), nil)
 	e.demand(0)
 	e.clock.Advance(time.Second)
 	_, err := e.loop.Reconcile(e.ctx)
@@ -526,7 +525,7 @@ func TestDiskAdmission(t *testing.T) {
 func TestUserStopDuringAJob(t *testing.T) {
 	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), nil)
 	a, p := launchOne(t, e)
-	e.target.set(a.RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
+	e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
 	e.demand(1, started(a.RunnerName, 5))
 	e.pass()
 	done := e.loop.StopAttempt(a.ID)
@@ -554,11 +553,11 @@ func TestPoliciesSharingATarget(t *testing.T) {
 		require.NoError(t, st.InsertPolicy(t.Context(), p))
 	}
 	launcher := newFakeLauncher()
-	loop, err := reconcile.NewLoop(reconcile.Config{Store: st, Target: newFakeTarget(), Launcher: launcher, Host: host,
+	loop, err := reconcile.NewLoop(reconcile.Config{Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: launcher, Host: host,
 		Policies: []rm.Policy{p1, p2, p3}})
 	require.NoError(t, err)
 	defer loop.Close()
-	loop.ReportDemand(github.Demand{Wanted: 5})
+	loop.ReportDemand(rm.Demand{Wanted: 5})
 	_, err = loop.Reconcile(t.Context())
 	require.NoError(t, err)
 	for _, p := range []rm.Policy{p1, p2} {
@@ -572,7 +571,7 @@ func TestPoliciesSharingATarget(t *testing.T) {
 	assert.Equal(t, 2, loop.Capacity())
 
 	other := storetest.NewPolicy().Host(host.ID).Autoscale("elsewhere", 1).Build()
-	_, err = reconcile.NewLoop(reconcile.Config{Store: st, Target: newFakeTarget(), Launcher: launcher, Host: host,
+	_, err = reconcile.NewLoop(reconcile.Config{Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: launcher, Host: host,
 		Policies: []rm.Policy{p1, other}})
 	assert.ErrorContains(t, err, "different targets")
 }
@@ -583,7 +582,7 @@ func TestPausingScalesIdleRunnersDown(t *testing.T) {
 	e.pass()
 	live := e.live()
 	require.Len(t, live, 2)
-	e.target.set(live[0].RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
+	e.target.set(live[0].RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
 	e.demand(2, started(live[0].RunnerName, 3))
 	e.clock.Advance(time.Second)
 	e.pass()
@@ -605,7 +604,7 @@ func TestDrainingStopsLaunchingAndRemovesIdleRunners(t *testing.T) {
 	e.pass()
 	live := e.live()
 	require.Len(t, live, 2)
-	e.target.set(live[0].RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
+	e.target.set(live[0].RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
 	e.demand(1, started(live[0].RunnerName, 3))
 	e.clock.Advance(time.Second)
 	e.pass()
@@ -670,7 +669,7 @@ func TestDemandLessTheJobsThatEnded(t *testing.T) {
 			a := live[0]
 			e.clock.Advance(time.Second)
 			if tt.event {
-				evs := []github.JobEvent{started(a.RunnerName, 5)}
+				evs := []rm.JobEvent{started(a.RunnerName, 5)}
 				if tt.completed {
 					evs = append(evs, completed(a.RunnerName, 5))
 				}

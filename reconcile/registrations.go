@@ -6,7 +6,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 )
 
 // registry is what the loop learned of its runners' registrations beyond
@@ -19,7 +18,7 @@ import (
 // lacks is looked up before it counts as missing, and scale-set runners,
 // which GitHub's REST list never carries, are looked up one by one.
 type registry struct {
-	// cannotList: the target offers no runner list (github.ErrCannotList);
+	// cannotList: the target offers no runner list (rm.ErrCannotList);
 	// each live runner is looked up at most every RunnerListEvery.
 	cannotList bool
 	looked     map[rm.AttemptID]lookup
@@ -29,7 +28,7 @@ type registry struct {
 type lookup struct {
 	at     time.Time
 	found  bool
-	runner github.Runner
+	runner rm.Runner
 }
 
 // prune forgets the lookups of attempts the pass no longer holds.
@@ -69,7 +68,7 @@ func (p *pass) running(it *item) bool {
 func (p *pass) lookUp(ctx context.Context, it *item, up bool) bool {
 	l := p.l
 	at := l.cfg.Now()
-	r, found, err := l.cfg.Target.LookupRunner(ctx, it.a.GitHubRunnerID, it.a.RunnerName)
+	r, found, err := l.cfg.Target.Registrar.LookupRunner(ctx, it.a.GitHubRunnerID, it.a.RunnerName)
 	if err != nil {
 		p.githubErr(err, "look up runner "+it.a.RunnerName)
 		return false
@@ -101,7 +100,7 @@ func (p *pass) lookUp(ctx context.Context, it *item, up bool) bool {
 
 // sawRunner moves a live attempt by GitHub's word on its registration:
 // busy → busy, online (up) → idle.
-func (p *pass) sawRunner(ctx context.Context, it *item, r github.Runner, up bool) {
+func (p *pass) sawRunner(ctx context.Context, it *item, r rm.Runner, up bool) {
 	a := it.a
 	switch {
 	case r.Busy && (a.State == rm.StateStarting || a.State == rm.StateIdle):
@@ -225,7 +224,7 @@ func (p *pass) zombie(it *item, rt runtime) bool {
 // ours. ok is false when GitHub could not tell.
 func (p *pass) leftoverRegistration(ctx context.Context, it *item) (id int64, ok bool) {
 	l := p.l
-	r, found, err := l.cfg.Target.LookupRunner(ctx, 0, it.a.RunnerName)
+	r, found, err := l.cfg.Target.Registrar.LookupRunner(ctx, 0, it.a.RunnerName)
 	if err != nil {
 		p.githubErr(err, "look up runner "+it.a.RunnerName)
 		return 0, false
@@ -245,5 +244,5 @@ func (p *pass) leftoverRegistration(ctx context.Context, it *item) (id int64, ok
 // launch: the loop backs off, and such attempts do not count against
 // MaxFailedLaunchesPerMinute.
 func githubUnavailable(err error) bool {
-	return err != nil && !errors.Is(err, github.ErrNotFound) && !errors.Is(err, context.Canceled)
+	return err != nil && !errors.Is(err, rm.ErrNotFound) && !errors.Is(err, context.Canceled)
 }

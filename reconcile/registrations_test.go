@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -106,8 +105,8 @@ func TestAListThatLacksARunnerIsConfirmed(t *testing.T) {
 	live := e.live()
 	require.Len(t, live, 2)
 	idle, busy := live[0], live[1]
-	e.target.set(idle.RunnerName, func(r *github.Runner) { r.Online = true })
-	e.target.set(busy.RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
+	e.target.set(idle.RunnerName, func(r *rm.Runner) { r.Online = true })
+	e.target.set(busy.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
 	e.clock.Advance(time.Second)
 	e.pass()
 	require.Equal(t, rm.StateIdle, e.attempt(idle.ID).State)
@@ -136,7 +135,7 @@ func TestRepairFindsTheRegistrationACrashLeft(t *testing.T) {
 			// The JIT request answered; the manager died before writing the id.
 			left := e.record(storetest.NewAttempt().Policy(e.policy.ID).Host(e.host.ID).State(rm.StateRegistering).
 				CreatedAt(e.clock.Now().Add(-time.Minute)).Build())
-			e.target.add(github.Runner{ID: 900, Name: left.RunnerName})
+			e.target.add(rm.Runner{ID: 900, Name: left.RunnerName})
 			e.pass()
 			got := e.attempt(left.ID)
 			assert.Equal(t, rm.LaunchFailed, got.Outcome.Reason, got.Outcome.String())
@@ -230,7 +229,7 @@ func TestGitHubBackoff(t *testing.T) {
 			defer close(done)
 			_ = loop.Run(ctx)
 		}()
-		loop.ReportDemand(github.Demand{Wanted: 2, At: time.Now()})
+		loop.ReportDemand(rm.Demand{Wanted: 2, At: time.Now()})
 		time.Sleep(20 * time.Second)
 		e.target.setErr(nil, nil, nil)
 		time.Sleep(40 * time.Second)
@@ -251,9 +250,9 @@ func TestGitHubBackoff(t *testing.T) {
 			gap := failed[i] - failed[i-1]
 			assert.GreaterOrEqual(t, gap, ceil/2, "wait %d of %v", i, failed)
 			assert.LessOrEqual(t, gap, ceil, "wait %d of %v", i, failed)
-			// Doubling, but never beyond github.MaxOutageWait: GitHub's
+			// Doubling, but never beyond rm.MaxOutageWait: GitHub's
 			// return is noticed within seconds.
-			ceil = min(ceil*2, github.MaxOutageWait)
+			ceil = min(ceil*2, rm.MaxOutageWait)
 		}
 		require.Greater(t, len(storm), len(failed))
 		resumed := storm[len(failed)]
@@ -266,7 +265,7 @@ func TestGitHubBackoff(t *testing.T) {
 
 		// The success reset the backoff: a new failure waits from the base.
 		e.target.setErr(errors.New("register runner: GitHub answered 502"), nil, nil)
-		loop.ReportDemand(github.Demand{Wanted: 4, At: time.Now()})
+		loop.ReportDemand(rm.Demand{Wanted: 4, At: time.Now()})
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		mu.Lock()
@@ -330,7 +329,7 @@ func TestTheWatchsRecoveryEndsTheBackoff(t *testing.T) {
 		}
 		outage := errors.New("GitHub answered 503")
 		e.target.setErr(outage, nil, nil)
-		e.target.watch = func(ctx context.Context, _ func() int, report func(github.Demand)) error {
+		e.target.watch = func(ctx context.Context, _ func() int, report func(rm.Demand)) error {
 			if time.Since(start) < 2*time.Minute {
 				time.Sleep(time.Second)
 				return outage
@@ -339,13 +338,13 @@ func TestTheWatchsRecoveryEndsTheBackoff(t *testing.T) {
 			mu.Lock()
 			recovered = time.Since(start)
 			mu.Unlock()
-			report(github.Demand{Wanted: 1, At: time.Now()})
+			report(rm.Demand{Wanted: 1, At: time.Now()})
 			<-ctx.Done()
 			return nil
 		}
 		loop, err := reconcile.NewLoop(cfg)
 		require.NoError(t, err)
-		loop.ReportDemand(github.Demand{Wanted: 1, At: time.Now()})
+		loop.ReportDemand(rm.Demand{Wanted: 1, At: time.Now()})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The retries of registrations GitHub would not remove.
@@ -105,17 +105,17 @@ func (p *pass) retryRemovals(ctx context.Context) {
 		if p.isQuiet() {
 			break
 		}
-		err := l.cfg.Target.RemoveRunner(ctx, id)
+		err := l.cfg.Target.Registrar.RemoveRunner(ctx, id)
 		switch {
 		case err == nil:
 			p.githubOK()
 			l.held.done(id)
 			l.log.Info("removed a registration GitHub had held as busy after its attempt ended", "runner", r.runner, "runner_id", id)
-		case errors.Is(err, github.ErrRunnerBusy) && p.now.Sub(r.since) >= removalGiveUpAfter:
+		case errors.Is(err, rm.ErrRunnerBusy) && p.now.Sub(r.since) >= removalGiveUpAfter:
 			l.held.done(id)
 			l.log.Warn("GitHub still holds a registration busy whose attempt ended; no longer asking (remove it in the repository's runner settings)",
 				"runner", r.runner, "runner_id", id, "since", r.since.Format(time.RFC3339))
-		case errors.Is(err, github.ErrRunnerBusy):
+		case errors.Is(err, rm.ErrRunnerBusy):
 			l.held.later(id, p.now)
 		default:
 			l.held.later(id, p.now)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestHeldRegistrationRemovedOnceGitHubLetsIt(t *testing.T) {
 	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), nil)
 	a, p := launchOne(t, e)
-	e.target.set(a.RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
+	e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
 	e.clock.Advance(time.Second)
 	e.pass()
 	e.demand(0)
@@ -39,7 +39,7 @@ func TestHeldRegistrationRemovedOnceGitHubLetsIt(t *testing.T) {
 	e.pass()
 	assert.True(t, e.target.has(a.RunnerName), "still busy: still there")
 
-	e.target.set(a.RunnerName, func(r *github.Runner) { r.Online, r.Busy = false, false }) // GitHub failed the job
+	e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = false, false }) // GitHub failed the job
 	e.clock.Advance(20 * time.Second)
 	e.pass()
 	assert.False(t, e.target.has(a.RunnerName), "removed at the next retry")

@@ -1,30 +1,6 @@
 package reconcile
 
-import (
-	"context"
-	"time"
-
-	"github.com/runner-manager/runner-manager/github"
-)
-
-// SharedRunnerLister is a Target whose runner list is shared with the
-// other targets of its scope (github.ClassicTarget: every classic target
-// of a repository on one Client reads the same REST list). A loop whose
-// target has it asks for a list no older than what the reason for listing
-// needs, and so one request serves every loop of the scope that needs a
-// list within that bound, instead of one request per loop.
-//
-// Its times are on the loop's clock (Config.Now): the target's clock must
-// be the loop's, as time.Now is for both by default.
-type SharedRunnerLister interface {
-	// RunnersSince is Runners from a list whose request was sent at or
-	// after notBefore; at is when it was sent. A list the call sent itself
-	// is returned even if notBefore is later. Registrations the target's
-	// client removed are left out of lists sent before their removal.
-	RunnersSince(ctx context.Context, namePrefix string, notBefore time.Time) (runners []github.Runner, at time.Time, err error)
-}
-
-var _ SharedRunnerLister = (*github.ClassicTarget)(nil)
+import "time"
 
 // listBound is how old a runner list may be for the reasons a pass needs
 // one: the list handed to the pass was sent at or after it. Every reason

@@ -69,7 +69,7 @@ func newSharedWorld(t *testing.T, n int, edit func(c *reconcile.Config)) *shared
 		ct, err := github.NewClassicTarget(client, pol.Target, github.ClassicOptions{NamePrefix: prefix, Logger: log})
 		require.NoError(t, err)
 		cfg := w.cfg
-		cfg.Target, cfg.Policies = ct, []rm.Policy{pol}
+		cfg.Target, cfg.Policies = reconcile.TargetOf(ct), []rm.Policy{pol}
 		loop, err := reconcile.NewLoop(cfg)
 		require.NoError(t, err)
 		t.Cleanup(loop.Close)
@@ -101,7 +101,7 @@ func (w *sharedWorld) pass0() reconcile.Result {
 }
 
 func (w *sharedWorld) demand(i, n int) {
-	w.loops[i].ReportDemand(github.Demand{Wanted: n, At: w.clock.Now()})
+	w.loops[i].ReportDemand(rm.Demand{Wanted: n, At: w.clock.Now()})
 }
 
 func (w *sharedWorld) lists() int { return w.fake.Calls(fakegithub.RouteRepoRunners) }
@@ -165,7 +165,7 @@ func TestSharedRunnerListReapsOnlyAfterTheEnd(t *testing.T) {
 	a0 := w.live(0)[0]
 
 	w.clock.Advance(w.cfg.RunnerListEvery)
-	w.loops[0].ReportDemand(github.Demand{Wanted: 2, At: w.clock.Now(), Events: []github.JobEvent{started(a0.RunnerName, 7)}})
+	w.loops[0].ReportDemand(rm.Demand{Wanted: 2, At: w.clock.Now(), Events: []rm.JobEvent{started(a0.RunnerName, 7)}})
 	w.pass(0) // refresh: a list sent at t4 shows every registration
 	require.Equal(t, 2, w.lists())
 	sentAt := w.clock.Now()
@@ -173,7 +173,7 @@ func TestSharedRunnerListReapsOnlyAfterTheEnd(t *testing.T) {
 	// a0 runs its job to the end and exits: concluded, its registration
 	// left to GitHub (which deletes an ephemeral runner's; the fake keeps it).
 	w.clock.Advance(w.cfg.ActiveRequeue / 2)
-	w.loops[0].ReportDemand(github.Demand{Wanted: 2, At: w.clock.Now(), Events: []github.JobEvent{completed(a0.RunnerName, 7)}})
+	w.loops[0].ReportDemand(rm.Demand{Wanted: 2, At: w.clock.Now(), Events: []rm.JobEvent{completed(a0.RunnerName, 7)}})
 	w.launcher.proc(a0.ID).exit(0)
 	w.pass(0)
 	got := w.attempt(a0.ID)
@@ -250,8 +250,8 @@ func TestSharedRunnerListWhenIdle(t *testing.T) {
 			}
 			w.clock.Advance(w.cfg.ActiveRequeue / 2)
 			a := as[0]
-			w.loops[0].ReportDemand(github.Demand{Wanted: 0, At: w.clock.Now(),
-				Events: []github.JobEvent{started(a.RunnerName, 1), completed(a.RunnerName, 1)}})
+			w.loops[0].ReportDemand(rm.Demand{Wanted: 0, At: w.clock.Now(),
+				Events: []rm.JobEvent{started(a.RunnerName, 1), completed(a.RunnerName, 1)}})
 			w.launcher.proc(a.ID).exit(0)
 			res := w.pass0()
 			require.Equal(t, rm.StateFinished, w.attempt(a.ID).State)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -428,12 +427,12 @@ func (p *pass) launch(ctx context.Context, it *item) bool {
 // asked for, its runner id recorded. A failure concludes the attempt:
 // Failed(GitHubUnavailable) when GitHub failed (githubUnavailable), else
 // Failed(RegistrationFailed).
-func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) {
+func (p *pass) register(ctx context.Context, it *item) (rm.JITConfig, bool) {
 	l := p.l
 	a, _ := it.a.MoveTo(rm.StateRegistering, l.cfg.Now())
 	if !p.record(ctx, it, a) {
 		l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
-		return github.JITConfig{}, false // the next pass concludes the pending row
+		return rm.JITConfig{}, false // the next pass concludes the pending row
 	}
 	// A policy moved to another host since this pass read it (its pending
 	// row was written after the move, which found none live): nothing was
@@ -441,10 +440,10 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 	// runner name is this host's), so this host ends it.
 	if pol, err := l.cfg.Store.Policy(ctx, a.Policy); err == nil && !pol.IsOwnedBy(l.cfg.Host.ID) {
 		p.failLaunch(ctx, it, rm.RegistrationFailed, "the policy was moved to host "+pol.Host.String()+" before its runner was registered", 0)
-		return github.JITConfig{}, false
+		return rm.JITConfig{}, false
 	}
 	jctx, cancel := context.WithTimeout(ctx, l.cfg.RegisterTimeout)
-	jit, err := l.cfg.Target.JITConfig(jctx, a.RunnerName)
+	jit, err := l.cfg.Target.Registrar.JITConfig(jctx, a.RunnerName)
 	cancel()
 	if err != nil {
 		p.githubErr(err, "register runner")
@@ -453,7 +452,7 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 			reason = rm.GitHubUnavailable
 		}
 		p.failLaunch(ctx, it, reason, "registering the runner: "+err.Error(), 0)
-		return github.JITConfig{}, false
+		return rm.JITConfig{}, false
 	}
 	p.githubOK()
 	a = it.a
@@ -465,7 +464,7 @@ func (p *pass) register(ctx context.Context, it *item) (github.JITConfig, bool) 
 // start is a launch's second half: the process started, starting with pid
 // and start stamp recorded. A failure concludes the attempt
 // (LaunchFailed) and removes its registration.
-func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
+func (p *pass) start(ctx context.Context, it *item, jit rm.JITConfig) bool {
 	l := p.l
 	defer l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
 	a := it.a
@@ -500,7 +499,7 @@ func (p *pass) start(ctx context.Context, it *item, jit github.JITConfig) bool {
 func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason, detail string, runnerID int64) {
 	l := p.l
 	if runnerID != 0 && !p.isQuiet() {
-		if err := l.cfg.Target.RemoveRunner(ctx, runnerID); err != nil {
+		if err := l.cfg.Target.Registrar.RemoveRunner(ctx, runnerID); err != nil {
 			it.log.Warn("could not remove the registration of a failed launch; it will be reaped later", "err", err)
 			p.githubErr(err, "remove runner")
 		}

@@ -74,7 +74,7 @@ func (p *pass) publish(live int) {
 	} else if len(p.ghErrs) > 0 {
 		passErr = p.ghErrs[0].Error()
 	}
-	waitErr, waitSince := l.cfg.Target.Waiting()
+	waitErr, waitSince := l.cfg.Target.Demand.Waiting()
 	st := loopStatus{live: live}
 	for _, pol := range p.policies {
 		ps := PolicyStatus{

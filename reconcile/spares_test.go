@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -51,7 +50,7 @@ func (e *env) runJobs(jobs int, next *int64) {
 	e.t.Helper()
 	assigned := min(jobs, e.loop.Capacity())
 	require.LessOrEqual(e.t, e.loop.Capacity(), e.policy.Max, "the capacity told to GitHub counts jobs, never spares")
-	var evs []github.JobEvent
+	var evs []rm.JobEvent
 	for _, a := range e.notBusy()[:min(assigned, len(e.notBusy()))] {
 		*next++
 		evs = append(evs, started(a.RunnerName, *next))
@@ -115,7 +114,7 @@ func TestSparesTarget(t *testing.T) {
 	require.Greater(t, len(e.live()), 11, "spares launched before the jobs' runners boot")
 	require.LessOrEqual(t, len(e.live()), 10+14)
 	e.clock.Advance(2 * time.Second)
-	var evs []github.JobEvent
+	var evs []rm.JobEvent
 	for i, a := range e.live()[:10] {
 		evs = append(evs, started(a.RunnerName, int64(i+1)))
 	}
@@ -304,7 +303,7 @@ func TestSparesScaleDownAndStop(t *testing.T) {
 	require.Greater(t, len(e.notBusy()), 1, "spares raised by the rate")
 	// Seen online by GitHub: idle, as a scale-down wants them.
 	for _, a := range e.live() {
-		e.target.set(a.RunnerName, func(r *github.Runner) { r.Online = true })
+		e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
 	}
 	e.clock.Advance(31 * time.Second)
 	e.pass()

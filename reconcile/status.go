@@ -7,7 +7,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -25,7 +24,7 @@ type Status struct {
 	Policies       []PolicyStatus  `json:"policies"`
 	Attempts       []AttemptStatus `json:"attempts"`
 	// Budget is the GitHub REST budget as last seen.
-	Budget github.Budget `json:"budget"`
+	Budget rm.Budget `json:"budget"`
 	// Refusals counts admission refusals by reason since start.
 	Refusals map[string]int `json:"refusals"`
 	// Fleet is every host sharing the store, when the status was read

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -38,8 +37,9 @@ type SupervisorConfig struct {
 	// Meters may be nil. The supervisor runs their sampling, nudging the
 	// loop of each policy whose runner exited.
 	Meters Meters
-	// Targets makes the GitHub side of a policy's target; the supervisor
-	// closes it when the target's loop ends.
+	// Targets makes the registrar and the demand source of a policy's
+	// target; the supervisor closes its Demand when the target's loop ends.
+	// An error is retried at the next refresh.
 	Targets func(ctx context.Context, p rm.Policy) (Target, error)
 	// Admission is shared by every loop; nil admits up to each max.
 	Admission *Admission
@@ -61,7 +61,7 @@ type SupervisorConfig struct {
 	// their own (meter.SampleEvery, 2 s): tests with short jobs use it.
 	SampleEvery time.Duration
 	// Budget reports GitHub's REST budget for Status; may be nil.
-	Budget func() github.Budget
+	Budget func() rm.Budget
 	// Runner reports the installed runner for Status; may be nil.
 	Runner func() *RunnerStatus
 	// Loop holds the loops' timeouts and caps (see Config); its Store,
@@ -461,7 +461,7 @@ func (s *Supervisor) startLoop(ctx, bg context.Context, g group, ids []rm.Policy
 	}
 	loop, err := NewLoop(s.loopConfig(target, g.policies))
 	if err != nil {
-		_ = target.Close(ctx)
+		_ = target.Demand.Close(ctx)
 		return err
 	}
 	lctx, cancel := context.WithCancel(bg)
@@ -478,7 +478,7 @@ func (s *Supervisor) startLoop(ctx, bg context.Context, g group, ids []rm.Policy
 		}
 		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer ccancel()
-		if err := target.Close(cctx); err != nil {
+		if err := target.Demand.Close(cctx); err != nil {
 			s.log.Warn("closing the target failed", "target", g.policies[0].Target.Short(), "err", err)
 		}
 	}()
@@ -627,7 +627,7 @@ func (s *Supervisor) RunOnce(ctx context.Context) error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", g.policies[0].Target, err))
 		}
-		if err := target.Close(ctx); err != nil {
+		if err := target.Demand.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close %s: %w", g.policies[0].Target, err))
 		}
 	}

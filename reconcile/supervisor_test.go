@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -49,7 +48,7 @@ func (f *fleet) config() reconcile.SupervisorConfig {
 			ft := newFakeTarget()
 			f.targets[p.Target.Key()] = ft
 			f.made[p.Target.Key()]++
-			return ft, nil
+			return reconcile.TargetOf(ft), nil
 		},
 		FindRunners: func(string) ([]reconcile.RunnerProcess, error) { return nil, nil },
 		Loop:        reconcile.Config{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
@@ -180,8 +179,8 @@ func TestSupervisorDrain(t *testing.T) {
 	live := f.live(home)
 	busy, idle := live[0], live[1]
 	tg := f.target(home)
-	tg.set(busy.RunnerName, func(r *github.Runner) { r.Online, r.Busy = true, true })
-	tg.set(idle.RunnerName, func(r *github.Runner) { r.Online = true })
+	tg.set(busy.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
+	tg.set(idle.RunnerName, func(r *rm.Runner) { r.Online = true })
 	var ps reconcile.PolicyStatus
 	require.Eventually(t, func() bool {
 		ps = sup.Status().Policies[0]
@@ -274,7 +273,7 @@ func TestLoopsSharingAScopeKeepEachOthersRunners(t *testing.T) {
 	var mu sync.Mutex
 	passes := map[string]int{}
 	cfg := f.config() // runner lists every 10 ms, passes every 20 ms
-	cfg.Targets = func(context.Context, rm.Policy) (reconcile.Target, error) { return scope, nil }
+	cfg.Targets = func(context.Context, rm.Policy) (reconcile.Target, error) { return reconcile.TargetOf(scope), nil }
 	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
 		mu.Lock()
 		passes[key]++

@@ -1,48 +1,32 @@
 package reconcile
 
-import (
-	"context"
-	"time"
+import rm "github.com/runner-manager/runner-manager"
 
-	"github.com/runner-manager/runner-manager/github"
-)
-
-// Target is what a loop asks of one scale target's GitHub side: its
-// registrations and its demand. github.ScaleSetTarget (scale-set mode) and
-// github.ClassicTarget (classic mode) implement it; the types it exchanges
-// (runners, JIT configurations, demand and job events) are GitHub's and
-// stay in package github.
-type Target interface {
-	// JITConfig registers a runner named runnerName and returns its
-	// configuration. A name that exists and is ours (same prefix) is
-	// removed and retried once.
-	JITConfig(ctx context.Context, runnerName string) (github.JITConfig, error)
-	// RemoveRunner deletes a registration: github.ErrRunnerBusy while it
-	// runs a job; nil if it does not exist (already removed).
-	RemoveRunner(ctx context.Context, id int64) error
-	// Runners lists the target's registrations whose name starts with
-	// namePrefix, every page. A target whose service cannot list them
-	// (scale-set runners are not in GitHub's REST runner list) returns an
-	// error wrapping github.ErrCannotList: ask LookupRunner per runner
-	// instead.
-	Runners(ctx context.Context, namePrefix string) ([]github.Runner, error)
-	// LookupRunner asks the service that registered a runner whether its
-	// registration still exists, by id (by name when id is 0). found is
-	// false, with a nil error, only when GitHub says it is gone; any doubt
-	// (5xx, network, rate limit) is an error, never "gone".
-	LookupRunner(ctx context.Context, id int64, name string) (r github.Runner, found bool, err error)
-
-	// Watch calls report with each demand figure and its job events until
-	// ctx is done (returning nil) or a fatal error (github.ErrUnauthorized,
-	// ErrNotFound, ErrSessionConflict). maxCapacity is read before every
-	// poll: it is the admitted capacity, and changes live.
-	Watch(ctx context.Context, maxCapacity func() int, report func(github.Demand)) error
-	// Waiting says why a watch that recovers by itself is not serving
-	// demand now (credentials refused, GitHub unreachable, a lost scale set
-	// being found again) and since when; nil while it serves. A target
-	// whose Watch returns its errors instead answers nil.
-	Waiting() (reason error, since time.Time)
-
-	// Close releases what the target holds (a scale-set message session).
-	Close(ctx context.Context) error
+// Target is what a loop asks of its scale target's services: Registrar,
+// where its runners register, and Demand, where its demand comes from.
+// GitHub's own targets (github.ScaleSetTarget, github.ClassicTarget) are
+// both at once and go in both fields (TargetOf); an embedder may pair its
+// own demand source with GitHub's registrar, or bring both.
+//
+// Two fields rather than one interface embedding both: the two sides are
+// separate contracts with separate owners, a pair needs no adapter type,
+// and a capability of one side (the registrar's rm.SharedRunnerLister) is
+// asked of that side alone.
+type Target struct {
+	Registrar rm.Registrar
+	// Demand is closed (Close) when the target's loop ends; a Registrar
+	// that is another value and holds anything is its maker's to release.
+	Demand rm.DemandSource
 }
+
+// TargetOf is the Target of a value that is both registrar and demand
+// source.
+func TargetOf(t interface {
+	rm.Registrar
+	rm.DemandSource
+}) Target {
+	return Target{Registrar: t, Demand: t}
+}
+
+// valid reports whether both sides are set.
+func (t Target) valid() bool { return t.Registrar != nil && t.Demand != nil }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -18,7 +18,7 @@ func TestStatusSaysWhatWaits(t *testing.T) {
 		e := newEnv(t, storetest.NewPolicy().Autoscale("home", 10).MemoryEstimate(1536<<20), func(c *reconcile.Config) { c.Admission = adm })
 		// Scale-set mode: GitHub assigns what it was told (2) and holds
 		// the rest.
-		e.loop.ReportDemand(github.Demand{Wanted: 2, Queued: 7, At: e.clock.Now()})
+		e.loop.ReportDemand(rm.Demand{Wanted: 2, Queued: 7, At: e.clock.Now()})
 		e.pass()
 		require.Len(t, e.live(), 2)
 		ps := e.loop.Status().Policies[0]

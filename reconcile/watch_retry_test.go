@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -32,14 +32,14 @@ func TestWatchRetriesWithinRetryMax(t *testing.T) {
 		)
 		began := time.Now()
 		restored := began.Add(10 * time.Minute)
-		e.target.watch = func(ctx context.Context, _ func() int, report func(github.Demand)) error {
+		e.target.watch = func(ctx context.Context, _ func() int, report func(rm.Demand)) error {
 			mu.Lock()
 			starts = append(starts, time.Now())
 			mu.Unlock()
 			if time.Now().Before(restored) {
-				return fmt.Errorf("poll: %w: revoked", github.ErrUnauthorized)
+				return fmt.Errorf("poll: %w: revoked", rm.ErrUnauthorized)
 			}
-			report(github.Demand{At: time.Now()})
+			report(rm.Demand{At: time.Now()})
 			<-ctx.Done()
 			return nil
 		}

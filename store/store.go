@@ -60,31 +60,10 @@ type AttemptFilter struct {
 	Limit int
 }
 
-// ScaleSetSession is a scale set's message session as a manager recorded
-// it when it opened it. GitHub keeps a session whose owner died and refuses
-// a new one while it exists; the record lets the manager's next start (or
-// doctor) delete its own stale session by id, and only its own.
-type ScaleSetSession struct {
-	ScaleSetID int
-	SessionID  string
-	// Owner is the owner name the session was opened with.
-	Owner string
-	// HostID is the host whose manager opened it.
-	HostID string
-	// Scope is the scale set's scope, as runnermanager.Scope.String().
-	Scope     string
-	CreatedAt time.Time
-}
-
-// Validate checks a session record before it is written.
-func (s ScaleSetSession) Validate() error {
-	if s.ScaleSetID <= 0 || s.SessionID == "" || s.Owner == "" {
-		return fmt.Errorf("%w: a session record needs a scale set id, a session id and an owner (got %d, %q, %q)", rm.ErrInvalid, s.ScaleSetID, s.SessionID, s.Owner)
-	}
-	return nil
-}
-
-// Store is the journal. Implementations are safe for concurrent use.
+// Store is the journal. Implementations are safe for concurrent use. A
+// Store is the session journal of a scale-set demand source
+// (rm.SessionJournal): after a crash the next start finds there the
+// message session it left, and deletes it by id.
 type Store interface {
 	// PutHost inserts or replaces a host.
 	PutHost(ctx context.Context, h rm.Host) error
@@ -166,15 +145,15 @@ type Store interface {
 	// set (one per scale set). A zero CreatedAt is stamped with the
 	// current time; a record without scale set id, session id or owner is
 	// refused with runnermanager.ErrInvalid.
-	RecordSession(ctx context.Context, s ScaleSetSession) error
+	RecordSession(ctx context.Context, s rm.SessionRecord) error
 	// SessionOf returns the session recorded for a scale set; found is
 	// false, with a nil error, when there is none.
-	SessionOf(ctx context.Context, scaleSetID int) (s ScaleSetSession, found bool, err error)
+	SessionOf(ctx context.Context, scaleSetID int) (s rm.SessionRecord, found bool, err error)
 	// ForgetSession removes a scale set's record only if it still names
 	// sessionID; forgetting what is not recorded is not an error.
 	ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error
 	// Sessions lists every recorded session, by scale set id.
-	Sessions(ctx context.Context) ([]ScaleSetSession, error)
+	Sessions(ctx context.Context) ([]rm.SessionRecord, error)
 	// AcquireHostLease takes or renews the lease of l.Host for l.Holder.
 	// It succeeds when no daemon holds it, when the held lease expired by
 	// l.RenewedAt, when l.Holder holds it (a renewal: AcquiredAt is kept),
@@ -269,3 +248,5 @@ func (e *LeaseHeldError) Error() string {
 
 // Is makes a held lease a conflict.
 func (e *LeaseHeldError) Is(target error) bool { return target == ErrConflict }
+
+var _ rm.SessionJournal = Store(nil)

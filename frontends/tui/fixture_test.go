@@ -6,7 +6,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -80,7 +79,7 @@ func fixtureStatus() reconcile.Status {
 			{ID: aid(4), Policy: polDocs, RunnerName: rm.RunnerName(hostID, aid(4)), State: rm.StateBusy, Job: "pages / deploy",
 				CreatedAt: at(11, 59, 0), RSSBytes: 300 * mib, PeakRSSBytes: 350 * mib, CPUMillicores: 400},
 		},
-		Budget:   github.Budget{Limit: 5000, Remaining: 4821, Used: 179, Reset: at(12, 40, 0), SeenAt: t0},
+		Budget:   rm.Budget{Limit: 5000, Remaining: 4821, Used: 179, Reset: at(12, 40, 0), SeenAt: t0},
 		Refusals: map[string]int{"memory": 3},
 	}
 }

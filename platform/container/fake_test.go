@@ -49,7 +49,7 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 }
 
 // spec registers a runner and returns the launch spec of an attempt for it.
-func (g *fakeGitHub) spec(t testing.TB, env ...string) (rm.LaunchSpec, github.JITConfig) {
+func (g *fakeGitHub) spec(t testing.TB, env ...string) (rm.LaunchSpec, rm.JITConfig) {
 	t.Helper()
 	jit, err := g.target.JITConfig(t.Context(), prefix+time.Now().Format("150405")+"-"+strconv.FormatInt(g.seq.Add(1), 10))
 	require.NoError(t, err)

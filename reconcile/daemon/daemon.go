@@ -1,7 +1,8 @@
 // Package daemon owns the one entry point that runs a whole host: from a
 // plain Config (journal, GitHub, backends' launchers, meters, admission,
 // webhook listener, metrics, local API) New builds the supervisor and the
-// one factory that turns a policy into its GitHub target, and Run serves
+// one factory that turns a policy into its target (GitHub's registrar and
+// demand, or the embedder's own: Config.Targets), and Run serves
 // until its context ends: the data directory's lock, the local API socket
 // (package daemonapi), the metrics and webhook servers and the supervisor,
 // all stopped and joined before it returns.
@@ -82,6 +83,16 @@ type Config struct {
 	// ClassicPoll is how often a classic-mode target polls its
 	// repository's jobs (default: the github package's, 30 s).
 	ClassicPoll time.Duration
+	// Targets, when set, gives a policy's target a registrar or a demand
+	// source of the embedder's own instead of GitHub's (an internal queue
+	// as the demand of runners GitHub registers, say). It is asked each
+	// time the policy's loop starts; a nil side is GitHub's, so (nil, nil,
+	// nil) keeps GitHub's target whole. A source of its own replaces
+	// GitHub's watch (no message session, no job polling, no webhooks for
+	// that target); the daemon closes it when the loop ends. An error
+	// fails that start, tried again at the next refresh. The GitHub client
+	// is built all the same.
+	Targets func(ctx context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error)
 
 	// Launchers start each policy's runners, by the policy's backend
 	// (rm.BackendNative for ""). Default: a platform.NativeLauncher under
@@ -235,6 +246,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 		d.met.SetSecondaryHold(d.client.SecondaryHold)
 	}
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
+	d.targets.own = cfg.Targets
 	if d.scfg, err = d.supervisorConfig(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,8 +15,9 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// targets makes the GitHub side of each policy's target, for the
-// supervisor: a scale set (created or updated, updates disabled: runner
+// targets makes each policy's target, for the supervisor: the embedder's
+// own registrar and demand source where Config.Targets gives them, else
+// GitHub's: a scale set (created or updated, updates disabled: runner
 // updates are ours), or a classic target polling its repository's jobs and
 // fed by webhooks. A scale set's message session is recorded in the
 // journal, so that after a crash the next start deletes it instead of
@@ -26,6 +29,7 @@ type targets struct {
 	log         *slog.Logger
 	classicPoll time.Duration
 	prefix      string
+	own         func(ctx context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error)
 
 	mu sync.Mutex
 	// classic are the live classic targets, which webhooks nudge.
@@ -39,27 +43,61 @@ func newTargets(c *github.Client, host rm.Host, st store.Store, log *slog.Logger
 
 // make is the supervisor's Targets.
 func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
+	var (
+		reg rm.Registrar
+		src rm.DemandSource
+	)
+	if t.own != nil {
+		var err error
+		if reg, src, err = t.own(ctx, p); err != nil {
+			return reconcile.Target{}, fmt.Errorf("the target of policy %q: %w", p.Name, err)
+		}
+		if reg != nil && src != nil {
+			return reconcile.Target{Registrar: reg, Demand: src}, nil
+		}
+	}
+	gh, err := t.github(ctx, p, src == nil)
+	if err != nil {
+		return reconcile.Target{}, err
+	}
+	if reg != nil {
+		gh.Registrar = reg
+	}
+	if src != nil {
+		// GitHub's side serves registrations only; it is released with
+		// the embedder's source.
+		gh.Demand = closesToo{DemandSource: src, also: gh.Demand.Close}
+	}
+	return gh, nil
+}
+
+// github is GitHub's target of p; a classic one joins the webhook set when
+// its demand is GitHub's (hooked).
+func (t *targets) github(ctx context.Context, p rm.Policy, hooked bool) (reconcile.Target, error) {
 	plog := t.log.With("policy", p.Name)
 	if p.Target.Mode() == rm.ModeScaleSet {
 		s, err := github.NewScaleSetTarget(ctx, t.client, p.Target, github.ScaleSetOptions{
-			Owner: SessionOwner(t.host), HostID: t.host.ID.String(), Journal: reconcile.SessionJournal(t.st),
+			Owner: SessionOwner(t.host), HostID: t.host.ID.String(), Journal: t.st,
 			DisableUpdate: true, NamePrefix: t.prefix, Logger: plog,
 		})
 		if err != nil {
-			return nil, err
+			return reconcile.Target{}, err
 		}
-		return s, nil
+		return reconcile.TargetOf(s), nil
 	}
 	c, err := github.NewClassicTarget(t.client, p.Target, github.ClassicOptions{
 		NamePrefix: t.prefix, PollInterval: t.classicPoll, Logger: plog,
 	})
 	if err != nil {
-		return nil, err
+		return reconcile.Target{}, err
+	}
+	if !hooked {
+		return reconcile.TargetOf(c), nil
 	}
 	t.mu.Lock()
 	t.classic[c] = true
 	t.mu.Unlock()
-	return hookedTarget{c, t}, nil
+	return reconcile.Target{Registrar: c, Demand: hookedSource{c, t}}, nil
 }
 
 // notify passes a webhook delivery to every live classic target: it only
@@ -78,17 +116,31 @@ func SessionOwner(host rm.Host) string {
 	return host.Name + "/" + strings.ToLower(host.ID.String()[:8])
 }
 
-// hookedTarget is a classic target that leaves the webhook set when its
-// loop closes it.
-type hookedTarget struct {
+// hookedSource is a classic target's demand that leaves the webhook set
+// when its loop closes it.
+type hookedSource struct {
 	*github.ClassicTarget
 	set *targets
 }
 
-// Close implements reconcile.Target.
-func (h hookedTarget) Close(ctx context.Context) error {
+var _ rm.DemandSource = hookedSource{}
+
+// Close implements rm.DemandSource.
+func (h hookedSource) Close(ctx context.Context) error {
 	h.set.mu.Lock()
 	delete(h.set.classic, h.ClassicTarget)
 	h.set.mu.Unlock()
 	return h.ClassicTarget.Close(ctx)
+}
+
+// closesToo is an embedder's demand source whose Close also releases
+// GitHub's side of the target.
+type closesToo struct {
+	rm.DemandSource
+	also func(context.Context) error
+}
+
+// Close implements rm.DemandSource.
+func (c closesToo) Close(ctx context.Context) error {
+	return errors.Join(c.DemandSource.Close(ctx), c.also(ctx))
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
@@ -78,7 +77,7 @@ func sampleStatus() reconcile.Status {
 			ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-abc", State: rm.StateBusy, Job: "build",
 			CreatedAt: time.Date(2025, 3, 1, 11, 59, 0, 0, time.UTC), RSSBytes: 1 << 30, PeakRSSBytes: 2 << 30, CPUMillicores: 1500,
 		}},
-		Budget:   github.Budget{Limit: 5000, Remaining: 4990, Used: 10, Reset: time.Date(2025, 3, 1, 13, 0, 0, 0, time.UTC)},
+		Budget:   rm.Budget{Limit: 5000, Remaining: 4990, Used: 10, Reset: time.Date(2025, 3, 1, 13, 0, 0, 0, time.UTC)},
 		Refusals: map[string]int{"memory": 2},
 	}
 }

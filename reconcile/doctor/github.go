@@ -91,7 +91,7 @@ func runnerVersion(ctx context.Context, client *github.Client, scope rm.Scope, i
 // rate-limit-overview schema; go-github v88 rate_limit.go RateLimits.Core),
 // else from the X-RateLimit headers the client saw (headers that a server
 // may leave off this free request).
-func budgetOf(body []byte, seen github.Budget) string {
+func budgetOf(body []byte, seen rm.Budget) string {
 	var overview struct {
 		Resources struct {
 			Core *struct {

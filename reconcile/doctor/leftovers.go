@@ -106,7 +106,7 @@ func (lo leftovers) registrations(ctx context.Context, client *github.Client, ho
 			out = append(out, warn(name, what, err.Error()))
 			continue
 		}
-		var left []github.Runner
+		var left []rm.Runner
 		var names []string
 		for _, r := range runners {
 			if !lo.names[r.Name] {
@@ -184,7 +184,7 @@ func (lo leftovers) sessions(ctx context.Context, st store.Store, client *github
 	if err != nil {
 		return warn(name, "message sessions", err.Error())
 	}
-	var mine []store.ScaleSetSession
+	var mine []rm.SessionRecord
 	for _, se := range all {
 		if se.HostID == host.ID.String() || (se.HostID == "" && owner != "" && se.Owner == owner) {
 			mine = append(mine, se)

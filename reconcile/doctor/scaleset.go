@@ -80,7 +80,7 @@ func (lo leftovers) scaleSetRegistrations(ctx context.Context, st store.Store, c
 
 	type leftover struct {
 		a    rm.Attempt
-		r    github.Runner
+		r    rm.Runner
 		live bool
 	}
 	var left []leftover
@@ -123,7 +123,7 @@ func (lo leftovers) scaleSetRegistrations(ctx context.Context, st store.Store, c
 		switch err := reg.RemoveRunner(ctx, l.r.ID); {
 		case err == nil:
 			removed++
-		case errors.Is(err, github.ErrRunnerBusy):
+		case errors.Is(err, rm.ErrRunnerBusy):
 			busy = append(busy, l.r.Name)
 		default:
 			errs = append(errs, err.Error())

@@ -158,7 +158,7 @@ func TestScaleSetLeftoverBusy(t *testing.T) {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		_ = ss.Watch(ctx, func() int { return 1 }, func(github.Demand) {})
+		_ = ss.Watch(ctx, func() int { return 1 }, func(rm.Demand) {})
 	}()
 	a := storetest.NewAttempt().Policy(h.policy.ID).Host(h.host.ID).State(rm.StateFinished).Build()
 	jit, err := ss.JITConfig(t.Context(), a.RunnerName)

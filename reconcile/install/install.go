@@ -2,8 +2,9 @@
 // GitHub which runner package a scope may use for this machine, downloads
 // it, checks its SHA-256 and unpacks it into <data>/runners/<version>/,
 // where policies without a runner directory find the newest one. It is
-// where the github client (what is offered) meets platform (how to unpack
-// it); doctor uses it to tell an installed runner that is too old.
+// where what GitHub offers (its client, through Downloads and Releases)
+// meets platform (how to unpack it); doctor uses it to tell an installed
+// runner that is too old.
 package install
 
 import (
@@ -19,7 +20,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -29,21 +29,19 @@ const RunnersDir = "runners"
 
 // Downloads is what Offered asks of GitHub.
 type Downloads interface {
-	RunnerDownloads(ctx context.Context, scope rm.Scope) ([]github.Download, error)
+	RunnerDownloads(ctx context.Context, scope rm.Scope) ([]rm.RunnerDownload, error)
 }
-
-var _ Downloads = (*github.Client)(nil)
 
 var versionRE = regexp.MustCompile(`(\d+\.\d+\.\d+)`)
 
 // Offered returns the runner package GitHub offers scope for this machine
 // (GOOS/GOARCH), and its version.
-func Offered(ctx context.Context, gh Downloads, scope rm.Scope) (github.Download, string, error) {
+func Offered(ctx context.Context, gh Downloads, scope rm.Scope) (rm.RunnerDownload, string, error) {
 	list, err := gh.RunnerDownloads(ctx, scope)
 	if err != nil {
-		return github.Download{}, "", err
+		return rm.RunnerDownload{}, "", err
 	}
-	d, err := github.PickDownload(list, runtime.GOOS, runtime.GOARCH)
+	d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
 	if err != nil {
 		return d, "", err
 	}
@@ -100,10 +98,8 @@ func Runner(ctx context.Context, gh Downloads, scope rm.Scope, dataDir string, o
 
 // Releases is what Latest asks of GitHub.
 type Releases interface {
-	LatestRunnerRelease(ctx context.Context) (string, []github.Download, error)
+	LatestRunnerRelease(ctx context.Context) (string, []rm.RunnerDownload, error)
 }
-
-var _ Releases = (*github.Client)(nil)
 
 // Latest installs the newest release of the runner (actions/runner's
 // releases), which may be newer than what GitHub offers a scope while a
@@ -115,7 +111,7 @@ func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result
 	if err != nil {
 		return Result{}, err
 	}
-	d, err := github.PickDownload(list, runtime.GOOS, runtime.GOARCH)
+	d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
 	if err != nil {
 		return Result{}, fmt.Errorf("the latest runner release %s: %w", version, err)
 	}
@@ -130,7 +126,7 @@ func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result
 
 // put installs package d of version into dataDir's runners directory,
 // unless it is there already.
-func put(ctx context.Context, d github.Download, version, dataDir string, o Options) (Result, error) {
+func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Options) (Result, error) {
 	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
 	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
 		r.Already = true

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-manager/runner-manager/github"
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -150,7 +150,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 		_ = MarkBad(dataDir, version, err.Error())
 		return r, err
 	}
-	d, err := github.PickDownload(list, runtime.GOOS, runtime.GOARCH)
+	d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
 	if err != nil {
 		return fail(fmt.Errorf("the latest runner release %s: %w", version, err))
 	}

@@ -932,8 +932,8 @@ func testSessions(t *testing.T, s store.Store) {
 	require.NoError(t, s.ForgetSession(ctx, 7, "nothing"), "forgetting what is not recorded")
 
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	a := store.ScaleSetSession{ScaleSetID: 7, SessionID: "s-1", Owner: "host-a/1234", HostID: "h1", Scope: "repo:octo/app", CreatedAt: at}
-	b := store.ScaleSetSession{ScaleSetID: 3, SessionID: "s-9", Owner: "host-b", HostID: "h2", Scope: "org:octo", CreatedAt: at.Add(time.Minute)}
+	a := rm.SessionRecord{ScaleSetID: 7, SessionID: "s-1", Owner: "host-a/1234", HostID: "h1", Scope: "repo:octo/app", CreatedAt: at}
+	b := rm.SessionRecord{ScaleSetID: 3, SessionID: "s-9", Owner: "host-b", HostID: "h2", Scope: "org:octo", CreatedAt: at.Add(time.Minute)}
 	require.NoError(t, s.RecordSession(ctx, a))
 	require.NoError(t, s.RecordSession(ctx, b))
 	got, found, err := s.SessionOf(ctx, 7)
@@ -971,7 +971,7 @@ func testSessions(t *testing.T, s store.Store) {
 }
 
 func testSessionInvalid(t *testing.T, s store.Store) {
-	for _, se := range []store.ScaleSetSession{
+	for _, se := range []rm.SessionRecord{
 		{SessionID: "s", Owner: "o"},
 		{ScaleSetID: 1, Owner: "o"},
 		{ScaleSetID: 1, SessionID: "s"},

@@ -12,25 +12,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/store"
 )
-
-// journalSessions keeps a scale-set target's sessions in the env's journal,
-// as the daemon does.
-type journalSessions struct{ st store.Store }
-
-func (j journalSessions) SessionOf(ctx context.Context, id int) (github.SessionRecord, bool, error) {
-	s, ok, err := j.st.SessionOf(ctx, id)
-	return github.SessionRecord(s), ok, err
-}
-
-func (j journalSessions) RecordSession(ctx context.Context, s github.SessionRecord) error {
-	return j.st.RecordSession(ctx, store.ScaleSetSession(s))
-}
-
-func (j journalSessions) ForgetSession(ctx context.Context, id int, session string) error {
-	return j.st.ForgetSession(ctx, id, session)
-}
 
 func TestDoctorStaleSession(t *testing.T) {
 	e := newEnv(t)
@@ -51,14 +33,14 @@ func TestDoctorStaleSession(t *testing.T) {
 	require.NoError(t, err)
 	owner := host.Name + "/" + strings.ToLower(host.ID.String()[:8])
 	ss, err := github.NewScaleSetTarget(t.Context(), client, target, github.ScaleSetOptions{
-		Owner: owner, HostID: host.ID.String(), Journal: journalSessions{st}, DisableUpdate: true,
+		Owner: owner, HostID: host.ID.String(), Journal: st, DisableUpdate: true,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	opened := make(chan struct{}, 1)
 	go func() {
-		done <- ss.Watch(ctx, func() int { return 1 }, func(github.Demand) {
+		done <- ss.Watch(ctx, func() int { return 1 }, func(rm.Demand) {
 			select {
 			case opened <- struct{}{}:
 			default:
@@ -69,7 +51,7 @@ func TestDoctorStaleSession(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	// Another host's record is not this host's to touch.
-	other := store.ScaleSetSession{ScaleSetID: 999, SessionID: "other", Owner: "elsewhere/1", HostID: rm.NewHostID().String(), Scope: "repo:octo/app"}
+	other := rm.SessionRecord{ScaleSetID: 999, SessionID: "other", Owner: "elsewhere/1", HostID: rm.NewHostID().String(), Scope: "repo:octo/app"}
 	require.NoError(t, st.RecordSession(t.Context(), other))
 
 	sessionOwner := func() string {
@@ -95,7 +77,7 @@ func TestDoctorStaleSession(t *testing.T) {
 	assert.Contains(t, e.ok("doctor"), "[ok  ] message sessions: 0 of this host")
 }
 
-func sessionIDs(ss []store.ScaleSetSession) []string {
+func sessionIDs(ss []rm.SessionRecord) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.SessionID)

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -143,7 +142,7 @@ func TestJSONSchemas(t *testing.T) {
 			Host:     rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
 			Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Max: 4}},
 			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: time.Now()}},
-			Budget:   github.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
+			Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
 			Refusals: map[string]int{"memory": 3},
 		}})
 		out := e.ok("status", "--json")

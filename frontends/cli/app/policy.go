@@ -10,7 +10,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -558,7 +557,7 @@ func (a *App) checkAtGitHub(ctx context.Context, p rm.Policy) (report func(), _ 
 	chk, err := client.CheckTarget(ctx, p.Target)
 	const past = "nothing was written; --offline adds the policy without asking GitHub"
 	switch {
-	case errors.Is(err, github.ErrNotFound) || errors.Is(err, rm.ErrInvalid):
+	case errors.Is(err, rm.ErrNotFound) || errors.Is(err, rm.ErrInvalid):
 		return nil, fmt.Errorf("%w: policy %s: %w\n(%s)", rm.ErrInvalid, p.Name, err, past)
 	case err != nil:
 		return nil, fmt.Errorf("policy %s: GitHub did not confirm its target: %w\n(%s)", p.Name, err, past)

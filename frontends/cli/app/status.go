@@ -12,7 +12,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -64,8 +63,8 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 type statusJSON struct {
 	Daemon bool `json:"daemon"`
 	reconcile.Status
-	Host   *rm.Host       `json:"host"`
-	Budget *github.Budget `json:"budget"`
+	Host   *rm.Host   `json:"host"`
+	Budget *rm.Budget `json:"budget"`
 }
 
 func toStatusJSON(st reconcile.Status, live bool) statusJSON {

@@ -14,7 +14,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
@@ -64,7 +63,7 @@ func TestStatusFromDaemon(t *testing.T) {
 				WaitStatus: reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "at max 2"}}},
 		Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-x-1", State: rm.StateBusy,
 			Job: "build", CreatedAt: time.Now().Add(-time.Minute), RSSBytes: 700 << 20, PeakRSSBytes: 900 << 20, CPUMillicores: 1200}},
-		Budget:   github.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
+		Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
 		Refusals: map[string]int{"memory": 3},
 	}}
 	serveDaemon(t, e.dataDir, d)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/runner-manager/runner-manager/store"
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // RecordSession inserts or replaces the session of se.ScaleSetID.
-func (j *Journal) RecordSession(ctx context.Context, se store.ScaleSetSession) error {
+func (j *Journal) RecordSession(ctx context.Context, se rm.SessionRecord) error {
 	if err := se.Validate(); err != nil {
 		return err
 	}
@@ -30,13 +30,13 @@ func (j *Journal) RecordSession(ctx context.Context, se store.ScaleSetSession) e
 
 const sessionColumns = `scale_set_id, session_id, owner, host_id, scope, created_at`
 
-func scanSession(sc Row) (store.ScaleSetSession, error) {
+func scanSession(sc Row) (rm.SessionRecord, error) {
 	var (
-		se store.ScaleSetSession
+		se rm.SessionRecord
 		id int64
 	)
 	if err := sc.Scan(&id, &se.SessionID, &se.Owner, &se.HostID, &se.Scope, at(&se.CreatedAt)); err != nil {
-		return store.ScaleSetSession{}, err
+		return rm.SessionRecord{}, err
 	}
 	se.ScaleSetID = int(id)
 	return se, nil
@@ -44,13 +44,13 @@ func scanSession(sc Row) (store.ScaleSetSession, error) {
 
 // SessionOf returns the recorded session of a scale set; found is false
 // when there is none.
-func (j *Journal) SessionOf(ctx context.Context, scaleSetID int) (store.ScaleSetSession, bool, error) {
+func (j *Journal) SessionOf(ctx context.Context, scaleSetID int) (rm.SessionRecord, bool, error) {
 	se, err := scanSession(j.c.Read.QueryRow(ctx, `SELECT `+sessionColumns+` FROM scale_set_sessions WHERE scale_set_id = ?`, int64(scaleSetID)))
 	if noRows(err) {
-		return store.ScaleSetSession{}, false, nil
+		return rm.SessionRecord{}, false, nil
 	}
 	if err != nil {
-		return store.ScaleSetSession{}, false, fmt.Errorf("read the session of scale set %d: %w", scaleSetID, err)
+		return rm.SessionRecord{}, false, fmt.Errorf("read the session of scale set %d: %w", scaleSetID, err)
 	}
 	return se, true, nil
 }
@@ -65,7 +65,7 @@ func (j *Journal) ForgetSession(ctx context.Context, scaleSetID int, sessionID s
 }
 
 // Sessions lists every recorded session, by scale set id.
-func (j *Journal) Sessions(ctx context.Context) ([]store.ScaleSetSession, error) {
+func (j *Journal) Sessions(ctx context.Context) ([]rm.SessionRecord, error) {
 	out, err := QueryAll(ctx, j.c.Read, scanSession, `SELECT `+sessionColumns+` FROM scale_set_sessions ORDER BY scale_set_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)

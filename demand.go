@@ -1,0 +1,78 @@
+package runnermanager
+
+import (
+	"context"
+	"time"
+)
+
+// DemandSource is where a scale target's demand comes from: how many
+// runners it wants now, with the job events that name which runner took
+// which job. GitHub's scale-set message session and its classic queue poll
+// are two; an embedder's own queue may be another. A loop watches one
+// source per target.
+type DemandSource interface {
+	// Watch calls report with each demand figure and its job events until
+	// ctx is done (returning nil) or a fatal error (ErrUnauthorized,
+	// ErrNotFound, ErrSessionConflict). maxCapacity is read before every
+	// poll: it is the admitted capacity, and changes live (scale-set mode
+	// sends it to GitHub as maxCapacity, so GitHub assigns no more).
+	Watch(ctx context.Context, maxCapacity func() int, report func(Demand)) error
+	// Waiting says why a watch that recovers by itself is not serving
+	// demand now (credentials refused, the service unreachable, a lost
+	// scale set being found again) and since when; nil while it serves. A
+	// source whose Watch returns its errors instead answers nil.
+	Waiting() (reason error, since time.Time)
+	// Close releases what the source holds (a scale-set message session)
+	// once its loop has ended.
+	Close(ctx context.Context) error
+}
+
+// Demand is how many runners a target wants now.
+type Demand struct {
+	// Wanted is the number of jobs assigned to the target, waiting or
+	// running (scale-set mode: statistics.TotalAssignedJobs; classic mode:
+	// matching queued and in-progress jobs).
+	Wanted int
+	// Queued is the number of jobs the source holds for the target and has
+	// not assigned, because the capacity told to it is taken (scale-set
+	// mode: statistics.TotalAvailableJobs + TotalAcquiredJobs: offered, or
+	// taken and waiting for capacity; classic mode counts them in Wanted).
+	Queued int
+	Events []JobEvent
+	At     time.Time
+}
+
+// JobEventKind is what happened to a job.
+type JobEventKind string
+
+// The job events a demand source passes on.
+const (
+	JobAssigned  JobEventKind = "assigned"
+	JobStarted   JobEventKind = "started"
+	JobCompleted JobEventKind = "completed"
+)
+
+// JobEvent tells which runner started or completed which job.
+type JobEvent struct {
+	Kind JobEventKind
+	// JobID is the job's id as its source gives it (Job.ID): a scale-set
+	// message's jobId (an opaque string), or its runnerRequestId in
+	// decimal when it has none; in classic mode and from webhooks the REST
+	// job number in decimal. "" when not told.
+	JobID string
+	// JobNumber is the REST job number, 0 when not known (scale-set
+	// messages do not carry it).
+	JobNumber  int64
+	RunID      int64
+	RunnerID   int64
+	RunnerName string
+	// Result of a completed job ("succeeded", "failed", "canceled", ...).
+	Result      string
+	Workflow    string
+	DisplayName string
+	Labels      []string
+	At          time.Time
+	// QueuedAt is when the job was queued (zero when not told): At −
+	// QueuedAt of a started job is how long it waited for a runner.
+	QueuedAt time.Time
+}
