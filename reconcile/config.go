@@ -94,7 +94,9 @@ type Meters interface {
 // Config is what a Loop needs. Store, Target, Launcher and Host are
 // required; zero durations and caps take the Default figures above.
 type Config struct {
-	Store  store.Store
+	Store store.Store
+	// Target is where the loop's runners register and where its demand
+	// comes from; both sides are required.
 	Target Target
 	// Launcher is the launcher of the native backend, and of any backend
 	// without an entry in Launchers.
