@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/actions/scaleset"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -414,15 +415,17 @@ func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
 }
 
 // apiOf is the api label of a request to GitHub: "message_queue" for a
-// scale set's message long polls (GET of a session's messages: they cost no
-// REST budget), "actions" for the rest of the Actions service ("/_apis/"),
-// "rest" for the REST API.
+// scale set's message long polls (they cost no REST budget), "actions" for
+// the rest of the Actions service ("/_apis/"), "rest" for the REST API.
+// A long poll is known by its X-ScaleSetMaxCapacity header, which GitHub's
+// client sets on the message poll and on nothing else (actions/scaleset
+// v0.4.0 session_client.go:142, client.go:40): its URL is whatever the
+// session's messageQueueUrl says, so its path tells nothing.
 func apiOf(r *http.Request) string {
-	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
-	case r.Method == http.MethodGet && (strings.HasSuffix(p, "/messages") || strings.HasSuffix(p, "/message")) && !strings.HasPrefix(p, "/repos/"):
+	case r.Header.Get(scaleset.HeaderScaleSetMaxCapacity) != "":
 		return "message_queue"
-	case strings.Contains(p, "/_apis/"):
+	case strings.Contains(r.URL.Path, "/_apis/"):
 		return "actions"
 	}
 	return "rest"

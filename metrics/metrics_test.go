@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actions/scaleset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -161,9 +162,17 @@ func TestTransportCountsCalls(t *testing.T) {
 	c := &http.Client{Transport: m.Transport(gh.Client().Transport)}
 	var wg sync.WaitGroup
 	for _, p := range []string{"/repos/o/r/actions/runners", "/missing", "/_apis/runtime/runnerscalesets", "/repos/o/r",
-		"/_apis/runtime/runnerscalesets/1/sessions/s/messages", "/message"} {
+		"poll:/_apis/runtime/runnerscalesets/1/sessions/s/messages", "poll:/queue/7f3a?sessionId=s"} {
 		wg.Go(func() {
-			resp, err := c.Get(gh.URL + p)
+			// A message poll carries GitHub's client's capacity header,
+			// wherever the session's queue URL points.
+			path, poll := strings.CutPrefix(p, "poll:")
+			req, err := http.NewRequest(http.MethodGet, gh.URL+path, nil)
+			require.NoError(t, err)
+			if poll {
+				req.Header.Set(scaleset.HeaderScaleSetMaxCapacity, "2")
+			}
+			resp, err := c.Do(req)
 			if err == nil {
 				resp.Body.Close()
 			}
