@@ -116,7 +116,7 @@ func (p *pass) publish(live int) {
 		if it.concluded {
 			continue
 		}
-		as := AttemptStatus{ID: it.a.ID, Policy: it.a.Policy, RunnerName: it.a.RunnerName, State: it.a.State,
+		as := AttemptStatus{ID: it.a.ID, Policy: it.a.Policy, PolicyName: it.pol.Name, RunnerName: it.a.RunnerName, State: it.a.State,
 			Job: jobLabel(it.a.Job), JobID: it.a.Job.ID, CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
 		if l.cfg.Meters != nil && !it.exited {
 			as.RSSBytes, _ = l.cfg.Meters.CurrentRSS(it.a.ID)

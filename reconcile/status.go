@@ -267,8 +267,10 @@ type PolicyStatus struct {
 
 // AttemptStatus is one live (or just ended) attempt's figures.
 type AttemptStatus struct {
-	ID         rm.AttemptID    `json:"id"`
-	Policy     rm.PolicyID     `json:"policy"`
+	ID     rm.AttemptID `json:"id"`
+	Policy rm.PolicyID  `json:"policy"`
+	// PolicyName is its policy's name, so a reader needs no second look.
+	PolicyName string          `json:"policy_name"`
 	RunnerName string          `json:"runner_name"`
 	State      rm.AttemptState `json:"state"`
 	// Job names the attempt's job for people: its display name, else its
@@ -319,7 +321,7 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 				ps.Busy++
 			}
 			out.Attempts = append(out.Attempts, AttemptStatus{
-				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job), JobID: a.Job.ID,
+				ID: a.ID, Policy: a.Policy, PolicyName: p.Name, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job), JobID: a.Job.ID,
 				CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes, LastMessage: a.LastMessage,
 			})
 		}

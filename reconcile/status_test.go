@@ -59,6 +59,8 @@ func TestStatusFromJournal(t *testing.T) {
 		assert.Empty(t, byID[idle.ID].JobID, "no job yet")
 		assert.Equal(t, "waiting", byID[idle.ID].LastMessage)
 		assert.Equal(t, rm.StateIdle, byID[idle.ID].State)
+		assert.Equal(t, "home", byID[busy.ID].PolicyName)
+		assert.Equal(t, "gpu", byID[noName.ID].PolicyName)
 	})
 	t.Run("AnyHost", func(t *testing.T) {
 		s, err := reconcile.StatusFromJournal(ctx, st, rm.HostID{}, now)

@@ -121,6 +121,9 @@ func TestSupervisorFollowsThePolicies(t *testing.T) {
 	assert.Equal(t, "gpu", st.Policies[0].Name)
 	assert.Equal(t, 1, st.Policies[1].Live)
 	assert.Len(t, st.Attempts, 2)
+	for _, a := range st.Attempts {
+		assert.Equal(t, map[rm.PolicyID]string{home.ID: "home", gpu.ID: "gpu"}[a.Policy], a.PolicyName, "the live loops' status names the policy")
+	}
 
 	// Edited: min idle 2 shows at the next pass.
 	home.MinIdle = 2
