@@ -20,7 +20,9 @@ type DemandSource interface {
 	// Waiting says why a watch that recovers by itself is not serving
 	// demand now (credentials refused, the service unreachable, a lost
 	// scale set being found again) and since when; nil while it serves. A
-	// source whose Watch returns its errors instead answers nil.
+	// source whose Watch returns its errors instead answers nil. It is
+	// called while Watch runs, from other goroutines (each status read),
+	// and must be cheap.
 	Waiting() (reason error, since time.Time)
 	// Close releases what the source holds (a scale-set message session)
 	// once its loop has ended.

@@ -103,6 +103,10 @@ type loopStatus struct {
 	policies []PolicyStatus
 	attempts []AttemptStatus
 	live     int
+	// passErr is the pass's first error, notes its word per policy: the
+	// parts of a policy's last error that only a pass changes (snapshot).
+	passErr string
+	notes   map[rm.PolicyID]string
 }
 
 // NewLoop checks cfg and returns a loop for its policies, which must share

@@ -74,8 +74,7 @@ func (p *pass) publish(live int) {
 	} else if len(p.ghErrs) > 0 {
 		passErr = p.ghErrs[0].Error()
 	}
-	waitErr, waitSince := l.cfg.Target.Demand.Waiting()
-	st := loopStatus{live: live}
+	st := loopStatus{live: live, passErr: passErr, notes: map[rm.PolicyID]string{}}
 	for _, pol := range p.policies {
 		ps := PolicyStatus{
 			ID: pol.ID, Name: pol.Name, Target: pol.Target.String(), Mode: pol.Target.Mode().String(),
@@ -88,15 +87,8 @@ func (p *pass) publish(live int) {
 			ps.LastRefusal = r.String()
 		}
 		p.spareStatus(&ps)
-		switch {
-		case p.notes[pol.ID] != "":
-			ps.LastError = p.notes[pol.ID]
-		case passErr != "":
-			ps.LastError = passErr
-		case waitErr != nil:
-			ps.LastError = fmt.Sprintf("waiting for GitHub since %s: %v", waitSince.Format(time.TimeOnly), waitErr)
-		default:
-			ps.LastError = l.watchErr
+		if n := p.notes[pol.ID]; n != "" {
+			st.notes[pol.ID] = n
 		}
 		for _, it := range p.items {
 			if it.pol.ID != pol.ID || !it.holdsSlot() {
@@ -130,11 +122,32 @@ func (p *pass) publish(live int) {
 	l.status = st
 }
 
-// snapshot returns the loop's figures as the last pass left them.
+// snapshot returns the loop's figures as the last pass left them, with
+// each policy's last error as of now: the pass's own (its notes, its
+// errors) until the next pass, then the target's wait (credentials
+// refused, GitHub unreachable), then the watch's failure, both read now,
+// so that an error shows on every policy of the target the moment the
+// watch meets it and goes the moment the watch recovers.
 func (l *Loop) snapshot() loopStatus {
+	waitErr, waitSince := l.cfg.Target.Demand.Waiting()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.status
+	st := l.status
+	st.policies = slices.Clone(st.policies)
+	for i := range st.policies {
+		ps := &st.policies[i]
+		switch {
+		case st.notes[ps.ID] != "":
+			ps.LastError = st.notes[ps.ID]
+		case st.passErr != "":
+			ps.LastError = st.passErr
+		case waitErr != nil:
+			ps.LastError = fmt.Sprintf("waiting for GitHub since %s: %v", waitSince.Format(time.TimeOnly), waitErr)
+		default:
+			ps.LastError = l.watchErr
+		}
+	}
+	return st
 }
 
 // Status is the loop's part of a supervisor's Status: its policies and
