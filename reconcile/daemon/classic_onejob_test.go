@@ -36,6 +36,10 @@ func TestClassicOneJobOneRunner(t *testing.T) {
 
 			stop := start(t, d)
 			w.serve(t, 1, "linux", true)
+			// The job is done at GitHub: its runner's attempt concludes when
+			// the runner exits (a stop before that would stop it mid-job).
+			require.Eventually(t, func() bool { return ended(t, d.Store(), linux)+ended(t, d.Store(), second) == 1 },
+				30*time.Second, 20*time.Millisecond)
 			require.NoError(t, stop())
 			var all []rm.Attempt
 			for _, p := range []rm.Policy{linux, second} {
