@@ -16,7 +16,7 @@ type Groups interface {
 	GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool)
 	// GroupMemory is the kernel's word on the group's memory (its peak,
 	// its limit, the processes it killed for going over); false without.
-	GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool)
+	GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool)
 	// RunnerRunning says whether the runner (pid, start) still runs, from
 	// the launcher's own exit notification; known is false for a runner
 	// the launcher does not watch (the process table is asked then).

@@ -20,7 +20,7 @@ import (
 type groups struct {
 	mu      sync.Mutex
 	usage   map[rm.AttemptID]platform.GroupUsage
-	memory  map[rm.AttemptID]platform.GroupMemory
+	memory  map[rm.AttemptID]rm.GroupMemory
 	running map[rm.AttemptID]bool
 	reads   int
 }
@@ -33,7 +33,7 @@ func (g *groups) GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool) {
 	return u, ok
 }
 
-func (g *groups) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+func (g *groups) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	m, ok := g.memory[a]
@@ -104,7 +104,7 @@ func TestMeterOOMKilledPeakCounts(t *testing.T) {
 	g := &groups{
 		usage:   map[rm.AttemptID]platform.GroupUsage{a.ID: {MemoryBytes: 200 << 20}},
 		running: map[rm.AttemptID]bool{a.ID: true},
-		memory:  map[rm.AttemptID]platform.GroupMemory{a.ID: {PeakBytes: 512 << 20, LimitBytes: 512 << 20, OOMKills: 1}},
+		memory:  map[rm.AttemptID]rm.GroupMemory{a.ID: {PeakBytes: 512 << 20, LimitBytes: 512 << 20, OOMKills: 1}},
 	}
 	ms := meter.New("", meter.WithGroups(g))
 	ms.SetSampler(func([]int) map[int]platform.TreeUsage { return map[int]platform.TreeUsage{} })

@@ -60,7 +60,7 @@ func (g *Cgroup) Start(cmd *exec.Cmd) error { return errNoCgroups }
 func (g *Cgroup) Usage() (GroupUsage, error) { return GroupUsage{}, errNoCgroups }
 
 // Memory reads the kernel's word on the group's memory.
-func (g *Cgroup) Memory() (GroupMemory, error) { return GroupMemory{}, ErrNoMemoryController }
+func (g *Cgroup) Memory() (rm.GroupMemory, error) { return rm.GroupMemory{}, ErrNoMemoryController }
 
 // SetMemoryLimit sets the group's memory limit.
 func (g *Cgroup) SetMemoryLimit(bytes uint64) error { return ErrNoMemoryController }

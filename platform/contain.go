@@ -125,10 +125,10 @@ func (l *NativeLauncher) GroupUsage(a rm.AttemptID) (GroupUsage, bool) {
 // GroupMemory reads the kernel's word on the attempt's memory (peak,
 // limit, OOM kills); false without a cgroup with a memory controller. Ask
 // before Cleanup removes the group.
-func (l *NativeLauncher) GroupMemory(a rm.AttemptID) (GroupMemory, bool) {
+func (l *NativeLauncher) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 	g, ok := l.findGroup(a)
 	if !ok {
-		return GroupMemory{}, false
+		return rm.GroupMemory{}, false
 	}
 	m, err := g.Memory()
 	return m, err == nil

@@ -248,7 +248,7 @@ func TestContainMemoryLimitOOM(t *testing.T) {
 		<-p.Done()
 		_ = l.Cleanup(id, false)
 	})
-	var m platform.GroupMemory
+	var m rm.GroupMemory
 	require.Eventually(t, func() bool {
 		m, _ = l.GroupMemory(id)
 		return m.OOMKills > 0

@@ -95,6 +95,12 @@ type NativeLauncher struct {
 	contain containment
 }
 
+var (
+	_ rm.Launcher        = (*NativeLauncher)(nil)
+	_ rm.MemoryContainer = (*NativeLauncher)(nil)
+	_ rm.RootLister      = (*NativeLauncher)(nil)
+)
+
 // NativeOption configures a NativeLauncher.
 type NativeOption func(*NativeLauncher)
 

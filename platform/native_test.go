@@ -21,15 +21,6 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 )
 
-// The reconcile package's Launcher, restated: platform cannot import it.
-type launcher interface {
-	Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error)
-	Adopt(attempt rm.AttemptID, pid int, start uint64) (rm.Process, error)
-	Cleanup(attempt rm.AttemptID, failed bool) error
-}
-
-var _ launcher = (*platform.NativeLauncher)(nil)
-
 // fakeListener stands in for bin/Runner.Listener: it finds its root as the
 // real runner does (the parent of its executable's real directory), writes
 // what it received there, and behaves as $MODE says.

@@ -98,10 +98,10 @@ type Config struct {
 	Target Target
 	// Launcher is the launcher of the native backend, and of any backend
 	// without an entry in Launchers.
-	Launcher Launcher
+	Launcher rm.Launcher
 	// Launchers are the launchers of other backends (container, VM, WSL),
 	// by the backend a policy names.
-	Launchers map[rm.Backend]Launcher
+	Launchers map[rm.Backend]rm.Launcher
 	// Meters may be nil: no usage on attempts, and expected peaks are the
 	// policies' estimates.
 	Meters Meters

@@ -183,7 +183,7 @@ func TestE2ERateLimit(t *testing.T) {
 // mangler corrupts the JIT configuration of the first launch, as a config
 // the runner refuses.
 type mangler struct {
-	reconcile.Launcher
+	rm.Launcher
 	once sync.Once
 }
 

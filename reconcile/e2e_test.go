@@ -173,7 +173,7 @@ func (w *world) targets(ctx context.Context, p rm.Policy) (reconcile.Target, err
 }
 
 // supervisorConfig is the manager's wiring with test timings.
-func (w *world) supervisorConfig(launcher reconcile.Launcher, adm *reconcile.Admission) reconcile.SupervisorConfig {
+func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission) reconcile.SupervisorConfig {
 	if launcher == nil {
 		native := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
 		w.t.Cleanup(func() { _ = native.Close() }) // the empty cgroups of runners a test killed itself

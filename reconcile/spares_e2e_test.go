@@ -17,7 +17,6 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // A scale-set policy with a spare keeps a runner listening before any
@@ -73,7 +72,7 @@ func waitCtxE2E(t *testing.T, d time.Duration) context.Context {
 // the stop. whole makes that launch ignore the cancellation (the process
 // starts), else the launcher sees it.
 type gatedLauncher struct {
-	reconcile.Launcher
+	rm.Launcher
 	once    sync.Once
 	entered chan struct{}
 	whole   bool

@@ -32,9 +32,9 @@ const DefaultRefreshEvery = 15 * time.Second
 type SupervisorConfig struct {
 	Store    store.Store
 	Host     rm.Host
-	Launcher Launcher
+	Launcher rm.Launcher
 	// Launchers are the launchers of other backends (see Config).
-	Launchers map[rm.Backend]Launcher
+	Launchers map[rm.Backend]rm.Launcher
 	// Meters may be nil. The supervisor runs their sampling, nudging the
 	// loop of each policy whose runner exited.
 	Meters Meters

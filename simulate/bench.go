@@ -236,7 +236,7 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		b.native = platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(opts.Logger))
 		b.launcher = &timedLauncher{Launcher: b.native}
 		cfg := daemon.Config{
-			Launchers:   map[rm.Backend]reconcile.Launcher{rm.BackendNative: b.launcher},
+			Launchers:   map[rm.Backend]rm.Launcher{rm.BackendNative: b.launcher},
 			Admission:   &reconcile.Admission{Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: dataDir},
 			ClassicPoll: opts.ClassicPoll,
 		}
@@ -396,7 +396,7 @@ func (b *Bench) live(ctx context.Context) int {
 // timedLauncher is a launcher that notes when each launch was asked for,
 // when its process started and when it exited.
 type timedLauncher struct {
-	reconcile.Launcher
+	rm.Launcher
 	mu       sync.Mutex
 	launches []*launchTimes
 }

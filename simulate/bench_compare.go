@@ -244,7 +244,7 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		native := platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(o.Logger))
 		pids = &pidLauncher{Launcher: native}
 		cfg := daemon.Config{
-			Launchers: map[rm.Backend]reconcile.Launcher{rm.BackendNative: pids},
+			Launchers: map[rm.Backend]rm.Launcher{rm.BackendNative: pids},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir},
 		}
 		cfg.Loop.ScaleDownAfter = 2 * time.Second
@@ -510,7 +510,7 @@ func sumRSS(pids []int) uint64 {
 // pidLauncher is a launcher that keeps the runner processes it started,
 // for their memory.
 type pidLauncher struct {
-	reconcile.Launcher
+	rm.Launcher
 	mu      sync.Mutex
 	procs   []rm.Process
 	started map[rm.AttemptID]time.Time

@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
@@ -81,7 +80,7 @@ func TestRunRoutesAttemptsByBackend(t *testing.T) {
 	w := newWorld(t)
 	native, other := newRecording(w.dataDir), newRecording(filepath.Join(t.TempDir(), "other"))
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(),
-		Launchers: map[rm.Backend]reconcile.Launcher{"": native, "container": other}})
+		Launchers: map[rm.Backend]rm.Launcher{"": native, "container": other}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addPolicy(t, d, "home", false)

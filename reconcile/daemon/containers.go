@@ -11,7 +11,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/container"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
@@ -60,7 +59,10 @@ func (c *containers) peakLimit(p rm.Policy) uint64 {
 	return max(exp*2, rm.MinMemoryLimit)
 }
 
-var _ reconcile.Launcher = (*containers)(nil)
+var (
+	_ rm.Launcher        = (*containers)(nil)
+	_ rm.MemoryContainer = (*containers)(nil)
+)
 
 func newContainers(host string, hostID rm.HostID, failedLogs string, log *slog.Logger) *containers {
 	return &containers{host: host, hostID: hostID, failedLogs: failedLogs, log: log,
@@ -92,20 +94,20 @@ func (c *containers) memoryFor(a rm.AttemptID) uint64 {
 // which make reconcile conclude the attempt Failed(OOMKilled) and the
 // meters bank its limit as a peak. false for a container not ended, or
 // not this launcher's.
-func (c *containers) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+func (c *containers) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 	c.mu.Lock()
 	p := c.procs[a]
 	c.mu.Unlock()
 	if p == nil {
-		return platform.GroupMemory{}, false
+		return rm.GroupMemory{}, false
 	}
 	select {
 	case <-p.Done():
 	default:
-		return platform.GroupMemory{}, false
+		return rm.GroupMemory{}, false
 	}
 	m := p.Memory()
-	return platform.GroupMemory{LimitBytes: m.LimitBytes, PeakBytes: m.PeakBytes, OOMKills: m.OOMKills}, true
+	return rm.GroupMemory{LimitBytes: m.LimitBytes, PeakBytes: m.PeakBytes, OOMKills: m.OOMKills}, true
 }
 
 // keep notes an attempt's container for GroupMemory.
@@ -272,7 +274,7 @@ type withContainerMemory struct {
 	boxes *containers
 }
 
-func (g withContainerMemory) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+func (g withContainerMemory) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 	if m, ok := g.Groups.GroupMemory(a); ok {
 		return m, true
 	}

@@ -87,7 +87,7 @@ type Config struct {
 	// (rm.BackendNative for ""). Default: a platform.NativeLauncher under
 	// DataDir for native. A backend added here serves the policies that
 	// name it.
-	Launchers map[rm.Backend]reconcile.Launcher
+	Launchers map[rm.Backend]rm.Launcher
 	// ContainerHost is the container engine's address for the default
 	// launcher of rm.BackendContainer (Docker, or Podman's compatible
 	// service: "unix:///run/podman/podman.sock"); "" takes DOCKER_HOST,
@@ -176,8 +176,8 @@ type Daemon struct {
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
 	closers []func() error
-	native  reconcile.Launcher // the native backend's launcher (its cgroups feed the meters)
-	boxes   *containers        // the default container launcher; nil when the embedder gave one
+	native  rm.Launcher // the native backend's launcher (its cgroups feed the meters)
+	boxes   *containers // the default container launcher; nil when the embedder gave one
 
 	mu sync.Mutex
 	// sup is the supervisor of the current (or last) run: each run has a
@@ -373,8 +373,8 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 // launchers are the supervisor's launchers: the native backend's (the
 // configured one, else a native launcher under DataDir) and the others by
 // backend; reconcile routes each attempt to its policy's backend.
-func (d *Daemon) launchers() (reconcile.Launcher, map[rm.Backend]reconcile.Launcher, error) {
-	ls := make(map[rm.Backend]reconcile.Launcher, len(d.cfg.Launchers))
+func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
+	ls := make(map[rm.Backend]rm.Launcher, len(d.cfg.Launchers))
 	for b, l := range d.cfg.Launchers {
 		if l == nil {
 			return nil, nil, fmt.Errorf("%w: daemon: the launcher of backend %q is nil", rm.ErrInvalid, b)
