@@ -7,23 +7,14 @@ import (
 	"sync"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// MemorySource tells the host's memory. HostMemory is the real one; tests
-// fake a small machine.
+// MemorySource tells the host's memory: an rm.Machine is one (the real
+// one is platform.Machine); tests fake a small machine.
 type MemorySource interface {
 	Memory() (total, available uint64, err error)
 }
-
-// HostMemory is the host's real memory, as platform.HostMemory reads it.
-type HostMemory struct{}
-
-var _ MemorySource = HostMemory{}
-
-// Memory implements MemorySource.
-func (HostMemory) Memory() (total, available uint64, err error) { return platform.HostMemory() }
 
 // The reasons admission refuses a launch.
 const (

@@ -117,9 +117,12 @@ type Config struct {
 	// The driver sleeps on real timers.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// DataDir holds runners/<version>/, the runners a policy with no
-	// RunnerDir uses (the newest installed).
-	DataDir string
+	// Installs are the runners installed for the native backend
+	// (install.Installs of the data directory's runners/): a policy with no
+	// RunnerDir launches the newest, and a newer one on trial is proven
+	// on one attempt first. nil: none known (no runner update is proven,
+	// and a policy held by a refused runner waits for its edit).
+	Installs rm.RunnerInstalls
 	// RunnerUpdates: the daemon installs newer runner releases itself
 	// (`[runner] auto_update`), so a policy held by a refused runner waits
 	// for one; the hold's note says so, or that updates are off.

@@ -23,6 +23,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -179,11 +180,13 @@ func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission)
 		w.t.Cleanup(func() { _ = native.Close() }) // the empty cgroups of runners a test killed itself
 		launcher = native
 	}
+	machine := platform.NewMachine()
 	if adm == nil {
-		adm = &reconcile.Admission{Memory: reconcile.HostMemory{}, DiskFree: platform.DiskFree, DiskPath: w.dataDir}
+		adm = &reconcile.Admission{Memory: machine, DiskFree: machine.DiskFree, DiskPath: w.dataDir}
 	}
 	return reconcile.SupervisorConfig{
 		Store: w.st, Host: w.host, Launcher: launcher, Meters: w.meters, Targets: w.targets,
+		Machine: machine, Installs: install.Installs{DataDir: w.dataDir},
 		Admission: adm, Logger: w.log, DataDir: w.dataDir, RefreshEvery: 200 * time.Millisecond,
 		SampleEvery: 25 * time.Millisecond, Budget: w.client.Budget,
 		Loop: reconcile.Config{

@@ -65,7 +65,6 @@ func TestStartSweepsRunnerProcessesNoAttemptOwns(t *testing.T) {
 
 	cfg := f.config()
 	cfg.DataDir = dataDir
-	cfg.FindRunners = nil // the platform's: /proc
 	cfg.Launcher = platform.NewNativeLauncher(dataDir)
 	cfg.Loop.StopGrace = time.Second
 	sup, err := reconcile.NewSupervisor(cfg)

@@ -33,6 +33,7 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
@@ -168,6 +169,7 @@ type Webhook struct {
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
+	machine *platform.Machine // what the supervisor reads of this machine
 	st      store.Store
 	host    rm.Host
 	client  *github.Client
@@ -211,7 +213,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: cfg.Logger}
+	d := &Daemon{cfg: cfg, log: cfg.Logger, machine: platform.NewMachine()}
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -336,8 +338,8 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{
-			Memory: reconcile.HostMemory{}, Reserve: config.DefaultMemoryReserve.Bytes(),
-			DiskFree: platform.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
+			Memory: d.machine, Reserve: config.DefaultMemoryReserve.Bytes(),
+			DiskFree: d.machine.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
 		}
 	}
 	if d.boxes != nil {
@@ -364,6 +366,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
+		Machine: d.machine, Installs: install.Installs{DataDir: cfg.DataDir},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus, Loop: loop,
