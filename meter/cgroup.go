@@ -6,7 +6,7 @@ import (
 )
 
 // Groups is what the meters read of a launcher that puts each attempt in
-// a cgroup of its own (platform.NativeLauncher): the group's usage, O(1)
+// a cgroup of its own (platform/native's Launcher): the group's usage, O(1)
 // per attempt where the process table costs O(processes), and every
 // process of the attempt counted, those that left the runner's tree
 // (setsid, a double fork) included. An attempt without a group is metered
@@ -24,8 +24,6 @@ type Groups interface {
 	// CgroupsInUse says where the groups are; "" when there are none.
 	CgroupsInUse() string
 }
-
-var _ Groups = (*platform.NativeLauncher)(nil)
 
 // WithGroups meters each attempt that has a cgroup from it (see Groups).
 func WithGroups(g Groups) Option { return func(o *options) { o.groups = g } }

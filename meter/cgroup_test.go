@@ -13,8 +13,12 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
+
+// The native launcher is what the meters read groups of.
+var _ meter.Groups = (*native.Launcher)(nil)
 
 // groups is a launcher's cgroups as the meters see them, set by the test.
 type groups struct {

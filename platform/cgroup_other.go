@@ -13,9 +13,10 @@ import (
 // errNoCgroups: control groups are Linux's.
 var errNoCgroups = errors.New("cgroups: only Linux has control groups")
 
+// Cgroup.Start's errors (cgroup_linux_start.go): no group to start in.
 var (
-	errNotPlaced      = errNoCgroups
-	errStartedOutside = errNoCgroups
+	ErrNotPlaced      = errNoCgroups
+	ErrStartedOutside = errNoCgroups
 )
 
 // Cgroups makes and finds the cgroups of one scope's attempts: on Linux

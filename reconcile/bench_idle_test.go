@@ -24,6 +24,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -234,7 +235,7 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 	sup, err := reconcile.NewSupervisor(reconcile.SupervisorConfig{
 		Store:    st,
 		Host:     host,
-		Launcher: platform.NewNativeLauncher(dataDir),
+		Launcher: native.NewLauncher(dataDir),
 		Meters:   meter.New(filepath.Join(dataDir, "state", "memory-peaks.toml")),
 		Targets: func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 			if p.Target.Mode() == rm.ModeScaleSet {

@@ -22,6 +22,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
@@ -176,7 +177,7 @@ func (w *world) targets(ctx context.Context, p rm.Policy) (reconcile.Target, err
 // supervisorConfig is the manager's wiring with test timings.
 func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission) reconcile.SupervisorConfig {
 	if launcher == nil {
-		native := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+		native := native.NewLauncher(w.dataDir, native.WithLogger(w.log))
 		w.t.Cleanup(func() { _ = native.Close() }) // the empty cgroups of runners a test killed itself
 		launcher = native
 	}

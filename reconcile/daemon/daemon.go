@@ -30,6 +30,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
@@ -85,7 +86,7 @@ type Config struct {
 	ClassicPoll time.Duration
 
 	// Launchers start each policy's runners, by the policy's backend
-	// (rm.BackendNative for ""). Default: a platform.NativeLauncher under
+	// (rm.BackendNative for ""). Default: a native.Launcher under
 	// DataDir for native. A backend added here serves the policies that
 	// name it.
 	Launchers map[rm.Backend]rm.Launcher
@@ -387,20 +388,20 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 		}
 		ls[b] = l
 	}
-	native := ls[rm.BackendNative]
-	if native == nil {
-		n := platform.NewNativeLauncher(d.cfg.DataDir, platform.WithLauncherLogger(d.log))
+	nl := ls[rm.BackendNative]
+	if nl == nil {
+		n := native.NewLauncher(d.cfg.DataDir, native.WithLogger(d.log))
 		d.closers = append(d.closers, n.Close)
-		native = n
+		nl = n
 	}
 	delete(ls, rm.BackendNative)
-	d.native = native
+	d.native = nl
 	if ls[rm.BackendContainer] == nil {
 		d.boxes = newContainers(d.cfg.ContainerHost, d.host.ID, filepath.Join(d.cfg.DataDir, FailedLogsDir), d.log)
 		d.closers = append(d.closers, d.boxes.Close)
 		ls[rm.BackendContainer] = d.boxes
 	}
-	return native, ls, nil
+	return nl, ls, nil
 }
 
 // Close closes what New opened (the journal it opened, the default
