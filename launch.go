@@ -14,8 +14,8 @@ import (
 // launcher is another implementation of the same four methods, registered
 // per backend: the reconcile loop does not change for it. A launcher needs
 // this package alone; what it can do beyond the four methods it says by
-// the optional interfaces below (MemoryContainer, RootLister), which the
-// loop asks for.
+// the optional interfaces below (MemoryContainer, RootLister,
+// LeftoverRemover), which the supervisor and the daemon ask for.
 //
 // The contract, whatever the backend:
 //   - Launch prepares the attempt's own root (its _work/ and _diag/, where
@@ -86,6 +86,15 @@ type GroupMemory struct {
 // without it leave such roots to `doctor --fix`.
 type RootLister interface {
 	Roots() ([]AttemptID, error)
+}
+
+// LeftoverRemover is a Launcher that can find what it left of attempts
+// the journal does not hold live (a crash between a container's creation
+// and its journal record, a lost Cleanup) and remove it. The daemon asks
+// it once a run, at start, when a policy of the host uses its backend,
+// after reading the journal's live attempts; the loops re-adopt those.
+type LeftoverRemover interface {
+	RemoveLeftovers(ctx context.Context, live func(AttemptID) bool) error
 }
 
 // LaunchSpec says what a launcher starts for one attempt. It is the whole

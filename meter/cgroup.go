@@ -28,6 +28,15 @@ type Groups interface {
 // WithGroups meters each attempt that has a cgroup from it (see Groups).
 func WithGroups(g Groups) Option { return func(o *options) { o.groups = g } }
 
+// WithGroupMemory adds a launcher that holds each attempt's memory in a
+// group of its own (the container launcher, in its container) to those
+// asked, after WithGroups', for the kernel's word on an ended attempt's
+// memory: one the OOM killer ended at its limit banks that limit as its
+// peak.
+func WithGroupMemory(mc rm.MemoryContainer) Option {
+	return func(o *options) { o.memory = append(o.memory, mc) }
+}
+
 // logSource says once, at start, what the meters read.
 func (ms *AttemptMeters) logSource() {
 	if ms.groups != nil {
@@ -96,10 +105,16 @@ func (ms *AttemptMeters) running(r root) bool {
 // its memory limit: the job needed at least that much, though the samples
 // may have missed the last climb. 0 otherwise.
 func (ms *AttemptMeters) oomPeak(a rm.AttemptID) uint64 {
-	if ms.groups == nil {
-		return 0
+	m, ok := rm.GroupMemory{}, false
+	if ms.groups != nil {
+		m, ok = ms.groups.GroupMemory(a)
 	}
-	m, ok := ms.groups.GroupMemory(a)
+	for _, mc := range ms.memory {
+		if ok {
+			break
+		}
+		m, ok = mc.GroupMemory(a)
+	}
 	if !ok || m.OOMKills == 0 {
 		return 0
 	}

@@ -154,7 +154,13 @@ func (a *Admission) defaultEstimate() uint64 {
 }
 
 // expectedPeak is what a new attempt of p is expected to peak at.
-func (a *Admission) expectedPeak(m Meters, p rm.Policy) uint64 {
+func (a *Admission) expectedPeak(m Meters, p rm.Policy) uint64 { return a.ExpectedPeak(m, p) }
+
+// ExpectedPeak is what admission, with meters m (nil: none), expects a new
+// attempt of p to peak at: from its banked peaks, else its MemoryEstimate,
+// else DefaultEstimate. The container backend limits the containers of a
+// policy that sets no limit from it.
+func (a *Admission) ExpectedPeak(m Meters, p rm.Policy) uint64 {
 	est := p.MemoryEstimate
 	if est == 0 {
 		est = a.defaultEstimate()

@@ -17,8 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/container"
 	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -179,8 +182,8 @@ type Daemon struct {
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
 	closers []func() error
-	native  rm.Launcher // the native backend's launcher (its cgroups feed the meters)
-	boxes   *containers // the default container launcher; nil when the embedder gave one
+	native  rm.Launcher        // the native backend's launcher (its cgroups feed the meters)
+	boxes   *container.Backend // the default container launcher; nil when the embedder gave one
 
 	mu sync.Mutex
 	// sup is the supervisor of the current (or last) run: each run has a
@@ -326,10 +329,13 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		if g, ok := d.native.(meter.Groups); ok {
 			// The native launcher's attempts run in cgroups where the host
 			// allows it: the meters read them instead of walking /proc.
-			if d.boxes != nil {
-				g = withContainerMemory{Groups: g, boxes: d.boxes}
-			}
 			opts = append(opts, meter.WithGroups(g))
+		}
+		for _, b := range slices.Sorted(maps.Keys(others)) {
+			if mc, ok := others[b].(rm.MemoryContainer); ok {
+				// A container the OOM killer ended banks its limit as its peak.
+				opts = append(opts, meter.WithGroupMemory(mc))
+			}
 		}
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
 		// Every job's weight is kept for the fleet; a shared store's
@@ -344,7 +350,8 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		}
 	}
 	if d.boxes != nil {
-		d.boxes.expectedPeak = expectedPeak(cfg.Meters, cfg.Admission)
+		meters, adm := cfg.Meters, cfg.Admission
+		d.boxes.SetExpectedPeak(func(p rm.Policy) uint64 { return adm.ExpectedPeak(meters, p) })
 	}
 	loop := cfg.Loop
 	loop.RunnerUpdates = cfg.AutoUpdateRunner
@@ -397,7 +404,8 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 	delete(ls, rm.BackendNative)
 	d.native = nl
 	if ls[rm.BackendContainer] == nil {
-		d.boxes = newContainers(d.cfg.ContainerHost, d.host.ID, filepath.Join(d.cfg.DataDir, FailedLogsDir), d.log)
+		d.boxes = container.NewBackend(container.BackendConfig{Engine: d.cfg.ContainerHost, Host: d.host.ID,
+			FailedLogs: filepath.Join(d.cfg.DataDir, FailedLogsDir), Logger: d.log})
 		d.closers = append(d.closers, d.boxes.Close)
 		ls[rm.BackendContainer] = d.boxes
 	}
