@@ -8,6 +8,95 @@ import (
 	"time"
 )
 
+// Launcher starts and ends the runners of one backend, one attempt each.
+// The native launcher (platform/native) runs them as processes of the
+// host, the container one (platform/container) in containers; a VM or WSL
+// launcher is another implementation of the same four methods, registered
+// per backend: the reconcile loop does not change for it. A launcher needs
+// this package alone; what it can do beyond the four methods it says by
+// the optional interfaces below (MemoryContainer, RootLister,
+// LeftoverRemover), which the supervisor and the daemon ask for.
+//
+// The contract, whatever the backend:
+//   - Launch prepares the attempt's own root (its _work/ and _diag/, where
+//     the JIT configuration writes the runner's credentials) and starts the
+//     runner's listener with spec.JITConfig in its environment, never in
+//     argv. ctx bounds the preparation only: the runner outlives it.
+//   - The returned Process is named by a host process (PID, Start): the
+//     journal records it to re-adopt the runner after a restart, and the
+//     meters sample the process tree under it (usage is the meters'
+//     business, not the launcher's). Done closes at the runner's exit;
+//     ExitCode is the listener's code (-1 when unknown); Stop ends the
+//     runner and all it started.
+//   - Adopt finds a runner launched before a restart by its attempt and
+//     (pid, start), or answers ErrProcessGone (wrapped).
+//   - RanJob answers whether the runner ran a job, from its own trace (the
+//     native launcher reads the Worker log the runner writes per job): local
+//     evidence the pass asks for at the runner's exit, before Cleanup. A
+//     launcher that cannot know answers false, and the pass waits for
+//     GitHub's word on the job.
+//   - Cleanup removes the attempt's root; a failed attempt's may be kept
+//     a while, for debugging, with its credentials removed.
+type Launcher interface {
+	// Launch starts the runner of spec.Attempt.
+	Launch(ctx context.Context, spec LaunchSpec) (Process, error)
+	// Adopt watches a runner started before a restart if (pid, start) is
+	// still that runner; ErrProcessGone otherwise.
+	Adopt(attempt AttemptID, pid int, start uint64) (Process, error)
+	// RanJob reports whether the attempt's runner ran a job, by its own
+	// trace; false when the launcher cannot tell, or after Cleanup.
+	RanJob(attempt AttemptID) bool
+	// Cleanup removes the attempt's root directory; a failed attempt's is
+	// kept for a while, for debugging.
+	Cleanup(attempt AttemptID, failed bool) error
+}
+
+// MemoryContainer is a Launcher that holds each attempt's memory in a
+// group of its own (the native launcher, in a cgroup; the container
+// launcher, in its container). The loop sets the limit of an attempt whose
+// policy has one before its launch, and reads the kernel's word on the
+// attempt's memory when it ends, before Cleanup: processes the OOM killer
+// ended make the attempt Failed(OOMKilled), and the meters bank its limit
+// as a peak.
+type MemoryContainer interface {
+	// SetMemoryLimit limits the memory of the attempt about to launch;
+	// an error when the launcher cannot here (no memory controller), and
+	// the attempt runs unlimited.
+	SetMemoryLimit(attempt AttemptID, bytes uint64) error
+	// GroupMemory is the kernel's word on the attempt's memory; false for
+	// an attempt without a group, or not this launcher's.
+	GroupMemory(attempt AttemptID) (GroupMemory, bool)
+}
+
+// GroupMemory is what the kernel says of an attempt's memory at its end.
+type GroupMemory struct {
+	// PeakBytes is the high-water mark of the group's charge (file cache
+	// included); 0 where the kernel keeps none.
+	PeakBytes uint64
+	// LimitBytes is the group's memory limit; 0 for none.
+	LimitBytes uint64
+	// OOMKills is how many processes the kernel killed for going over it.
+	OOMKills uint64
+}
+
+// RootLister is a Launcher that can list the attempts it holds a root
+// directory for. The supervisor sweeps them: a root whose attempt is not
+// live in the journal (concluded, or unknown to it) is left by a crash
+// between the conclusion and its Cleanup, and is cleaned then. Launchers
+// without it leave such roots to `doctor --fix`.
+type RootLister interface {
+	Roots() ([]AttemptID, error)
+}
+
+// LeftoverRemover is a Launcher that can find what it left of attempts
+// the journal does not hold live (a crash between a container's creation
+// and its journal record, a lost Cleanup) and remove it. The daemon asks
+// it once a run, at start, when a policy of the host uses its backend,
+// after reading the journal's live attempts; the loops re-adopt those.
+type LeftoverRemover interface {
+	RemoveLeftovers(ctx context.Context, live func(AttemptID) bool) error
+}
+
 // LaunchSpec says what a launcher starts for one attempt. It is the whole
 // of what the reconcile loop hands a launcher of any backend (native
 // process, container, VM, WSL distribution).

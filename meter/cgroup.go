@@ -6,7 +6,7 @@ import (
 )
 
 // Groups is what the meters read of a launcher that puts each attempt in
-// a cgroup of its own (platform.NativeLauncher): the group's usage, O(1)
+// a cgroup of its own (platform/native's Launcher): the group's usage, O(1)
 // per attempt where the process table costs O(processes), and every
 // process of the attempt counted, those that left the runner's tree
 // (setsid, a double fork) included. An attempt without a group is metered
@@ -16,7 +16,7 @@ type Groups interface {
 	GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool)
 	// GroupMemory is the kernel's word on the group's memory (its peak,
 	// its limit, the processes it killed for going over); false without.
-	GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool)
+	GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool)
 	// RunnerRunning says whether the runner (pid, start) still runs, from
 	// the launcher's own exit notification; known is false for a runner
 	// the launcher does not watch (the process table is asked then).
@@ -25,10 +25,17 @@ type Groups interface {
 	CgroupsInUse() string
 }
 
-var _ Groups = (*platform.NativeLauncher)(nil)
-
 // WithGroups meters each attempt that has a cgroup from it (see Groups).
 func WithGroups(g Groups) Option { return func(o *options) { o.groups = g } }
+
+// WithGroupMemory adds a launcher that holds each attempt's memory in a
+// group of its own (the container launcher, in its container) to those
+// asked, after WithGroups', for the kernel's word on an ended attempt's
+// memory: one the OOM killer ended at its limit banks that limit as its
+// peak.
+func WithGroupMemory(mc rm.MemoryContainer) Option {
+	return func(o *options) { o.memory = append(o.memory, mc) }
+}
 
 // logSource says once, at start, what the meters read.
 func (ms *AttemptMeters) logSource() {
@@ -98,10 +105,16 @@ func (ms *AttemptMeters) running(r root) bool {
 // its memory limit: the job needed at least that much, though the samples
 // may have missed the last climb. 0 otherwise.
 func (ms *AttemptMeters) oomPeak(a rm.AttemptID) uint64 {
-	if ms.groups == nil {
-		return 0
+	m, ok := rm.GroupMemory{}, false
+	if ms.groups != nil {
+		m, ok = ms.groups.GroupMemory(a)
 	}
-	m, ok := ms.groups.GroupMemory(a)
+	for _, mc := range ms.memory {
+		if ok {
+			break
+		}
+		m, ok = mc.GroupMemory(a)
+	}
 	if !ok || m.OOMKills == 0 {
 		return 0
 	}

@@ -18,6 +18,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -64,7 +65,7 @@ func installScript(t testing.TB, script string) string {
 
 // launchAttempt launches a runner for a new busy attempt of policy and
 // records it in the journal.
-func launchAttempt(t testing.TB, st store.Store, l *platform.NativeLauncher, policy rm.Policy, runner string, env ...string) (rm.Attempt, rm.Process) {
+func launchAttempt(t testing.TB, st store.Store, l *native.Launcher, policy rm.Policy, runner string, env ...string) (rm.Attempt, rm.Process) {
 	t.Helper()
 	a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).Build()
 	p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: a.ID, RunnerDir: runner, JITConfig: "jit", Env: env})
@@ -80,11 +81,11 @@ func TestMeterCountsALeavingChild(t *testing.T) {
 		name := map[bool]string{true: "Cgroup", false: "Fallback"}[cgroup]
 		t.Run(name, func(t *testing.T) {
 			st, host, policy := journal(t, "acme/repo", 1)
-			var opts []platform.NativeOption
+			var opts []native.Option
 			if !cgroup {
-				opts = append(opts, platform.WithoutCgroups())
+				opts = append(opts, native.WithoutCgroups())
 			}
-			l := platform.NewNativeLauncher(t.TempDir(), opts...)
+			l := native.NewLauncher(t.TempDir(), opts...)
 			t.Cleanup(func() { _ = l.Close() })
 			if cgroup && l.CgroupsInUse() == "" {
 				t.Skip("no cgroup can be made here (not root, nothing delegated): only the fallback is tested")
@@ -138,7 +139,7 @@ func BenchmarkSampleOnceContained(b *testing.B) {
 	if err := st.PutHost(b.Context(), host); err != nil {
 		b.Fatal(err)
 	}
-	l := platform.NewNativeLauncher(b.TempDir())
+	l := native.NewLauncher(b.TempDir())
 	if l.CgroupsInUse() == "" {
 		b.Skip("no cgroups here")
 	}

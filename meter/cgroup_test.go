@@ -13,14 +13,18 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
+
+// The native launcher is what the meters read groups of.
+var _ meter.Groups = (*native.Launcher)(nil)
 
 // groups is a launcher's cgroups as the meters see them, set by the test.
 type groups struct {
 	mu      sync.Mutex
 	usage   map[rm.AttemptID]platform.GroupUsage
-	memory  map[rm.AttemptID]platform.GroupMemory
+	memory  map[rm.AttemptID]rm.GroupMemory
 	running map[rm.AttemptID]bool
 	reads   int
 }
@@ -33,7 +37,7 @@ func (g *groups) GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool) {
 	return u, ok
 }
 
-func (g *groups) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+func (g *groups) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	m, ok := g.memory[a]
@@ -104,7 +108,7 @@ func TestMeterOOMKilledPeakCounts(t *testing.T) {
 	g := &groups{
 		usage:   map[rm.AttemptID]platform.GroupUsage{a.ID: {MemoryBytes: 200 << 20}},
 		running: map[rm.AttemptID]bool{a.ID: true},
-		memory:  map[rm.AttemptID]platform.GroupMemory{a.ID: {PeakBytes: 512 << 20, LimitBytes: 512 << 20, OOMKills: 1}},
+		memory:  map[rm.AttemptID]rm.GroupMemory{a.ID: {PeakBytes: 512 << 20, LimitBytes: 512 << 20, OOMKills: 1}},
 	}
 	ms := meter.New("", meter.WithGroups(g))
 	ms.SetSampler(func([]int) map[int]platform.TreeUsage { return map[int]platform.TreeUsage{} })
@@ -119,6 +123,52 @@ func TestMeterOOMKilledPeakCounts(t *testing.T) {
 	require.NoError(t, st.RecordAttempt(t.Context(), b))
 	ms.Ended(a.ID, b.Outcome)
 	assert.Equal(t, []uint64{512 << 20}, ms.PeaksOf(policy.ID), "an OOM-killed job's peak is kept: the next limit grows")
+}
+
+// memoryOnly is a launcher that accounts its attempts' memory in groups
+// of its own but gives the meters no usage (a container launcher).
+type memoryOnly struct {
+	memory map[rm.AttemptID]rm.GroupMemory
+}
+
+func (memoryOnly) SetMemoryLimit(rm.AttemptID, uint64) error { return nil }
+
+func (m memoryOnly) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
+	g, ok := m.memory[a]
+	return g, ok
+}
+
+// An attempt of another launcher (WithGroupMemory) killed at its limit
+// banks its limit too; the Groups of the native launcher are asked first.
+func TestMeterOOMKilledPeakOfAnotherLauncher(t *testing.T) {
+	st, host, policy := journal(t, "acme/repo", 4)
+	boxed := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(1001).ProcessStart(7).Build()
+	both := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(2).ProcessID(1002).ProcessStart(8).Build()
+	require.NoError(t, st.RecordAttempt(t.Context(), boxed))
+	require.NoError(t, st.RecordAttempt(t.Context(), both))
+	g := &groups{running: map[rm.AttemptID]bool{},
+		memory: map[rm.AttemptID]rm.GroupMemory{both.ID: {PeakBytes: 1 << 30, LimitBytes: 1 << 30, OOMKills: 1}}}
+	boxes := memoryOnly{memory: map[rm.AttemptID]rm.GroupMemory{
+		boxed.ID: {PeakBytes: 300 << 20, LimitBytes: 384 << 20, OOMKills: 2},
+		both.ID:  {PeakBytes: 300 << 20, LimitBytes: 384 << 20, OOMKills: 2},
+	}}
+	ms := meter.New("", meter.WithGroups(g), meter.WithGroupMemory(boxes))
+	ms.SetSampler(func([]int) map[int]platform.TreeUsage {
+		return map[int]platform.TreeUsage{1001: {RSSBytes: 100 << 20}, 1002: {RSSBytes: 100 << 20}}
+	})
+	require.Empty(t, ms.SampleOnce(st, host.ID))
+
+	u, ok := ms.Peek(both.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint64(1<<30), u.PeakRSSBytes, "the Groups' word comes first")
+	u, ok = ms.Peek(boxed.ID)
+	require.True(t, ok)
+	assert.Equal(t, uint64(384<<20), u.PeakRSSBytes, "the container's limit, which the job reached")
+	b, err := boxed.Conclude(rm.FailedWith(rm.OOMKilled, "killed at its memory limit"), time.Now())
+	require.NoError(t, err)
+	require.NoError(t, st.RecordAttempt(t.Context(), b))
+	ms.Ended(boxed.ID, b.Outcome)
+	assert.Equal(t, []uint64{384 << 20}, ms.PeaksOf(policy.ID))
 }
 
 func TestMeterLogsProcessTreeSource(t *testing.T) {

@@ -141,6 +141,9 @@ type AttemptMeters struct {
 	log    *slog.Logger
 	// groups, when set, meters attempts from their cgroups (cgroup.go).
 	groups Groups
+	// memory are more launchers asked for an ended attempt's group memory
+	// (WithGroupMemory).
+	memory []rm.MemoryContainer
 }
 
 // New returns meters whose ended attempts' peaks are kept in peaksFile, with
@@ -164,7 +167,7 @@ func New(peaksFile string, opts ...Option) *AttemptMeters {
 	if o.log != nil {
 		ms.log = o.log
 	}
-	ms.groups = o.groups
+	ms.groups, ms.memory = o.groups, o.memory
 	ms.logSource()
 	if peaksFile != "" {
 		peaks, err := platform.LoadPeaks(peaksFile, platform.PeaksLogger(ms.log), platform.PeaksAtMost(o.hostMemory))

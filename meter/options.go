@@ -1,6 +1,10 @@
 package meter
 
-import "log/slog"
+import (
+	"log/slog"
+
+	rm "github.com/runner-manager/runner-manager"
+)
 
 // Option configures New.
 type Option func(*options)
@@ -9,6 +13,7 @@ type options struct {
 	log        *slog.Logger
 	hostMemory uint64
 	groups     Groups
+	memory     []rm.MemoryContainer
 }
 
 // WithLogger sets where the meters warn (a peaks file that is corrupt or

@@ -49,17 +49,6 @@ type GroupUsage struct {
 	CPUTime time.Duration
 }
 
-// GroupMemory is what the kernel says of an attempt's memory at its end.
-type GroupMemory struct {
-	// PeakBytes is the high-water mark of the group's charge (file cache
-	// included); 0 where the kernel keeps none.
-	PeakBytes uint64
-	// LimitBytes is the group's memory limit; 0 for none.
-	LimitBytes uint64
-	// OOMKills is how many processes the kernel killed for going over it.
-	OOMKills uint64
-}
-
 // Leftover is a process found in an attempt when it ended, and stopped.
 type Leftover struct {
 	PID     int

@@ -233,26 +233,26 @@ func (g *Cgroup) readErr(err error) error {
 // Memory reads the kernel's word on the group's memory: its peak, its
 // limit and how many processes it killed for going over.
 // ErrNoMemoryController when there is no memory controller.
-func (g *Cgroup) Memory() (GroupMemory, error) {
+func (g *Cgroup) Memory() (rm.GroupMemory, error) {
 	if g.mem.current == "" {
-		return GroupMemory{}, ErrNoMemoryController
+		return rm.GroupMemory{}, ErrNoMemoryController
 	}
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	buf := *bp
-	var m GroupMemory
+	var m rm.GroupMemory
 	if b, err := readInto(g.mem.peak, buf); err == nil { // memory.peak needs Linux 5.19
 		m.PeakBytes, _ = parseUint(bytes.TrimSpace(b))
 	}
 	b, err := readInto(g.mem.limit, buf)
 	if err != nil {
-		return GroupMemory{}, g.readErr(err)
+		return rm.GroupMemory{}, g.readErr(err)
 	}
 	if v, ok := parseUint(bytes.TrimSpace(b)); ok && (g.mem.noLimitAbove == 0 || v < g.mem.noLimitAbove) {
 		m.LimitBytes = v // v2's "max" does not parse: no limit
 	}
 	if b, err = readInto(g.mem.events, buf); err != nil {
-		return GroupMemory{}, g.readErr(err)
+		return rm.GroupMemory{}, g.readErr(err)
 	}
 	m.OOMKills, _ = statValue(b, g.mem.eventsKey)
 	return m, nil

@@ -68,11 +68,6 @@ func TestStatValue(t *testing.T) {
 	assert.False(t, ok)
 }
 
-func TestCommandSummary(t *testing.T) {
-	got := commandSummary([]Leftover{{1, "sleep"}, {2, "sh"}, {3, "sleep"}, {4, ""}})
-	assert.Equal(t, "?, sh, sleep ×2", got)
-}
-
 // TestCgroupStartPlacesOnlyTheChild starts processes in a group and checks
 // that each is in the attempt's group of every hierarchy, and that no
 // thread of this process stayed there.

@@ -16,13 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// errNotPlaced: the process could not be started inside its group; it
+// ErrNotPlaced: the process could not be started inside its group; it
 // was not started at all, and the caller may start it outside.
-var errNotPlaced = errors.New("the process could not be started inside its cgroup")
+var ErrNotPlaced = errors.New("the process could not be started inside its cgroup")
 
-// errStartedOutside: the process started, but could not be moved into its
+// ErrStartedOutside: the process started, but could not be moved into its
 // group afterwards (Linux before 5.7 only): it runs uncontained.
-var errStartedOutside = errors.New("the process started outside its cgroup")
+var ErrStartedOutside = errors.New("the process started outside its cgroup")
 
 // Start starts cmd inside the group, so that the process and everything
 // it ever starts are members from their first instruction:
@@ -36,14 +36,14 @@ var errStartedOutside = errors.New("the process started outside its cgroup")
 //     tasks entry moves it alone) and goes back to the manager's groups at
 //     once: a child is born in its parent thread's groups.
 //
-// An error wrapping errNotPlaced means nothing was started; one wrapping
-// errStartedOutside means cmd runs, uncontained.
+// An error wrapping ErrNotPlaced means nothing was started; one wrapping
+// ErrStartedOutside means cmd runs, uncontained.
 func (g *Cgroup) Start(cmd *exec.Cmd) error {
 	orig := cmd.SysProcAttr
 	if g.v2 != "" && g.c.clone3 {
 		fd, err := unix.Open(g.v2, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("%w: open %s: %w", errNotPlaced, g.v2, err)
+			return fmt.Errorf("%w: open %s: %w", ErrNotPlaced, g.v2, err)
 		}
 		defer unix.Close(fd)
 		var attr syscall.SysProcAttr
@@ -59,7 +59,7 @@ func (g *Cgroup) Start(cmd *exec.Cmd) error {
 	} else {
 		err = cmd.Start()
 	}
-	if errors.Is(err, errNotPlaced) {
+	if errors.Is(err, ErrNotPlaced) {
 		cmd.SysProcAttr = orig
 	}
 	if err != nil {
@@ -67,7 +67,7 @@ func (g *Cgroup) Start(cmd *exec.Cmd) error {
 	}
 	if g.v2 != "" && !g.c.clone3 {
 		if err := writeFile(filepath.Join(g.v2, "cgroup.procs"), strconv.Itoa(cmd.Process.Pid)); err != nil {
-			return fmt.Errorf("%w: %w", errStartedOutside, err)
+			return fmt.Errorf("%w: %w", ErrStartedOutside, err)
 		}
 	}
 	return nil
@@ -96,11 +96,11 @@ func (g *Cgroup) forkInside(cmd *exec.Cmd) (err error, back bool) {
 	tid := unix.Gettid()
 	home, err := threadGroups(g.hier)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errNotPlaced, err), true
+		return fmt.Errorf("%w: %w", ErrNotPlaced, err), true
 	}
 	for i, t := range g.tasks {
 		if err := writeFile(t, strconv.Itoa(tid)); err != nil {
-			return fmt.Errorf("%w: join %s: %w", errNotPlaced, t, err), returnThread(tid, home[:i])
+			return fmt.Errorf("%w: join %s: %w", ErrNotPlaced, t, err), returnThread(tid, home[:i])
 		}
 	}
 	err = cmd.Start()

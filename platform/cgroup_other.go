@@ -13,9 +13,10 @@ import (
 // errNoCgroups: control groups are Linux's.
 var errNoCgroups = errors.New("cgroups: only Linux has control groups")
 
+// Cgroup.Start's errors (cgroup_linux_start.go): no group to start in.
 var (
-	errNotPlaced      = errNoCgroups
-	errStartedOutside = errNoCgroups
+	ErrNotPlaced      = errNoCgroups
+	ErrStartedOutside = errNoCgroups
 )
 
 // Cgroups makes and finds the cgroups of one scope's attempts: on Linux
@@ -60,7 +61,7 @@ func (g *Cgroup) Start(cmd *exec.Cmd) error { return errNoCgroups }
 func (g *Cgroup) Usage() (GroupUsage, error) { return GroupUsage{}, errNoCgroups }
 
 // Memory reads the kernel's word on the group's memory.
-func (g *Cgroup) Memory() (GroupMemory, error) { return GroupMemory{}, ErrNoMemoryController }
+func (g *Cgroup) Memory() (rm.GroupMemory, error) { return rm.GroupMemory{}, ErrNoMemoryController }
 
 // SetMemoryLimit sets the group's memory limit.
 func (g *Cgroup) SetMemoryLimit(bytes uint64) error { return ErrNoMemoryController }

@@ -1,7 +1,10 @@
-// Package platform owns what the manager asks of the operating system:
-// process tables and trees (a direct /proc reader on Linux, gopsutil
-// elsewhere), process identity (pid + start time), host memory and disk, the
-// native runner launcher with its containment of each attempt's processes
-// (a cgroup per attempt on Linux, see Cgroups; else the process group and
-// an environment marker), runner installation, and the memory peaks file.
+// Package platform owns what the manager asks of the operating system and
+// what several backends and the daemon share of it: process tables and
+// trees (a direct /proc reader on Linux, gopsutil elsewhere), process
+// identity (pid + start time), host memory, disk and CPU (Machine, the
+// root's rm.Machine), runner processes left by a crash, control groups
+// (Cgroups), runner installation and the layout of an installed runner,
+// the kept logs of ended attempts, the data directory's lock, and the
+// memory peaks file. The launchers live beside it, one package each:
+// platform/native and platform/container.
 package platform

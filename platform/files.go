@@ -1,6 +1,8 @@
 package platform
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,4 +39,43 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// RemoveAll is os.RemoveAll that also removes what a job left read-only (a
+// Go module cache makes its directories 0555).
+func RemoveAll(path string) error {
+	err := os.RemoveAll(path)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}
+
+// CopyFile copies src to dst, which must not exist, with mode perm (not
+// cut by the umask).
+func CopyFile(src, dst string, perm fs.FileMode) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Chmod(perm) // not cut by the umask
 }

@@ -67,7 +67,7 @@ func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, des
 	done := false
 	defer func() {
 		if !done {
-			_ = removeAll(tmp)
+			_ = RemoveAll(tmp)
 		}
 	}()
 	if err := extract(ctx, archive, tmp); err != nil {
@@ -450,7 +450,7 @@ func NewestRunner(runnersDir string) (string, error) {
 			continue
 		}
 		dir := filepath.Join(runnersDir, e.Name())
-		if _, err := os.Stat(filepath.Join(dir, "bin", listenerName)); err != nil {
+		if _, err := os.Stat(ListenerPath(dir)); err != nil {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err == nil {

@@ -268,3 +268,19 @@ func TestInstallRunnerBadInput(t *testing.T) {
 	assert.Equal(t, int32(0), hits.Load())
 	assert.NoDirExists(t, dest)
 }
+
+func TestNewestRunner(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"2.9.0", "2.10.0", "2.321.0", "junk"} {
+		listener := platform.ListenerPath(filepath.Join(dir, v))
+		require.NoError(t, os.MkdirAll(filepath.Dir(listener), 0o755))
+		require.NoError(t, os.WriteFile(listener, []byte("#!/bin/sh\n"), 0o755))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "3.0.0"), 0o755)) // no bin/: not installed
+	got, err := platform.NewestRunner(dir)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "2.321.0"), got)
+
+	_, err = platform.NewestRunner(filepath.Join(dir, "none"))
+	require.ErrorContains(t, err, "runner-manager runner install")
+}

@@ -34,33 +34,24 @@ func KeptLogDir(dataDir string, a rm.AttemptID) string {
 	return filepath.Join(dataDir, LogsDir, a.String())
 }
 
-// WithoutKeptLogs makes Cleanup remove an attempt's logs with its root
-// (tests and embedders that keep no history).
-func WithoutKeptLogs() NativeOption {
-	return func(l *NativeLauncher) { l.noKeptLogs = true }
-}
-
-// keepLogs keeps the logs of the attempt whose root is root before Cleanup
-// removes it: runner.log as it is (a hard link, a copy across filesystems)
-// and each file of _diag/ gzipped. A root without runner.log (never
-// launched) keeps nothing. The kept directory's time is the keeping's, for
-// PruneKeptLogs.
-func (l *NativeLauncher) keepLogs(a rm.AttemptID, root string) error {
-	if l.noKeptLogs {
-		return nil
-	}
+// KeepLogs keeps the logs of attempt a, whose root is root, under
+// KeptLogDir(dataDir, a) before its root goes: runner.log as it is (a hard
+// link, a copy across filesystems) and each file of _diag/ gzipped. A root
+// without runner.log (never launched) keeps nothing. The kept directory's
+// time is now, for PruneKeptLogs.
+func KeepLogs(dataDir string, a rm.AttemptID, root string, now time.Time) error {
 	src := filepath.Join(root, RunnerLogName)
 	if _, err := os.Lstat(src); err != nil {
 		return nil
 	}
-	dir := KeptLogDir(l.dataDir, a)
+	dir := KeptLogDir(dataDir, a)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("keep the logs of attempt %s: %w", a, err)
 	}
 	dst := filepath.Join(dir, RunnerLogName)
 	_ = os.Remove(dst)
 	if err := os.Link(src, dst); err != nil {
-		if err := copyFile(src, dst, 0o600); err != nil {
+		if err := CopyFile(src, dst, 0o600); err != nil {
 			return fmt.Errorf("keep the runner log of attempt %s: %w", a, err)
 		}
 	}
@@ -78,7 +69,6 @@ func (l *NativeLauncher) keepLogs(a rm.AttemptID, root string) error {
 			errs = append(errs, fmt.Errorf("keep %s of attempt %s: %w", e.Name(), a, err))
 		}
 	}
-	now := l.now()
 	errs = append(errs, os.Chtimes(dir, now, now))
 	return errors.Join(errs...)
 }
@@ -165,7 +155,7 @@ func PruneKeptLogs(dataDir string, r LogRetention, now time.Time) (Pruned, error
 			out.KeptBytes += k.size
 			continue
 		}
-		if err := removeAll(k.path); err != nil {
+		if err := RemoveAll(k.path); err != nil {
 			errs = append(errs, fmt.Errorf("prune kept logs %s: %w", filepath.Base(k.path), err))
 			out.Kept++
 			out.KeptBytes += k.size

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,47 +15,36 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 )
 
-// A finished attempt's runner log and _diag logs (gzipped) outlive its
-// root, which Cleanup removes as before.
-func TestNativeCleanupKeepsLogs(t *testing.T) {
-	data := t.TempDir()
-	installed := fakeRunner(t, t.TempDir())
-	l := platform.NewNativeLauncher(data)
-	id, p := launch(t, l, installed, "job")
-	waitDone(t, p, 10*time.Second)
-	require.NoError(t, l.Cleanup(id, false))
-	assert.NoDirExists(t, l.Root(id), "the work directory is removed")
+// KeepLogs keeps runner.log as it is and each regular file of _diag/
+// gzipped; a root without runner.log keeps nothing.
+func TestKeepLogs(t *testing.T) {
+	data, root := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, platform.RunnerLogName), []byte("listener args: run"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "_diag", "pages"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "_diag", "Runner_1.log"), []byte("listening"), 0o600))
+	id, at := rm.NewAttemptID(), time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, platform.KeepLogs(data, id, root, at))
 
 	kept := platform.KeptLogDir(data, id)
-	assert.Equal(t, filepath.Join(kept, "runner.log"), l.RunnerLog(id))
-	assert.Contains(t, readFile(t, l.RunnerLog(id)), "listener args: run")
-	info, err := os.Stat(l.RunnerLog(id))
+	b, err := os.ReadFile(filepath.Join(kept, platform.RunnerLogName))
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-
-	diag, err := filepath.Glob(filepath.Join(kept, "_diag", "*.gz"))
+	assert.Equal(t, "listener args: run", string(b))
+	f, err := os.Open(filepath.Join(kept, "_diag", "Runner_1.log.gz"))
 	require.NoError(t, err)
-	require.Len(t, diag, 2, "the listener's and the worker's logs")
-	var texts []string
-	for _, path := range diag {
-		f, err := os.Open(path)
-		require.NoError(t, err)
-		zr, err := gzip.NewReader(f)
-		require.NoError(t, err)
-		b, err := io.ReadAll(zr)
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-		texts = append(texts, strings.TrimSpace(string(b)))
-	}
-	assert.ElementsMatch(t, []string{"listening", "running a job"}, texts)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err = io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, "listening", string(b))
+	assert.NoDirExists(t, filepath.Join(kept, "_diag", "pages"), "the job's step logs are GitHub's")
+	info, err := os.Stat(kept)
+	require.NoError(t, err)
+	assert.True(t, info.ModTime().Equal(at), "aged from the keeping, for the pruning")
 
-	t.Run("Without", func(t *testing.T) {
-		l := platform.NewNativeLauncher(data, platform.WithoutKeptLogs())
-		id, p := launch(t, l, installed, "exit0")
-		waitDone(t, p, 10*time.Second)
-		require.NoError(t, l.Cleanup(id, false))
-		assert.NoDirExists(t, platform.KeptLogDir(data, id))
-	})
+	other := rm.NewAttemptID()
+	require.NoError(t, platform.KeepLogs(data, other, t.TempDir(), at))
+	assert.NoDirExists(t, platform.KeptLogDir(data, other), "never launched: nothing kept")
 }
 
 // keptLog writes a kept log directory of size bytes, aged to at.

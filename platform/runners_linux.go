@@ -18,7 +18,7 @@ import (
 // a fixture tree). This process is left out; processes of other users
 // (their environment unreadable) and those that vanish during the look are
 // skipped. Other systems return an error wrapping errors.ErrUnsupported.
-func RunnerProcesses(procRoot string) ([]RunnerProcess, error) {
+func RunnerProcesses(procRoot string) ([]rm.RunnerProcess, error) {
 	if procRoot == "" {
 		procRoot = "/proc"
 	}
@@ -27,7 +27,7 @@ func RunnerProcesses(procRoot string) ([]RunnerProcess, error) {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
 	self := os.Getpid()
-	var out []RunnerProcess
+	var out []rm.RunnerProcess
 	for _, e := range entries {
 		pid, ok := parsePID([]byte(e.Name()))
 		if !ok || pid == self {
@@ -42,25 +42,25 @@ func RunnerProcesses(procRoot string) ([]RunnerProcess, error) {
 
 // readRunnerProcess reads one process of procfs directory dir, if its
 // environment carries AttemptEnv.
-func readRunnerProcess(dir string, pid int) (RunnerProcess, bool) {
+func readRunnerProcess(dir string, pid int) (rm.RunnerProcess, bool) {
 	env, err := os.ReadFile(filepath.Join(dir, "environ"))
 	if err != nil {
-		return RunnerProcess{}, false
+		return rm.RunnerProcess{}, false
 	}
 	v, ok := AttemptOf(env)
 	if !ok {
-		return RunnerProcess{}, false
+		return rm.RunnerProcess{}, false
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if err != nil {
-		return RunnerProcess{}, false
+		return rm.RunnerProcess{}, false
 	}
 	st, ok := parseStat(b)
 	pgid, pok := statPGID(b)
 	if !ok || !pok {
-		return RunnerProcess{}, false
+		return rm.RunnerProcess{}, false
 	}
-	p := RunnerProcess{PID: pid, PGID: pgid, Start: st.start}
+	p := rm.RunnerProcess{PID: pid, PGID: pgid, Start: st.start}
 	p.Attempt, _ = rm.ParseAttemptID(v)
 	p.Cwd, _ = os.Readlink(filepath.Join(dir, "cwd"))
 	p.Exe, _ = os.Readlink(filepath.Join(dir, "exe"))
@@ -88,7 +88,7 @@ func statPGID(b []byte) (int, bool) {
 // process by then); it returns once SIGTERM is sent.
 // It refuses a process that does not lead its group, and groups 0 and 1.
 // A group already gone is not an error.
-func StopRunnerProcess(p RunnerProcess, grace time.Duration) error {
+func StopRunnerProcess(p rm.RunnerProcess, grace time.Duration) error {
 	if !p.Leader() || p.PGID <= 1 {
 		return fmt.Errorf("process %d does not lead a process group of its own: not stopping it", p.PID)
 	}

@@ -42,13 +42,13 @@ func startMarked(t *testing.T, dir, mark string, args ...string) (*exec.Cmd, <-c
 	return cmd, done
 }
 
-func find(procs []platform.RunnerProcess, pid int) (platform.RunnerProcess, bool) {
+func find(procs []rm.RunnerProcess, pid int) (rm.RunnerProcess, bool) {
 	for _, p := range procs {
 		if p.PID == pid {
 			return p, true
 		}
 	}
-	return platform.RunnerProcess{}, false
+	return rm.RunnerProcess{}, false
 }
 
 func TestRunnerProcesses(t *testing.T) {
@@ -106,11 +106,11 @@ func TestRunnerProcessesFixture(t *testing.T) {
 	procs, err := platform.RunnerProcesses(root)
 	require.NoError(t, err)
 	require.Len(t, procs, 3)
-	got := map[int]platform.RunnerProcess{}
+	got := map[int]rm.RunnerProcess{}
 	for _, p := range procs {
 		got[p.PID] = p
 	}
-	assert.Equal(t, platform.RunnerProcess{PID: 4100, PGID: 4100, Start: 777, Attempt: id, Cwd: "/data/attempts/" + id.String()}, got[4100])
+	assert.Equal(t, rm.RunnerProcess{PID: 4100, PGID: 4100, Start: 777, Attempt: id, Cwd: "/data/attempts/" + id.String()}, got[4100])
 	assert.Equal(t, 4100, got[4101].PGID)
 	assert.False(t, got[4101].Leader())
 	under := platform.RunnersUnder(procs, "/data/attempts")
@@ -144,7 +144,7 @@ func TestStopRunnerProcess(t *testing.T) {
 		id := rm.NewAttemptID()
 		cmd, done := startMarked(t, filepath.Join(data, "attempts", id.String()), id.String(),
 			"sh", "-c", `trap "" TERM; exec sleep 60`)
-		var p platform.RunnerProcess
+		var p rm.RunnerProcess
 		require.Eventually(t, func() bool {
 			procs, err := platform.RunnerProcesses("")
 			require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // RunnerProcesses needs the environments of other processes, which only
@@ -14,11 +16,11 @@ import (
 // error wrapping errors.ErrUnsupported. A runner orphaned by a crash between
 // its launch and the journal write of its pid stops by itself there once
 // the next pass removes its registration.
-func RunnerProcesses(string) ([]RunnerProcess, error) {
+func RunnerProcesses(string) ([]rm.RunnerProcess, error) {
 	return nil, fmt.Errorf("looking for runner processes on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
 // StopRunnerProcess is Linux only, as RunnerProcesses is.
-func StopRunnerProcess(RunnerProcess, time.Duration) error {
+func StopRunnerProcess(rm.RunnerProcess, time.Duration) error {
 	return fmt.Errorf("stopping a runner's process group on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

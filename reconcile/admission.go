@@ -7,23 +7,14 @@ import (
 	"sync"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// MemorySource tells the host's memory. HostMemory is the real one; tests
-// fake a small machine.
+// MemorySource tells the host's memory: an rm.Machine is one (the real
+// one is platform.Machine); tests fake a small machine.
 type MemorySource interface {
 	Memory() (total, available uint64, err error)
 }
-
-// HostMemory is the host's real memory, as platform.HostMemory reads it.
-type HostMemory struct{}
-
-var _ MemorySource = HostMemory{}
-
-// Memory implements MemorySource.
-func (HostMemory) Memory() (total, available uint64, err error) { return platform.HostMemory() }
 
 // The reasons admission refuses a launch.
 const (
@@ -163,7 +154,13 @@ func (a *Admission) defaultEstimate() uint64 {
 }
 
 // expectedPeak is what a new attempt of p is expected to peak at.
-func (a *Admission) expectedPeak(m Meters, p rm.Policy) uint64 {
+func (a *Admission) expectedPeak(m Meters, p rm.Policy) uint64 { return a.ExpectedPeak(m, p) }
+
+// ExpectedPeak is what admission, with meters m (nil: none), expects a new
+// attempt of p to peak at: from its banked peaks, else its MemoryEstimate,
+// else DefaultEstimate. The container backend limits the containers of a
+// policy that sets no limit from it.
+func (a *Admission) ExpectedPeak(m Meters, p rm.Policy) uint64 {
 	est := p.MemoryEstimate
 	if est == 0 {
 		est = a.defaultEstimate()

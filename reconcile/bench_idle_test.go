@@ -24,7 +24,9 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -229,10 +231,11 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 	}
 	prefix := rm.RunnerNamePrefix(host.ID)
 	var passes, passTime atomic.Int64
+	machine := platform.NewMachine()
 	sup, err := reconcile.NewSupervisor(reconcile.SupervisorConfig{
 		Store:    st,
 		Host:     host,
-		Launcher: platform.NewNativeLauncher(dataDir),
+		Launcher: native.NewLauncher(dataDir),
 		Meters:   meter.New(filepath.Join(dataDir, "state", "memory-peaks.toml")),
 		Targets: func(ctx context.Context, p rm.Policy) (reconcile.Target, error) {
 			if p.Target.Mode() == rm.ModeScaleSet {
@@ -241,10 +244,12 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 			}
 			return targetOf(github.NewClassicTarget(client, p.Target, github.ClassicOptions{NamePrefix: prefix}))
 		},
-		Admission: &reconcile.Admission{Memory: reconcile.HostMemory{}, Reserve: 1 << 30,
-			DiskFree: platform.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},
-		DataDir: dataDir,
-		Budget:  client.Budget,
+		Admission: &reconcile.Admission{Memory: machine, Reserve: 1 << 30,
+			DiskFree: machine.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},
+		DataDir:  dataDir,
+		Machine:  machine,
+		Installs: install.Installs{DataDir: dataDir},
+		Budget:   client.Budget,
 		Loop: reconcile.Config{OnPass: func(_ string, took time.Duration, _ error) {
 			passes.Add(1)
 			passTime.Add(int64(took))

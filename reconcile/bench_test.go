@@ -11,7 +11,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -28,12 +28,12 @@ type launched struct {
 
 // timedLauncher times the launches of a real native launcher.
 type timedLauncher struct {
-	*platform.NativeLauncher
+	*native.Launcher
 	out chan launched
 }
 
 func (t *timedLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
-	p, err := t.NativeLauncher.Launch(ctx, spec)
+	p, err := t.Launcher.Launch(ctx, spec)
 	if err != nil {
 		return p, err
 	}
@@ -59,9 +59,9 @@ func benchLoop(b *testing.B, script string) (*reconcile.Loop, *timedLauncher) {
 	must(b, st.PutHost(context.Background(), host))
 	pol := storetest.NewPolicy().Repository("acme/repo").Host(host.ID).Autoscale("bench", 1).RunnerDir(install).Build()
 	must(b, st.InsertPolicy(context.Background(), pol))
-	native := platform.NewNativeLauncher(b.TempDir())
+	native := native.NewLauncher(b.TempDir())
 	b.Cleanup(func() { _ = native.Close() })
-	tl := &timedLauncher{NativeLauncher: native, out: make(chan launched, 16)}
+	tl := &timedLauncher{Launcher: native, out: make(chan launched, 16)}
 	loop, err := reconcile.NewLoop(reconcile.Config{
 		Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: tl, Host: host, Policies: []rm.Policy{pol},
 		JobWordGrace: time.Millisecond, StopGrace: time.Second,

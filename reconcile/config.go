@@ -100,10 +100,10 @@ type Config struct {
 	Target Target
 	// Launcher is the launcher of the native backend, and of any backend
 	// without an entry in Launchers.
-	Launcher Launcher
+	Launcher rm.Launcher
 	// Launchers are the launchers of other backends (container, VM, WSL),
 	// by the backend a policy names.
-	Launchers map[rm.Backend]Launcher
+	Launchers map[rm.Backend]rm.Launcher
 	// Meters may be nil: no usage on attempts, and expected peaks are the
 	// policies' estimates.
 	Meters Meters
@@ -119,9 +119,12 @@ type Config struct {
 	// The driver sleeps on real timers.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// DataDir holds runners/<version>/, the runners a policy with no
-	// RunnerDir uses (the newest installed).
-	DataDir string
+	// Installs are the runners installed for the native backend
+	// (install.Installs of the data directory's runners/): a policy with no
+	// RunnerDir launches the newest, and a newer one on trial is proven
+	// on one attempt first. nil: none known (no runner update is proven,
+	// and a policy held by a refused runner waits for its edit).
+	Installs rm.RunnerInstalls
 	// RunnerUpdates: the daemon installs newer runner releases itself
 	// (`[runner] auto_update`), so a policy held by a refused runner waits
 	// for one; the hold's note says so, or that updates are off.

@@ -4,20 +4,7 @@ import (
 	"fmt"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 )
-
-// memoryContainer is a launcher that holds each attempt's memory in a
-// group of its own (platform.NativeLauncher, in a cgroup; the container
-// backend, in its container): a limit set before the attempt's launch,
-// and the kernel's word on the attempt's memory (its OOM kills) before
-// Cleanup removes the group. Each attempt's own backend is asked.
-type memoryContainer interface {
-	SetMemoryLimit(attempt rm.AttemptID, bytes uint64) error
-	GroupMemory(attempt rm.AttemptID) (platform.GroupMemory, bool)
-}
-
-var _ memoryContainer = (*platform.NativeLauncher)(nil)
 
 // memoryLimit is the memory limit of each attempt of policy pol: none (0),
 // its fixed MemoryLimit, or, for rm.MemoryLimitFromPeaks, twice what
@@ -46,7 +33,7 @@ func (p *pass) limitMemory(it *item) {
 	if limit == 0 {
 		return
 	}
-	mc, ok := p.l.cfg.launcherFor(it.pol).(memoryContainer)
+	mc, ok := p.l.cfg.launcherFor(it.pol).(rm.MemoryContainer)
 	if !ok {
 		it.log.Debug("the launcher cannot limit memory: the attempt runs unlimited", "limit", formatBytes(limit))
 		return
@@ -67,7 +54,7 @@ func (p *pass) oomOutcome(it *item, o rm.Outcome) rm.Outcome {
 	if o.Kind == rm.Failed && o.Reason == rm.Stopped {
 		return o
 	}
-	mc, ok := p.l.cfg.launcherFor(it.pol).(memoryContainer)
+	mc, ok := p.l.cfg.launcherFor(it.pol).(rm.MemoryContainer)
 	if !ok || !it.launched() {
 		return o
 	}

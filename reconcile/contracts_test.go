@@ -8,15 +8,13 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // The module's implementations of what reconcile declares.
 var (
-	_ reconcile.Launcher = (*platform.NativeLauncher)(nil)
-	_ reconcile.Meters   = (*meter.AttemptMeters)(nil)
+	_ reconcile.Meters = (*meter.AttemptMeters)(nil)
 )
 
 // TestLaunchersByBackend: a policy's runners go to the launcher of its
@@ -24,7 +22,7 @@ var (
 func TestLaunchersByBackend(t *testing.T) {
 	native := newFakeLauncher()
 	e := newEnv(t, storetest.NewPolicy().Repository("acme/repo").Autoscale("home", 1).Backend("").Active(), func(c *reconcile.Config) {
-		c.Launchers = map[rm.Backend]reconcile.Launcher{rm.BackendNative: native}
+		c.Launchers = map[rm.Backend]rm.Launcher{rm.BackendNative: native}
 	})
 	e.demand(1)
 	e.pass()

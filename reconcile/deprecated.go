@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -71,8 +68,8 @@ func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, int, boo
 		}
 		return "", 0, false
 	}
-	if pol.Backend != rm.BackendContainer && pol.RunnerDir == "" && p.l.cfg.DataDir != "" {
-		if t, ok := install.Candidate(p.l.cfg.DataDir); ok {
+	if pol.Backend != rm.BackendContainer && pol.RunnerDir == "" && p.l.cfg.Installs != nil {
+		if t, ok := p.l.cfg.Installs.Trial(); ok {
 			// A newer runner is on trial: one attempt proves it (runnerDir),
 			// the others wait for its word.
 			at := since.Local().Format(time.TimeOnly)
@@ -83,14 +80,14 @@ func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, int, boo
 		}
 	}
 	fix := "install a newer runner with `runner-manager runner install --latest`; launches resume once it is installed"
-	if p.l.cfg.DataDir != "" && pol.Backend != rm.BackendContainer && pol.RunnerDir == "" {
+	if p.l.cfg.Installs != nil && pol.Backend != rm.BackendContainer && pol.RunnerDir == "" {
 		if !p.l.cfg.RunnerUpdates {
 			fix = "automatic runner updates are off ([runner] auto_update = false): " + fix
 		} else {
 			fix = "the daemon installs the newest release and proves it on the next attempt (none newer yet: it looks again every minute); or " + fix
 		}
-		if b, ok := install.LastBad(p.l.cfg.DataDir); ok {
-			fix = "the update to runner " + b.Version + " failed (" + b.Reason + "); it is tried again at " + b.At.Add(install.BadFor).Local().Format(time.TimeOnly) + " or when a newer release comes, or install one with `runner-manager runner install --latest`"
+		if b, ok := p.l.cfg.Installs.LastBad(); ok {
+			fix = "the update to runner " + b.Version + " failed (" + b.Reason + "); it is tried again at " + b.RetryAt.Local().Format(time.TimeOnly) + " or when a newer release comes, or install one with `runner-manager runner install --latest`"
 		}
 	}
 	switch {
@@ -107,15 +104,15 @@ func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, int, boo
 }
 
 // runnerInstalledAt is when the runner pol launches was put in place: the
-// modification time of its directory (the newest install under
-// <data>/runners for a policy without one); zero when unknown.
+// modification time of its directory (the newest of Installs for a policy
+// without one); zero when unknown.
 func (p *pass) runnerInstalledAt(pol *rm.Policy) time.Time {
 	dir := pol.RunnerDir
 	if dir == "" {
-		if p.l.cfg.DataDir == "" {
+		if p.l.cfg.Installs == nil {
 			return time.Time{}
 		}
-		newest, err := platform.NewestRunner(filepath.Join(p.l.cfg.DataDir, "runners"))
+		newest, err := p.l.cfg.Installs.Newest()
 		if err != nil {
 			return time.Time{}
 		}
@@ -130,13 +127,13 @@ func (p *pass) runnerInstalledAt(pol *rm.Policy) time.Time {
 
 // trialRunner is the runner a launch of pol's attempt a starts from when
 // a newer runner is on trial and no attempt proves it yet: a claims it
-// (install.Claim) and is its proof; "" otherwise.
+// (Installs.Claim) and is its proof; "" otherwise.
 func (l *Loop) trialRunner(pol rm.Policy, a rm.AttemptID) string {
-	if pol.RunnerDir != "" || pol.Backend == rm.BackendContainer || l.cfg.DataDir == "" {
+	if pol.RunnerDir != "" || pol.Backend == rm.BackendContainer || l.cfg.Installs == nil {
 		return ""
 	}
-	t, ok := install.Candidate(l.cfg.DataDir)
-	if !ok || !t.Attempt.IsZero() || !install.Claim(t.Dir, a) {
+	t, ok := l.cfg.Installs.Trial()
+	if !ok || !t.Attempt.IsZero() || !l.cfg.Installs.Claim(t.Dir, a) {
 		return ""
 	}
 	l.log.Info("proving a newer runner on one attempt: every policy launches it once it listens", "version", t.Version, "attempt", a.String(), "policy", pol.Name)
@@ -149,10 +146,10 @@ func (l *Loop) trialRunner(pol rm.Policy, a rm.AttemptID) string {
 // bad, and the previous runner serves on. Nothing to do without a trial.
 func (p *pass) proveRunner(ctx context.Context) {
 	l := p.l
-	if l.cfg.DataDir == "" {
+	if l.cfg.Installs == nil {
 		return
 	}
-	t, ok := install.Candidate(l.cfg.DataDir)
+	t, ok := l.cfg.Installs.Trial()
 	if !ok || t.Attempt.IsZero() {
 		return
 	}
@@ -168,14 +165,14 @@ func (p *pass) proveRunner(ctx context.Context) {
 		var err error
 		if a, err = l.cfg.Store.Attempt(ctx, t.Attempt); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				_ = install.MarkBad(l.cfg.DataDir, t.Version, "its proof attempt "+t.Attempt.String()+" is not in the journal")
+				_, _ = l.cfg.Installs.MarkBad(t.Version, "its proof attempt "+t.Attempt.String()+" is not in the journal")
 			}
 			return
 		}
 	}
 	switch {
 	case !a.IdleAt.IsZero() || !a.BusyAt.IsZero() || a.Outcome.Kind == rm.CompletedJob:
-		if err := install.Promote(t.Dir); err != nil {
+		if err := l.cfg.Installs.Promote(t.Dir); err != nil {
 			p.addErr(err)
 			return
 		}
@@ -185,10 +182,11 @@ func (p *pass) proveRunner(ctx context.Context) {
 		if a.ExitCode != nil && *a.ExitCode == ExitVersionDeprecated {
 			why = "GitHub refuses it too (exit code 7)"
 		}
-		if err := install.MarkBad(l.cfg.DataDir, t.Version, "its proof attempt "+a.ID.String()+" ended before it listened: "+why); err != nil {
+		b, err := l.cfg.Installs.MarkBad(t.Version, "its proof attempt "+a.ID.String()+" ended before it listened: "+why)
+		if err != nil {
 			p.addErr(err)
 			return
 		}
-		l.log.Warn("runner update failed its proof: the previous runner serves on", "version", t.Version, "attempt", a.ID.String(), "why", why, "retry_after", install.BadFor)
+		l.log.Warn("runner update failed its proof: the previous runner serves on", "version", t.Version, "attempt", a.ID.String(), "why", why, "retry_after", b.RetryAt.Sub(b.At))
 	}
 }

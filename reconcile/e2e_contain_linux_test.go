@@ -21,6 +21,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -73,13 +74,13 @@ func (w *world) markedProcesses() []string {
 // containedWorld is a world whose launcher puts each attempt in a cgroup
 // (skipping the test, saying why, where the host allows none), or forced
 // to the fallback; its meters read the groups.
-func containedWorld(t *testing.T, cgroup bool, o worldOpts) (*world, *platform.NativeLauncher) {
+func containedWorld(t *testing.T, cgroup bool, o worldOpts) (*world, *native.Launcher) {
 	w := newWorld(t, o)
-	opts := []platform.NativeOption{platform.WithLauncherLogger(w.log), platform.WithLeftoverGrace(time.Second)}
+	opts := []native.Option{native.WithLogger(w.log), native.WithLeftoverGrace(time.Second)}
 	if !cgroup {
-		opts = append(opts, platform.WithoutCgroups())
+		opts = append(opts, native.WithoutCgroups())
 	}
-	l := platform.NewNativeLauncher(w.dataDir, opts...)
+	l := native.NewLauncher(w.dataDir, opts...)
 	t.Cleanup(func() { _ = l.Close() })
 	if cgroup && l.CgroupsInUse() == "" {
 		t.Skip("no cgroup can be made here (not root, nothing delegated): the fallback alone is tested")
@@ -166,7 +167,7 @@ const containChildEnv = "RUNNER_MANAGER_E2E_CONTAIN_CHILD"
 // TestE2EContainedAfterRestart, which kills it with SIGKILL.
 func TestE2EContainChildSupervisor(t *testing.T) {
 	w := childWorldOf(t, containChildEnv, "TestE2EContainedAfterRestart")
-	l := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+	l := native.NewLauncher(w.dataDir, native.WithLogger(w.log))
 	w.meters = meter.New(filepath.Join(w.dataDir, "state", "memory-peaks.toml"), meter.WithGroups(l))
 	sup, err := reconcile.NewSupervisor(w.supervisorConfig(l, nil))
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -183,7 +184,7 @@ func TestE2ERateLimit(t *testing.T) {
 // mangler corrupts the JIT configuration of the first launch, as a config
 // the runner refuses.
 type mangler struct {
-	reconcile.Launcher
+	rm.Launcher
 	once sync.Once
 }
 
@@ -196,7 +197,7 @@ func TestE2ERunnerFailures(t *testing.T) {
 	t.Run("ExitCode1", func(t *testing.T) {
 		w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 1})
 		w.enqueue(1, 100*time.Millisecond, 8<<20)
-		w.run(w.supervisorConfig(&mangler{Launcher: platform.NewNativeLauncher(w.dataDir)}, nil))
+		w.run(w.supervisorConfig(&mangler{Launcher: native.NewLauncher(w.dataDir)}, nil))
 		a := w.nextEnded(30*time.Second, map[rm.AttemptID]bool{})
 		assert.Equal(t, rm.ProcessExitedUnexpectedly, a.Outcome.Reason, a.Outcome.String())
 		assert.Contains(t, a.Outcome.Detail, "exit code 1")

@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
 
 // wordOnly is the native launcher without the runner's own trace of a job
 // (RanJob is always false): outcomes come from GitHub's word and the journal alone, as with
 // a runner that leaves no Worker log.
-type wordOnly struct{ n *platform.NativeLauncher }
+type wordOnly struct{ n *native.Launcher }
 
 func (l wordOnly) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	return l.n.Launch(ctx, spec)
@@ -69,7 +69,7 @@ func TestE2EClassicJobWord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, worldOpts{mode: rm.ModeClassic, max: 3, poll: tt.poll})
 			w.enqueue(6, 200*time.Millisecond, 8<<20)
-			cfg := w.supervisorConfig(wordOnly{platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))}, nil)
+			cfg := w.supervisorConfig(wordOnly{native.NewLauncher(w.dataDir, native.WithLogger(w.log))}, nil)
 			cfg.Loop.JobWordGrace = tt.grace
 			w.run(cfg)
 			w.waitJobs(60 * time.Second)

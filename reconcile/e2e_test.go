@@ -22,7 +22,9 @@ import (
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -173,17 +175,19 @@ func (w *world) targets(ctx context.Context, p rm.Policy) (reconcile.Target, err
 }
 
 // supervisorConfig is the manager's wiring with test timings.
-func (w *world) supervisorConfig(launcher reconcile.Launcher, adm *reconcile.Admission) reconcile.SupervisorConfig {
+func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission) reconcile.SupervisorConfig {
 	if launcher == nil {
-		native := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+		native := native.NewLauncher(w.dataDir, native.WithLogger(w.log))
 		w.t.Cleanup(func() { _ = native.Close() }) // the empty cgroups of runners a test killed itself
 		launcher = native
 	}
+	machine := platform.NewMachine()
 	if adm == nil {
-		adm = &reconcile.Admission{Memory: reconcile.HostMemory{}, DiskFree: platform.DiskFree, DiskPath: w.dataDir}
+		adm = &reconcile.Admission{Memory: machine, DiskFree: machine.DiskFree, DiskPath: w.dataDir}
 	}
 	return reconcile.SupervisorConfig{
 		Store: w.st, Host: w.host, Launcher: launcher, Meters: w.meters, Targets: w.targets,
+		Machine: machine, Installs: install.Installs{DataDir: w.dataDir},
 		Admission: adm, Logger: w.log, DataDir: w.dataDir, RefreshEvery: 200 * time.Millisecond,
 		SampleEvery: 25 * time.Millisecond, Budget: w.client.Budget,
 		Loop: reconcile.Config{

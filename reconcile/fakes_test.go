@@ -283,7 +283,7 @@ type fakeLauncher struct {
 	onLaunch  func(spec rm.LaunchSpec)
 }
 
-var _ reconcile.Launcher = (*fakeLauncher)(nil)
+var _ rm.Launcher = (*fakeLauncher)(nil)
 
 func newFakeLauncher() *fakeLauncher {
 	return &fakeLauncher{nextPID: 1000, procs: map[rm.AttemptID]*fakeProc{}, alive: map[int]*fakeProc{},

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runner-manager/runner-manager/platform"
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -35,7 +35,7 @@ type hostLease struct {
 // held by a process of this machine's boot that is gone is taken over at
 // once: a daemon killed -9 and restarted does not wait for its expiry.
 func (s *Supervisor) takeLease(ctx context.Context) (*hostLease, error) {
-	self, err := s.identify()
+	self, err := s.cfg.Machine.Identify()
 	if err != nil {
 		return nil, fmt.Errorf("host lease: %w", err)
 	}
@@ -58,7 +58,7 @@ func (s *Supervisor) takeLease(ctx context.Context) (*hostLease, error) {
 
 // deadHolder reports whether a lease's holder is surely gone: it ran on
 // this machine, and on an earlier boot or in a process that no longer runs.
-func (s *Supervisor) deadHolder(l store.HostLease, self platform.Self) bool {
+func (s *Supervisor) deadHolder(l store.HostLease, self rm.ProcessIdentity) bool {
 	if l.Hostname != self.Hostname || l.BootID == "" || self.BootID == "" {
 		return false // another machine's: only its expiry tells
 	}
@@ -68,7 +68,7 @@ func (s *Supervisor) deadHolder(l store.HostLease, self platform.Self) bool {
 	if l.PID == self.PID && l.ProcessStart == self.Start {
 		return false // this very process: a supervisor still running
 	}
-	return !s.alive(l.PID, l.ProcessStart)
+	return !s.cfg.Machine.Alive(l.PID, l.ProcessStart)
 }
 
 // renew extends the lease; ErrLeaseLost when another daemon holds it now.

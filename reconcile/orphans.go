@@ -6,34 +6,25 @@ import (
 	"path/filepath"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// RunnerProcess is a runner process found on the host (see
-// platform.RunnerProcesses): its environment names its attempt and it
-// works under <data>/attempts/.
-type RunnerProcess = platform.RunnerProcess
-
-// findRunnerProcesses lists the runner processes of dataDir: those whose
-// environment names an attempt and whose working directory is under
-// <dataDir>/attempts/, in one look at the process table. Where the system
-// cannot tell (only Linux shows other processes' environments) it finds
-// none: a runner orphaned by a crash between its launch and the journal
-// write of its pid stops by itself once the next pass removes its
+// findRunnerProcesses lists the runner processes of the data directory:
+// those whose environment names an attempt and whose working directory is
+// under <DataDir>/attempts/, in one look at the process table. Where the
+// machine cannot tell (only Linux shows other processes' environments) it
+// finds none: a runner orphaned by a crash between its launch and the
+// journal write of its pid stops by itself once the next pass removes its
 // registration.
-func findRunnerProcesses(dataDir string) ([]RunnerProcess, error) {
-	if dataDir == "" {
+func (s *Supervisor) findRunnerProcesses() ([]rm.RunnerProcess, error) {
+	if s.cfg.DataDir == "" {
 		return nil, nil
 	}
-	procs, err := platform.RunnerProcesses("")
+	procs, err := s.cfg.Machine.RunnerProcesses(filepath.Join(s.cfg.DataDir, "attempts"))
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return platform.RunnersUnder(procs, filepath.Join(dataDir, "attempts")), nil
+	return procs, err
 }
 
 // sweep repairs, at start, what a crash can leave among processes: a
@@ -44,12 +35,12 @@ func findRunnerProcesses(dataDir string) ([]RunnerProcess, error) {
 // of killing a runner that may hold a job. Runners of live attempts are left
 // to their loop's first pass, which re-adopts them.
 func (s *Supervisor) sweep(ctx context.Context) {
-	procs, err := s.cfg.FindRunners(s.cfg.DataDir)
+	procs, err := s.findRunnerProcesses()
 	if err != nil {
 		s.log.Warn("cannot look for runner processes left behind", "err", err)
 		return
 	}
-	byAttempt := make(map[rm.AttemptID][]RunnerProcess)
+	byAttempt := make(map[rm.AttemptID][]rm.RunnerProcess)
 	for _, p := range procs {
 		if p.Leader() { // job processes go with their group
 			byAttempt[p.Attempt] = append(byAttempt[p.Attempt], p)
@@ -65,7 +56,7 @@ func (s *Supervisor) sweep(ctx context.Context) {
 		case errors.Is(err, store.ErrNotFound) || (err == nil && !a.Live()):
 			for _, p := range leaders {
 				s.log.Warn("stopping a runner process no live attempt owns", "attempt", id.String(), "pid", p.PID)
-				if err := platform.StopRunnerProcess(p, grace); err != nil {
+				if err := s.cfg.Machine.StopRunnerProcess(p, grace); err != nil {
 					s.log.Warn("could not stop the runner process", "pid", p.PID, "err", err)
 				}
 			}

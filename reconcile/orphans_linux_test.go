@@ -13,6 +13,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -65,8 +66,7 @@ func TestStartSweepsRunnerProcessesNoAttemptOwns(t *testing.T) {
 
 	cfg := f.config()
 	cfg.DataDir = dataDir
-	cfg.FindRunners = nil // the platform's: /proc
-	cfg.Launcher = platform.NewNativeLauncher(dataDir)
+	cfg.Launcher = native.NewLauncher(dataDir)
 	cfg.Loop.StopGrace = time.Second
 	sup, err := reconcile.NewSupervisor(cfg)
 	require.NoError(t, err)

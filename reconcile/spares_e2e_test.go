@@ -16,8 +16,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
 
 // A scale-set policy with a spare keeps a runner listening before any
@@ -73,7 +72,7 @@ func waitCtxE2E(t *testing.T, d time.Duration) context.Context {
 // the stop. whole makes that launch ignore the cancellation (the process
 // starts), else the launcher sees it.
 type gatedLauncher struct {
-	reconcile.Launcher
+	rm.Launcher
 	once    sync.Once
 	entered chan struct{}
 	whole   bool
@@ -100,7 +99,7 @@ func TestE2EStopRemovesASpareLaunchedJustBefore(t *testing.T) {
 	for _, whole := range []bool{true, false} {
 		t.Run(map[bool]string{true: "started", false: "launch-cancelled"}[whole], func(t *testing.T) {
 			w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 2, spare: 1, fake: []fakegithub.Option{fakegithub.WithRunnerBootDelay(time.Second)}})
-			native := platform.NewNativeLauncher(w.dataDir, platform.WithLauncherLogger(w.log))
+			native := native.NewLauncher(w.dataDir, native.WithLogger(w.log))
 			t.Cleanup(func() { _ = native.Close() })
 			g := &gatedLauncher{Launcher: native, entered: make(chan struct{}), whole: whole}
 			_, stop := w.run(w.supervisorConfig(g, nil))

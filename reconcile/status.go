@@ -7,7 +7,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -367,16 +366,16 @@ func (s Status) WithPolicies(policies []rm.Policy) Status {
 	return s
 }
 
-// HostMemoryStatus is the host's memory and the free disk of the data
-// directory's filesystem as they are now, with the reserve and the floor
-// admission keeps: the memory line of a status no daemon gave. A figure the
-// system does not tell stays 0.
-func HostMemoryStatus(dataDir string, reserve, diskFloor uint64) MemoryStatus {
+// HostMemoryStatus is the memory of machine mc and the free disk of the
+// data directory's filesystem as they are now, with the reserve and the
+// floor admission keeps: the memory line of a status no daemon gave. A
+// figure the system does not tell stays 0.
+func HostMemoryStatus(mc rm.Machine, dataDir string, reserve, diskFloor uint64) MemoryStatus {
 	m := MemoryStatus{ReserveBytes: reserve, DiskFloorBytes: diskFloor}
-	if total, avail, err := platform.HostMemory(); err == nil {
+	if total, avail, err := mc.Memory(); err == nil {
 		m.TotalBytes, m.AvailableBytes = total, avail
 	}
-	if free, err := platform.DiskFree(dataDir); err == nil {
+	if free, err := mc.DiskFree(dataDir); err == nil {
 		m.DiskFreeBytes = free
 	}
 	return m

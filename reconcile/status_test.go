@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -96,8 +98,17 @@ func TestStatusWithPolicies(t *testing.T) {
 }
 
 func TestHostMemoryStatus(t *testing.T) {
-	m := reconcile.HostMemoryStatus(t.TempDir(), 1<<30, 2<<30)
+	m := reconcile.HostMemoryStatus(platform.NewMachine(), t.TempDir(), 1<<30, 2<<30)
 	assert.NotZero(t, m.TotalBytes)
 	assert.NotZero(t, m.DiskFreeBytes)
 	assert.Equal(t, []uint64{1 << 30, 2 << 30}, []uint64{m.ReserveBytes, m.DiskFloorBytes})
+
+	m = reconcile.HostMemoryStatus(mutedMachine{}, t.TempDir(), 1<<30, 2<<30)
+	assert.Equal(t, reconcile.MemoryStatus{ReserveBytes: 1 << 30, DiskFloorBytes: 2 << 30}, m, "what the machine does not tell stays 0")
 }
+
+// mutedMachine tells nothing.
+type mutedMachine struct{ rm.Machine }
+
+func (mutedMachine) Memory() (uint64, uint64, error) { return 0, 0, errors.ErrUnsupported }
+func (mutedMachine) DiskFree(string) (uint64, error) { return 0, errors.ErrUnsupported }

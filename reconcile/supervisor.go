@@ -15,7 +15,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -31,9 +30,9 @@ const DefaultRefreshEvery = 15 * time.Second
 type SupervisorConfig struct {
 	Store    store.Store
 	Host     rm.Host
-	Launcher Launcher
+	Launcher rm.Launcher
 	// Launchers are the launchers of other backends (see Config).
-	Launchers map[rm.Backend]Launcher
+	Launchers map[rm.Backend]rm.Launcher
 	// Meters may be nil. The supervisor runs their sampling, nudging the
 	// loop of each policy whose runner exited.
 	Meters Meters
@@ -66,12 +65,17 @@ type SupervisorConfig struct {
 	Runner func() *RunnerStatus
 	// Loop holds the loops' timeouts and caps (see Config); its Store,
 	// Target, Launcher, Launchers, Meters, Host, Policies, Admission, Now, Logger,
-	// DataDir and Drain fields are ignored.
+	// Installs and Drain fields are ignored.
 	Loop Config
-	// FindRunners lists runner processes of this data directory, for the
-	// orphan sweep at start; nil uses the platform's (Linux: /proc; none
-	// elsewhere).
-	FindRunners func(dataDir string) ([]RunnerProcess, error)
+	// Machine is the machine the supervisor runs on (platform.Machine):
+	// the host's CPU in Status, this process's identity for the host
+	// lease, and the runner processes of DataDir for the orphan sweep at
+	// start. nil is a machine that tells nothing: no CPU figure, no
+	// orphan found, and a lease a dead daemon of this machine left is
+	// taken over only at its expiry.
+	Machine rm.Machine
+	// Installs are the runners installed in DataDir (see Config.Installs).
+	Installs rm.RunnerInstalls
 }
 
 // Supervisor runs the loops of a host: one per target of its policies that
@@ -86,11 +90,6 @@ type Supervisor struct {
 	tab     *table
 	refresh chan struct{}
 	running atomic.Bool
-	// identify and alive name this process and judge a lease's holder
-	// (platform.Identify, platform.Alive).
-	identify func() (platform.Self, error)
-	alive    func(pid int, start uint64) bool
-	cpu      *platform.HostCPU
 
 	mu        sync.Mutex
 	loops     map[string]*loopRun
@@ -145,16 +144,13 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	if cfg.Admission == nil {
 		cfg.Admission = &Admission{}
 	}
-	if cfg.FindRunners == nil {
-		cfg.FindRunners = findRunnerProcesses
+	if cfg.Machine == nil {
+		cfg.Machine = noMachine{}
 	}
 	// The loops' writes and reads of the journal go through one cache of
 	// the host's live attempts (livecache.go).
 	cfg.Store = newLiveCache(cfg.Store, cfg.Host.ID)
 	return &Supervisor{
-		identify:  platform.Identify,
-		alive:     platform.Alive,
-		cpu:       platform.NewHostCPU(),
 		cfg:       cfg,
 		log:       cfg.Logger,
 		tab:       newTable(),
@@ -444,7 +440,7 @@ func (s *Supervisor) loopConfig(target Target, policies []rm.Policy) Config {
 	c := s.cfg.Loop
 	c.Store, c.Target, c.Launcher, c.Launchers, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Launchers, s.cfg.Meters
 	c.Host, c.Policies, c.Admission, c.Now, c.Logger = s.cfg.Host, policies, s.cfg.Admission, s.cfg.Now, s.cfg.Logger
-	c.DataDir, c.Drain, c.DrainTimeout = s.cfg.DataDir, s.cfg.Drain, s.cfg.DrainTimeout
+	c.Installs, c.Drain, c.DrainTimeout = s.cfg.Installs, s.cfg.Drain, s.cfg.DrainTimeout
 	c.OnRefusal = func(_ rm.PolicyID, r Refusal) {
 		s.mu.Lock()
 		s.refusals[r.Reason]++
@@ -499,7 +495,7 @@ func (s *Supervisor) stopLoop(key string, lr *loopRun, why string) {
 // attempts, GitHub's budget and the refusals counted since start.
 func (s *Supervisor) Status() Status {
 	st := Status{At: s.cfg.Now(), Host: s.cfg.Host, Memory: s.cfg.Admission.Status(), Refusals: map[string]int{}}
-	if v, ok := s.cpu.Percent(); ok {
+	if v, ok := s.cfg.Machine.CPUPercent(); ok {
 		st.HostCPUPercent = &v
 	}
 	if s.cfg.Budget != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -50,8 +51,8 @@ func (f *fleet) config() reconcile.SupervisorConfig {
 			f.made[p.Target.Key()]++
 			return reconcile.TargetOf(ft), nil
 		},
-		FindRunners: func(string) ([]reconcile.RunnerProcess, error) { return nil, nil },
-		Loop:        reconcile.Config{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
+		Machine: platform.NewMachine(),
+		Loop:    reconcile.Config{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
 	}
 }
 

@@ -6,20 +6,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
-
-// RootLister is a Launcher that can list the attempts it holds a root
-// directory for. The supervisor sweeps them: a root whose attempt is not
-// live in the journal (concluded, or unknown to it) is left by a crash
-// between the conclusion and its Cleanup, and is cleaned then. Launchers
-// without it leave such roots to `doctor --fix`.
-type RootLister interface {
-	Roots() ([]rm.AttemptID, error)
-}
-
-var _ RootLister = (*platform.NativeLauncher)(nil)
 
 // rootSweepMinAge is how long ago an attempt must have ended before a
 // periodic sweep cleans its root: a pass that concluded it cleans it
@@ -37,7 +25,7 @@ const rootSweepEvery = 30 * time.Second
 // root is kept as the launcher keeps failed roots. It returns how many it
 // cleaned.
 func (s *Supervisor) sweepRoots(ctx context.Context, minAge time.Duration) int {
-	rl, ok := s.cfg.Launcher.(RootLister)
+	rl, ok := s.cfg.Launcher.(rm.RootLister)
 	if !ok {
 		return 0
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -41,7 +41,7 @@ func TestStartSweepsAttemptRootsNoLiveAttemptOwns(t *testing.T) {
 
 	cfg := f.config()
 	cfg.DataDir = dataDir
-	cfg.Launcher = platform.NewNativeLauncher(dataDir)
+	cfg.Launcher = native.NewLauncher(dataDir)
 	sup, err := reconcile.NewSupervisor(cfg)
 	require.NoError(t, err)
 	require.NoError(t, sup.RunOnce(t.Context()))
@@ -67,8 +67,7 @@ func TestStartSweepLeavesRunnersOfADeletedDataDir(t *testing.T) {
 
 	cfg := f.config()
 	cfg.DataDir = dataDir
-	cfg.FindRunners = nil // the platform's: /proc
-	cfg.Launcher = platform.NewNativeLauncher(dataDir)
+	cfg.Launcher = native.NewLauncher(dataDir)
 	cfg.Loop.StopGrace = time.Second
 	sup, err := reconcile.NewSupervisor(cfg)
 	require.NoError(t, err)

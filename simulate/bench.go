@@ -14,6 +14,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
@@ -192,7 +193,7 @@ type Bench struct {
 	*Sim
 	opts     BenchOptions
 	launcher *timedLauncher
-	native   *platform.NativeLauncher
+	native   *native.Launcher
 	plan     []arrival
 
 	cpuStart   time.Duration
@@ -233,10 +234,10 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	}
 	// The launcher is timed; admission sees a host of HostMemory.
 	err = s.setUp(ctx, w, func(dataDir string) daemon.Config {
-		b.native = platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(opts.Logger))
+		b.native = native.NewLauncher(dataDir, native.WithLogger(opts.Logger))
 		b.launcher = &timedLauncher{Launcher: b.native}
 		cfg := daemon.Config{
-			Launchers:   map[rm.Backend]reconcile.Launcher{rm.BackendNative: b.launcher},
+			Launchers:   map[rm.Backend]rm.Launcher{rm.BackendNative: b.launcher},
 			Admission:   &reconcile.Admission{Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: dataDir},
 			ClassicPoll: opts.ClassicPoll,
 		}
@@ -396,7 +397,7 @@ func (b *Bench) live(ctx context.Context) int {
 // timedLauncher is a launcher that notes when each launch was asked for,
 // when its process started and when it exited.
 type timedLauncher struct {
-	reconcile.Launcher
+	rm.Launcher
 	mu       sync.Mutex
 	launches []*launchTimes
 }

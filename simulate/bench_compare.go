@@ -18,6 +18,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/simulate/baseline"
 )
@@ -241,10 +242,10 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.Spare, MinIdle: min(o.MinIdle, o.Max)}}}
 	var pids *pidLauncher
 	err := s.setUp(ctx, w, func(dataDir string) daemon.Config {
-		native := platform.NewNativeLauncher(dataDir, platform.WithLauncherLogger(o.Logger))
+		native := native.NewLauncher(dataDir, native.WithLogger(o.Logger))
 		pids = &pidLauncher{Launcher: native}
 		cfg := daemon.Config{
-			Launchers: map[rm.Backend]reconcile.Launcher{rm.BackendNative: pids},
+			Launchers: map[rm.Backend]rm.Launcher{rm.BackendNative: pids},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir},
 		}
 		cfg.Loop.ScaleDownAfter = 2 * time.Second
@@ -253,7 +254,7 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 	if err != nil {
 		return ScalerResult{}, err
 	}
-	if n, ok := pids.Launcher.(*platform.NativeLauncher); ok {
+	if n, ok := pids.Launcher.(*native.Launcher); ok {
 		defer n.Close()
 	}
 	s.run(ctx)
@@ -510,7 +511,7 @@ func sumRSS(pids []int) uint64 {
 // pidLauncher is a launcher that keeps the runner processes it started,
 // for their memory.
 type pidLauncher struct {
-	reconcile.Launcher
+	rm.Launcher
 	mu      sync.Mutex
 	procs   []rm.Process
 	started map[rm.AttemptID]time.Time

@@ -28,6 +28,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/store"
@@ -102,7 +103,7 @@ func (o *Options) setDefaults() {
 		o.MemoryEstimate = 256 << 20
 	}
 	if o.Memory == nil {
-		o.Memory = reconcile.HostMemory{}
+		o.Memory = platform.NewMachine()
 	}
 	if o.Reserve == 0 {
 		o.Reserve = 1 << 30

@@ -15,7 +15,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
@@ -217,7 +217,7 @@ func TestStoreSourceLogTail(t *testing.T) {
 
 	// A failed attempt's root is kept elsewhere by the launcher: its log
 	// is still found there.
-	require.NoError(t, platform.NewNativeLauncher(src.DataDir).Cleanup(j.busy.ID, true))
+	require.NoError(t, native.NewLauncher(src.DataDir).Cleanup(j.busy.ID, true))
 	_, err = os.Stat(filepath.Join(dir, "runner.log"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the root moved")
 	lines, err = src.LogTail(ctx, j.busy.ID, 1)

@@ -12,8 +12,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/container"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
 
 // BenchmarkAttemptStart measures an attempt's start, from Launch to its
@@ -29,7 +29,7 @@ func BenchmarkAttemptStart(b *testing.B) {
 	cl, _ := newLauncher(b, container.Settings{})
 	install, err := fakegithub.BuildRunner()
 	require.NoError(b, err)
-	nl := platform.NewNativeLauncher(b.TempDir())
+	nl := native.NewLauncher(b.TempDir())
 	b.Cleanup(func() { _ = nl.Close() })
 	launchers := []struct {
 		name string

@@ -1,9 +1,12 @@
 // Package container runs each runner attempt in a container of its own,
 // through the Docker Engine API: Docker, or Podman's Docker-compatible
-// service. It owns the container launcher (Launcher, one per policy), the
-// connection to an engine (Engine, one per host), the image contract a
-// runner image must meet, and the recovery helpers that find this host's
-// runner containers after a restart.
+// service. It owns the container backend (Backend, the launcher a daemon
+// registers: one Launcher per policy over one Engine, with each
+// container's memory limit and its end's memory), the container launcher
+// (Launcher, one per policy's settings), the connection to an engine
+// (Engine, one per host), the image contract a runner image must meet, and
+// the recovery helpers that find this host's runner containers after a
+// restart.
 //
 // The image contract: the image holds an installed GitHub Actions runner
 // in one directory (DefaultRunnerDir, /home/runner, as in GitHub's own

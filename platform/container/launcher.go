@@ -45,9 +45,9 @@ func ContainerName(a rm.AttemptID) string { return NamePrefix + a.String() }
 // root on the engine's host, so the socket is the boundary to guard), until
 // Cleanup removes the container.
 //
-// It implements the launcher contract of package reconcile: Launch, Adopt
-// (by the container of the attempt, checked against the journal's pid and
-// start stamp), Cleanup (the container is removed), and RanJob.
+// It implements the launcher contract (rm.Launcher): Launch, Adopt (by the
+// container of the attempt, checked against the journal's pid and start
+// stamp), Cleanup (the container is removed), and RanJob.
 type Launcher struct {
 	e        *Engine
 	host     rm.HostID
@@ -62,6 +62,8 @@ type Launcher struct {
 
 	warnOnce sync.Once
 }
+
+var _ rm.Launcher = (*Launcher)(nil)
 
 // Option configures a Launcher.
 type Option func(*Launcher)

@@ -12,6 +12,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // <dataDir>/attempts/ while it is live, then where the launcher kept it
 // (<dataDir>/logs/<id>/, with the runner's _diag/ logs gzipped beside it).
 func LogPath(dataDir string, id rm.AttemptID) string {
-	return platform.NewNativeLauncher(dataDir).RunnerLog(id)
+	return native.NewLauncher(dataDir).RunnerLog(id)
 }
 
 // tailMaxBytes bounds how much of a log TailLog reads: a log of very long

@@ -11,20 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
 // recording is a native launcher that counts what it is asked.
 type recording struct {
-	*platform.NativeLauncher
+	*native.Launcher
 	mu    sync.Mutex
 	calls map[string]int
 }
 
 func newRecording(dataDir string) *recording {
-	return &recording{NativeLauncher: platform.NewNativeLauncher(dataDir), calls: map[string]int{}}
+	return &recording{Launcher: native.NewLauncher(dataDir), calls: map[string]int{}}
 }
 
 func (r *recording) count(what string) {
@@ -51,27 +50,27 @@ func (r *recording) total() int {
 
 func (r *recording) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	r.count("launch")
-	return r.NativeLauncher.Launch(ctx, spec)
+	return r.Launcher.Launch(ctx, spec)
 }
 
 func (r *recording) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	r.count("adopt")
-	return r.NativeLauncher.Adopt(a, pid, start)
+	return r.Launcher.Adopt(a, pid, start)
 }
 
 func (r *recording) Cleanup(a rm.AttemptID, failed bool) error {
 	r.count("cleanup")
-	return r.NativeLauncher.Cleanup(a, failed)
+	return r.Launcher.Cleanup(a, failed)
 }
 
 func (r *recording) RanJob(a rm.AttemptID) bool {
 	r.count("ranjob")
-	return r.NativeLauncher.RanJob(a)
+	return r.Launcher.RanJob(a)
 }
 
 func (r *recording) Roots() ([]rm.AttemptID, error) {
 	r.count("roots")
-	return r.NativeLauncher.Roots()
+	return r.Launcher.Roots()
 }
 
 // With launchers of two backends, each attempt goes to its policy's: the
@@ -81,7 +80,7 @@ func TestRunRoutesAttemptsByBackend(t *testing.T) {
 	w := newWorld(t)
 	native, other := newRecording(w.dataDir), newRecording(filepath.Join(t.TempDir(), "other"))
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(),
-		Launchers: map[rm.Backend]reconcile.Launcher{"": native, "container": other}})
+		Launchers: map[rm.Backend]rm.Launcher{"": native, "container": other}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addPolicy(t, d, "home", false)

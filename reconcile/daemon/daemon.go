@@ -18,8 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,9 +33,12 @@ import (
 	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/metrics"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/container"
+	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
@@ -95,10 +100,10 @@ type Config struct {
 	Targets func(ctx context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error)
 
 	// Launchers start each policy's runners, by the policy's backend
-	// (rm.BackendNative for ""). Default: a platform.NativeLauncher under
+	// (rm.BackendNative for ""). Default: a native.Launcher under
 	// DataDir for native. A backend added here serves the policies that
 	// name it.
-	Launchers map[rm.Backend]reconcile.Launcher
+	Launchers map[rm.Backend]rm.Launcher
 	// ContainerHost is the container engine's address for the default
 	// launcher of rm.BackendContainer (Docker, or Podman's compatible
 	// service: "unix:///run/podman/podman.sock"); "" takes DOCKER_HOST,
@@ -179,6 +184,7 @@ type Webhook struct {
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
+	machine *platform.Machine // what the supervisor reads of this machine
 	st      store.Store
 	host    rm.Host
 	client  *github.Client
@@ -187,8 +193,8 @@ type Daemon struct {
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
 	closers []func() error
-	native  reconcile.Launcher // the native backend's launcher (its cgroups feed the meters)
-	boxes   *containers        // the default container launcher; nil when the embedder gave one
+	native  rm.Launcher        // the native backend's launcher (its cgroups feed the meters)
+	boxes   *container.Backend // the default container launcher; nil when the embedder gave one
 
 	mu sync.Mutex
 	// sup is the supervisor of the current (or last) run: each run has a
@@ -222,7 +228,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: cfg.Logger}
+	d := &Daemon{cfg: cfg, log: cfg.Logger, machine: platform.NewMachine()}
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -335,10 +341,13 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		if g, ok := d.native.(meter.Groups); ok {
 			// The native launcher's attempts run in cgroups where the host
 			// allows it: the meters read them instead of walking /proc.
-			if d.boxes != nil {
-				g = withContainerMemory{Groups: g, boxes: d.boxes}
-			}
 			opts = append(opts, meter.WithGroups(g))
+		}
+		for _, b := range slices.Sorted(maps.Keys(others)) {
+			if mc, ok := others[b].(rm.MemoryContainer); ok {
+				// A container the OOM killer ended banks its limit as its peak.
+				opts = append(opts, meter.WithGroupMemory(mc))
+			}
 		}
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
 		// Every job's weight is kept for the fleet; a shared store's
@@ -348,12 +357,13 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{
-			Memory: reconcile.HostMemory{}, Reserve: config.DefaultMemoryReserve.Bytes(),
-			DiskFree: platform.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
+			Memory: d.machine, Reserve: config.DefaultMemoryReserve.Bytes(),
+			DiskFree: d.machine.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
 		}
 	}
 	if d.boxes != nil {
-		d.boxes.expectedPeak = expectedPeak(cfg.Meters, cfg.Admission)
+		meters, adm := cfg.Meters, cfg.Admission
+		d.boxes.SetExpectedPeak(func(p rm.Policy) uint64 { return adm.ExpectedPeak(meters, p) })
 	}
 	loop := cfg.Loop
 	loop.RunnerUpdates = cfg.AutoUpdateRunner
@@ -376,6 +386,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
+		Machine: d.machine, Installs: install.Installs{DataDir: cfg.DataDir},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus, Loop: loop,
@@ -385,8 +396,8 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 // launchers are the supervisor's launchers: the native backend's (the
 // configured one, else a native launcher under DataDir) and the others by
 // backend; reconcile routes each attempt to its policy's backend.
-func (d *Daemon) launchers() (reconcile.Launcher, map[rm.Backend]reconcile.Launcher, error) {
-	ls := make(map[rm.Backend]reconcile.Launcher, len(d.cfg.Launchers))
+func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
+	ls := make(map[rm.Backend]rm.Launcher, len(d.cfg.Launchers))
 	for b, l := range d.cfg.Launchers {
 		if l == nil {
 			return nil, nil, fmt.Errorf("%w: daemon: the launcher of backend %q is nil", rm.ErrInvalid, b)
@@ -396,20 +407,21 @@ func (d *Daemon) launchers() (reconcile.Launcher, map[rm.Backend]reconcile.Launc
 		}
 		ls[b] = l
 	}
-	native := ls[rm.BackendNative]
-	if native == nil {
-		n := platform.NewNativeLauncher(d.cfg.DataDir, platform.WithLauncherLogger(d.log))
+	nl := ls[rm.BackendNative]
+	if nl == nil {
+		n := native.NewLauncher(d.cfg.DataDir, native.WithLogger(d.log))
 		d.closers = append(d.closers, n.Close)
-		native = n
+		nl = n
 	}
 	delete(ls, rm.BackendNative)
-	d.native = native
+	d.native = nl
 	if ls[rm.BackendContainer] == nil {
-		d.boxes = newContainers(d.cfg.ContainerHost, d.host.ID, filepath.Join(d.cfg.DataDir, FailedLogsDir), d.log)
+		d.boxes = container.NewBackend(container.BackendConfig{Engine: d.cfg.ContainerHost, Host: d.host.ID,
+			FailedLogs: filepath.Join(d.cfg.DataDir, FailedLogsDir), Logger: d.log})
 		d.closers = append(d.closers, d.boxes.Close)
 		ls[rm.BackendContainer] = d.boxes
 	}
-	return native, ls, nil
+	return nl, ls, nil
 }
 
 // Close closes what New opened (the journal it opened, the default

@@ -24,7 +24,6 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
@@ -271,7 +270,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	for name, cfg := range map[string]daemon.Config{
 		"NoDataDir":           {GitHub: w.github()},
 		"WebhookNoSecret":     {DataDir: w.dataDir, GitHub: w.github(), Webhook: daemon.Webhook{Listen: "127.0.0.1:0"}},
-		"NilLauncher":         {DataDir: w.dataDir, GitHub: w.github(), Launchers: map[rm.Backend]reconcile.Launcher{"native": nil}},
+		"NilLauncher":         {DataDir: w.dataDir, GitHub: w.github(), Launchers: map[rm.Backend]rm.Launcher{"native": nil}},
 		"NoGitHubCredentials": {DataDir: w.dataDir},
 	} {
 		t.Run(name, func(t *testing.T) {

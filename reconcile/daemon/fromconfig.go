@@ -25,12 +25,13 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	machine := platform.NewMachine()
 	cfg := Config{
 		DataDir: c.DataDir,
 		GitHub:  gc,
 		Admission: &reconcile.Admission{
-			Memory: reconcile.HostMemory{}, Reserve: c.Admission.MemoryReserve.Bytes(),
-			DiskFree: platform.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
+			Memory: machine, Reserve: c.Admission.MemoryReserve.Bytes(),
+			DiskFree: machine.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
 		},
 		StoreConfig:      StoreConfigOf(c),
 		MetricsAddr:      c.Daemon.MetricsAddr,

@@ -55,7 +55,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	if owned == 0 {
 		d.log.Warn("no policies of this host yet: the daemon picks new ones up within seconds")
 	}
-	d.recoverContainers(ctx)
+	d.removeLeftovers(ctx)
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -27,7 +28,7 @@ func (lo leftovers) processes(procRoot, dataDir string) Check {
 	if err != nil {
 		return warn(name, "runner processes", err.Error())
 	}
-	var procs, left []platform.RunnerProcess
+	var procs, left []rm.RunnerProcess
 	for _, p := range platform.RunnersUnder(all, filepath.Join(dataDir, "attempts")) {
 		if !p.Leader() {
 			continue // a job's process goes with its runner's group

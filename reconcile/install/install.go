@@ -67,7 +67,7 @@ type Result struct {
 	// to prove.
 	Trial bool
 	// Bad, if set, is why the version is not installed: it failed lately.
-	Bad *Bad
+	Bad *rm.BadRunner
 }
 
 // Options of Runner.

@@ -33,34 +33,49 @@ const (
 	BadFor = 6 * time.Hour
 )
 
-// Bad is a release that failed to install or to prove itself.
-type Bad struct {
-	Version string
-	At      time.Time
-	Reason  string
+// Installs are the runners installed under a data directory, as the loops
+// read and prove them.
+type Installs struct{ DataDir string }
+
+var _ rm.RunnerInstalls = Installs{}
+
+// Newest implements rm.RunnerInstalls (Newest).
+func (i Installs) Newest() (string, error) { return Newest(i.DataDir) }
+
+// Trial implements rm.RunnerInstalls (Candidate).
+func (i Installs) Trial() (rm.RunnerTrial, bool) { return Candidate(i.DataDir) }
+
+// Claim implements rm.RunnerInstalls (Claim).
+func (Installs) Claim(dir string, attempt rm.AttemptID) bool { return Claim(dir, attempt) }
+
+// Promote implements rm.RunnerInstalls (Promote).
+func (Installs) Promote(dir string) error { return Promote(dir) }
+
+// MarkBad implements rm.RunnerInstalls (MarkBad, then BadRelease).
+func (i Installs) MarkBad(version, reason string) (rm.BadRunner, error) {
+	if err := MarkBad(i.DataDir, version, reason); err != nil {
+		return rm.BadRunner{}, err
+	}
+	b, _ := BadRelease(i.DataDir, version)
+	return b, nil
 }
 
-// Trial is the runner on trial under a data directory.
-type Trial struct {
-	Version string
-	Dir     string
-	// Attempt is the attempt proving it; zero while none claimed it.
-	Attempt rm.AttemptID
-}
+// LastBad implements rm.RunnerInstalls (LastBad).
+func (i Installs) LastBad() (rm.BadRunner, bool) { return LastBad(i.DataDir) }
 
 // Candidate returns the newest unproven runner installed under dataDir
 // that is newer than the newest proven one and not marked bad.
-func Candidate(dataDir string) (Trial, bool) {
+func Candidate(dataDir string) (rm.RunnerTrial, bool) {
 	runners := filepath.Join(dataDir, RunnersDir)
 	entries, err := os.ReadDir(runners)
 	if err != nil {
-		return Trial{}, false
+		return rm.RunnerTrial{}, false
 	}
 	current := ""
 	if dir, err := Newest(dataDir); err == nil {
 		current = filepath.Base(dir)
 	}
-	var best Trial
+	var best rm.RunnerTrial
 	for _, e := range entries {
 		v := e.Name()
 		if !e.IsDir() || strings.HasPrefix(v, ".") || (best.Version != "" && !Newer(v, best.Version)) {
@@ -76,10 +91,10 @@ func Candidate(dataDir string) (Trial, bool) {
 		if _, bad := BadRelease(dataDir, v); bad {
 			continue
 		}
-		best = Trial{Version: v, Dir: dir}
+		best = rm.RunnerTrial{Version: v, Dir: dir}
 	}
 	if best.Version == "" {
-		return Trial{}, false
+		return rm.RunnerTrial{}, false
 	}
 	if b, err := os.ReadFile(filepath.Join(best.Dir, proofFile)); err == nil {
 		if id, err := rm.ParseAttemptID(strings.TrimSpace(string(b))); err == nil {
@@ -134,26 +149,26 @@ func MarkBad(dataDir, version, reason string) error {
 }
 
 // BadRelease returns version's failure while it counts (BadFor).
-func BadRelease(dataDir, version string) (Bad, bool) {
+func BadRelease(dataDir, version string) (rm.BadRunner, bool) {
 	b, err := os.ReadFile(filepath.Join(dataDir, RunnersDir, badDir, version))
 	if err != nil {
-		return Bad{}, false
+		return rm.BadRunner{}, false
 	}
 	at, reason, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
 	t, err := time.Parse(time.RFC3339, at)
 	if err != nil || time.Since(t) >= BadFor {
-		return Bad{}, false
+		return rm.BadRunner{}, false
 	}
-	return Bad{Version: version, At: t, Reason: reason}, true
+	return rm.BadRunner{Version: version, At: t, Reason: reason, RetryAt: t.Add(BadFor)}, true
 }
 
 // LastBad returns the newest release marked bad that still counts.
-func LastBad(dataDir string) (Bad, bool) {
+func LastBad(dataDir string) (rm.BadRunner, bool) {
 	entries, err := os.ReadDir(filepath.Join(dataDir, RunnersDir, badDir))
 	if err != nil {
-		return Bad{}, false
+		return rm.BadRunner{}, false
 	}
-	var out Bad
+	var out rm.BadRunner
 	for _, e := range entries {
 		if b, ok := BadRelease(dataDir, e.Name()); ok && (out.Version == "" || Newer(b.Version, out.Version)) {
 			out = b

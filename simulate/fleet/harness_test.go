@@ -288,10 +288,10 @@ func (h *host) enqueue(n int) {
 }
 
 // runnerProcesses are the host's live runner processes.
-func (h *host) runnerProcesses() []platform.RunnerProcess {
+func (h *host) runnerProcesses() []rm.RunnerProcess {
 	procs, err := platform.RunnerProcesses("")
 	require.NoError(h.f.t, err)
-	var out []platform.RunnerProcess
+	var out []rm.RunnerProcess
 	for _, p := range procs {
 		if strings.HasPrefix(p.Exe, h.dataDir+string(filepath.Separator)) || strings.HasPrefix(p.Cwd, h.dataDir+string(filepath.Separator)) {
 			out = append(out, p)

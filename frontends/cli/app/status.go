@@ -12,6 +12,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -117,7 +118,7 @@ func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 	}
 	id, _ := LoadOrCreateHostID(cfg.DataDir) // zero: every policy
 	st, err := reconcile.StatusFromJournal(ctx, s, id, time.Now().UTC())
-	st.Memory = reconcile.HostMemoryStatus(cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
+	st.Memory = reconcile.HostMemoryStatus(platform.NewMachine(), cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
 	return st, err
 }
 

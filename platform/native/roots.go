@@ -1,4 +1,4 @@
-package platform
+package native
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // listed. Attempts that have only a cgroup left (a crash between its
 // root's removal and the group's) are listed too. A missing attempts
 // directory lists nothing.
-func (l *NativeLauncher) Roots() ([]rm.AttemptID, error) {
+func (l *Launcher) Roots() ([]rm.AttemptID, error) {
 	entries, err := os.ReadDir(filepath.Join(l.dataDir, attemptsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return l.groupRoots(), nil

@@ -1,6 +1,6 @@
 //go:build unix
 
-package platform
+package native
 
 import (
 	"errors"
@@ -8,9 +8,6 @@ import (
 	"strings"
 	"syscall"
 )
-
-// listenerName is the runner's listener in bin/.
-const listenerName = "Runner.Listener"
 
 // newProcessGroup puts the runner in a process group of its own (its pgid is
 // its pid), so a stop reaches every process of its tree.

@@ -1,10 +1,9 @@
-package platform
+package native
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // DefaultKeepFailed is how long a failed attempt's root directory is kept for
@@ -35,9 +35,6 @@ const (
 	failedDir   = ".failed"
 	spareDir    = ".spare"
 	runnersDir  = "runners"
-	// RunnerLogName is the file in an attempt root that receives the runner's
-	// stdout and stderr.
-	RunnerLogName = "runner.log"
 )
 
 // skippedTopLevel are entries of an installed runner never carried into an
@@ -46,10 +43,10 @@ const (
 var skippedTopLevel = map[string]bool{
 	"bin": true, "_work": true, "_diag": true,
 	".runner": true, ".credentials": true, ".credentials_rsaparams": true,
-	".service": true, RunnerLogName: true,
+	".service": true, platform.RunnerLogName: true,
 }
 
-// NativeLauncher starts runners as processes of this host, each in a root
+// Launcher starts runners as processes of this host, each in a root
 // directory of its own, <data>/attempts/<id>/:
 //
 //   - bin/ is a real directory whose files are hard links to the installed
@@ -71,17 +68,17 @@ var skippedTopLevel = map[string]bool{
 // outlives it (a gap to close with a job object).
 //
 // Cleanup keeps an attempt's logs under <data>/logs/<id>/ (runner.log, and
-// _diag/ gzipped; PruneKeptLogs bounds them) and removes its root; a failed
+// _diag/ gzipped; platform.PruneKeptLogs bounds them) and removes its root; a failed
 // attempt's root is moved to
 // <data>/attempts/.failed/<id>/ and kept for KeepFailed (DefaultKeepFailed),
 // then pruned by a later Cleanup. Cleanup also prepares up to two spare
 // roots per installed runner in <data>/attempts/.spare/, so that the next
 // Launch renames one into place instead of building it: from "launch" to a
 // started listener then takes a rename and a fork.
-type NativeLauncher struct {
+type Launcher struct {
 	dataDir    string
 	keepFailed time.Duration
-	noKeptLogs bool // WithoutKeptLogs (keptlogs.go)
+	noKeptLogs bool // WithoutKeptLogs
 	now        func() time.Time
 	log        *slog.Logger
 	passEnv    []string
@@ -95,33 +92,45 @@ type NativeLauncher struct {
 	contain containment
 }
 
-// NativeOption configures a NativeLauncher.
-type NativeOption func(*NativeLauncher)
+var (
+	_ rm.Launcher        = (*Launcher)(nil)
+	_ rm.MemoryContainer = (*Launcher)(nil)
+	_ rm.RootLister      = (*Launcher)(nil)
+)
+
+// Option configures a Launcher.
+type Option func(*Launcher)
 
 // WithKeepFailed sets how long a failed attempt's root is kept for debugging;
 // 0 removes it at once, like a successful one's.
-func WithKeepFailed(d time.Duration) NativeOption {
-	return func(l *NativeLauncher) { l.keepFailed = max(d, 0) }
+func WithKeepFailed(d time.Duration) Option {
+	return func(l *Launcher) { l.keepFailed = max(d, 0) }
 }
 
-// WithLauncherClock sets the clock that ages kept failed roots (tests).
-func WithLauncherClock(now func() time.Time) NativeOption {
-	return func(l *NativeLauncher) { l.now = now }
+// WithClock sets the clock that ages kept failed roots (tests).
+func WithClock(now func() time.Time) Option {
+	return func(l *Launcher) { l.now = now }
 }
 
-// WithLauncherLogger sets where the launcher notes what it could not do
+// WithoutKeptLogs makes Cleanup remove an attempt's logs with its root
+// (tests and embedders that keep no history).
+func WithoutKeptLogs() Option {
+	return func(l *Launcher) { l.noKeptLogs = true }
+}
+
+// WithLogger sets where the launcher notes what it could not do
 // perfectly (a copy instead of hard links, a start time not read).
-func WithLauncherLogger(log *slog.Logger) NativeOption {
-	return func(l *NativeLauncher) { l.log = log }
+func WithLogger(log *slog.Logger) Option {
+	return func(l *Launcher) { l.log = log }
 }
 
-// NewNativeLauncher returns a launcher keeping attempt roots under
+// NewLauncher returns a launcher keeping attempt roots under
 // dataDir/attempts and finding installed runners under dataDir/runners.
-func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
+func NewLauncher(dataDir string, opts ...Option) *Launcher {
 	if abs, err := filepath.Abs(dataDir); err == nil {
 		dataDir = abs
 	}
-	l := &NativeLauncher{
+	l := &Launcher{
 		dataDir:    dataDir,
 		keepFailed: DefaultKeepFailed,
 		now:        time.Now,
@@ -138,26 +147,26 @@ func NewNativeLauncher(dataDir string, opts ...NativeOption) *NativeLauncher {
 // Close removes the spare roots prepared for later launches; the launcher
 // stays usable (a later Cleanup prepares spares again). Call it when the
 // manager stops, or before checking that a data directory holds nothing.
-func (l *NativeLauncher) Close() error {
+func (l *Launcher) Close() error {
 	return errors.Join(l.spares.drop(), l.closeCgroups())
 }
 
 // Root is the attempt's root directory (it may not exist).
-func (l *NativeLauncher) Root(a rm.AttemptID) string {
+func (l *Launcher) Root(a rm.AttemptID) string {
 	return filepath.Join(l.dataDir, attemptsDir, a.String())
 }
 
 // RunnerLog is the path of the attempt's runner.log: in its root while it
-// is live, then where Cleanup kept it (KeptLogDir), or in the kept root of
+// is live, then where Cleanup kept it (platform.KeptLogDir), or in the kept root of
 // a failed attempt.
-func (l *NativeLauncher) RunnerLog(a rm.AttemptID) string {
-	live := filepath.Join(l.Root(a), RunnerLogName)
+func (l *Launcher) RunnerLog(a rm.AttemptID) string {
+	live := filepath.Join(l.Root(a), platform.RunnerLogName)
 	if _, err := os.Stat(live); err == nil {
 		return live
 	}
 	for _, kept := range []string{
-		filepath.Join(KeptLogDir(l.dataDir, a), RunnerLogName),
-		filepath.Join(l.dataDir, attemptsDir, failedDir, a.String(), RunnerLogName),
+		filepath.Join(platform.KeptLogDir(l.dataDir, a), platform.RunnerLogName),
+		filepath.Join(l.dataDir, attemptsDir, failedDir, a.String(), platform.RunnerLogName),
 	} {
 		if _, err := os.Stat(kept); err == nil {
 			return kept
@@ -166,19 +175,15 @@ func (l *NativeLauncher) RunnerLog(a rm.AttemptID) string {
 	return live
 }
 
-// WorkerLogPattern matches the logs the runner's Worker process writes in
-// the root's _diag/, one per job it runs (the listener's own are Runner_*).
-const WorkerLogPattern = "Worker_*.log"
-
 // RanJob reports whether the attempt's runner ran a job, from the trace the
 // runner itself leaves: a Worker log in <root>/_diag/. It is local evidence,
 // known the moment the runner exits, where GitHub's word on the job may come
 // a poll later. Ask before Cleanup removes the root; false once it is gone.
-func (l *NativeLauncher) RanJob(a rm.AttemptID) bool {
+func (l *Launcher) RanJob(a rm.AttemptID) bool {
 	if a.IsZero() {
 		return false
 	}
-	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", WorkerLogPattern))
+	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", platform.WorkerLogPattern))
 	return err == nil && len(m) > 0
 }
 
@@ -186,7 +191,7 @@ func (l *NativeLauncher) RanJob(a rm.AttemptID) bool {
 // under <data>/runners when empty) and starts its listener. ctx bounds the
 // preparation only: the runner outlives it and is stopped with Stop. On error
 // the root may exist; Cleanup removes it.
-func (l *NativeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
+func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
 	if spec.Attempt.IsZero() {
 		return nil, errors.New("launch: the spec names no attempt")
 	}
@@ -198,7 +203,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Pro
 	}
 	runnerDir := spec.RunnerDir
 	if runnerDir == "" {
-		newest, err := NewestRunner(filepath.Join(l.dataDir, runnersDir))
+		newest, err := platform.NewestRunner(filepath.Join(l.dataDir, runnersDir))
 		if err != nil {
 			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 		}
@@ -233,12 +238,12 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Pro
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	logFile, err := os.OpenFile(filepath.Join(root, RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(filepath.Join(root, platform.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: runner log: %w", spec.Attempt, err)
 	}
 	grp := l.attemptGroup(spec.Attempt)
-	exe := filepath.Join(root, "bin", listenerName)
+	exe := filepath.Join(root, "bin", platform.ListenerName)
 	cmd := &exec.Cmd{
 		Path:        exe,
 		Args:        []string{exe, "run"},
@@ -256,7 +261,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Pro
 	p := &childProcess{pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{}), code: -1}
 	// Read before anything reaps it: an exited child stays in the process
 	// table until Wait, so its start time can still be read.
-	if p.start, err = StartTime(p.pid); err != nil {
+	if p.start, err = platform.StartTime(p.pid); err != nil {
 		l.log.Warn("runner start time not read: it cannot be adopted after a restart",
 			"attempt", spec.Attempt.String(), "pid", p.pid, "err", err)
 	}
@@ -269,7 +274,7 @@ func (l *NativeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Pro
 // that process: on Linux through a pidfd, so its exit is seen at once;
 // elsewhere by looking every 2 s. Its ExitCode is -1: the manager is not its
 // parent. rm.ErrProcessGone when it is gone or another process now.
-func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
+func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
 	if pid <= 0 || start == 0 {
 		return nil, fmt.Errorf("adopt attempt %s: pid %d, start %d: %w", a, pid, start, rm.ErrProcessGone)
 	}
@@ -288,17 +293,19 @@ func (l *NativeLauncher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Proces
 // command; its cgroup is removed. A failed attempt's root is moved to
 // <data>/attempts/.failed/<id>/ and kept for KeepFailed. Every call also
 // prunes kept roots older than that. A missing root is not an error.
-func (l *NativeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
+func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 	if a.IsZero() {
 		return errors.New("cleanup: no attempt named")
 	}
 	errs := []error{l.emptyAttempt(a)}
 	root := l.Root(a)
 	if _, err := os.Lstat(root); err == nil {
-		errs = append(errs, l.keepLogs(a, root))
+		if !l.noKeptLogs {
+			errs = append(errs, platform.KeepLogs(l.dataDir, a, root, l.now()))
+		}
 		if failed && l.keepFailed > 0 {
 			errs = append(errs, l.keep(a, root))
-		} else if err := removeAll(root); err != nil {
+		} else if err := platform.RemoveAll(root); err != nil {
 			errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, err))
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -310,12 +317,12 @@ func (l *NativeLauncher) Cleanup(a rm.AttemptID, failed bool) error {
 	return errors.Join(errs...)
 }
 
-func (l *NativeLauncher) keep(a rm.AttemptID, root string) error {
+func (l *Launcher) keep(a rm.AttemptID, root string) error {
 	kept := filepath.Join(l.dataDir, attemptsDir, failedDir, a.String())
 	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
-	if err := removeAll(kept); err != nil {
+	if err := platform.RemoveAll(kept); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
 	if err := os.Rename(root, kept); err != nil {
@@ -345,7 +352,7 @@ func scrubRoot(root string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if e.Name() == RunnerLogName || !e.Type().IsRegular() {
+		if e.Name() == platform.RunnerLogName || !e.Type().IsRegular() {
 			continue
 		}
 		if err := os.Remove(filepath.Join(root, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -356,7 +363,7 @@ func scrubRoot(root string) error {
 }
 
 // pruneFailed removes kept roots older than keepFailed.
-func (l *NativeLauncher) pruneFailed() error {
+func (l *Launcher) pruneFailed() error {
 	dir := filepath.Join(l.dataDir, attemptsDir, failedDir)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -378,7 +385,7 @@ func (l *NativeLauncher) pruneFailed() error {
 		}
 		path := filepath.Join(dir, e.Name())
 		if now.Sub(info.ModTime()) >= l.keepFailed {
-			if err := removeAll(path); err != nil {
+			if err := platform.RemoveAll(path); err != nil {
 				errs = append(errs, fmt.Errorf("prune failed attempt %s: %w", e.Name(), err))
 			}
 		} else if scrub && info.IsDir() {
@@ -388,22 +395,6 @@ func (l *NativeLauncher) pruneFailed() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// removeAll is os.RemoveAll that also removes what a job left read-only (a
-// Go module cache makes its directories 0555).
-func removeAll(path string) error {
-	err := os.RemoveAll(path)
-	if err == nil || !errors.Is(err, fs.ErrPermission) {
-		return err
-	}
-	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(path)
 }
 
 // resolveRunner returns the real, absolute path of the installed runner in
@@ -416,8 +407,8 @@ func resolveRunner(runnerDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("runner directory %s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, err)
 	}
-	if _, err := os.Stat(filepath.Join(src, "bin", listenerName)); err != nil {
-		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, listenerName, err)
+	if _, err := os.Stat(filepath.Join(src, "bin", platform.ListenerName)); err != nil {
+		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, platform.ListenerName, err)
 	}
 	return src, nil
 }
@@ -457,7 +448,7 @@ func buildRoot(src, root string) (copied int, err error) {
 		case !info.Mode().IsRegular():
 			continue
 		case info.Size() <= smallFile:
-			err = copyFile(from, to, info.Mode().Perm())
+			err = platform.CopyFile(from, to, info.Mode().Perm())
 		default:
 			var c bool
 			c, err = linkOrCopy(from, to)
@@ -474,7 +465,7 @@ func buildRoot(src, root string) (copied int, err error) {
 			return copied, err
 		}
 	}
-	log, err := os.OpenFile(filepath.Join(root, RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	log, err := os.OpenFile(filepath.Join(root, platform.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return copied, err
 	}
@@ -533,31 +524,10 @@ func linkOrCopy(src, dst string) (copied bool, err error) {
 	if err != nil {
 		return true, errors.Join(linkErr, err)
 	}
-	if err := copyFile(src, dst, info.Mode().Perm()); err != nil {
+	if err := platform.CopyFile(src, dst, info.Mode().Perm()); err != nil {
 		return true, errors.Join(linkErr, err)
 	}
 	return true, nil
-}
-
-func copyFile(src, dst string, perm fs.FileMode) (err error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if _, err := io.Copy(out, in); err != nil {
-		return err
-	}
-	return out.Chmod(perm) // not cut by the umask
 }
 
 // childProcess is a runner this launcher started: Wait tells of its exit.
@@ -620,7 +590,7 @@ func (p *adoptedProcess) ExitCode() int { return -1 }
 // Stop signals the process group as for a child, each signal only while
 // (pid, start) is still the adopted process.
 func (p *adoptedProcess) Stop(ctx context.Context, grace time.Duration) error {
-	return stopGroup(ctx, p.pid, p.done, grace, func() bool { return Alive(p.pid, p.start) })
+	return stopGroup(ctx, p.pid, p.done, grace, func() bool { return platform.Alive(p.pid, p.start) })
 }
 
 // stopGroup is the shared Stop: terminate, wait grace, kill, wait. still

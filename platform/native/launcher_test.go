@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform_test
+package native_test
 
 import (
 	"bytes"
@@ -19,16 +19,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
-
-// The reconcile package's Launcher, restated: platform cannot import it.
-type launcher interface {
-	Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error)
-	Adopt(attempt rm.AttemptID, pid int, start uint64) (rm.Process, error)
-	Cleanup(attempt rm.AttemptID, failed bool) error
-}
-
-var _ launcher = (*platform.NativeLauncher)(nil)
 
 // fakeListener stands in for bin/Runner.Listener: it finds its root as the
 // real runner does (the parent of its executable's real directory), writes
@@ -87,7 +79,7 @@ func fakeRunner(t *testing.T, dir string) string {
 	return dir
 }
 
-func launch(t *testing.T, l *platform.NativeLauncher, runnerDir, mode string) (rm.AttemptID, rm.Process) {
+func launch(t *testing.T, l *native.Launcher, runnerDir, mode string) (rm.AttemptID, rm.Process) {
 	t.Helper()
 	id := rm.NewAttemptID()
 	p, err := l.Launch(t.Context(), rm.LaunchSpec{
@@ -132,7 +124,7 @@ func TestNativeLaunch(t *testing.T) {
 	t.Setenv("LC_TIME", "C")
 	data := t.TempDir()
 	installed := fakeRunner(t, t.TempDir())
-	l := platform.NewNativeLauncher(data)
+	l := native.NewLauncher(data)
 
 	id, p := launch(t, l, installed, "exit0")
 	waitDone(t, p, 10*time.Second)
@@ -227,7 +219,7 @@ func TestNativeLaunchPassEnv(t *testing.T) {
 	t.Setenv("BUILD_CACHE_URL", "http://cache")
 	t.Setenv("BUILD_MIRROR", "http://mirror")
 	t.Setenv("MY_TOKEN", "ghp_under_a_custom_name")
-	l := platform.NewNativeLauncher(t.TempDir(), platform.WithPassEnv("BUILD_*"))
+	l := native.NewLauncher(t.TempDir(), native.WithPassEnv("BUILD_*"))
 	id, p := launch(t, l, fakeRunner(t, t.TempDir()), "exit0")
 	waitDone(t, p, 10*time.Second)
 	names := strings.Fields(readFile(t, filepath.Join(l.Root(id), "env.names")))
@@ -237,7 +229,7 @@ func TestNativeLaunchPassEnv(t *testing.T) {
 }
 
 func TestNativeLaunchArgv(t *testing.T) {
-	l := platform.NewNativeLauncher(t.TempDir())
+	l := native.NewLauncher(t.TempDir())
 	id, p := launch(t, l, fakeRunner(t, t.TempDir()), "sleep")
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(l.Root(id), "jit.received"))
@@ -266,7 +258,7 @@ func TestNativeLaunchArgv(t *testing.T) {
 }
 
 func TestNativeExitCode(t *testing.T) {
-	l := platform.NewNativeLauncher(t.TempDir())
+	l := native.NewLauncher(t.TempDir())
 	_, p := launch(t, l, fakeRunner(t, t.TempDir()), "exit3")
 	waitDone(t, p, 10*time.Second)
 	assert.Equal(t, 3, p.ExitCode())
@@ -274,7 +266,7 @@ func TestNativeExitCode(t *testing.T) {
 }
 
 func TestNativeStopIgnoringTerm(t *testing.T) {
-	l := platform.NewNativeLauncher(t.TempDir())
+	l := native.NewLauncher(t.TempDir())
 	id, p := launch(t, l, fakeRunner(t, t.TempDir()), "ignore-term")
 	childFile := filepath.Join(l.Root(id), "child.pid")
 	require.Eventually(t, func() bool {
@@ -298,7 +290,7 @@ func TestNativeStopIgnoringTerm(t *testing.T) {
 }
 
 func TestNativeStopContext(t *testing.T) {
-	l := platform.NewNativeLauncher(t.TempDir())
+	l := native.NewLauncher(t.TempDir())
 	id, p := launch(t, l, fakeRunner(t, t.TempDir()), "ignore-term")
 	// The child's pid is written after the trap: a SIGTERM before it would end the script.
 	require.Eventually(t, func() bool {
@@ -325,7 +317,7 @@ func TestNativeCrossFilesystem(t *testing.T) {
 		t.Skip("/dev/shm is on the same filesystem as the temp dir")
 	}
 	installed := fakeRunner(t, shm)
-	l := platform.NewNativeLauncher(data)
+	l := native.NewLauncher(data)
 	id, p := launch(t, l, installed, "exit3")
 	waitDone(t, p, 10*time.Second)
 	assert.Equal(t, 3, p.ExitCode(), "the copied listener runs")
@@ -382,7 +374,7 @@ func TestNativeLaunchErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := t.TempDir()
-			l := platform.NewNativeLauncher(data)
+			l := native.NewLauncher(data)
 			p, err := l.Launch(t.Context(), tt.spec(data, rm.NewAttemptID()))
 			require.Error(t, err)
 			assert.Nil(t, p)
@@ -393,7 +385,7 @@ func TestNativeLaunchErrors(t *testing.T) {
 	t.Run("Canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := platform.NewNativeLauncher(t.TempDir()).Launch(ctx, rm.LaunchSpec{
+		_, err := native.NewLauncher(t.TempDir()).Launch(ctx, rm.LaunchSpec{
 			Attempt: rm.NewAttemptID(), RunnerDir: installed, JITConfig: "secret-jit",
 		})
 		require.ErrorIs(t, err, context.Canceled)
@@ -405,7 +397,7 @@ func TestNativeLaunchNewestInstalled(t *testing.T) {
 	fakeRunner(t, filepath.Join(data, "runners", "2.321.0"))
 	old := fakeRunner(t, filepath.Join(data, "runners", "2.9.0"))
 	require.NoError(t, os.WriteFile(filepath.Join(old, "bin", "Runner.Listener"), []byte("#!/bin/sh\nexit 9\n"), 0o755))
-	l := platform.NewNativeLauncher(data)
+	l := native.NewLauncher(data)
 	id := rm.NewAttemptID()
 	p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, JITConfig: "x", Env: []string{"MODE=exit3"}})
 	require.NoError(t, err)
@@ -433,7 +425,7 @@ func startGroupLeader(t *testing.T, args ...string) (*exec.Cmd, uint64, <-chan e
 }
 
 func TestNativeAdopt(t *testing.T) {
-	l := platform.NewNativeLauncher(t.TempDir())
+	l := native.NewLauncher(t.TempDir())
 
 	t.Run("Live", func(t *testing.T) {
 		cmd, start, _ := startGroupLeader(t, "sleep", "60")
@@ -479,7 +471,7 @@ func TestNativeAdopt(t *testing.T) {
 
 func TestNativeRanJob(t *testing.T) {
 	installed := fakeRunner(t, t.TempDir())
-	l := platform.NewNativeLauncher(t.TempDir())
+	l := native.NewLauncher(t.TempDir())
 	for _, tc := range []struct {
 		mode string
 		want bool
@@ -507,8 +499,8 @@ func TestNativeCleanup(t *testing.T) {
 	data := t.TempDir()
 	installed := fakeRunner(t, t.TempDir())
 	now := time.Now()
-	l := platform.NewNativeLauncher(data, platform.WithKeepFailed(24*time.Hour),
-		platform.WithLauncherClock(func() time.Time { return now }))
+	l := native.NewLauncher(data, native.WithKeepFailed(24*time.Hour),
+		native.WithClock(func() time.Time { return now }))
 	run := func() rm.AttemptID {
 		id, p := launch(t, l, installed, "exit0")
 		waitDone(t, p, 10*time.Second)
@@ -543,7 +535,7 @@ func TestNativeCleanup(t *testing.T) {
 	require.NoError(t, l.Cleanup(run(), false))
 	assert.NoDirExists(t, kept(failed), "pruned after 24 h")
 
-	noKeep := platform.NewNativeLauncher(data, platform.WithKeepFailed(0))
+	noKeep := native.NewLauncher(data, native.WithKeepFailed(0))
 	gone := run()
 	require.NoError(t, noKeep.Cleanup(gone, true))
 	assert.NoDirExists(t, l.Root(gone))
@@ -561,27 +553,13 @@ func TestNativeCleanupScrubsEarlierKeptRoots(t *testing.T) {
 	for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "runner.log", "_diag/Runner_1-utc.log"} {
 		require.NoError(t, os.WriteFile(filepath.Join(old, name), []byte("x"), 0o600))
 	}
-	l := platform.NewNativeLauncher(data)
+	l := native.NewLauncher(data)
 	require.NoError(t, l.Cleanup(rm.NewAttemptID(), false))
 	for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams"} {
 		assert.NoFileExists(t, filepath.Join(old, name))
 	}
 	assert.FileExists(t, filepath.Join(old, "runner.log"))
 	assert.FileExists(t, filepath.Join(old, "_diag", "Runner_1-utc.log"))
-}
-
-func TestNewestRunner(t *testing.T) {
-	dir := t.TempDir()
-	for _, v := range []string{"2.9.0", "2.10.0", "2.321.0", "junk"} {
-		fakeRunner(t, filepath.Join(dir, v))
-	}
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "3.0.0"), 0o755)) // no bin/: not installed
-	got, err := platform.NewestRunner(dir)
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "2.321.0"), got)
-
-	_, err = platform.NewestRunner(filepath.Join(dir, "none"))
-	require.ErrorContains(t, err, "runner-manager runner install")
 }
 
 func TestNativeSpareRoots(t *testing.T) {
@@ -596,7 +574,7 @@ func TestNativeSpareRoots(t *testing.T) {
 		return len(entries)
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(data, "attempts", ".spare", "left-by-an-earlier-manager", "bin"), 0o700))
-	l := platform.NewNativeLauncher(data)
+	l := native.NewLauncher(data)
 	run := func(mode string) rm.AttemptID {
 		id, p := launch(t, l, installed, mode)
 		waitDone(t, p, 10*time.Second)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform
+package native
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // watchExit returns a channel closed when the process (pid, start) exits,
@@ -28,7 +29,7 @@ func watchExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{},
 	}
 	// Opened first, checked second: if (pid, start) is alive now, the pidfd
 	// refers to that very process, not to a later one given the same pid.
-	if !Alive(pid, start) {
+	if !platform.Alive(pid, start) {
 		_ = unix.Close(fd)
 		return nil, rm.ErrProcessGone
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform
+package native
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // attemptMarker is the environment entry the launcher gives every runner
@@ -26,12 +27,12 @@ const attemptMarker = "RUNNER_MANAGER_ATTEMPT="
 // `setsid cmd &` and double-forked daemons alike, but not a process that
 // cleared its environment after leaving the process group. SIGTERM, up to
 // grace, SIGKILL, and a second look for what was forked meanwhile.
-func reapUncontained(a rm.AttemptID, runner procIdent, grace time.Duration) ([]Leftover, error) {
+func reapUncontained(a rm.AttemptID, runner procIdent, grace time.Duration) ([]platform.Leftover, error) {
 	found := attemptProcesses(a, runner)
 	if len(found) == 0 {
 		return nil, nil
 	}
-	var left []Leftover
+	var left []platform.Leftover
 	for _, p := range found {
 		left = append(left, p.Leftover)
 	}
@@ -52,7 +53,7 @@ func reapUncontained(a rm.AttemptID, runner procIdent, grace time.Duration) ([]L
 
 // foundProcess is a process of the attempt, named for good.
 type foundProcess struct {
-	Leftover
+	platform.Leftover
 	start uint64
 }
 
@@ -68,7 +69,7 @@ func attemptProcesses(a rm.AttemptID, runner procIdent) []foundProcess {
 	// a pid that leads a live group is never reused.
 	group := 0
 	if runner.pid > 1 {
-		if st, err := StartTime(runner.pid); err != nil || st == runner.start {
+		if st, err := platform.StartTime(runner.pid); err != nil || st == runner.start {
 			group = runner.pid
 		}
 	}
@@ -92,12 +93,12 @@ func attemptProcesses(a rm.AttemptID, runner procIdent) []foundProcess {
 		if !ours {
 			continue
 		}
-		st, err := defaultScanner.readStat(pid)
-		if err != nil || st.state == 'Z' {
-			continue
+		start, err := platform.StartTime(pid)
+		if err != nil || !platform.Alive(pid, start) {
+			continue // gone, or a zombie
 		}
 		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-		out = append(out, foundProcess{Leftover{pid, string(bytes.TrimSpace(comm))}, st.start})
+		out = append(out, foundProcess{platform.Leftover{PID: pid, Command: string(bytes.TrimSpace(comm))}, start})
 	}
 	return out
 }
@@ -115,11 +116,14 @@ func hasEnvEntry(env, entry []byte) bool {
 // signalAlive signals each process still alive as itself.
 func signalAlive(ps []foundProcess, sig unix.Signal) {
 	for _, p := range ps {
-		if Alive(p.PID, p.start) {
+		if platform.Alive(p.PID, p.start) {
 			_ = unix.Kill(p.PID, sig)
 		}
 	}
 }
+
+// goneLookEvery is how often waitGone looks.
+const goneLookEvery = 10 * time.Millisecond
 
 // waitGone waits up to d for every process to exit.
 func waitGone(ps []foundProcess, d time.Duration) bool {
@@ -127,7 +131,7 @@ func waitGone(ps []foundProcess, d time.Duration) bool {
 	for {
 		alive := false
 		for _, p := range ps {
-			if Alive(p.PID, p.start) {
+			if platform.Alive(p.PID, p.start) {
 				alive = true
 				break
 			}
@@ -138,6 +142,6 @@ func waitGone(ps []foundProcess, d time.Duration) bool {
 		if !time.Now().Before(deadline) {
 			return false
 		}
-		time.Sleep(emptyPoll)
+		time.Sleep(goneLookEvery)
 	}
 }

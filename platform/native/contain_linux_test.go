@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform_test
+package native_test
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
 
 // allocEnv makes this test binary a process that allocates and touches
@@ -98,14 +99,14 @@ func (l *logBuffer) String() string {
 // containedLauncher returns a launcher with cgroups when cgroup is set
 // and the host allows them (else the test is skipped, saying why), or
 // one forced to the fallback.
-func containedLauncher(t *testing.T, data string, cgroup bool, logs *logBuffer) *platform.NativeLauncher {
+func containedLauncher(t *testing.T, data string, cgroup bool, logs *logBuffer) *native.Launcher {
 	t.Helper()
-	opts := []platform.NativeOption{platform.WithLauncherLogger(slog.New(slog.NewTextHandler(logs, nil))),
-		platform.WithLeftoverGrace(2 * time.Second)}
+	opts := []native.Option{native.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
+		native.WithLeftoverGrace(2 * time.Second)}
 	if !cgroup {
-		opts = append(opts, platform.WithoutCgroups())
+		opts = append(opts, native.WithoutCgroups())
 	}
-	l := platform.NewNativeLauncher(data, opts...)
+	l := native.NewLauncher(data, opts...)
 	t.Cleanup(func() { _ = l.Close() })
 	if cgroup {
 		if in := l.CgroupsInUse(); in == "" {
@@ -248,7 +249,7 @@ func TestContainMemoryLimitOOM(t *testing.T) {
 		<-p.Done()
 		_ = l.Cleanup(id, false)
 	})
-	var m platform.GroupMemory
+	var m rm.GroupMemory
 	require.Eventually(t, func() bool {
 		m, _ = l.GroupMemory(id)
 		return m.OOMKills > 0

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package platform
+package native
 
 import (
 	"errors"
@@ -8,23 +8,24 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // reapUncontained stops what an attempt left behind where there are no
 // cgroups and no cheap look at other processes' environments (macOS):
 // the rest of its runner's process group, SIGTERM, up to grace, SIGKILL. A
 // process that left the group (setsid, a daemon) is not found.
-func reapUncontained(a rm.AttemptID, runner procIdent, grace time.Duration) ([]Leftover, error) {
+func reapUncontained(a rm.AttemptID, runner procIdent, grace time.Duration) ([]platform.Leftover, error) {
 	if runner.pid <= 1 {
 		return nil, nil
 	}
-	if st, err := StartTime(runner.pid); err == nil && st != runner.start {
+	if st, err := platform.StartTime(runner.pid); err == nil && st != runner.start {
 		return nil, nil // its pid leads another process's group now
 	}
 	if !groupExists(runner.pid) {
 		return nil, nil
 	}
-	left := []Leftover{{PID: runner.pid, Command: "process group"}}
+	left := []platform.Leftover{{PID: runner.pid, Command: "process group"}}
 	_ = terminateGroup(runner.pid)
 	deadline := time.Now().Add(grace)
 	for groupExists(runner.pid) && time.Now().Before(deadline) {

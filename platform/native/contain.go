@@ -1,4 +1,4 @@
-package platform
+package native
 
 import (
 	"cmp"
@@ -12,21 +12,22 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
-// containment is how a NativeLauncher keeps each attempt's processes
+// containment is how a Launcher keeps each attempt's processes
 // together, and ends them with the attempt: a cgroup per attempt where the
-// host allows it (see Cgroups), else the runner's process group and the
+// host allows it (see platform.Cgroups), else the runner's process group and the
 // RUNNER_MANAGER_ATTEMPT marker of its environment, which every process it
 // starts inherits.
 type containment struct {
-	off   bool     // WithoutCgroups
-	given *Cgroups // WithCgroups
+	off   bool              // WithoutCgroups
+	given *platform.Cgroups // WithCgroups
 	grace time.Duration
 
 	openMu sync.Mutex
 	opened bool
-	cg     *Cgroups // nil: none
+	cg     *platform.Cgroups // nil: none
 
 	mu sync.Mutex
 	// runners are the runners launched or adopted here, for the fallback.
@@ -46,28 +47,28 @@ type procIdent struct {
 }
 
 // WithCgroups makes the launcher put each attempt in a group of c (made
-// with OpenCgroups) instead of opening its own at the first launch.
-func WithCgroups(c *Cgroups) NativeOption {
-	return func(l *NativeLauncher) { l.contain.given = c }
+// with platform.OpenCgroups) instead of opening its own at the first launch.
+func WithCgroups(c *platform.Cgroups) Option {
+	return func(l *Launcher) { l.contain.given = c }
 }
 
 // WithoutCgroups runs every attempt without a cgroup of its own, as where
 // the host allows none: metered from its runner's process tree, its
 // leftovers found by process group and environment marker.
-func WithoutCgroups() NativeOption {
-	return func(l *NativeLauncher) { l.contain.off = true }
+func WithoutCgroups() Option {
+	return func(l *Launcher) { l.contain.off = true }
 }
 
 // WithLeftoverGrace sets how long the processes an attempt left behind get
-// between SIGTERM and SIGKILL when it ends (DefaultLeftoverGrace). Cleanup
+// between SIGTERM and SIGKILL when it ends (platform.DefaultLeftoverGrace). Cleanup
 // waits that long at most, and only while something ignores SIGTERM.
-func WithLeftoverGrace(d time.Duration) NativeOption {
-	return func(l *NativeLauncher) { l.contain.grace = max(d, 0) }
+func WithLeftoverGrace(d time.Duration) Option {
+	return func(l *Launcher) { l.contain.grace = max(d, 0) }
 }
 
 // cgroups opens the launcher's cgroups at the first need, and says once
 // how attempts are contained.
-func (l *NativeLauncher) cgroups() *Cgroups {
+func (l *Launcher) cgroups() *platform.Cgroups {
 	c := &l.contain
 	c.openMu.Lock()
 	defer c.openMu.Unlock()
@@ -83,7 +84,7 @@ func (l *NativeLauncher) cgroups() *Cgroups {
 	case c.given != nil:
 		c.cg = c.given
 	default:
-		cg, err := OpenCgroups(CgroupScope(l.dataDir))
+		cg, err := platform.OpenCgroups(platform.CgroupScope(l.dataDir))
 		if err != nil {
 			l.log.Info("attempts run without cgroups: "+fallback, "why", err.Error())
 			return nil
@@ -100,7 +101,7 @@ func (l *NativeLauncher) cgroups() *Cgroups {
 // CgroupsInUse says where the attempts' cgroups are and what they use;
 // "" when attempts run without (off Linux, unprivileged without a
 // delegated subtree, WithoutCgroups). The meters log it at start.
-func (l *NativeLauncher) CgroupsInUse() string {
+func (l *Launcher) CgroupsInUse() string {
 	if cg := l.cgroups(); cg != nil {
 		return cg.String()
 	}
@@ -109,14 +110,14 @@ func (l *NativeLauncher) CgroupsInUse() string {
 
 // Cgroups returns the groups the launcher puts attempts in, nil when it
 // runs them without.
-func (l *NativeLauncher) Cgroups() *Cgroups { return l.cgroups() }
+func (l *Launcher) Cgroups() *platform.Cgroups { return l.cgroups() }
 
 // GroupUsage reads what the attempt's cgroup uses now; false when it has
 // none (the meters then walk its runner's process tree).
-func (l *NativeLauncher) GroupUsage(a rm.AttemptID) (GroupUsage, bool) {
+func (l *Launcher) GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool) {
 	g, ok := l.findGroup(a)
 	if !ok {
-		return GroupUsage{}, false
+		return platform.GroupUsage{}, false
 	}
 	u, err := g.Usage()
 	return u, err == nil
@@ -125,16 +126,16 @@ func (l *NativeLauncher) GroupUsage(a rm.AttemptID) (GroupUsage, bool) {
 // GroupMemory reads the kernel's word on the attempt's memory (peak,
 // limit, OOM kills); false without a cgroup with a memory controller. Ask
 // before Cleanup removes the group.
-func (l *NativeLauncher) GroupMemory(a rm.AttemptID) (GroupMemory, bool) {
+func (l *Launcher) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 	g, ok := l.findGroup(a)
 	if !ok {
-		return GroupMemory{}, false
+		return rm.GroupMemory{}, false
 	}
 	m, err := g.Memory()
 	return m, err == nil
 }
 
-func (l *NativeLauncher) findGroup(a rm.AttemptID) (*Cgroup, bool) {
+func (l *Launcher) findGroup(a rm.AttemptID) (*platform.Cgroup, bool) {
 	cg := l.cgroups()
 	if cg == nil {
 		return nil, false
@@ -145,15 +146,15 @@ func (l *NativeLauncher) findGroup(a rm.AttemptID) (*Cgroup, bool) {
 // SetMemoryLimit limits the attempt's memory (swap included) to bytes, 0
 // for none: at once if its cgroup exists, else when Launch makes it, so
 // the runner never runs without it. An error wrapping
-// ErrNoMemoryController when attempts have no cgroup with a memory
+// platform.ErrNoMemoryController when attempts have no cgroup with a memory
 // controller here.
-func (l *NativeLauncher) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
+func (l *Launcher) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
 	cg := l.cgroups()
 	if cg == nil || !cg.HasMemoryController() {
 		l.contain.limitWarn.Do(func() {
 			l.log.Warn("a policy sets a memory limit, but attempts have no cgroup with a memory controller here: they run unlimited")
 		})
-		return fmt.Errorf("memory limit of attempt %s: %w", a, ErrNoMemoryController)
+		return fmt.Errorf("memory limit of attempt %s: %w", a, platform.ErrNoMemoryController)
 	}
 	if g, ok := cg.Find(a); ok {
 		return g.SetMemoryLimit(bytes)
@@ -170,7 +171,7 @@ func (l *NativeLauncher) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
 
 // attemptGroup makes the attempt's cgroup, with the memory limit asked
 // for it; nil (logged) when it runs without one.
-func (l *NativeLauncher) attemptGroup(a rm.AttemptID) *Cgroup {
+func (l *Launcher) attemptGroup(a rm.AttemptID) *platform.Cgroup {
 	cg := l.cgroups()
 	c := &l.contain
 	c.mu.Lock()
@@ -195,7 +196,7 @@ func (l *NativeLauncher) attemptGroup(a rm.AttemptID) *Cgroup {
 
 // startRunner starts cmd inside g (nil: as it is). A runner that cannot be
 // started inside its group is started without it.
-func (l *NativeLauncher) startRunner(a rm.AttemptID, cmd *exec.Cmd, g *Cgroup) error {
+func (l *Launcher) startRunner(a rm.AttemptID, cmd *exec.Cmd, g *platform.Cgroup) error {
 	if g == nil {
 		return cmd.Start()
 	}
@@ -203,11 +204,11 @@ func (l *NativeLauncher) startRunner(a rm.AttemptID, cmd *exec.Cmd, g *Cgroup) e
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, errNotPlaced):
+	case errors.Is(err, platform.ErrNotPlaced):
 		l.log.Warn("the runner could not start inside its cgroup; it runs without", "attempt", a.String(), "err", err)
 		_ = g.Remove()
 		return cmd.Start()
-	case errors.Is(err, errStartedOutside):
+	case errors.Is(err, platform.ErrStartedOutside):
 		l.log.Warn("the runner started outside its cgroup; it runs without", "attempt", a.String(), "err", err)
 		_ = g.Remove()
 		return nil
@@ -219,7 +220,7 @@ func (l *NativeLauncher) startRunner(a rm.AttemptID, cmd *exec.Cmd, g *Cgroup) e
 
 // remember notes the runner of attempt a, for RunnerRunning and the
 // fallback at its end.
-func (l *NativeLauncher) remember(a rm.AttemptID, pid int, start uint64, done <-chan struct{}) {
+func (l *Launcher) remember(a rm.AttemptID, pid int, start uint64, done <-chan struct{}) {
 	c := &l.contain
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -232,8 +233,8 @@ func (l *NativeLauncher) remember(a rm.AttemptID, pid int, start uint64, done <-
 // RunnerRunning says whether the runner (pid, start) of attempt a still
 // runs, from what the launcher knows without a look at the process table:
 // the exit notification of a runner it launched or adopted. known is
-// false for a runner it does not watch (then ask Alive).
-func (l *NativeLauncher) RunnerRunning(a rm.AttemptID, pid int, start uint64) (running, known bool) {
+// false for a runner it does not watch (then ask platform.Alive).
+func (l *Launcher) RunnerRunning(a rm.AttemptID, pid int, start uint64) (running, known bool) {
 	c := &l.contain
 	c.mu.Lock()
 	r, ok := c.runners[a]
@@ -252,14 +253,14 @@ func (l *NativeLauncher) RunnerRunning(a rm.AttemptID, pid int, start uint64) (r
 // emptyAttempt stops every process the attempt left and removes its
 // cgroup: all of its group's members where it has one; else its runner's
 // process group and the processes whose environment names it.
-func (l *NativeLauncher) emptyAttempt(a rm.AttemptID) error {
+func (l *Launcher) emptyAttempt(a rm.AttemptID) error {
 	c := &l.contain
 	c.mu.Lock()
 	runner := c.runners[a]
 	delete(c.runners, a)
 	delete(c.limits, a)
 	c.mu.Unlock()
-	grace := DefaultLeftoverGrace
+	grace := platform.DefaultLeftoverGrace
 	if c.grace > 0 {
 		grace = c.grace
 	}
@@ -283,7 +284,7 @@ func (l *NativeLauncher) emptyAttempt(a rm.AttemptID) error {
 }
 
 // logLeftovers says which processes an attempt left behind, by command.
-func (l *NativeLauncher) logLeftovers(a rm.AttemptID, left []Leftover, how string) {
+func (l *Launcher) logLeftovers(a rm.AttemptID, left []platform.Leftover, how string) {
 	if len(left) == 0 {
 		return
 	}
@@ -292,7 +293,7 @@ func (l *NativeLauncher) logLeftovers(a rm.AttemptID, left []Leftover, how strin
 }
 
 // commandSummary is "sleep ×2, python3": each command once, with its count.
-func commandSummary(left []Leftover) string {
+func commandSummary(left []platform.Leftover) string {
 	n := map[string]int{}
 	for _, p := range left {
 		n[cmp.Or(p.Command, "?")]++
@@ -310,7 +311,7 @@ func commandSummary(left []Leftover) string {
 
 // closeCgroups removes the empty groups and directories, if any were
 // opened.
-func (l *NativeLauncher) closeCgroups() error {
+func (l *Launcher) closeCgroups() error {
 	c := &l.contain
 	c.openMu.Lock()
 	cg := c.cg
@@ -322,7 +323,7 @@ func (l *NativeLauncher) closeCgroups() error {
 }
 
 // groupRoots lists the attempts with a cgroup, for Roots.
-func (l *NativeLauncher) groupRoots() []rm.AttemptID {
+func (l *Launcher) groupRoots() []rm.AttemptID {
 	cg := l.cgroups()
 	if cg == nil {
 		return nil

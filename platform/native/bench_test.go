@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform_test
+package native_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
 
 // BenchmarkNativeLaunch measures what Launch adds between "launch this
@@ -74,8 +74,8 @@ func benchLaunch(b *testing.B, installed, data string, warm bool) {
 			b.Fatal(err)
 		}
 	}
-	l := platform.NewNativeLauncher(data)
-	cleaner := platform.NewNativeLauncher(data) // knows no install: prepares no spare
+	l := native.NewLauncher(data)
+	cleaner := native.NewLauncher(data) // knows no install: prepares no spare
 	if warm {
 		cleaner = l
 	}

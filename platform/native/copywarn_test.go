@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform_test
+package native_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/native"
 )
 
 // TestNativeCopyWarnedOnce: a data directory on another filesystem than the
@@ -30,7 +30,7 @@ func TestNativeCopyWarnedOnce(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(data) })
 	var logs bytes.Buffer
-	l := platform.NewNativeLauncher(data, platform.WithLauncherLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	l := native.NewLauncher(data, native.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	t.Cleanup(func() { _ = l.Close() })
 	for range 3 {
 		_, p := launch(t, l, installed, "exit0")

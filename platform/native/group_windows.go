@@ -1,6 +1,6 @@
 //go:build windows
 
-package platform
+package native
 
 import (
 	"errors"
@@ -8,9 +8,6 @@ import (
 	"strings"
 	"syscall"
 )
-
-// listenerName is the runner's listener in bin\.
-const listenerName = "Runner.Listener.exe"
 
 // newProcessGroup gives nothing on Windows: there is no process group to
 // signal. The gap: Stop kills the listener only; processes a job started

@@ -1,10 +1,11 @@
-package platform
+package native
 
 import (
 	"os"
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // baseRunnerEnv names the variables of the manager's environment every
@@ -25,7 +26,7 @@ var baseRunnerEnv = []string{
 // same name in the manager's environment or in a spec's Env never wins.
 var runnerOwnEnv = []string{
 	"ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE",
-	AttemptEnv, "RUNNER_ALLOW_RUNASROOT",
+	platform.AttemptEnv, "RUNNER_ALLOW_RUNASROOT",
 }
 
 // WithPassEnv names more variables of the manager's environment that
@@ -35,14 +36,14 @@ var runnerOwnEnv = []string{
 // variable with that prefix. Pass only what jobs may read: every variable a
 // runner has is visible to the code of every job it runs. Values the policy
 // sets itself go in rm.LaunchSpec.Env instead.
-func WithPassEnv(names ...string) NativeOption {
-	return func(l *NativeLauncher) { l.passEnv = append(l.passEnv, names...) }
+func WithPassEnv(names ...string) Option {
+	return func(l *Launcher) { l.passEnv = append(l.passEnv, names...) }
 }
 
 // environ is the runner's environment for spec: the allowed variables of
 // the manager's environment, then spec.Env, then what the runner needs;
 // one entry per name, later entries winning.
-func (l *NativeLauncher) environ(spec rm.LaunchSpec) []string {
+func (l *Launcher) environ(spec rm.LaunchSpec) []string {
 	return runnerEnviron(os.Environ(), l.passEnv, spec, runningAsRoot())
 }
 
@@ -76,7 +77,7 @@ func runnerEnviron(parent, pass []string, spec rm.LaunchSpec, asRoot bool) []str
 	}
 	b.set("ACTIONS_RUNNER_INPUT_JITCONFIG", "ACTIONS_RUNNER_INPUT_JITCONFIG="+spec.JITConfig)
 	b.set("ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE", "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1")
-	b.set(AttemptEnv, AttemptEnv+"="+spec.Attempt.String())
+	b.set(platform.AttemptEnv, platform.AttemptEnv+"="+spec.Attempt.String())
 	if asRoot {
 		b.set("RUNNER_ALLOW_RUNASROOT", "RUNNER_ALLOW_RUNASROOT=1")
 	}

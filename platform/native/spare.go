@@ -1,4 +1,4 @@
-package platform
+package native
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // sparesPerRunner is how many prepared roots are kept per installed runner:
@@ -66,7 +67,7 @@ func (s *spareRoots) take(src, root string) bool {
 
 		ok := fresh(src, spare) && os.Rename(spare, root) == nil
 		if !ok {
-			_ = removeAll(spare)
+			_ = platform.RemoveAll(spare)
 		}
 		s.mu.Lock()
 		delete(s.known, spare)
@@ -80,11 +81,11 @@ func (s *spareRoots) take(src, root string) bool {
 // fresh reports whether spare was made from the install now at src: its
 // listener is still the very file (the same inode) src has.
 func fresh(src, spare string) bool {
-	a, err := os.Stat(filepath.Join(src, "bin", listenerName))
+	a, err := os.Stat(filepath.Join(src, "bin", platform.ListenerName))
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(filepath.Join(spare, "bin", listenerName))
+	b, err := os.Stat(filepath.Join(spare, "bin", platform.ListenerName))
 	return err == nil && os.SameFile(a, b)
 }
 
@@ -126,7 +127,7 @@ func (s *spareRoots) replenish(a rm.AttemptID) {
 	}
 	keep := err == nil && copied == 0
 	if !keep {
-		_ = removeAll(path)
+		_ = platform.RemoveAll(path)
 		if err != nil {
 			s.log.Warn("a spare attempt root could not be prepared", "runner", src, "err", err)
 		}
@@ -156,7 +157,7 @@ func (s *spareRoots) sweep() {
 		known := s.known[path]
 		s.mu.Unlock()
 		if !known {
-			_ = removeAll(path)
+			_ = platform.RemoveAll(path)
 		}
 	}
 }
@@ -172,7 +173,7 @@ func (s *spareRoots) drop() error {
 	s.mu.Unlock()
 	var errs []error
 	for _, p := range paths {
-		errs = append(errs, removeAll(p))
+		errs = append(errs, platform.RemoveAll(p))
 		s.mu.Lock()
 		delete(s.known, p)
 		s.mu.Unlock()

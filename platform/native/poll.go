@@ -1,15 +1,16 @@
-package platform
+package native
 
 import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // pollExit watches (pid, start) by looking every pollEvery; rm.ErrProcessGone
 // if it is not alive now.
 func pollExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{}, error) {
-	if !Alive(pid, start) {
+	if !platform.Alive(pid, start) {
 		return nil, rm.ErrProcessGone
 	}
 	done := make(chan struct{})
@@ -18,7 +19,7 @@ func pollExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{}, 
 		t := time.NewTicker(pollEvery)
 		defer t.Stop()
 		for range t.C {
-			if !Alive(pid, start) {
+			if !platform.Alive(pid, start) {
 				return
 			}
 		}

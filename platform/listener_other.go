@@ -1,0 +1,6 @@
+//go:build !windows
+
+package platform
+
+// ListenerName is the runner's listener in bin/.
+const ListenerName = "Runner.Listener"
