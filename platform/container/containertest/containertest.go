@@ -120,6 +120,9 @@ func startService() (string, error) {
 	sock := filepath.Join(dir, "podman.sock")
 	cmd := exec.Command("podman", "system", "service", "--time=0", "unix://"+sock)
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
+	// conmon writes a file "oom" into its working directory when the
+	// kernel kills a container's process: keep it out of the package's.
+	cmd.Dir = dir
 	logf, err := os.Create(filepath.Join(dir, "service.log"))
 	if err != nil {
 		return "", err
