@@ -166,6 +166,14 @@ func TestContainLeftoversStopped(t *testing.T) {
 				})
 			}
 			require.True(t, platform.Alive(left["daemon"].pid, left["daemon"].start), "the daemon outlived its runner")
+			// The setsid one writes its pid before it execs sleep: the log
+			// names what runs when Cleanup looks.
+			for n, pr := range left {
+				require.Eventually(t, func() bool {
+					comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pr.pid))
+					return err == nil && strings.TrimSpace(string(comm)) == "sleep"
+				}, 30*time.Second, 5*time.Millisecond, "%s runs sleep", n)
+			}
 
 			require.NoError(t, l.Cleanup(id, false))
 			for n, pr := range left {
