@@ -1,0 +1,433 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
+)
+
+// File names in an attempt's directory, <data>/vm/<attempt>/.
+const (
+	// DiskName is the attempt's qcow2 overlay of the image's base disk.
+	DiskName = "disk.qcow2"
+	// ConsoleName is the guest's serial console, as QEMU writes it.
+	ConsoleName = "console.log"
+	// QEMULogName is QEMU's own stdout and stderr.
+	QEMULogName = "qemu.log"
+	configName  = "config"
+	envName     = "env"
+)
+
+// Directory names under the data directory.
+const (
+	vmDir     = "vm"
+	failedDir = ".failed"
+)
+
+// DefaultKeepFailed is how long a failed attempt's console and QEMU logs
+// are kept.
+const DefaultKeepFailed = 24 * time.Hour
+
+// ErrKVMUnusable: KVM was asked for (the default) and a probe boot under
+// it failed; the settings may ask for AccelTCG instead.
+var ErrKVMUnusable = rm.NewReasonError(rm.LaunchFailed, "KVM cannot run the guest here")
+
+// Launcher runs each attempt in a QEMU microVM of its own, booted from
+// the image's kernel and initramfs on a throwaway qcow2 overlay of its
+// read-only base disk, in <data>/vm/<attempt>/. The runner's environment,
+// JIT configuration included, reaches the guest through fw_cfg from a
+// descriptor QEMU inherits (its file, 0600 in the attempt's directory, is
+// removed before QEMU starts): never QEMU's command line or environment.
+// The guest's init reports the listener's exit code and whether it ran a
+// job on the serial console, which QEMU writes to console.log.
+//
+// It implements the launcher contract: Launch, Adopt (by QEMU's pid and
+// start stamp), RanJob (from the console) and Cleanup.
+type Launcher struct {
+	dataDir    string
+	s          Settings
+	log        *slog.Logger
+	keepFailed time.Duration
+
+	probeOnce sync.Once
+	probeErr  error
+
+	mu    sync.Mutex
+	procs map[rm.AttemptID]*Process
+}
+
+// Option configures a Launcher.
+type Option func(*Launcher)
+
+// WithLogger sets where the launcher says what it could not do.
+func WithLogger(log *slog.Logger) Option { return func(l *Launcher) { l.log = log } }
+
+// WithKeepFailed sets how long a failed attempt's logs are kept; 0
+// removes them with the attempt.
+func WithKeepFailed(d time.Duration) Option {
+	return func(l *Launcher) { l.keepFailed = max(d, 0) }
+}
+
+// NewLauncher returns a launcher whose VMs run as s says, their attempts'
+// directories under dataDir/vm. The image is checked at each launch (it
+// may be rebuilt meanwhile), KVM at the first (Probe).
+func NewLauncher(dataDir string, s Settings, opts ...Option) (*Launcher, error) {
+	if runtime.GOOS != "linux" {
+		return nil, errors.New("vm launcher: QEMU's microvm machine runs on Linux only")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("vm launcher: %w", err)
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	l := &Launcher{dataDir: dataDir, s: s.withDefaults(), log: slog.Default(),
+		keepFailed: DefaultKeepFailed, procs: map[rm.AttemptID]*Process{}}
+	for _, o := range opts {
+		o(l)
+	}
+	for _, p := range []*string{&l.s.QEMU, &l.s.QEMUImg} {
+		path, err := exec.LookPath(*p)
+		if err != nil {
+			return nil, fmt.Errorf("vm launcher: %w", err)
+		}
+		*p = path
+	}
+	return l, nil
+}
+
+// Settings are the launcher's settings, defaults filled in.
+func (l *Launcher) Settings() Settings { return l.s }
+
+// Dir is the attempt's directory (it may not exist).
+func (l *Launcher) Dir(a rm.AttemptID) string {
+	return filepath.Join(l.dataDir, vmDir, a.String())
+}
+
+// Launch creates the attempt's overlay and starts its VM. ctx bounds the
+// preparation only: the VM outlives it. On error the attempt's directory
+// may exist; Cleanup removes it.
+func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
+	if spec.Attempt.IsZero() {
+		return nil, errors.New("launch: the spec names no attempt")
+	}
+	if spec.JITConfig == "" {
+		return nil, fmt.Errorf("launch attempt %s: no JIT configuration to start the runner with", spec.Attempt)
+	}
+	im, err := OpenImage(l.s.Image)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	if err := l.Probe(ctx); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	fws, err := parseForwards(l.s.Forward)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	gnet, err := planNet(fws)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	dir := l.Dir(spec.Attempt)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("launch attempt %s: its directory %s exists already: each attempt is launched once", spec.Attempt, dir)
+		}
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	q := qemuArgs{s: l.s, im: im, dir: dir, net: gnet,
+		disk:    filepath.Join(dir, DiskName),
+		config:  filepath.Join(dir, configName),
+		console: filepath.Join(dir, ConsoleName)}
+	if err := l.overlay(ctx, im.BaseDisk, q.disk); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	if err := os.WriteFile(q.config, guestConfig(spec.Attempt, gnet), 0o600); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	env, dropped := guestEnv(spec)
+	if len(dropped) > 0 {
+		l.log.Warn("variables left out of the guest runner's environment: their names are no shell names",
+			"attempt", spec.Attempt.String(), "names", strings.Join(dropped, ","))
+	}
+	envFile, err := secretFile(filepath.Join(dir, envName), env)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: runner environment: %w", spec.Attempt, err)
+	}
+	defer envFile.Close()
+	qlog, err := os.OpenFile(filepath.Join(dir, QEMULogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	defer qlog.Close()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	cmd := &exec.Cmd{
+		Path:        l.s.QEMU,
+		Args:        append([]string{l.s.QEMU}, q.argv()...),
+		Dir:         dir,
+		Env:         qemuEnv(),
+		Stdout:      qlog,
+		Stderr:      qlog,
+		ExtraFiles:  []*os.File{envFile}, // descriptor envFD
+		SysProcAttr: ownGroup(),
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: start %s: %w", spec.Attempt, l.s.QEMU, err)
+	}
+	p := newProcess(cmd.Process.Pid, q.console)
+	p.cmd = cmd
+	// Read before anything reaps it: an exited child stays in the process
+	// table until Wait.
+	if p.start, err = platform.StartTime(p.pid); err != nil {
+		l.log.Warn("QEMU's start time not read: its VM cannot be adopted after a restart",
+			"attempt", spec.Attempt.String(), "pid", p.pid, "err", err)
+	}
+	go p.wait()
+	l.remember(spec.Attempt, p)
+	return p, nil
+}
+
+// secretFile writes body to a new file at path, 0600, opens it for
+// reading and removes its name: the descriptor returned is the only way
+// left to it, given to QEMU and closed after its start.
+func secretFile(path string, body []byte) (*os.File, error) {
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		_ = os.Remove(path)
+		return nil, err
+	}
+	f, err := os.Open(path)
+	rmErr := os.Remove(path)
+	if err != nil {
+		return nil, err
+	}
+	if rmErr != nil {
+		_ = f.Close()
+		return nil, rmErr
+	}
+	return f, nil
+}
+
+// overlay creates the attempt's qcow2 overlay on the read-only base.
+func (l *Launcher) overlay(ctx context.Context, base, disk string) error {
+	cmd := exec.CommandContext(ctx, l.s.QEMUImg, "create", "-q", "-f", "qcow2", "-F", "raw", "-b", base, disk)
+	cmd.Env = qemuEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("qemu-img create overlay: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return os.Chmod(disk, 0o600)
+}
+
+func (l *Launcher) remember(a rm.AttemptID, p *Process) {
+	l.mu.Lock()
+	l.procs[a] = p
+	l.mu.Unlock()
+}
+
+// Adopt watches a VM started before a restart if (pid, start) is still
+// its QEMU (the process whose command line names the attempt's
+// directory). Its exit code comes from the console, as a launched one's.
+// rm.ErrProcessGone when it is gone or another process now.
+func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, error) {
+	if pid <= 0 || start == 0 {
+		return nil, fmt.Errorf("adopt attempt %s: pid %d, start %d: %w", a, pid, start, rm.ErrProcessGone)
+	}
+	dir := l.Dir(a)
+	if !namesDir(pid, dir) {
+		return nil, fmt.Errorf("adopt attempt %s: pid %d is not its QEMU: %w", a, pid, rm.ErrProcessGone)
+	}
+	done, err := watchExit(pid, start)
+	if err != nil {
+		return nil, fmt.Errorf("adopt attempt %s (pid %d): %w", a, pid, err)
+	}
+	p := newProcess(pid, filepath.Join(dir, ConsoleName))
+	p.start = start
+	go func() {
+		<-done
+		p.finish()
+	}()
+	l.remember(a, p)
+	return p, nil
+}
+
+// namesDir reports whether process pid's command line is a QEMU of the
+// attempt directory dir (its serial console is dir's).
+func namesDir(pid int, dir string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	for _, arg := range strings.Split(string(b), "\x00") {
+		if arg == "file:"+filepath.Join(dir, ConsoleName) {
+			return true
+		}
+	}
+	return false
+}
+
+// RanJob reports whether the attempt's runner ran a job: its guest's init
+// says so on the console when the listener exits and a Worker log is in
+// the runner's _diag/. False before the VM ended, or after Cleanup.
+func (l *Launcher) RanJob(a rm.AttemptID) bool {
+	if a.IsZero() {
+		return false
+	}
+	c, err := ReadConsole(filepath.Join(l.Dir(a), ConsoleName))
+	return err == nil && c.RanJob
+}
+
+// Cleanup stops the attempt's VM if it still runs and removes its
+// directory, overlay and all; a failed attempt's console and QEMU logs are
+// kept in <data>/vm/.failed/<attempt>/ for KeepFailed. Every call prunes
+// kept logs older than that. A missing directory is not an error.
+func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
+	if a.IsZero() {
+		return errors.New("cleanup: no attempt named")
+	}
+	l.mu.Lock()
+	p := l.procs[a]
+	delete(l.procs, a)
+	l.mu.Unlock()
+	var errs []error
+	if p != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, p.Stop(ctx, 2*time.Second))
+		cancel()
+	}
+	dir := l.Dir(a)
+	if failed && l.keepFailed > 0 {
+		errs = append(errs, l.keepLogs(a, dir))
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, err))
+	}
+	errs = append(errs, l.pruneFailed())
+	return errors.Join(errs...)
+}
+
+func (l *Launcher) keepLogs(a rm.AttemptID, dir string) error {
+	kept := filepath.Join(l.dataDir, vmDir, failedDir, a.String())
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		return fmt.Errorf("cleanup attempt %s: %w", a, err)
+	}
+	for _, f := range []string{ConsoleName, QEMULogName} {
+		err := os.Rename(filepath.Join(dir, f), filepath.Join(kept, f))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cleanup attempt %s: keep %s: %w", a, f, err)
+		}
+	}
+	return nil
+}
+
+func (l *Launcher) pruneFailed() error {
+	dir := filepath.Join(l.dataDir, vmDir, failedDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err == nil && time.Since(fi.ModTime()) > l.keepFailed {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Probe checks, once per launcher, that the guest's kernel boots under
+// the settings' accelerator: under KVM a real boot of the image's kernel
+// to its first process (a /dev/kvm that opens may still fail every guest,
+// nested), within probeTimeout. Under TCG it boots nothing. The first
+// answer is kept: ErrKVMUnusable, with what QEMU said, when KVM fails.
+func (l *Launcher) Probe(ctx context.Context) error {
+	if l.s.Accel == AccelTCG {
+		return nil
+	}
+	l.probeOnce.Do(func() { l.probeErr = l.probe(ctx) })
+	return l.probeErr
+}
+
+// probeTimeout bounds a probe boot: a KVM boot takes well under a second.
+const probeTimeout = 20 * time.Second
+
+func (l *Launcher) probe(ctx context.Context) error {
+	im, err := OpenImage(l.s.Image)
+	if err != nil {
+		return err
+	}
+	_, err = bootProbe(ctx, l.s, im, filepath.Join(l.dataDir, vmDir))
+	if err != nil {
+		return fmt.Errorf("%w: %w (set the backend's accel to %q for QEMU's software CPU, about 4× slower)", ErrKVMUnusable, err, AccelTCG)
+	}
+	return nil
+}
+
+// bootProbe boots im's kernel and initramfs under s's accelerator, with
+// no disk nor network, to the guest init's first step, and returns the
+// time it took. tmp holds the console log meanwhile.
+func bootProbe(ctx context.Context, s Settings, im Image, tmp string) (time.Duration, error) {
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return 0, err
+	}
+	dir, err := os.MkdirTemp(tmp, ".probe-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	s.MemoryMiB, s.CPUs = MinMemoryMiB, 1
+	q := qemuArgs{s: s, im: im, dir: dir, console: filepath.Join(dir, ConsoleName), cmdline: probeArg, noDisk: true}
+	cmd := exec.CommandContext(ctx, s.QEMU, q.argv()...)
+	cmd.Env = qemuEnv()
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(t0)
+	c, _ := ReadConsole(q.console)
+	if c.probed {
+		return took, nil
+	}
+	if ctx.Err() != nil {
+		return took, fmt.Errorf("the probe boot did not reach the guest's init within %s: %s", probeTimeout, lastLine(out))
+	}
+	if err != nil {
+		return took, fmt.Errorf("QEMU: %w: %s", err, lastLine(out))
+	}
+	return took, fmt.Errorf("the probe boot ended before the guest's init: %s", lastLine(out))
+}
+
+// probeArg on the kernel command line makes the guest's init say "probe"
+// and power off at once.
+const probeArg = "runner_manager_probe"
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "no output"
+	}
+	return s
+}
