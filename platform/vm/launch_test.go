@@ -2,6 +2,11 @@ package vm_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -75,9 +80,18 @@ func waitDone(t *testing.T, p rm.Process, within time.Duration) {
 
 // One fake runner in a VM takes one job from the fake GitHub on the
 // host's loopback and exits 0; its JIT configuration is in neither QEMU's
-// command line nor its environment, nor on disk.
+// command line nor its environment, nor on disk; the job reaches no other
+// service of the host's loopback, through the guest's own loopback or
+// QEMU's gateway.
 func TestLaunchRunsOneJob(t *testing.T) {
-	s, job, jit := fakeJob(t, fakegithub.JobSpec{Duration: 200 * time.Millisecond})
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "reached") }))
+	t.Cleanup(other.Close)
+	port := other.Listener.Addr().(*net.TCPAddr).Port
+	script := fmt.Sprintf(`echo "policy-var=$POLICY_VAR"
+for a in 10.0.2.2 127.0.0.1; do
+  if echo | busybox nc -w 2 $a %d >/dev/null 2>&1; then echo "probe $a reached"; else echo "probe $a blocked"; fi
+done`, port)
+	s, job, jit := fakeJob(t, fakegithub.JobSpec{Duration: 200 * time.Millisecond, Script: script})
 	l := newLauncher(t, hostPort(t, s))
 	a := rm.NewAttemptID()
 	p, err := l.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit, Env: []string{"POLICY_VAR=it's set"}})
@@ -100,9 +114,10 @@ func TestLaunchRunsOneJob(t *testing.T) {
 	waitDone(t, p, 90*time.Second)
 	c, err := p.(*vm.Process).Console()
 	require.NoError(t, err)
+	console, err := os.ReadFile(filepath.Join(l.Dir(a), vm.ConsoleName))
+	require.NoError(t, err)
 	if p.ExitCode() != 0 {
-		b, _ := os.ReadFile(filepath.Join(l.Dir(a), vm.ConsoleName))
-		t.Logf("console:\n%s", b)
+		t.Logf("console:\n%s", console)
 	}
 	require.Equal(t, 0, p.ExitCode(), "console: %+v", c)
 	require.True(t, l.RanJob(a))
@@ -111,6 +126,9 @@ func TestLaunchRunsOneJob(t *testing.T) {
 	require.Equal(t, "completed", rec.Status)
 	require.Equal(t, "succeeded", rec.Result)
 	t.Logf("boot phases: %+v", c.Phases)
+	require.Contains(t, string(console), "policy-var=it's set")
+	require.Contains(t, string(console), "probe 10.0.2.2 blocked")
+	require.Contains(t, string(console), "probe 127.0.0.1 blocked")
 
 	require.NoError(t, l.Cleanup(a, false))
 	_, err = os.Stat(l.Dir(a))
@@ -118,3 +136,51 @@ func TestLaunchRunsOneJob(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A VM outlives its launcher: a new launcher over the same data directory
+// (a restarted manager) adopts it by QEMU's pid and start stamp, refuses
+// another stamp or attempt, and stops it; Cleanup leaves nothing.
+func TestAdoptAfterRestartAndStop(t *testing.T) {
+	s, _, jit := fakeJob(t, fakegithub.JobSpec{Duration: time.Hour})
+	im := vmtest.FakeRunnerImage(t)
+	data := t.TempDir()
+	settings := vm.Settings{Image: im.Dir, MemoryMiB: 256, CPUs: 1, Accel: vm.AccelTCG, Forward: []string{hostPort(t, s)}}
+	first, err := vm.NewLauncher(data, settings)
+	require.NoError(t, err)
+	a := rm.NewAttemptID()
+	p, err := first.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Stop(context.Background(), time.Second) })
+	require.NotZero(t, p.Start())
+	busy, cancelBusy := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancelBusy()
+	require.NoError(t, s.WaitFor(busy, func() bool {
+		rs := s.Runners()
+		return len(rs) == 1 && rs[0].Busy
+	}), "the runner in the VM takes its job")
+
+	restarted, err := vm.NewLauncher(data, settings)
+	require.NoError(t, err)
+	_, err = restarted.Adopt(a, p.PID(), p.Start()+1)
+	require.ErrorIs(t, err, rm.ErrProcessGone, "another start stamp")
+	_, err = restarted.Adopt(rm.NewAttemptID(), p.PID(), p.Start())
+	require.ErrorIs(t, err, rm.ErrProcessGone, "another attempt's pid")
+	adopted, err := restarted.Adopt(a, p.PID(), p.Start())
+	require.NoError(t, err)
+	require.Equal(t, p.PID(), adopted.PID())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, adopted.Stop(ctx, 5*time.Second))
+	waitDone(t, adopted, 10*time.Second)
+	waitDone(t, p, 10*time.Second)
+	require.Equal(t, -1, adopted.ExitCode(), "a VM powered off from the host reports no exit code")
+	require.False(t, restarted.RanJob(a))
+
+	require.NoError(t, restarted.Cleanup(a, true))
+	_, err = os.Stat(restarted.Dir(a))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	kept, err := os.ReadDir(filepath.Join(data, "vm", ".failed", a.String()))
+	require.NoError(t, err)
+	require.Len(t, kept, 2, "a failed attempt keeps its console and QEMU logs")
+}
