@@ -11,6 +11,11 @@ import (
 // on its serial console.
 const consolePrefix = "runner-manager-guest: "
 
+// oomLine is in the guest kernel's line for each process its OOM killer
+// ends ("Out of memory: Killed process 42 (job) total-vm:…"), which it
+// prints on the console even when quiet.
+const oomLine = "Out of memory: Killed process"
+
 // Phase is one step of a guest's boot as its init reported it, with the
 // guest's uptime then.
 type Phase struct {
@@ -30,6 +35,8 @@ type Console struct {
 	// Phases are the boot's steps (init, modules, disk, network, listener,
 	// exited).
 	Phases []Phase
+	// OOMKills are the processes the guest kernel's OOM killer ended.
+	OOMKills int
 	// probed: the guest booted for a probe (Probe).
 	probed bool
 }
@@ -47,6 +54,10 @@ func ReadConsole(path string) (Console, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.Contains(line, oomLine) {
+			c.OOMKills++
+			continue
+		}
 		i := strings.Index(line, consolePrefix)
 		if i < 0 {
 			continue

@@ -77,7 +77,6 @@ func TestSettingsValidate(t *testing.T) {
 		s    Settings
 		want string
 	}{
-		{Settings{}, "no image"},
 		{Settings{Image: "x", MemoryMiB: 64}, "at least 128 MiB"},
 		{Settings{Image: "x", Accel: "hvf"}, `accel "hvf"`},
 		{Settings{Image: "x", Network: "bridge"}, `network "bridge"`},
@@ -96,12 +95,14 @@ func TestReadConsole(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "console.log")
 	log := "[ 0.8] PCI: Fatal\r\nrunner-manager-guest: phase init 1.90\r\n" +
 		"a job printing runner-manager-guest: exit 7\r\n" +
+		"[ 3.1] Out of memory: Killed process 93 (Runner.Listener) total-vm:512000kB\r\n" +
 		"runner-manager-guest: phase listener 2.40\r\nrunner-manager-guest: ran-job\r\nrunner-manager-guest: exit 3\r\n"
 	require.NoError(t, os.WriteFile(f, []byte(log), 0o600))
 	c, err := ReadConsole(f)
 	require.NoError(t, err)
 	require.Equal(t, 3, c.ExitCode, "the init's last word wins")
 	require.True(t, c.RanJob)
+	require.Equal(t, 1, c.OOMKills)
 	require.Equal(t, []Phase{{"init", 1.90}, {"listener", 2.40}}, c.Phases)
 
 	require.NoError(t, os.WriteFile(f, []byte("runner-manager-guest: error no fw_cfg\r\n"), 0o600))

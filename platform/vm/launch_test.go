@@ -99,7 +99,7 @@ done`, port)
 	t.Cleanup(func() { _ = l.Cleanup(a, false) })
 
 	for _, f := range []string{"cmdline", "environ"} {
-		b, err := os.ReadFile(filepath.Join("/proc", itoa(p.PID()), f))
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), f))
 		require.NoError(t, err)
 		require.NotContains(t, string(b), jit, "the JIT configuration is in QEMU's %s", f)
 	}
@@ -134,8 +134,6 @@ done`, port)
 	_, err = os.Stat(l.Dir(a))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // A VM outlives its launcher: a new launcher over the same data directory
 // (a restarted manager) adopts it by QEMU's pid and start stamp, refuses
@@ -183,4 +181,31 @@ func TestAdoptAfterRestartAndStop(t *testing.T) {
 	kept, err := os.ReadDir(filepath.Join(data, "vm", ".failed", a.String()))
 	require.NoError(t, err)
 	require.Len(t, kept, 2, "a failed attempt keeps its console and QEMU logs")
+}
+
+// A job over its policy's memory limit meets the guest's OOM killer, not
+// the host's: the VM is the limit's size, and the launcher reports the
+// kill, which concludes the attempt Failed(OOMKilled).
+func TestMemoryLimitIsTheGuestsSize(t *testing.T) {
+	s, _, jit := fakeJob(t, fakegithub.JobSpec{Duration: 3 * time.Second, MemoryBytes: 220 << 20})
+	l := newLauncher(t, hostPort(t, s))
+	a := rm.NewAttemptID()
+	require.NoError(t, l.SetMemoryLimit(a, 256<<20))
+	p, err := l.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Cleanup(a, false) })
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "cmdline"))
+	require.NoError(t, err)
+	require.Contains(t, strings.Split(string(b), "\x00"), "256", "QEMU's -m is the limit")
+
+	waitDone(t, p, 90*time.Second)
+	m, ok := l.GroupMemory(a)
+	require.True(t, ok)
+	if m.OOMKills == 0 {
+		console, _ := os.ReadFile(filepath.Join(l.Dir(a), vm.ConsoleName))
+		t.Logf("console:\n%s", console)
+	}
+	require.NotZero(t, m.OOMKills)
+	require.Equal(t, uint64(256<<20), m.LimitBytes)
+	require.NotEqual(t, 0, p.ExitCode(), "the runner was killed")
 }

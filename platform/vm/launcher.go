@@ -66,6 +66,9 @@ type Launcher struct {
 
 	mu    sync.Mutex
 	procs map[rm.AttemptID]*Process
+	// limits are the memory limits set for attempts about to launch
+	// (SetMemoryLimit): their guests' sizes.
+	limits map[rm.AttemptID]uint64
 }
 
 // Option configures a Launcher.
@@ -94,7 +97,7 @@ func NewLauncher(dataDir string, s Settings, opts ...Option) (*Launcher, error) 
 		dataDir = abs
 	}
 	l := &Launcher{dataDir: dataDir, s: s.withDefaults(), log: slog.Default(),
-		keepFailed: DefaultKeepFailed, procs: map[rm.AttemptID]*Process{}}
+		keepFailed: DefaultKeepFailed, procs: map[rm.AttemptID]*Process{}, limits: map[rm.AttemptID]uint64{}}
 	for _, o := range opts {
 		o(l)
 	}
@@ -126,11 +129,18 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if spec.JITConfig == "" {
 		return nil, fmt.Errorf("launch attempt %s: no JIT configuration to start the runner with", spec.Attempt)
 	}
-	im, err := OpenImage(l.s.Image)
+	image := spec.Policy.VM.Image
+	if image == "" {
+		image = l.s.Image
+	}
+	if image == "" {
+		return nil, fmt.Errorf("launch attempt %s: policy %q names no VM image", spec.Attempt, spec.Policy.Name)
+	}
+	im, err := OpenImage(image)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	if err := l.Probe(ctx); err != nil {
+	if err := l.Probe(ctx, im); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	fws, err := parseForwards(l.s.Forward)
@@ -151,7 +161,9 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		}
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	q := qemuArgs{s: l.s, im: im, dir: dir, net: gnet,
+	s := l.s
+	s.MemoryMiB = l.memoryMiB(spec.Attempt)
+	q := qemuArgs{s: s, im: im, dir: dir, net: gnet,
 		disk:    filepath.Join(dir, DiskName),
 		config:  filepath.Join(dir, configName),
 		console: filepath.Join(dir, ConsoleName)}
@@ -194,6 +206,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	}
 	p := newProcess(cmd.Process.Pid, q.console)
 	p.cmd = cmd
+	p.memoryMiB = s.MemoryMiB
 	// Read before anything reaps it: an exited child stays in the process
 	// table until Wait.
 	if p.start, err = platform.StartTime(p.pid); err != nil {
@@ -239,6 +252,48 @@ func (l *Launcher) remember(a rm.AttemptID, p *Process) {
 	l.mu.Lock()
 	l.procs[a] = p
 	l.mu.Unlock()
+}
+
+// SetMemoryLimit sets the memory of the attempt's guest, before its
+// launch: the policy's memory limit is the VM's size (QEMU's -m, at least
+// MinMemoryMiB), so that a job over it meets the guest's own OOM killer
+// and the host keeps the rest. The guest's kernel and init take about
+// 60 MiB of it.
+func (l *Launcher) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limits[a] = bytes
+	return nil
+}
+
+// memoryMiB is the size of the attempt's guest: its limit, else the
+// settings'.
+func (l *Launcher) memoryMiB(a rm.AttemptID) int {
+	l.mu.Lock()
+	limit := l.limits[a]
+	l.mu.Unlock()
+	if limit == 0 {
+		return l.s.MemoryMiB
+	}
+	return int(max(min(limit>>20, 1<<20), MinMemoryMiB))
+}
+
+// GroupMemory is the guest's word on an ended VM's memory: its size as
+// the limit, and the processes its kernel's OOM killer ended (from the
+// console), which make the attempt end Failed(OOMKilled). false while the
+// VM runs, or for an attempt not this launcher's.
+func (l *Launcher) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
+	l.mu.Lock()
+	p := l.procs[a]
+	l.mu.Unlock()
+	if p == nil {
+		return platform.GroupMemory{}, false
+	}
+	c, err := p.Console()
+	if err != nil {
+		return platform.GroupMemory{}, false
+	}
+	return platform.GroupMemory{LimitBytes: uint64(p.memoryMiB) << 20, OOMKills: uint64(c.OOMKills)}, true
 }
 
 // Adopt watches a VM started before a restart if (pid, start) is still
@@ -304,6 +359,7 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 	l.mu.Lock()
 	p := l.procs[a]
 	delete(l.procs, a)
+	delete(l.limits, a)
 	l.mu.Unlock()
 	var errs []error
 	if p != nil {
@@ -355,28 +411,24 @@ func (l *Launcher) pruneFailed() error {
 	return errors.Join(errs...)
 }
 
-// Probe checks, once per launcher, that the guest's kernel boots under
-// the settings' accelerator: under KVM a real boot of the image's kernel
-// to its first process (a /dev/kvm that opens may still fail every guest,
-// nested), within probeTimeout. Under TCG it boots nothing. The first
-// answer is kept: ErrKVMUnusable, with what QEMU said, when KVM fails.
-func (l *Launcher) Probe(ctx context.Context) error {
+// Probe checks, once per launcher, that a guest boots under the settings'
+// accelerator: under KVM a real boot of im's kernel to its first process
+// (a /dev/kvm that opens may still fail every guest, nested), within
+// probeTimeout. Under TCG it boots nothing. The first answer is kept:
+// ErrKVMUnusable, with what QEMU said, when KVM fails.
+func (l *Launcher) Probe(ctx context.Context, im Image) error {
 	if l.s.Accel == AccelTCG {
 		return nil
 	}
-	l.probeOnce.Do(func() { l.probeErr = l.probe(ctx) })
+	l.probeOnce.Do(func() { l.probeErr = l.probe(ctx, im) })
 	return l.probeErr
 }
 
 // probeTimeout bounds a probe boot: a KVM boot takes well under a second.
 const probeTimeout = 20 * time.Second
 
-func (l *Launcher) probe(ctx context.Context) error {
-	im, err := OpenImage(l.s.Image)
-	if err != nil {
-		return err
-	}
-	_, err = bootProbe(ctx, l.s, im, filepath.Join(l.dataDir, vmDir))
+func (l *Launcher) probe(ctx context.Context, im Image) error {
+	_, err := bootProbe(ctx, l.s, im, filepath.Join(l.dataDir, vmDir))
 	if err != nil {
 		return fmt.Errorf("%w: %w (set the backend's accel to %q for QEMU's software CPU, about 4× slower)", ErrKVMUnusable, err, AccelTCG)
 	}

@@ -20,6 +20,8 @@ type Process struct {
 	console string
 	cmd     *exec.Cmd // nil when adopted
 	done    chan struct{}
+	// memoryMiB is the guest's size; 0 when adopted (unknown).
+	memoryMiB int
 
 	mu   sync.Mutex
 	read Console

@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -52,7 +51,8 @@ const QEMUOverheadMiB = 50
 
 // Settings are how a launcher's VMs run.
 type Settings struct {
-	// Image is the image directory (see OpenImage), required.
+	// Image is the image directory (see OpenImage) of the attempts whose
+	// policy names none (rm.VMSettings.Image).
 	Image string
 	// MemoryMiB is the guest's memory (QEMU's -m): DefaultMemoryMiB when 0.
 	MemoryMiB int
@@ -102,9 +102,6 @@ func (s Settings) withDefaults() Settings {
 // Validate checks every field and says what is wrong with the first bad
 // one.
 func (s Settings) Validate() error {
-	if s.Image == "" {
-		return errors.New("no image directory")
-	}
 	if s.MemoryMiB != 0 && s.MemoryMiB < MinMemoryMiB {
 		return fmt.Errorf("memory %d MiB: at least %d MiB", s.MemoryMiB, MinMemoryMiB)
 	}
