@@ -57,12 +57,16 @@ func TestPlanNet(t *testing.T) {
 	require.NoError(t, err)
 	n, err := planNet(fws)
 	require.NoError(t, err)
+	var rules []string
+	for _, g := range n.guestfwd {
+		rules = append(rules, g.rule("/bin/busybox nc"))
+	}
 	require.Equal(t, []string{
-		"tcp:10.0.2.100:8080-tcp:127.0.0.1:8080",
-		"tcp:10.0.2.101:443-tcp:api.github.com:443",
-		"tcp:10.0.2.101:80-tcp:api.github.com:80",
-		"tcp:10.0.2.102:9000-tcp:192.168.1.5:9000",
-	}, n.guestfwd)
+		"tcp:10.0.2.100:8080-cmd:/bin/busybox nc 127.0.0.1 8080",
+		"tcp:10.0.2.101:443-cmd:/bin/busybox nc api.github.com 443",
+		"tcp:10.0.2.101:80-cmd:/bin/busybox nc api.github.com 80",
+		"tcp:10.0.2.102:9000-cmd:/bin/busybox nc 192.168.1.5 9000",
+	}, rules)
 	require.Equal(t, []string{"127.0.0.1 8080 10.0.2.100", "192.168.1.5 9000 10.0.2.102"}, n.relays)
 	require.Equal(t, []string{"10.0.2.101 api.github.com"}, n.hosts)
 
@@ -118,13 +122,13 @@ func TestQEMUArgs(t *testing.T) {
 	dir := "/data/vm/att"
 	q := qemuArgs{s: Settings{Accel: AccelTCG}.withDefaults(), im: Image{Kernel: "/i/vmlinuz", Initrd: "/i/initrd.img"},
 		dir: dir, disk: dir + "/disk.qcow2", config: dir + "/config", console: dir + "/console.log",
-		net: guestNet{guestfwd: []string{"tcp:10.0.2.100:80-tcp:127.0.0.1:80"}}}
+		net: guestNet{guestfwd: []guestfwd{{guest: "10.0.2.100", host: "127.0.0.1", port: 80}}}, nc: "/bin/busybox nc"}
 	args := q.argv()
 	require.Contains(t, args, "file:"+dir+"/console.log")
-	require.Contains(t, args, "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:80-tcp:127.0.0.1:80")
+	require.Contains(t, args, "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:80-cmd:/bin/busybox nc 127.0.0.1 80")
 	require.Contains(t, args, "name=opt/runner-manager/env,file=/dev/fd/3")
 	i := slices.Index(args, "-accel")
 	require.Equal(t, "tcg", args[i+1])
 	q.s.Network = NetworkOpen
-	require.Contains(t, q.argv(), "user,id=n0,guestfwd=tcp:10.0.2.100:80-tcp:127.0.0.1:80")
+	require.Contains(t, q.argv(), "user,id=n0,guestfwd=tcp:10.0.2.100:80-cmd:/bin/busybox nc 127.0.0.1 80")
 }

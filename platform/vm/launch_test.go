@@ -35,8 +35,21 @@ func TestMain(m *testing.M) {
 // job and a JIT configuration for a runner to take it.
 func fakeJob(t *testing.T, spec fakegithub.JobSpec) (*fakegithub.Server, int64, string) {
 	t.Helper()
+	s := newFake(t)
+	id, jit := enqueue(t, s, spec)
+	return s, id, jit
+}
+
+func newFake(t *testing.T) *fakegithub.Server {
 	s := fakegithub.NewServer(fakegithub.WithToken("ghp_vm"), fakegithub.WithRepo("octo-org/app"), fakegithub.WithPollTimeout(time.Second))
 	t.Cleanup(s.Close)
+	return s
+}
+
+// enqueue queues a job on s and returns it with a JIT configuration for a
+// runner to take it.
+func enqueue(t *testing.T, s *fakegithub.Server, spec fakegithub.JobSpec) (int64, string) {
+	t.Helper()
 	spec.Repo = "octo-org/app"
 	spec.Labels = []string{"self-hosted", "linux"}
 	id := s.EnqueueJob(spec)
@@ -46,7 +59,7 @@ func fakeJob(t *testing.T, spec fakegithub.JobSpec) (*fakegithub.Server, int64, 
 		Name: "rm-vm-" + strings.ToLower(t.Name()), RunnerGroupID: 1, Labels: []string{"self-hosted", "linux", "x64"},
 	})
 	require.NoError(t, err)
-	return s, id, jit.GetEncodedJITConfig()
+	return id, jit.GetEncodedJITConfig()
 }
 
 // hostPort is the fake GitHub's address, the one service the guest may
@@ -87,11 +100,20 @@ func TestLaunchRunsOneJob(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "reached") }))
 	t.Cleanup(other.Close)
 	port := other.Listener.Addr().(*net.TCPAddr).Port
+	s := newFake(t)
+	_, ghPort, err := net.SplitHostPort(hostPort(t, s))
+	require.NoError(t, err)
+	// Each connection to a forwarded service is its own, however many
+	// are open at once.
 	script := fmt.Sprintf(`echo "policy-var=$POLICY_VAR"
 for a in 10.0.2.2 127.0.0.1; do
   if echo | busybox nc -w 2 $a %d >/dev/null 2>&1; then echo "probe $a reached"; else echo "probe $a blocked"; fi
-done`, port)
-	s, job, jit := fakeJob(t, fakegithub.JobSpec{Duration: 200 * time.Millisecond, Script: script})
+done
+for i in 1 2 3 4; do
+  (printf 'GET /rate_limit HTTP/1.0\r\n\r\n' | busybox nc 127.0.0.1 %s | busybox head -1 | busybox sed 's/^/concurrent /') &
+done
+wait`, port, ghPort)
+	job, jit := enqueue(t, s, fakegithub.JobSpec{Duration: 200 * time.Millisecond, Script: script})
 	l := newLauncher(t, hostPort(t, s))
 	a := rm.NewAttemptID()
 	p, err := l.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit, Env: []string{"POLICY_VAR=it's set"}})
@@ -129,6 +151,7 @@ done`, port)
 	require.Contains(t, string(console), "policy-var=it's set")
 	require.Contains(t, string(console), "probe 10.0.2.2 blocked")
 	require.Contains(t, string(console), "probe 127.0.0.1 blocked")
+	require.Equal(t, 4, strings.Count(string(console), "concurrent HTTP/1."), "four connections at once to the fake GitHub")
 
 	require.NoError(t, l.Cleanup(a, false))
 	_, err = os.Stat(l.Dir(a))

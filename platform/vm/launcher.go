@@ -66,6 +66,7 @@ type Launcher struct {
 
 	mu    sync.Mutex
 	procs map[rm.AttemptID]*Process
+	progs programs
 	// limits are the memory limits set for attempts about to launch
 	// (SetMemoryLimit): their guests' sizes.
 	limits map[rm.AttemptID]uint64
@@ -85,7 +86,8 @@ func WithKeepFailed(d time.Duration) Option {
 
 // NewLauncher returns a launcher whose VMs run as s says, their attempts'
 // directories under dataDir/vm. The image is checked at each launch (it
-// may be rebuilt meanwhile), KVM at the first (Probe).
+// may be rebuilt meanwhile); the programs (QEMU, qemu-img, busybox) and
+// KVM (Probe) at the first.
 func NewLauncher(dataDir string, s Settings, opts ...Option) (*Launcher, error) {
 	if runtime.GOOS != "linux" {
 		return nil, errors.New("vm launcher: QEMU's microvm machine runs on Linux only")
@@ -101,14 +103,41 @@ func NewLauncher(dataDir string, s Settings, opts ...Option) (*Launcher, error) 
 	for _, o := range opts {
 		o(l)
 	}
-	for _, p := range []*string{&l.s.QEMU, &l.s.QEMUImg} {
-		path, err := exec.LookPath(*p)
-		if err != nil {
-			return nil, fmt.Errorf("vm launcher: %w", err)
-		}
-		*p = path
-	}
 	return l, nil
+}
+
+// programs are the host programs a launch runs, found on PATH at the
+// first launch (a host without QEMU still runs its other backends).
+type programs struct {
+	qemu, qemuImg string
+	nc            string // "BUSYBOX nc": the host's side of each forward
+}
+
+// programs finds QEMU, qemu-img and busybox once they are all there.
+func (l *Launcher) programs() (programs, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.progs.qemu != "" {
+		return l.progs, nil
+	}
+	var p programs
+	var err error
+	if p.qemu, err = exec.LookPath(l.s.QEMU); err != nil {
+		return programs{}, fmt.Errorf("QEMU (Debian's qemu-system-x86): %w", err)
+	}
+	if p.qemuImg, err = exec.LookPath(l.s.QEMUImg); err != nil {
+		return programs{}, fmt.Errorf("qemu-img (Debian's qemu-utils): %w", err)
+	}
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		return programs{}, fmt.Errorf("busybox (the host's side of the guest's forwards): %w", err)
+	}
+	if strings.ContainsAny(bb, " ,") {
+		return programs{}, fmt.Errorf("busybox at %q: QEMU's forward rules cannot name a path with spaces or commas", bb)
+	}
+	p.nc = bb + " nc"
+	l.progs = p
+	return p, nil
 }
 
 // Settings are the launcher's settings, defaults filled in.
@@ -140,6 +169,10 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
+	progs, err := l.programs()
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
 	if err := l.Probe(ctx, im); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
@@ -163,11 +196,11 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	}
 	s := l.s
 	s.MemoryMiB = l.memoryMiB(spec.Attempt)
-	q := qemuArgs{s: s, im: im, dir: dir, net: gnet,
+	q := qemuArgs{s: s, im: im, dir: dir, net: gnet, nc: progs.nc,
 		disk:    filepath.Join(dir, DiskName),
 		config:  filepath.Join(dir, configName),
 		console: filepath.Join(dir, ConsoleName)}
-	if err := l.overlay(ctx, im.BaseDisk, q.disk); err != nil {
+	if err := overlay(ctx, progs.qemuImg, im.BaseDisk, q.disk); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	if err := os.WriteFile(q.config, guestConfig(spec.Attempt, gnet), 0o600); err != nil {
@@ -192,8 +225,8 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	cmd := &exec.Cmd{
-		Path:        l.s.QEMU,
-		Args:        append([]string{l.s.QEMU}, q.argv()...),
+		Path:        progs.qemu,
+		Args:        append([]string{progs.qemu}, q.argv()...),
 		Dir:         dir,
 		Env:         qemuEnv(),
 		Stdout:      qlog,
@@ -202,7 +235,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		SysProcAttr: ownGroup(),
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("launch attempt %s: start %s: %w", spec.Attempt, l.s.QEMU, err)
+		return nil, fmt.Errorf("launch attempt %s: start %s: %w", spec.Attempt, progs.qemu, err)
 	}
 	p := newProcess(cmd.Process.Pid, q.console)
 	p.cmd = cmd
@@ -239,8 +272,8 @@ func secretFile(path string, body []byte) (*os.File, error) {
 }
 
 // overlay creates the attempt's qcow2 overlay on the read-only base.
-func (l *Launcher) overlay(ctx context.Context, base, disk string) error {
-	cmd := exec.CommandContext(ctx, l.s.QEMUImg, "create", "-q", "-f", "qcow2", "-F", "raw", "-b", base, disk)
+func overlay(ctx context.Context, qemuImg, base, disk string) error {
+	cmd := exec.CommandContext(ctx, qemuImg, "create", "-q", "-f", "qcow2", "-F", "raw", "-b", base, disk)
 	cmd.Env = qemuEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("qemu-img create overlay: %w: %s", err, strings.TrimSpace(string(out)))
@@ -428,7 +461,13 @@ func (l *Launcher) Probe(ctx context.Context, im Image) error {
 const probeTimeout = 20 * time.Second
 
 func (l *Launcher) probe(ctx context.Context, im Image) error {
-	_, err := bootProbe(ctx, l.s, im, filepath.Join(l.dataDir, vmDir))
+	progs, err := l.programs()
+	if err != nil {
+		return err
+	}
+	s := l.s
+	s.QEMU = progs.qemu
+	_, err = bootProbe(ctx, s, im, filepath.Join(l.dataDir, vmDir))
 	if err != nil {
 		return fmt.Errorf("%w: %w (set the backend's accel to %q for QEMU's software CPU, about 4× slower)", ErrKVMUnusable, err, AccelTCG)
 	}

@@ -87,9 +87,25 @@ func guestEnv(spec rm.LaunchSpec) (script []byte, dropped []string) {
 // guestNet is the guest's side of Settings.Forward: QEMU's guestfwd rules
 // and the guest's relays and host names.
 type guestNet struct {
-	guestfwd []string // "tcp:GUESTIP:PORT-tcp:HOST:PORT"
+	guestfwd []guestfwd
 	relays   []string // "IP PORT GUESTIP": the guest's IP:PORT relayed to GUESTIP:PORT
 	hosts    []string // "GUESTIP NAME"
+}
+
+// guestfwd is one of QEMU's guestfwd rules: a connection of the guest to
+// guest:port is a connection of the host to host:port.
+type guestfwd struct {
+	guest, host string
+	port        int
+}
+
+// rule is the rule as QEMU takes it, relayed on the host by nc (a
+// "busybox nc" command line): QEMU runs it for each connection. (A
+// guestfwd to a chardev, "tcp:HOST:PORT", is one connection made when
+// QEMU starts, which the guest's first connection takes: a second one at
+// the same time gets no answer, and none after the first ends.)
+func (g guestfwd) rule(nc string) string {
+	return fmt.Sprintf("tcp:%s:%d-cmd:%s %s %d", g.guest, g.port, nc, g.host, g.port)
 }
 
 // firstForwardIP is the last octet of the first guest address given to a
@@ -120,7 +136,7 @@ func planNet(fws []forward) (guestNet, error) {
 				n.hosts = append(n.hosts, ga+" "+f.host)
 			}
 		}
-		n.guestfwd = append(n.guestfwd, fmt.Sprintf("tcp:%s:%d-tcp:%s:%d", ga, f.port, f.host, f.port))
+		n.guestfwd = append(n.guestfwd, guestfwd{guest: ga, host: f.host, port: f.port})
 		if f.ip {
 			n.relays = append(n.relays, fmt.Sprintf("%s %d %s", f.host, f.port, ga))
 		}
@@ -162,6 +178,7 @@ type qemuArgs struct {
 	net     guestNet
 	cmdline string // kernel command line extras
 	noDisk  bool   // the probe boots without disk, network or fw_cfg
+	nc      string // the host's relay command ("/usr/bin/busybox nc")
 }
 
 func (q qemuArgs) argv() []string {
@@ -187,7 +204,7 @@ func (q qemuArgs) argv() []string {
 		netdev += ",restrict=on"
 	}
 	for _, g := range q.net.guestfwd {
-		netdev += ",guestfwd=" + g
+		netdev += ",guestfwd=" + g.rule(q.nc)
 	}
 	args = append(args,
 		"-netdev", netdev,
