@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,7 +115,8 @@ for i in 1 2 3 4; do
 done
 wait`, port, ghPort)
 	job, jit := enqueue(t, s, fakegithub.JobSpec{Duration: 200 * time.Millisecond, Script: script})
-	l := newLauncher(t, hostPort(t, s))
+	require.Equal(t, []string{hostPort(t, s)}, slices.Compact(vm.RunnerServices(jit)), "the fake GitHub serves all")
+	l := newLauncher(t) // the runner's services are forwarded unasked
 	a := rm.NewAttemptID()
 	p, err := l.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit, Env: []string{"POLICY_VAR=it's set"}})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -176,7 +177,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err := l.Probe(ctx, im); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	fws, err := parseForwards(l.s.Forward)
+	fws, err := parseForwards(append(slices.Clone(l.s.Forward), RunnerServices(spec.JITConfig)...))
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}

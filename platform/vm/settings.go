@@ -62,7 +62,9 @@ type Settings struct {
 	Accel Accel
 	// Network is NetworkRestricted when empty.
 	Network Network
-	// Forward are the host services the guest reaches, as "host:port"
+	// Forward are the host services the guest reaches besides its
+	// runner's own (RunnerServices: the services its JIT configuration
+	// names, always reached), as "host:port"
 	// (IPv4 address or name). An address the guest dials as it is (the
 	// host's 127.0.0.1:8080 is the guest's 127.0.0.1:8080: a relay in the
 	// guest forwards it); a name resolves in the guest (/etc/hosts) to an
