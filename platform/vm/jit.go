@@ -44,15 +44,16 @@ func RunnerServices(jit string) []string {
 	file(".credentials", &creds)
 	var out []string
 	for _, u := range []string{runner.ServerURL, runner.ServerURLV2, runner.GitHubURL, creds.Data.AuthorizationURL} {
-		if hp := hostPortOf(u); hp != "" {
+		if hp := HostPortOf(u); hp != "" {
 			out = append(out, hp)
 		}
 	}
 	return out
 }
 
-// hostPortOf is the host:port an http(s) URL connects to; "" for another.
-func hostPortOf(raw string) string {
+// HostPortOf is the host:port an http(s) URL connects to, in the form
+// Settings.Forward takes; "" for another URL.
+func HostPortOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {
 		return ""

@@ -94,6 +94,8 @@ type Config struct {
 	// else the usual sockets. The engine is connected only once a policy
 	// of that backend needs it.
 	ContainerHost string
+	// VM configures the default launcher of rm.BackendVM (vm.go).
+	VM VMConfig
 	// Meters samples runners and banks their peaks; default a
 	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml, wrapped
 	// by fleetweights (job weights recorded in the store; with a store
@@ -396,6 +398,13 @@ func (d *Daemon) launchers() (reconcile.Launcher, map[rm.Backend]reconcile.Launc
 		d.boxes = newContainers(d.cfg.ContainerHost, d.host.ID, filepath.Join(d.cfg.DataDir, FailedLogsDir), d.log)
 		d.closers = append(d.closers, d.boxes.Close)
 		ls[rm.BackendContainer] = d.boxes
+	}
+	if ls[rm.BackendVM] == nil {
+		l, err := d.vmLauncher()
+		if err != nil {
+			return nil, nil, err
+		}
+		ls[rm.BackendVM] = l
 	}
 	return native, ls, nil
 }
