@@ -10,7 +10,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform/vm"
 )
 
-func jitOf(t *testing.T, files map[string]any) string {
+func jitOf(t testing.TB, files map[string]any) string {
 	t.Helper()
 	m := map[string]string{}
 	for name, v := range files {

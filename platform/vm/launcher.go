@@ -65,9 +65,10 @@ type Launcher struct {
 	probeOnce sync.Once
 	probeErr  error
 
-	mu    sync.Mutex
-	procs map[rm.AttemptID]*Process
-	progs programs
+	mu       sync.Mutex
+	procs    map[rm.AttemptID]*Process
+	progs    programs
+	overlays overlays
 	// limits are the memory limits set for attempts about to launch
 	// (SetMemoryLimit): their guests' sizes.
 	limits map[rm.AttemptID]uint64
@@ -104,6 +105,7 @@ func NewLauncher(dataDir string, s Settings, opts ...Option) (*Launcher, error) 
 	for _, o := range opts {
 		o(l)
 	}
+	l.overlays.dir = filepath.Join(dataDir, vmDir, ".overlays")
 	return l, nil
 }
 
@@ -201,7 +203,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		disk:    filepath.Join(dir, DiskName),
 		config:  filepath.Join(dir, configName),
 		console: filepath.Join(dir, ConsoleName)}
-	if err := overlay(ctx, progs.qemuImg, im.BaseDisk, q.disk); err != nil {
+	if err := l.overlays.create(ctx, progs.qemuImg, im.BaseDisk, q.disk); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	if err := os.WriteFile(q.config, guestConfig(spec.Attempt, gnet), 0o600); err != nil {
@@ -270,16 +272,6 @@ func secretFile(path string, body []byte) (*os.File, error) {
 		return nil, rmErr
 	}
 	return f, nil
-}
-
-// overlay creates the attempt's qcow2 overlay on the read-only base.
-func overlay(ctx context.Context, qemuImg, base, disk string) error {
-	cmd := exec.CommandContext(ctx, qemuImg, "create", "-q", "-f", "qcow2", "-F", "raw", "-b", base, disk)
-	cmd.Env = qemuEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("qemu-img create overlay: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return os.Chmod(disk, 0o600)
 }
 
 func (l *Launcher) remember(a rm.AttemptID, p *Process) {
