@@ -21,6 +21,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
 )
@@ -79,7 +80,20 @@ func newLauncher(t *testing.T, forward ...string) *vm.Launcher {
 		Image: im.Dir, MemoryMiB: 256, CPUs: 1, Accel: vm.AccelTCG, Forward: forward,
 	})
 	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, l.Close()) })
 	return l
+}
+
+// canContain reports whether this process may make cgroups (root, or a
+// delegated subtree), as the launcher finds out.
+func canContain(t *testing.T) bool {
+	c, err := platform.OpenCgroups("vmtest-probe")
+	if err != nil {
+		t.Logf("no cgroups here: %v", err)
+		return false
+	}
+	_ = c.Close()
+	return true
 }
 
 func waitDone(t *testing.T, p rm.Process, within time.Duration) {
@@ -222,6 +236,9 @@ func TestMemoryLimitIsTheGuestsSize(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "cmdline"))
 	require.NoError(t, err)
 	require.Contains(t, strings.Split(string(b), "\x00"), "256", "QEMU's -m is the limit")
+	if cg, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID()), "cgroup")); err == nil && canContain(t) {
+		require.Contains(t, string(cg), "-vm/"+a.String(), "QEMU runs in the attempt's cgroup")
+	}
 
 	waitDone(t, p, 90*time.Second)
 	m, ok := l.GroupMemory(a)

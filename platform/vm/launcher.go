@@ -69,6 +69,9 @@ type Launcher struct {
 	procs    map[rm.AttemptID]*Process
 	progs    programs
 	overlays overlays
+
+	cgOnce sync.Once
+	cg     *platform.Cgroups // nil: VMs run outside cgroups
 	// limits are the memory limits set for attempts about to launch
 	// (SetMemoryLimit): their guests' sizes.
 	limits map[rm.AttemptID]uint64
@@ -198,7 +201,8 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	s := l.s
-	s.MemoryMiB = l.memoryMiB(spec.Attempt)
+	var limited bool
+	s.MemoryMiB, limited = l.memoryMiB(spec.Attempt)
 	q := qemuArgs{s: s, im: im, dir: dir, net: gnet, nc: progs.nc,
 		disk:    filepath.Join(dir, DiskName),
 		config:  filepath.Join(dir, configName),
@@ -237,12 +241,14 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		ExtraFiles:  []*os.File{envFile}, // descriptor envFD
 		SysProcAttr: ownGroup(),
 	}
-	if err := cmd.Start(); err != nil {
+	g, err := l.startContained(spec.Attempt, cmd, s.MemoryMiB, limited)
+	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: start %s: %w", spec.Attempt, progs.qemu, err)
 	}
 	p := newProcess(cmd.Process.Pid, q.console)
 	p.cmd = cmd
 	p.memoryMiB = s.MemoryMiB
+	p.group = g
 	// Read before anything reaps it: an exited child stays in the process
 	// table until Wait.
 	if p.start, err = platform.StartTime(p.pid); err != nil {
@@ -292,22 +298,24 @@ func (l *Launcher) SetMemoryLimit(a rm.AttemptID, bytes uint64) error {
 	return nil
 }
 
-// memoryMiB is the size of the attempt's guest: its limit, else the
-// settings'.
-func (l *Launcher) memoryMiB(a rm.AttemptID) int {
+// memoryMiB is the size of the attempt's guest: its limit (limited),
+// else the settings'.
+func (l *Launcher) memoryMiB(a rm.AttemptID) (mib int, limited bool) {
 	l.mu.Lock()
 	limit := l.limits[a]
 	l.mu.Unlock()
 	if limit == 0 {
-		return l.s.MemoryMiB
+		return l.s.MemoryMiB, false
 	}
-	return int(max(min(limit>>20, 1<<20), MinMemoryMiB))
+	return int(max(min(limit>>20, 1<<20), MinMemoryMiB)), true
 }
 
-// GroupMemory is the guest's word on an ended VM's memory: its size as
-// the limit, and the processes its kernel's OOM killer ended (from the
-// console), which make the attempt end Failed(OOMKilled). false while the
-// VM runs, or for an attempt not this launcher's.
+// GroupMemory is the word on an ended VM's memory: its guest's size as
+// the limit; the processes the guest kernel's OOM killer ended (from the
+// console) and those the host's killed in the attempt's cgroup (QEMU over
+// its cgroup's limit), which make the attempt end Failed(OOMKilled); the
+// cgroup's peak where the kernel keeps one. false while the VM runs, or
+// for an attempt not this launcher's.
 func (l *Launcher) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
 	l.mu.Lock()
 	p := l.procs[a]
@@ -319,7 +327,12 @@ func (l *Launcher) GroupMemory(a rm.AttemptID) (platform.GroupMemory, bool) {
 	if err != nil {
 		return platform.GroupMemory{}, false
 	}
-	return platform.GroupMemory{LimitBytes: uint64(p.memoryMiB) << 20, OOMKills: uint64(c.OOMKills)}, true
+	m := platform.GroupMemory{LimitBytes: uint64(p.memoryMiB) << 20, OOMKills: uint64(c.OOMKills)}
+	if host, ok := p.hostMemory(); ok {
+		m.PeakBytes = host.PeakBytes
+		m.OOMKills += host.OOMKills
+	}
+	return m, true
 }
 
 // Adopt watches a VM started before a restart if (pid, start) is still
@@ -340,6 +353,11 @@ func (l *Launcher) Adopt(a rm.AttemptID, pid int, start uint64) (rm.Process, err
 	}
 	p := newProcess(pid, filepath.Join(dir, ConsoleName))
 	p.start = start
+	if c := l.cgroups(); c != nil {
+		if g, ok := c.Find(a); ok {
+			p.group = g
+		}
+	}
 	go func() {
 		<-done
 		p.finish()
@@ -393,6 +411,7 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 		errs = append(errs, p.Stop(ctx, 2*time.Second))
 		cancel()
 	}
+	errs = append(errs, l.emptyGroup(a))
 	dir := l.Dir(a)
 	if failed && l.keepFailed > 0 {
 		errs = append(errs, l.keepLogs(a, dir))

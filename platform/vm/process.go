@@ -9,6 +9,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform"
 )
 
 // Process is one attempt's VM: its QEMU process, launched or adopted.
@@ -22,6 +23,11 @@ type Process struct {
 	done    chan struct{}
 	// memoryMiB is the guest's size; 0 when adopted (unknown).
 	memoryMiB int
+	// group is QEMU's cgroup (nil: none); host is what the kernel said of
+	// its memory when QEMU exited.
+	group  *platform.Cgroup
+	host   platform.GroupMemory
+	hostOK bool
 
 	mu   sync.Mutex
 	read Console
@@ -40,13 +46,30 @@ func (p *Process) wait() {
 	p.finish()
 }
 
-// finish reads the console once QEMU is gone, then closes Done.
+// finish reads the console, and the cgroup's memory, once QEMU is gone,
+// then closes Done.
 func (p *Process) finish() {
 	c, err := ReadConsole(p.console)
+	var host platform.GroupMemory
+	var hostErr error = errNoGroup
+	if p.group != nil {
+		host, hostErr = p.group.Memory()
+	}
 	p.mu.Lock()
 	p.read, p.err = c, err
+	p.host, p.hostOK = host, hostErr == nil
 	p.mu.Unlock()
 	close(p.done)
+}
+
+var errNoGroup = errors.New("no cgroup")
+
+// hostMemory is what the host kernel said of the VM's cgroup at QEMU's
+// exit; false without a cgroup or a memory controller.
+func (p *Process) hostMemory() (platform.GroupMemory, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.host, p.hostOK
 }
 
 // PID is QEMU's.

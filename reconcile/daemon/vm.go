@@ -42,6 +42,7 @@ func (d *Daemon) vmLauncher() (reconcile.Launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: daemon: [vm]: %v", rm.ErrInvalid, err)
 	}
+	d.closers = append(d.closers, l.Close)
 	return l, nil
 }
 
