@@ -23,6 +23,7 @@ import (
 type overlays struct {
 	dir string // where templates are kept
 
+	making    sync.Mutex // one template made at a time: launches at once wait for it
 	mu        sync.Mutex
 	templates map[string]template // by base path
 }
@@ -39,11 +40,14 @@ func (o *overlays) create(ctx context.Context, qemuImg, base, disk string) error
 	if err != nil {
 		return fmt.Errorf("base disk: %w", err)
 	}
-	o.mu.Lock()
-	t, ok := o.templates[base]
-	o.mu.Unlock()
-	if !ok || t.size != fi.Size() || !t.mtime.Equal(fi.ModTime()) {
-		if t, err = o.template(ctx, qemuImg, base, fi); err != nil {
+	t, ok := o.current(base, fi)
+	if !ok {
+		o.making.Lock()
+		if t, ok = o.current(base, fi); !ok { // made meanwhile?
+			t, err = o.template(ctx, qemuImg, base, fi)
+		}
+		o.making.Unlock()
+		if err != nil {
 			return err
 		}
 	}
@@ -51,6 +55,14 @@ func (o *overlays) create(ctx context.Context, qemuImg, base, disk string) error
 		return fmt.Errorf("overlay: %w", err)
 	}
 	return nil
+}
+
+// current is base's template if it is of the base as it is now.
+func (o *overlays) current(base string, fi os.FileInfo) (template, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t, ok := o.templates[base]
+	return t, ok && t.size == fi.Size() && t.mtime.Equal(fi.ModTime())
 }
 
 // template makes base's template overlay with qemu-img.
