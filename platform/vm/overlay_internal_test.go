@@ -26,7 +26,9 @@ func TestOverlaysAtOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { errs[i] = o.create(context.Background(), qemuImg, base, filepath.Join(dir, "disk"+string(rune('a'+i)))) })
+		wg.Go(func() {
+			errs[i] = o.create(context.Background(), qemuImg, base, filepath.Join(dir, "disk"+string(rune('a'+i))))
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
