@@ -335,6 +335,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		// weights, not the peaks file, then set the expected peaks.
 		_, local := d.st.(*sqlite.Store)
 		cfg.Meters = fleetweights.Wrap(cfg.Meters, d.st, d.host.ID, fleetweights.Options{Admit: !local, Logger: d.log})
+		cfg.Meters = d.withVMFloor(cfg.Meters)
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{
