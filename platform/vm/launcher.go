@@ -455,4 +455,3 @@ func (l *Launcher) pruneFailed() error {
 	}
 	return errors.Join(errs...)
 }
-

@@ -106,4 +106,3 @@ func ProbeBoot(ctx context.Context, s Settings, im Image, tmp string) (time.Dura
 	s.QEMU = qemu
 	return bootProbe(ctx, s, im, tmp)
 }
-
