@@ -7,6 +7,7 @@ require (
 	github.com/actions/scaleset v0.4.0
 	github.com/alecthomas/kong v1.17.0
 	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0
+	github.com/cavaliergopher/cpio v1.0.1
 	github.com/containerd/errdefs v1.0.0
 	github.com/distribution/reference v0.6.0
 	github.com/gdamore/tcell/v2 v2.13.10

@@ -8,8 +8,8 @@ import (
 // Backend says how a policy's runners are isolated.
 type Backend string
 
-// The backends a policy may name. VM and WSL backends come later
-// (DESIGN.md §11).
+// The backends a policy may name. A WSL backend comes later (DESIGN.md
+// §11).
 const (
 	// BackendNative runs the runner as a process of the host.
 	BackendNative Backend = "native"
@@ -17,6 +17,9 @@ const (
 	// policy's image (Policy.Container), on a Docker Engine API (Docker,
 	// or Podman's compatible service).
 	BackendContainer Backend = "container"
+	// BackendVM runs each attempt in a microVM of its own, booted from the
+	// policy's image (Policy.VM) on a throwaway overlay of its disk.
+	BackendVM Backend = "vm"
 )
 
 // Host is one machine running the manager.
@@ -67,6 +70,9 @@ type Policy struct {
 	// Container is how the container backend runs the attempts; only for
 	// Backend BackendContainer, where its Image is required.
 	Container ContainerSettings
+	// VM is how the VM backend runs the attempts; only for Backend
+	// BackendVM, where its Image is required.
+	VM        VMSettings
 	Paused    bool
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -44,19 +44,27 @@ var (
 
 // validateBackend checks the backend and the settings it takes.
 func (p Policy) validateBackend() error {
+	if p.Backend != BackendContainer && !p.Container.IsZero() {
+		return invalidf("policy %q: container settings (image %q) need backend %q", p.Name, p.Container.Image, BackendContainer)
+	}
+	if p.Backend != BackendVM && !p.VM.IsZero() {
+		return invalidf("policy %q: VM settings (image %q) need backend %q", p.Name, p.VM.Image, BackendVM)
+	}
 	switch p.Backend {
 	case "", BackendNative:
-		if !p.Container.IsZero() {
-			return invalidf("policy %q: container settings (image %q) need backend %q", p.Name, p.Container.Image, BackendContainer)
-		}
 		return nil
 	case BackendContainer:
 		if err := p.Container.validate(); err != nil {
 			return invalidf("policy %q: %v", p.Name, err)
 		}
 		return nil
+	case BackendVM:
+		if err := p.VM.validate(); err != nil {
+			return invalidf("policy %q: %v", p.Name, err)
+		}
+		return nil
 	default:
-		return invalidf("policy %q: backend %q is not supported (want %q or %q)", p.Name, p.Backend, BackendNative, BackendContainer)
+		return invalidf("policy %q: backend %q is not supported (want %q, %q or %q)", p.Name, p.Backend, BackendNative, BackendContainer, BackendVM)
 	}
 }
 

@@ -31,7 +31,11 @@ func TestPolicyValidate(t *testing.T) {
 		"NoHost":         {func(p *rm.Policy) { p.Host = rm.HostID{} }, `policy "home" has no host`},
 		"BadTarget":      {func(p *rm.Policy) { p.Target.Scope.Name = "acme" }, `invalid: policy "home": repository "acme" is not owner/repo`},
 		"NoTarget":       {func(p *rm.Policy) { p.Target = rm.ScaleTarget{} }, `invalid: policy "home": scope "none:"`},
-		"Backend":        {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (want "native" or "container")`},
+		"Backend":        {func(p *rm.Policy) { p.Backend = "docker" }, `backend "docker" is not supported (want "native", "container" or "vm")`},
+		"VMNoImage":      {func(p *rm.Policy) { p.Backend = rm.BackendVM }, `backend "vm" needs an image`},
+		"VMRelImage":     {vmPolicy(rm.VMSettings{Image: "images/runner"}), `VM image "images/runner": want a clean absolute path`},
+		"NativeVMImage":  {func(p *rm.Policy) { p.VM.Image = "/images/runner" }, `VM settings (image "/images/runner") need backend "vm"`},
+		"VMContainer":    {func(p *rm.Policy) { vmPolicy(rm.VMSettings{Image: "/i"})(p); p.Container.Image = "runner" }, `need backend "container"`},
 		"NoImage":        {func(p *rm.Policy) { p.Backend = rm.BackendContainer }, `backend "container" needs an image`},
 		"BadImage":       {container(rm.ContainerSettings{Image: "Has Space"}), `image "Has Space" is not an image reference`},
 		"CPUs":           {container(rm.ContainerSettings{Image: "runner", CPUs: -1}), "cpus -1: want 0 (no limit)"},
@@ -69,6 +73,7 @@ func TestPolicyValidate(t *testing.T) {
 		"Container": container(rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:2.330.0", CPUs: 1.5,
 			Network: "bridge", Env: []string{"HTTP_PROXY", "CI_*"}, Volumes: []string{"/var/cache/go:/cache:ro", "npm:/npm"}}),
 		"ContainerLocal": container(rm.ContainerSettings{Image: "localhost:5000/team/runner@sha256:" + strings.Repeat("a", 64)}),
+		"VM":             vmPolicy(rm.VMSettings{Image: "/var/lib/runner-manager/images/debian"}),
 	}
 	for name, edit := range ok {
 		t.Run(name, func(t *testing.T) {
@@ -82,6 +87,11 @@ func TestPolicyValidate(t *testing.T) {
 // container makes the policy a container policy with settings c.
 func container(c rm.ContainerSettings) func(p *rm.Policy) {
 	return func(p *rm.Policy) { p.Backend, p.Container = rm.BackendContainer, c }
+}
+
+// vmPolicy makes the policy a VM policy with settings v.
+func vmPolicy(v rm.VMSettings) func(p *rm.Policy) {
+	return func(p *rm.Policy) { p.Backend, p.VM = rm.BackendVM, v }
 }
 
 func TestPolicyOwnerAndActive(t *testing.T) {

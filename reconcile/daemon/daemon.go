@@ -110,6 +110,8 @@ type Config struct {
 	// else the usual sockets. The engine is connected only once a policy
 	// of that backend needs it.
 	ContainerHost string
+	// VM configures the default launcher of rm.BackendVM (vm.go).
+	VM VMConfig
 	// Meters samples runners and banks their peaks; default a
 	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml, wrapped
 	// by fleetweights (job weights recorded in the store; with a store
@@ -354,6 +356,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		// weights, not the peaks file, then set the expected peaks.
 		_, local := d.st.(*sqlite.Store)
 		cfg.Meters = fleetweights.Wrap(cfg.Meters, d.st, d.host.ID, fleetweights.Options{Admit: !local, Logger: d.log})
+		cfg.Meters = d.withVMFloor(cfg.Meters)
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = &reconcile.Admission{
@@ -420,6 +423,13 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 			FailedLogs: filepath.Join(d.cfg.DataDir, FailedLogsDir), Logger: d.log})
 		d.closers = append(d.closers, d.boxes.Close)
 		ls[rm.BackendContainer] = d.boxes
+	}
+	if ls[rm.BackendVM] == nil {
+		l, err := d.vmLauncher()
+		if err != nil {
+			return nil, nil, err
+		}
+		ls[rm.BackendVM] = l
 	}
 	return nl, ls, nil
 }

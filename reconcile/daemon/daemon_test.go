@@ -24,6 +24,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
 	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		os.Exit(fakerunner.Main(os.Args[1:]))
 	}
 	tmptest.Enter()
-	os.Exit(tmptest.Leave(stopEngines(m.Run()), fakegithub.RemoveRunnerBuild))
+	os.Exit(tmptest.Leave(stopEngines(m.Run()), vmtest.RemoveImages, fakegithub.RemoveRunnerBuild))
 }
 
 const (

@@ -9,6 +9,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
@@ -33,9 +34,11 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 			Memory: machine, Reserve: c.Admission.MemoryReserve.Bytes(),
 			DiskFree: machine.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
 		},
-		StoreConfig:      StoreConfigOf(c),
-		MetricsAddr:      c.Daemon.MetricsAddr,
-		ContainerHost:    c.Container.Host,
+		StoreConfig:   StoreConfigOf(c),
+		MetricsAddr:   c.Daemon.MetricsAddr,
+		ContainerHost: c.Container.Host,
+		VM: VMConfig{Accel: vm.Accel(c.VM.Accel), MemoryMiB: int(c.VM.Memory.Bytes() >> 20), CPUs: c.VM.CPUs,
+			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward},
 		HostName:         c.Host.Name,
 		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
 		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},

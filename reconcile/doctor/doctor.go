@@ -114,6 +114,9 @@ type Setup struct {
 	// "": DOCKER_HOST, else the usual sockets), checked when a policy of
 	// this host has backend container.
 	ContainerHost string
+	// VMAccel is the vm backend's accelerator ([vm] accel: "" or "kvm" is
+	// checked by a probe boot when a policy of this host has backend vm).
+	VMAccel string
 	// Fix removes leftovers and tightens the data directory's mode.
 	Fix bool
 	// Report, if set, is given each check as soon as it is made.

@@ -55,6 +55,7 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 	r.add(lo.processes(r.ProcRoot, r.DataDir))
 	r.add(lo.dirs(r.DataDir))
 	r.add(r.containers(ctx, host, mine, lo)...)
+	r.add(r.vms(ctx, mine, lo)...)
 	owner := ""
 	if r.SessionOwner != nil {
 		owner = r.SessionOwner(host)

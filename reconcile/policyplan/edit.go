@@ -117,6 +117,7 @@ func Changes(old, new rm.Policy) []string {
 	add("memory limit", limitText(old), limitText(new))
 	add("backend", or(old.Backend, rm.BackendNative), or(new.Backend, rm.BackendNative))
 	add("container", old.Container, new.Container)
+	add("vm", old.VM, new.VM)
 	add("state", State(old), State(new))
 	return out
 }
@@ -174,5 +175,5 @@ func equal(a, b rm.Policy) bool {
 		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
 		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
 		a.Spare == b.Spare &&
-		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container)
+		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && a.VM == b.VM
 }

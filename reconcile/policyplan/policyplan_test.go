@@ -38,7 +38,9 @@ func TestSpecBuild(t *testing.T) {
 		"Max":         {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s"}, "at least 1"},
 		"NoImage":     {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "container"}, "needs an image"},
 		"ImageNative": {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Image: "runner"}, `need backend "container"`},
-		"Backend":     {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "vm"}, `backend "vm" is not supported`},
+		"Backend":     {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "wsl"}, `backend "wsl" is not supported`},
+		"VMNoImage":   {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "vm"}, `backend "vm" needs an image`},
+		"VMNotImage":  {policyplan.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "vm", Image: "/"}, `vm image /: stat /vmlinuz`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := tt.spec.Build(host)

@@ -17,6 +17,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -39,8 +40,10 @@ type Spec struct {
 	Spare *int `toml:"spare"`
 	// MemoryLimit caps each attempt's memory (0: none).
 	MemoryLimit config.Size `toml:"memory_limit"`
-	// Backend is "native" (the default) or "container"; the container
-	// settings below are for the container backend only.
+	// Backend is "native" (the default), "container" or "vm". Image is
+	// the container backend's image reference, or the vm backend's image
+	// directory; the other settings below are for the container backend
+	// only.
 	Backend string   `toml:"backend"`
 	Image   string   `toml:"image"`
 	CPUs    float64  `toml:"cpus"`
@@ -49,14 +52,31 @@ type Spec struct {
 	Volumes []string `toml:"volumes"`
 }
 
-// backend is the spec's backend and its container settings.
-func (s Spec) backend() (rm.Backend, rm.ContainerSettings) {
+// backend is the spec's backend and its container or VM settings. A VM
+// image directory is made absolute and must hold an image (rm.ErrInvalid
+// otherwise).
+func (s Spec) backend() (rm.Backend, rm.ContainerSettings, rm.VMSettings, error) {
 	b := rm.Backend(strings.TrimSpace(s.Backend))
 	if b == "" {
 		b = rm.BackendNative
 	}
-	return b, rm.ContainerSettings{Image: s.Image, CPUs: s.CPUs, Network: s.Network,
+	box := rm.ContainerSettings{Image: s.Image, CPUs: s.CPUs, Network: s.Network,
 		Env: slices.Clone(s.Env), Volumes: slices.Clone(s.Volumes)}
+	if b != rm.BackendVM || s.Image == "" {
+		return b, box, rm.VMSettings{}, nil
+	}
+	box.Image = ""
+	dir, err := config.ExpandTilde(s.Image, nil)
+	if err != nil {
+		return b, box, rm.VMSettings{}, invalid("policy %q: VM image: %v", s.Name, err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return b, box, rm.VMSettings{}, invalid("policy %q: VM image %q: %v", s.Name, s.Image, err)
+	}
+	if _, err := vm.OpenImage(dir); err != nil {
+		return b, box, rm.VMSettings{}, invalid("policy %q: %v", s.Name, err)
+	}
+	return b, box, rm.VMSettings{Image: dir}, nil
 }
 
 func invalid(format string, args ...any) error {
@@ -123,9 +143,12 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	if err != nil {
 		return rm.Policy{}, err
 	}
-	backend, box := s.backend()
+	backend, box, machine, err := s.backend()
+	if err != nil {
+		return rm.Policy{}, err
+	}
 	p := rm.Policy{
-		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box,
+		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box, VM: machine,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(),
 		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused,
 		Spare: rm.DefaultSpare,

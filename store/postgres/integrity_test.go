@@ -56,7 +56,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	sql(t, u, `DROP INDEX policies_name_in_force`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN removed_at, ADD CONSTRAINT policies_name_key UNIQUE (name)`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN spare, DROP COLUMN container_image, DROP COLUMN container_cpus, `+
-		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes`)
+		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes, DROP COLUMN vm_image`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN memory_limit`)
 	sql(t, u, `ALTER TABLE attempts DROP COLUMN usage_source, DROP COLUMN job_key`)
 

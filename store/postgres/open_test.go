@@ -267,7 +267,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	sql(t, u, `DROP INDEX policies_name_in_force`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN removed_at, ADD CONSTRAINT policies_name_key UNIQUE (name)`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN spare, DROP COLUMN container_image, DROP COLUMN container_cpus, `+
-		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes`)
+		`DROP COLUMN container_network, DROP COLUMN container_env, DROP COLUMN container_volumes, DROP COLUMN vm_image`)
 	sql(t, u, `ALTER TABLE hosts DROP COLUMN version, DROP COLUMN registered_at`)
 	sql(t, u, `DROP TABLE job_weights`)
 	sql(t, u, `ALTER TABLE policies DROP COLUMN memory_limit`)
@@ -303,6 +303,7 @@ func TestMigrateJobKey(t *testing.T) {
 	require.NoError(t, s.Close())
 	sql(t, u, `DELETE FROM runner_manager_schema WHERE version > 5`)
 	sql(t, u, `ALTER TABLE attempts DROP COLUMN job_key`)
+	sql(t, u, `ALTER TABLE policies DROP COLUMN vm_image`)
 
 	s, err = open(t, u)
 	require.NoError(t, err)

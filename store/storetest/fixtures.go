@@ -159,6 +159,12 @@ func (b *PolicyBuilder) RunnerDir(dir string) *PolicyBuilder { b.p.RunnerDir = d
 // Backend sets the backend.
 func (b *PolicyBuilder) Backend(be rm.Backend) *PolicyBuilder { b.p.Backend = be; return b }
 
+// VM makes it a VM policy with settings v.
+func (b *PolicyBuilder) VM(v rm.VMSettings) *PolicyBuilder {
+	b.p.Backend, b.p.VM = rm.BackendVM, v
+	return b
+}
+
 // Container makes it a container policy with settings c.
 func (b *PolicyBuilder) Container(c rm.ContainerSettings) *PolicyBuilder {
 	b.p.Backend, b.p.Container = rm.BackendContainer, c

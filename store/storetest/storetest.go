@@ -172,6 +172,8 @@ func testPolicyRoundTrip(t *testing.T, s store.Store) {
 				Env: []string{"HTTP_PROXY", "CI_*"}, Volumes: []string{"/var/cache/go:/cache:ro", "npm:/npm"}}).Build(),
 		"ContainerImageOnly": NewPolicy().Repository("acme/boxed2").Host(h.ID).Autoscale("box2", 1).
 			Container(rm.ContainerSettings{Image: "localhost/runner:test"}).Build(),
+		"VM": NewPolicy().Repository("acme/vm").Host(h.ID).Autoscale("vm", 2).MemoryLimit(1 << 30).
+			VM(rm.VMSettings{Image: "/var/lib/runner-manager/images/debian"}).Build(),
 	}
 	for name, p := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -280,6 +282,14 @@ func testPolicyUpdate(t *testing.T, s store.Store) {
 
 	_, err = s.PolicyByName(ctx, "home")
 	require.ErrorIs(t, err, store.ErrNotFound, "the old name is free after a rename")
+
+	p.Backend, p.Container, p.VM = rm.BackendVM, rm.ContainerSettings{}, rm.VMSettings{Image: "/images/runner"}
+	require.NoError(t, s.UpdatePolicy(ctx, p))
+	got, err = s.Policy(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rm.BackendVM, got.Backend)
+	assert.Equal(t, p.VM, got.VM)
+	assert.True(t, got.Container.IsZero())
 }
 
 func testPolicies(t *testing.T, s store.Store) {

@@ -16,6 +16,7 @@ type CLI struct {
 	Init    InitCmd    `cmd:"" group:"setup" help:"Write a commented configuration file, create the data directory, check the GitHub credentials."`
 	Policy  PolicyCmd  `cmd:"" group:"setup" help:"Add, list, change, pause and remove policies: what this host serves, and how many runners."`
 	Runner  RunnerCmd  `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
+	VM      VMCmd      `cmd:"" group:"setup" name:"vm" help:"Build the guest images of the vm backend."`
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
 

@@ -71,6 +71,7 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 		MemoryReserve: cfg.Admission.MemoryReserve.Bytes(), DiskFloor: cfg.Admission.DiskFloor.Bytes(),
 		Journal: a.ExistingStore, Host: a.Host, GitHub: a.GitHub, SessionOwner: sessionOwner,
 		ContainerHost: cfg.Container.Host,
+		VMAccel:       cfg.VM.Accel,
 		DaemonRunning: func(ctx context.Context) (bool, error) {
 			d, err := a.Daemon()
 			if err != nil {

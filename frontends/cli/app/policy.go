@@ -91,8 +91,8 @@ type PolicyAddCmd struct {
 	Offline        bool        `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    config.Size `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
-	Backend string   `help:"How runners are isolated: native (host processes) or container (a new container per job)." enum:"native,container" default:"native" group:"Container backend"`
-	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md)." placeholder:"IMAGE" group:"Container backend"`
+	Backend string   `help:"How runners are isolated: native (host processes), container (a new container per job) or vm (a new microVM per job)." enum:"native,container,vm" default:"native" group:"Container backend"`
+	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md). VM backend: the image directory (see docs/vm.md)." placeholder:"IMAGE" group:"Container backend"`
 	CPUs    float64  `name:"cpus" help:"Container backend: CPUs each container may use (default: no limit)." placeholder:"N" group:"Container backend"`
 	Network string   `help:"Container backend: the engine network (host, none, bridge or a name; default the engine's)." placeholder:"NET" group:"Container backend"`
 	Env     []string `help:"Container backend: a variable of the manager's environment to pass in (repeatable; NAME* for a prefix)." placeholder:"NAME" group:"Container backend"`
@@ -114,6 +114,8 @@ Examples:
   runner-manager policy add boxed --repo octo-org/app --scale-set boxed --max 4 \
       --backend container --image ghcr.io/actions/actions-runner:latest \
       --memory-limit 4GiB --cpus 2 --volume gocache:/cache
+  runner-manager policy add forks --repo octo-org/app --scale-set forks --max 2 \
+      --backend vm --image /var/lib/runner-manager/images/debian --memory-limit 4GiB
 
 In classic mode every runner also has three implicit labels, which the
 official runner adds: self-hosted, its OS (Linux, macOS, Windows) and its

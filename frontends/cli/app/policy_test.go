@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -33,7 +34,9 @@ func TestPolicyAddRefused(t *testing.T) {
 		{"bad size", []string{"--repo", "o/r", "--scale-set", "s", "--memory-estimate", "lots"}, "512MiB"},
 		{"container without image", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container"}, "needs an image"},
 		{"image without container", []string{"--repo", "o/r", "--scale-set", "s", "--image", "runner"}, `need backend "container"`},
-		{"bad backend", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "vm"}, `must be one of "native","container"`},
+		{"bad backend", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "wsl"}, `must be one of "native","container","vm"`},
+		{"vm without image", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "vm"}, `backend "vm" needs an image`},
+		{"vm image missing", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "vm", "--image", "/nonexistent/image"}, `vm image /nonexistent/image`},
 		{"bad volume", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container", "--image", "r", "--volume", "/c"}, "want SRC:DST"},
 		{"bad cpus", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container", "--image", "r", "--cpus=-2"}, "cpus -2"},
 	}
@@ -63,6 +66,23 @@ func TestPolicyAddContainer(t *testing.T) {
 	assert.Equal(t, uint64(1<<30), p.MemoryLimit)
 	assert.Equal(t, rm.ContainerSettings{Image: "localhost/runner:1", CPUs: 1.5, Network: "bridge",
 		Env: []string{"GOPROXY", "CI_*"}, Volumes: []string{"gocache:/cache", "/srv/npm:/npm:ro"}}, p.Container)
+}
+
+func TestPolicyAddVM(t *testing.T) {
+	e := newEnv(t)
+	image := t.TempDir()
+	for _, f := range []string{vm.KernelFile, vm.InitrdFile, vm.BaseDiskFile} {
+		require.NoError(t, os.WriteFile(filepath.Join(image, f), nil, 0o644))
+	}
+	out := e.ok("policy", "add", "forks", "--repo", "octo/app", "--scale-set", "forks", "--max", "2",
+		"--backend", "vm", "--image", image, "--memory-limit", "1GiB")
+	assert.Contains(t, out, "added policy forks")
+	p, err := e.journal().PolicyByName(t.Context(), "forks")
+	require.NoError(t, err)
+	assert.Equal(t, rm.BackendVM, p.Backend)
+	assert.Equal(t, rm.VMSettings{Image: image}, p.VM)
+	assert.True(t, p.Container.IsZero())
+	assert.Equal(t, uint64(1<<30), p.MemoryLimit)
 }
 
 func TestPolicyLifecycle(t *testing.T) {

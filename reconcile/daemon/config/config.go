@@ -37,6 +37,7 @@ type Config struct {
 	Webhook   Webhook   `toml:"webhook"`
 	Daemon    Daemon    `toml:"daemon"`
 	Container Container `toml:"container"`
+	VM        VM        `toml:"vm"`
 	Store     Store     `toml:"store"`
 	Logs      Logs      `toml:"logs"`
 	Host      Host      `toml:"host"`
@@ -130,6 +131,27 @@ type Container struct {
 	// Host is the engine's address ("unix:///run/podman/podman.sock",
 	// "tcp://…"); "" takes DOCKER_HOST, else the first usual socket found.
 	Host string `toml:"host" env:"RUNNER_MANAGER_CONTAINER_HOST"`
+}
+
+// VM says how the vm backend runs its microVMs, for policies of backend
+// vm (each names its image; its memory limit is its guests' size).
+type VM struct {
+	// Accel is "kvm" (the default: checked by a real boot at the first
+	// launch, every launch refused if it fails) or "tcg", QEMU's software
+	// CPU, about 4× slower, where KVM does not work (nested).
+	Accel string `toml:"accel" env:"RUNNER_MANAGER_VM_ACCEL"`
+	// Memory is a guest's size where its policy sets no memory limit
+	// (default 2GiB).
+	Memory Size `toml:"memory" env:"RUNNER_MANAGER_VM_MEMORY"`
+	// CPUs is a guest's CPUs (default 2).
+	CPUs int `toml:"cpus" env:"RUNNER_MANAGER_VM_CPUS"`
+	// Network is "restricted" (the default: a guest reaches its runner's
+	// services, GitHub's web and API hosts and Forward, nothing else, not
+	// the host's loopback) or "open" (whatever the host reaches).
+	Network string `toml:"network" env:"RUNNER_MANAGER_VM_NETWORK"`
+	// Forward are more host services a guest reaches, "host:port" (in
+	// the environment, comma separated).
+	Forward []string `toml:"forward" env:"RUNNER_MANAGER_VM_FORWARD"`
 }
 
 // Store says which journal the host keeps: "" is the SQLite file in the
@@ -566,6 +588,17 @@ func setString(v reflect.Value, s string) error {
 			return fmt.Errorf("%q is not true or false", s)
 		}
 		v.SetBool(b)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("cannot set a %s from text", v.Type())
+		}
+		var list []string
+		for _, e := range strings.Split(s, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				list = append(list, e)
+			}
+		}
+		v.Set(reflect.ValueOf(list))
 	default:
 		return fmt.Errorf("cannot set a %s from text", v.Type())
 	}
@@ -640,6 +673,27 @@ func (c *Config) validate() error {
 		}
 		if _, _, err := net.SplitHostPort(k.addr); err != nil {
 			return c.errAt(k.key, "%q is not HOST:PORT or :PORT (for example 127.0.0.1:%s)", k.addr, DefaultMetricsPort)
+		}
+	}
+	switch c.VM.Accel {
+	case "", "kvm", "tcg":
+	default:
+		return c.errAt("vm.accel", "%q is not kvm or tcg", c.VM.Accel)
+	}
+	switch c.VM.Network {
+	case "", "restricted", "open":
+	default:
+		return c.errAt("vm.network", "%q is not restricted or open", c.VM.Network)
+	}
+	if m := c.VM.Memory; m != 0 && m < 128<<20 {
+		return c.errAt("vm.memory", "%s is below 128MiB, the least a guest boots in", m)
+	}
+	if c.VM.CPUs < 0 || c.VM.CPUs > 64 {
+		return c.errAt("vm.cpus", "%d is not between 1 and 64", c.VM.CPUs)
+	}
+	for _, f := range c.VM.Forward {
+		if _, _, err := net.SplitHostPort(f); err != nil {
+			return c.errAt("vm.forward", "%q is not HOST:PORT (for example \"proxy.corp:3128\")", f)
 		}
 	}
 	if c.Store.PasswordFile != "" && c.Store.URL == "" {

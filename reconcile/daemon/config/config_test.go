@@ -152,6 +152,14 @@ func TestErrors(t *testing.T) {
 			explain: []string{"$RUNNER_MANAGER_DISK_FLOOR", "admission.disk_floor"}},
 		{name: "bad env level", file: "", env: map[string]string{"RUNNER_MANAGER_LOG_LEVEL": "loud"},
 			explain: []string{"$RUNNER_MANAGER_LOG_LEVEL", "log.level"}},
+		{name: "bad vm accel", file: "[vm]\naccel = \"hvf\"\n",
+			explain: []string{"config.toml:2", "vm.accel", "kvm or tcg"}},
+		{name: "bad vm network", file: "[vm]\nnetwork = \"bridge\"\n",
+			explain: []string{"config.toml:2", "vm.network", "restricted or open"}},
+		{name: "small vm", file: "[vm]\nmemory = \"64MiB\"\n",
+			explain: []string{"config.toml:2", "vm.memory", "128MiB"}},
+		{name: "bad vm forward", file: "[vm]\nforward = [\"proxy\"]\n",
+			explain: []string{"config.toml:2", "vm.forward", "HOST:PORT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +176,15 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestVMSection(t *testing.T) {
+	file := "[vm]\naccel = \"tcg\"\nmemory = \"512MiB\"\ncpus = 1\nforward = [\"127.0.0.1:8080\"]\n"
+	c, err := config.Load(config.Sources{Path: writeFile(t, file),
+		LookupEnv: env(map[string]string{"HOME": "/h", "RUNNER_MANAGER_VM_FORWARD": "proxy.corp:3128, 10.1.2.3:80"})})
+	require.NoError(t, err)
+	assert.Equal(t, config.VM{Accel: "tcg", Memory: 512 << 20, CPUs: 1, Forward: []string{"proxy.corp:3128", "10.1.2.3:80"}}, c.VM,
+		"the variable wins over the file")
 }
 
 func TestExplicitMissingFile(t *testing.T) {

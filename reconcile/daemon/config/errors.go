@@ -32,6 +32,8 @@ var keyHints = map[string]string{
 	"webhook.secret_env":      "an environment variable name",
 	"daemon.metrics_addr":     `an address such as "127.0.0.1:9090"`,
 	"container.host":          `an engine address such as "unix:///run/podman/podman.sock"`,
+	"vm.accel":                `"kvm" or "tcg"`,
+	"vm.forward":              `host:port entries such as ["proxy.corp:3128"]`,
 	"policy.labels":           `labels such as ["linux", "x64"]`,
 	"policy.env":              `variable names such as ["GOFLAGS"]`,
 	"policy.volumes":          `SRC:DST such as ["gocache:/cache"]`,

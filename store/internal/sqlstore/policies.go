@@ -13,7 +13,8 @@ import (
 func policyColumns(d Dialect) string {
 	return `id, ` + d.PolicyName + `, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
 	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
-	spare, container_image, container_cpus, container_network, container_env, container_volumes, removed_at`
+	spare, container_image, container_cpus, container_network, container_env, container_volumes, removed_at,
+	vm_image`
 }
 
 func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
@@ -28,7 +29,7 @@ func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
 		at(&p.CreatedAt), at(&p.UpdatedAt), &limit, &p.Spare, &p.Container.Image, &p.Container.CPUs, &p.Container.Network,
-		env, volumes, at(&p.RemovedAt))
+		env, volumes, at(&p.RemovedAt), &p.VM.Image)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -68,7 +69,7 @@ func (j *Journal) policyArgs(p rm.Policy) []any {
 		p.Target.RunnerGroup, p.Target.ScaleSet, j.c.Labels.Arg(p.Target.Labels),
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
 		nanos(p.UpdatedAt), int64(p.MemoryLimit), p.Spare, p.Container.Image, p.Container.CPUs,
-		p.Container.Network, j.c.Names.Arg(p.Container.Env), j.c.Names.Arg(p.Container.Volumes)}
+		p.Container.Network, j.c.Names.Arg(p.Container.Env), j.c.Names.Arg(p.Container.Volumes), p.VM.Image}
 }
 
 // checkNameFree returns store.ErrConflict if another policy in force than
@@ -155,8 +156,8 @@ func (j *Journal) insertPolicy(ctx context.Context, tx DB, p rm.Policy) error {
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
 				updated_at, memory_limit, spare, container_image, container_cpus, container_network,
-				container_env, container_volumes, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				container_env, container_volumes, vm_image, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(j.policyArgs(p), p.ID.String(), nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -196,7 +197,7 @@ func (j *Journal) updatePolicy(ctx context.Context, tx DB, p rm.Policy) error {
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
 				memory_limit = ?, spare = ?, container_image = ?, container_cpus = ?,
-				container_network = ?, container_env = ?, container_volumes = ?
+				container_network = ?, container_env = ?, container_volumes = ?, vm_image = ?
 			WHERE id = ? AND removed_at IS NULL`,
 			append(j.policyArgs(p), p.ID.String())...)
 		return err

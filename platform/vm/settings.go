@@ -1,0 +1,167 @@
+package vm
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Accel is how QEMU runs the guest's CPU.
+type Accel string
+
+const (
+	// AccelKVM runs the guest on the host's CPU through /dev/kvm. The
+	// launcher checks that it works by booting the kernel once (Probe):
+	// /dev/kvm may open where KVM cannot run a guest (nested
+	// virtualization).
+	AccelKVM Accel = "kvm"
+	// AccelTCG runs the guest on QEMU's software CPU: about a quarter of
+	// native speed, but everywhere. Only when asked for.
+	AccelTCG Accel = "tcg"
+)
+
+// Network says what a guest may reach.
+type Network string
+
+const (
+	// NetworkRestricted (the default): the guest reaches the host services
+	// of Settings.Forward and nothing else, not even the host's loopback.
+	NetworkRestricted Network = "restricted"
+	// NetworkOpen: the guest reaches whatever the host's user can
+	// (QEMU's user networking without restriction), the host's loopback
+	// through 10.0.2.2 included.
+	NetworkOpen Network = "open"
+)
+
+// Defaults of Settings.
+const (
+	DefaultMemoryMiB = 2048
+	DefaultCPUs      = 2
+	// MinMemoryMiB is the smallest guest accepted: the kernel and the
+	// guest's init need about 100 MiB before any runner.
+	MinMemoryMiB = 128
+)
+
+// QEMUOverheadMiB is what QEMU itself takes beyond its guest's memory
+// (measured: its RSS is the guest's pages touched plus about this much),
+// so that admission counts a VM as MemoryMiB plus this.
+const QEMUOverheadMiB = 50
+
+// Settings are how a launcher's VMs run.
+type Settings struct {
+	// Image is the image directory (see OpenImage) of the attempts whose
+	// policy names none (rm.VMSettings.Image).
+	Image string
+	// MemoryMiB is the guest's memory (QEMU's -m): DefaultMemoryMiB when 0.
+	MemoryMiB int
+	// CPUs is the guest's CPUs: DefaultCPUs when 0.
+	CPUs int
+	// Accel is AccelKVM when empty.
+	Accel Accel
+	// Network is NetworkRestricted when empty.
+	Network Network
+	// Forward are the host services the guest reaches besides its
+	// runner's own (RunnerServices: the services its JIT configuration
+	// names, always reached), as "host:port"
+	// (IPv4 address or name). An address the guest dials as it is (the
+	// host's 127.0.0.1:8080 is the guest's 127.0.0.1:8080: a relay in the
+	// guest forwards it); a name resolves in the guest (/etc/hosts) to an
+	// address QEMU connects to that name on the host's side.
+	Forward []string
+	// QEMU is the qemu-system-x86_64 program; found on PATH when empty.
+	QEMU string
+	// QEMUImg is the qemu-img program; found on PATH when empty.
+	QEMUImg string
+}
+
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
+
+// withDefaults fills the empty fields with their defaults.
+func (s Settings) withDefaults() Settings {
+	if s.MemoryMiB == 0 {
+		s.MemoryMiB = DefaultMemoryMiB
+	}
+	if s.CPUs == 0 {
+		s.CPUs = DefaultCPUs
+	}
+	if s.Accel == "" {
+		s.Accel = AccelKVM
+	}
+	if s.Network == "" {
+		s.Network = NetworkRestricted
+	}
+	if s.QEMU == "" {
+		s.QEMU = "qemu-system-x86_64"
+	}
+	if s.QEMUImg == "" {
+		s.QEMUImg = "qemu-img"
+	}
+	return s
+}
+
+// Validate checks every field and says what is wrong with the first bad
+// one.
+func (s Settings) Validate() error {
+	if s.MemoryMiB != 0 && s.MemoryMiB < MinMemoryMiB {
+		return fmt.Errorf("memory %d MiB: at least %d MiB", s.MemoryMiB, MinMemoryMiB)
+	}
+	if s.CPUs < 0 || s.CPUs > 64 {
+		return fmt.Errorf("cpus %d: between 1 and 64", s.CPUs)
+	}
+	switch s.Accel {
+	case "", AccelKVM, AccelTCG:
+	default:
+		return fmt.Errorf("accel %q: want %q or %q", s.Accel, AccelKVM, AccelTCG)
+	}
+	switch s.Network {
+	case "", NetworkRestricted, NetworkOpen:
+	default:
+		return fmt.Errorf("network %q: want %q or %q", s.Network, NetworkRestricted, NetworkOpen)
+	}
+	_, err := parseForwards(s.Forward)
+	return err
+}
+
+// forward is one host service a guest reaches.
+type forward struct {
+	host string // an IPv4 address or a name
+	port int
+	ip   bool
+}
+
+// parseForwards parses Settings.Forward.
+func parseForwards(list []string) ([]forward, error) {
+	var out []forward
+	seen := map[string]bool{}
+	for _, f := range list {
+		host, p, err := net.SplitHostPort(f)
+		if err != nil {
+			return nil, fmt.Errorf("forward %q: want host:port: %w", f, err)
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("forward %q: port %q is not 1-65535", f, p)
+		}
+		fw := forward{host: host, port: port}
+		if ip := net.ParseIP(host); ip != nil {
+			if ip.To4() == nil {
+				return nil, fmt.Errorf("forward %q: IPv6 is not supported (the guest's network is QEMU's IPv4 user network)", f)
+			}
+			if strings.HasPrefix(host, "10.0.2.") {
+				return nil, fmt.Errorf("forward %q: 10.0.2.0/24 is the guest's own network", f)
+			}
+			fw.ip = true
+		} else if !hostName.MatchString(host) {
+			return nil, fmt.Errorf("forward %q: %q is neither an IPv4 address nor a host name", f, host)
+		}
+		key := strings.ToLower(host) + ":" + p
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, fw)
+	}
+	return out, nil
+}

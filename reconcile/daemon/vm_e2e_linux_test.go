@@ -1,0 +1,264 @@
+//go:build linux
+
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/platform/vm"
+	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
+)
+
+// TestVME2EJobs: 10 jobs through the daemon at max 2, each in a microVM
+// of its own booted from the policy's image (QEMU's software CPU, as
+// these machines cannot nest KVM): every job completed once, by its own
+// runner, never more than 2 at once, each attempt metered from QEMU's
+// process, and nothing left (no VM directory, no registration).
+func TestVME2EJobs(t *testing.T) {
+	const jobs, most = 10, 2
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t)
+	d, err := daemon.New(vmDaemonConfig(w.dataDir, w.github(), testLogger(t)))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := vmPolicy(t, d, im.Dir)
+	require.Equal(t, most, p.Max)
+
+	stop := start(t, d)
+	began := time.Now()
+	for range jobs {
+		w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"vm"}, Duration: 200 * time.Millisecond, MemoryBytes: 32 << 20})
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	require.NoError(t, w.gh.WaitJobsCompleted(ctx))
+	took := time.Since(began)
+	require.Eventually(t, func() bool { return ended(t, d.Store(), p) == jobs }, time.Minute, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 }, time.Minute, 100*time.Millisecond,
+		"every attempt's VM directory (its overlay) is removed")
+	require.NoError(t, stop())
+
+	runners := map[string]bool{}
+	var waits []time.Duration
+	type span struct{ from, to time.Time }
+	var spans []span
+	for _, j := range w.gh.Jobs() {
+		assert.Equal(t, "completed", j.Status)
+		assert.Equal(t, 1, j.Starts, "job %d ran once", j.ID)
+		runners[j.RunnerName] = true
+		waits = append(waits, j.StartedAt.Sub(j.QueuedAt))
+		spans = append(spans, span{j.StartedAt, j.CompletedAt})
+	}
+	assert.Len(t, runners, jobs, "one ephemeral runner per job")
+	peak := 0
+	for _, s := range spans {
+		at := 0
+		for _, o := range spans {
+			if !o.from.After(s.from) && o.to.After(s.from) {
+				at++
+			}
+		}
+		peak = max(peak, at)
+	}
+	assert.LessOrEqual(t, peak, most, "never more jobs at once than the policy's max")
+	metered := 0
+	for _, a := range attemptsOf(t, d.Store(), p) {
+		if a.Outcome.Kind == rm.CompletedJob && a.PID != 0 && a.Usage.PeakRSSBytes > 0 {
+			metered++
+		}
+	}
+	assert.NotZero(t, metered, "attempts are metered from QEMU's process")
+	assert.Empty(t, w.gh.Runners(), "no registration left")
+	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
+	t.Logf("%d jobs at max %d in VMs (TCG): %v; queue→start p50 %v, max %v; %d of %d attempts metered",
+		jobs, most, took.Round(time.Millisecond), waits[len(waits)/2].Round(time.Millisecond),
+		slices.Max(waits).Round(time.Millisecond), metered, jobs)
+}
+
+// vmDirs are the attempt directories left under the data directory's vm/
+// (kept failed logs in .failed are not attempts).
+func vmDirs(t *testing.T, dataDir string) []string {
+	ents, err := os.ReadDir(filepath.Join(dataDir, "vm"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Name()[0] != '.' {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// vmChildEnv carries the killed daemon's world from its parent test.
+const vmChildEnv = "RUNNER_MANAGER_VM_CHILD"
+
+type vmChild struct {
+	URL, APIURL, DataDir string
+}
+
+// vmDaemonConfig is the daemon of the VM tests: TCG, small guests.
+func vmDaemonConfig(dataDir string, gc github.Config, log *slog.Logger) daemon.Config {
+	return daemon.Config{DataDir: dataDir, GitHub: gc,
+		VM:          daemon.VMConfig{Accel: vm.AccelTCG, MemoryMiB: 256, CPUs: 1},
+		SampleEvery: 200 * time.Millisecond, Logger: log}
+}
+
+// TestVME2EChildDaemon is the daemon that TestVME2EKilledDaemon runs in a
+// child process and kills with SIGKILL.
+func TestVME2EChildDaemon(t *testing.T) {
+	raw := os.Getenv(vmChildEnv)
+	if raw == "" {
+		t.Skip("the daemon child of TestVME2EKilledDaemon")
+	}
+	var c vmChild
+	require.NoError(t, json.Unmarshal([]byte(raw), &c))
+	d, err := daemon.New(vmDaemonConfig(c.DataDir, github.Config{WebURL: c.URL, APIURL: c.APIURL, Token: token},
+		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	require.NoError(t, err)
+	_ = d.Run(context.Background()) // until killed
+}
+
+// TestVME2EKilledDaemon kills the daemon (a child process) with SIGKILL
+// while VMs run jobs, and starts it again on the same data directory: the
+// VMs alive at the kill are re-adopted by QEMU's pid and start stamp, or
+// concluded, every job runs once, and nothing is left: no QEMU, no VM
+// directory, no registration, no live attempt.
+func TestVME2EKilledDaemon(t *testing.T) {
+	if os.Getenv(vmChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	const jobs = 3
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t, fakegithub.WithRunnerLostAfter(10*time.Second))
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	first, err := daemon.New(vmDaemonConfig(w.dataDir, w.github(), log))
+	require.NoError(t, err)
+	p := vmPolicy(t, first, im.Dir)
+	hostID := first.Host().ID
+	require.NoError(t, first.Close())
+	for range jobs {
+		w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"vm"}, Duration: 8 * time.Second})
+	}
+
+	raw, err := json.Marshal(vmChild{URL: w.gh.URL(), APIURL: w.gh.APIURL(), DataDir: w.dataDir})
+	require.NoError(t, err)
+	child := exec.Command(os.Args[0], "-test.run=^TestVME2EChildDaemon$", "-test.count=1")
+	child.Env = append(os.Environ(), vmChildEnv+"="+string(raw))
+	var out syncBuffer
+	child.Stdout, child.Stderr = &out, &out
+	require.NoError(t, child.Start())
+	t.Cleanup(func() {
+		_ = child.Process.Kill()
+		if t.Failed() {
+			t.Logf("killed daemon's log:\n%s", tail(out.String(), 60))
+			t.Logf("restarted daemon's log:\n%s", tail(logs.String(), 60))
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, w.gh.WaitFor(ctx, func() bool {
+		running := 0
+		for _, j := range w.gh.Jobs() {
+			if j.Status == "in_progress" {
+				running++
+			}
+		}
+		return running >= 2
+	}), "the child daemon's VMs take jobs")
+	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+	_ = child.Wait()
+	atKill := qemusOf(t, w.dataDir)
+	require.NotEmpty(t, atKill, "the VMs outlive their daemon")
+
+	d, err := daemon.New(vmDaemonConfig(w.dataDir, w.github(), log))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	require.Equal(t, hostID, d.Host().ID)
+	stop := start(t, d)
+	wctx, wcancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer wcancel()
+	require.NoError(t, w.gh.WaitJobsCompleted(wctx))
+	require.Eventually(t, func() bool {
+		live, err := d.Store().LiveAttempts(t.Context(), hostID)
+		return err == nil && len(live) == 0
+	}, 2*time.Minute, 100*time.Millisecond, "every attempt concluded")
+	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 && len(qemusOf(t, w.dataDir)) == 0 },
+		time.Minute, 100*time.Millisecond, "no VM and no VM directory left")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Empty(c, w.gh.Runners(), "no registration left")
+	}, 90*time.Second, 100*time.Millisecond)
+	require.NoError(t, stop())
+
+	for _, j := range w.gh.Jobs() {
+		assert.Equal(t, "completed", j.Status)
+		assert.Equal(t, 1, j.Starts, "job %d ran exactly once", j.ID)
+	}
+	outcomes := map[string]int{}
+	for _, a := range attemptsOf(t, d.Store(), p) {
+		outcomes[a.Outcome.String()]++
+	}
+	assert.True(t, strings.Contains(logs.String(), "re-adopted runner process") || strings.Contains(logs.String(), "runner ended while the manager was down"),
+		"the VMs alive at the kill were looked for")
+	t.Logf("%d VMs alive at the kill; outcomes after the restart: %v", len(atKill), outcomes)
+}
+
+// vmPolicy writes the VM policy of the tests: a scale set "vm" at max 2.
+func vmPolicy(t *testing.T, d *daemon.Daemon, image string) rm.Policy {
+	t.Helper()
+	scope, err := rm.Repository(repo)
+	require.NoError(t, err)
+	target, err := rm.NewScaleSetTarget(scope, "", "vm")
+	require.NoError(t, err)
+	p := rm.Policy{ID: rm.NewPolicyID(), Name: "vm", Host: d.Host().ID, Target: target, Max: 2,
+		MemoryEstimate: 300 << 20, Backend: rm.BackendVM, VM: rm.VMSettings{Image: image}}
+	require.NoError(t, d.Store().InsertPolicy(t.Context(), p))
+	return p
+}
+
+// qemusOf are the QEMU processes of VMs under dataDir: their console is
+// one of its attempt directories'.
+func qemusOf(t *testing.T, dataDir string) []int {
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	prefix := "file:" + filepath.Join(dataDir, "vm") + "/"
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, arg := range strings.Split(string(b), "\x00") {
+			if strings.HasPrefix(arg, prefix) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
