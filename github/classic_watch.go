@@ -379,7 +379,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 				wait = max(rle.Reset.Sub(w.c.cfg.Now()), time.Second)
 				w.log.Warn("demand poll waits for the rate limit to lift", "until", rle.Reset, "secondary", rle.Secondary)
 			} else {
-				wait = watchBackoff(failures)
+				wait = outage.Wait(failures)
 				failures++
 				w.log.Warn("demand poll failed, retrying", "error", err.Error(), "wait", wait)
 			}

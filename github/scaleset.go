@@ -133,7 +133,7 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 		// 5xx (actions/scaleset client.go getActionsServiceAdminConnectionRequest,
 		// 4 retries by default: common_client.go defaults): so do we,
 		// with new tokens, before the caller's slower retry.
-		wait := recoveryBackoff(try)
+		wait := outage.Wait(try)
 		log.Debug("cannot connect to the scale set yet, retrying", "error", err.Error(), "wait", wait)
 		if errors.Is(err, rm.ErrUnauthorized) {
 			if ss, rerr := c.scaleSetClient(target.Scope, log); rerr == nil {
