@@ -13,6 +13,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
 )
 
 // adminConn is the Actions service's address and an admin token for one
@@ -123,7 +124,7 @@ func (c *Client) retrying(ctx context.Context, action string, on retryOn, send f
 		if err == nil || try >= exchangeRetries || ctx.Err() != nil {
 			return err
 		}
-		wait := min(exchangeWaitMin<<try, exchangeWaitMax)
+		wait := backoff.Policy{Base: exchangeWaitMin, Cap: exchangeWaitMax}.Ceiling(try)
 		var status int
 		var se *httpStatusError
 		if errors.As(err, &se) {

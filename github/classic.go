@@ -470,13 +470,6 @@ func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, repor
 	}
 }
 
-// watchBackoff is the wait after n consecutive failures: 1 s doubling to
-// MaxOutageWait, the upper half jittered.
-func watchBackoff(n int) time.Duration {
-	lim := limiter{retry: RetryPolicy{Base: time.Second, Cap: rm.MaxOutageWait}}
-	return lim.backoff(n)
-}
-
 func (st *jobState) event(kind rm.JobEventKind, at time.Time) rm.JobEvent {
 	e := rm.JobEvent{Kind: kind, JobID: restJobID(st.id), JobNumber: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
 		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at, QueuedAt: st.queuedAt}

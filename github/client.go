@@ -17,6 +17,7 @@ import (
 	gh "github.com/google/go-github/v88/github"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
 )
 
 // DefaultWebURL is github.com; a GitHub Enterprise Server is configured by
@@ -68,13 +69,22 @@ type Config struct {
 }
 
 // RetryPolicy is the backoff of idempotent requests on 5xx and network
-// errors: Tries attempts in all, waiting Base·2^n with full jitter, at most
-// Cap between two tries.
+// errors: Tries attempts in all, waiting Base·2^n (at most Cap) between
+// two tries, the upper half of it jittered.
 type RetryPolicy struct {
 	Tries int           // default 4
 	Base  time.Duration // default 200 ms
 	Cap   time.Duration // default 5 s
 }
+
+func (p RetryPolicy) backoff() backoff.Policy { return backoff.Policy{Base: p.Base, Cap: p.Cap} }
+
+// outage is the pace of a watch's reconnect (scale-set and classic) after
+// failures in a row: from about 1 s, doubling, capped at MaxOutageWait, so
+// that GitHub back from a 5xx storm, an outage, a restart or revoked
+// credentials is served again within seconds (one request per few seconds
+// while it is down costs nothing that matters).
+var outage = backoff.Policy{Base: time.Second, Cap: rm.MaxOutageWait}
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Tries <= 0 {

@@ -2,7 +2,6 @@ package github
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/actions/scaleset"
-	"github.com/hashicorp/go-retryablehttp"
+
 	rm "github.com/runner-manager/runner-manager"
 )
 
@@ -133,7 +132,7 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 		// 5xx (actions/scaleset client.go getActionsServiceAdminConnectionRequest,
 		// 4 retries by default: common_client.go defaults): so do we,
 		// with new tokens, before the caller's slower retry.
-		wait := recoveryBackoff(try)
+		wait := outage.Wait(try)
 		log.Debug("cannot connect to the scale set yet, retrying", "error", err.Error(), "wait", wait)
 		if errors.Is(err, rm.ErrUnauthorized) {
 			if ss, rerr := c.scaleSetClient(target.Scope, log); rerr == nil {
@@ -277,92 +276,6 @@ func (t *ScaleSetTarget) recovering(ctx context.Context, action string, setLost 
 	}
 }
 
-// scaleSetClient returns an actions/scaleset client with the Client's
-// credentials whose every request passes our rate-limit transport.
-func (c *Client) scaleSetClient(scope rm.Scope, log *slog.Logger) (*scaleset.Client, error) {
-	configURL := scope.ConfigURL(c.webURL.String())
-	info := scaleset.SystemInfo{System: "runner-manager", Version: moduleVersion(), Subsystem: "manager"}
-	opts := []scaleset.HTTPOption{scaleset.WithRetryableHTTPClint(c.retryableClient()), scaleset.WithLogger(canceledAtDebug(log))}
-	var (
-		ss  *scaleset.Client
-		err error
-	)
-	if app := c.cfg.App; app != nil {
-		ss, err = scaleset.NewClientWithGitHubApp(scaleset.ClientWithGitHubAppConfig{
-			GitHubConfigURL: configURL,
-			GitHubAppAuth:   scaleset.GitHubAppAuth{ClientID: app.issuer(), InstallationID: app.InstallationID, PrivateKey: string(app.PrivateKeyPEM)},
-			SystemInfo:      info,
-		}, opts...)
-	} else {
-		ss, err = scaleset.NewClientWithPersonalAccessToken(scaleset.NewClientWithPersonalAccessTokenConfig{
-			GitHubConfigURL: configURL, PersonalAccessToken: c.cfg.Token, SystemInfo: info,
-		}, opts...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("scale-set client for %s: %w", scope, err)
-	}
-	return ss, nil
-}
-
-// retryableClient is the HTTP client handed to actions/scaleset. That
-// library insists on an *http.Transport inside a retryablehttp.Client, so
-// the transport is a shell whose http and https protocols are registered to
-// our rate-limit transport (which does the sending, the retries of
-// idempotent calls and the budget); retryablehttp itself never retries, as
-// it would retry a POST. Each scaleset client gets its own instance: the
-// library writes to it.
-func (c *Client) retryableClient() *retryablehttp.Client {
-	var rt http.RoundTripper = c.raw
-	if from := scalesetAPIBase(c.webURL.String()); !strings.EqualFold(from, c.apiURL.String()) {
-		rt = &rebase{from: from, to: c.apiURL.String(), next: rt}
-	}
-	shell := &http.Transport{TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
-	shell.RegisterProtocol("http", rt)
-	shell.RegisterProtocol("https", rt)
-	rc := retryablehttp.NewClient()
-	rc.HTTPClient = &http.Client{Transport: shell}
-	rc.RetryMax = 0
-	rc.CheckRetry = func(ctx context.Context, _ *http.Response, _ error) (bool, error) { return false, nil }
-	return rc
-}
-
-// scalesetAPIBase is the REST base actions/scaleset derives from a web URL.
-func scalesetAPIBase(web string) string {
-	u, err := parseBaseURL("web URL", web)
-	if err != nil {
-		return ""
-	}
-	host := strings.ToLower(u.Host)
-	switch {
-	case host == "www.github.com":
-		return u.Scheme + "://api.github.com"
-	case host == "github.com" || host == "github.localhost" || strings.HasSuffix(host, ".ghe.com"):
-		return u.Scheme + "://api." + u.Host
-	}
-	return u.Scheme + "://" + u.Host + "/api/v3"
-}
-
-// rebase sends requests for the REST base actions/scaleset derived to the
-// configured API URL instead.
-type rebase struct {
-	from, to string
-	next     http.RoundTripper
-}
-
-func (r *rebase) RoundTrip(req *http.Request) (*http.Response, error) {
-	u := req.URL.String()
-	if len(u) >= len(r.from) && strings.EqualFold(u[:len(r.from)], r.from) && (len(u) == len(r.from) || u[len(r.from)] == '/') {
-		nr := req.Clone(req.Context())
-		parsed, err := nr.URL.Parse(r.to + u[len(r.from):])
-		if err != nil {
-			return nil, err
-		}
-		nr.URL, nr.Host = parsed, ""
-		return r.next.RoundTrip(nr)
-	}
-	return r.next.RoundTrip(req)
-}
-
 // call runs fn with a call record and maps its error: rate limits as
 // *RateLimitError, 401/403 as ErrUnauthorized, 404 as ErrNotFound; it
 // returns the HTTP status of the last answer (0 if none).
@@ -496,101 +409,6 @@ func sameLabels(a, b []scaleset.Label) bool {
 		}
 	}
 	return true
-}
-
-// JITConfig registers runnerName in the scale set. A runner of the same
-// name that is ours is removed and the registration retried once. A 401
-// renews the admin token and a vanished scale set is found or created
-// again, each before one more try.
-func (t *ScaleSetTarget) JITConfig(ctx context.Context, runnerName string) (rm.JITConfig, error) {
-	action := fmt.Sprintf("register runner %s in scale set %q", runnerName, t.target.ScaleSet)
-	for try := 0; ; try++ {
-		var jit *scaleset.RunnerScaleSetJitRunnerConfig
-		status, err := t.recovering(ctx, action, true, func(ctx context.Context, ss *scaleset.Client, setID int) (err error) {
-			jit, err = ss.GenerateJitRunnerConfig(ctx, &scaleset.RunnerScaleSetJitRunnerSetting{Name: runnerName, WorkFolder: t.opts.WorkFolder}, setID)
-			return err
-		})
-		if err == nil {
-			if jit == nil || jit.Runner == nil || jit.Runner.ID == 0 || jit.EncodedJITConfig == "" {
-				return rm.JITConfig{}, fmt.Errorf("%s: GitHub answered without a runner id or configuration", action)
-			}
-			name := jit.Runner.Name
-			if name == "" {
-				name = runnerName
-			}
-			return rm.JITConfig{RunnerID: int64(jit.Runner.ID), RunnerName: name, Encoded: jit.EncodedJITConfig}, nil
-		}
-		exists := errors.Is(err, scaleset.RunnerExistsError) || status == http.StatusConflict
-		if !exists || try > 0 {
-			return rm.JITConfig{}, err
-		}
-		if t.opts.NamePrefix != "" && !strings.HasPrefix(runnerName, t.opts.NamePrefix) {
-			return rm.JITConfig{}, fmt.Errorf("%s: a runner of that name exists and is not ours (no %q prefix): pick another name", action, t.opts.NamePrefix)
-		}
-		var old *scaleset.RunnerReference
-		if _, err := t.recovering(ctx, "look up runner "+runnerName, false, func(ctx context.Context, ss *scaleset.Client, _ int) (err error) {
-			old, err = ss.GetRunnerByName(ctx, runnerName)
-			return err
-		}); err != nil {
-			return rm.JITConfig{}, err
-		}
-		if old != nil {
-			t.log.Info("removing a stale registration of the same name", "runner", runnerName, "id", old.ID)
-			if err := t.RemoveRunner(ctx, int64(old.ID)); err != nil {
-				return rm.JITConfig{}, fmt.Errorf("%s: the name is taken: %w", action, err)
-			}
-		}
-	}
-}
-
-// RemoveRunner deletes a registration through the Actions service:
-// ErrRunnerBusy while it runs a job, nil when it is already gone.
-func (t *ScaleSetTarget) RemoveRunner(ctx context.Context, id int64) error {
-	action := fmt.Sprintf("remove runner %d from scale set %q", id, t.target.ScaleSet)
-	status, err := t.recovering(ctx, action, false, func(ctx context.Context, ss *scaleset.Client, _ int) error { return ss.RemoveRunner(ctx, id) })
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, scaleset.RunnerNotFoundError), status == http.StatusNotFound:
-		return nil
-	case errors.Is(err, scaleset.JobStillRunningError), status == http.StatusUnprocessableEntity:
-		return fmt.Errorf("%s: %w", action, rm.ErrRunnerBusy)
-	}
-	return err
-}
-
-// Runners cannot list a scale set's runners: GitHub's REST runner list
-// does not carry them, and the Actions service lists none. It returns an
-// error wrapping ErrCannotList; LookupRunner asks for one runner.
-func (t *ScaleSetTarget) Runners(ctx context.Context, namePrefix string) ([]rm.Runner, error) {
-	return nil, fmt.Errorf("list the runners of scale set %q: %w: scale-set runners are not in GitHub's REST runner list; look each one up", t.target.ScaleSet, rm.ErrCannotList)
-}
-
-// LookupRunner asks the Actions service (the service that registered a
-// scale set's runners) for one runner: by id, or by name when id is 0. A
-// 404 (or an empty lookup by name) means the registration is gone. The
-// service says nothing of busy or online: the journal and job messages do.
-func (t *ScaleSetTarget) LookupRunner(ctx context.Context, id int64, name string) (rm.Runner, bool, error) {
-	var ref *scaleset.RunnerReference
-	action := fmt.Sprintf("look up runner %d in scale set %q", id, t.target.ScaleSet)
-	if id == 0 {
-		action = fmt.Sprintf("look up runner %s in scale set %q", name, t.target.ScaleSet)
-	}
-	status, err := t.recovering(ctx, action, false, func(ctx context.Context, ss *scaleset.Client, _ int) (err error) {
-		if id == 0 {
-			ref, err = ss.GetRunnerByName(ctx, name)
-		} else {
-			ref, err = ss.GetRunner(ctx, int(id))
-		}
-		return err
-	})
-	switch {
-	case err == nil && ref == nil, errors.Is(err, scaleset.RunnerNotFoundError), status == http.StatusNotFound:
-		return rm.Runner{}, false, nil
-	case err != nil:
-		return rm.Runner{}, false, err
-	}
-	return rm.Runner{ID: int64(ref.ID), Name: ref.Name}, true, nil
 }
 
 var ownerInMessage = regexp.MustCompile(`(?i)owner\s+'?([^'\s]+?)'?\.?$`)

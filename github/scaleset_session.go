@@ -13,6 +13,7 @@ import (
 	"github.com/actions/scaleset"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
 )
 
 // The scale set's message session: opened (and a stale one of this host
@@ -91,11 +92,11 @@ func (t *ScaleSetTarget) openSession(ctx context.Context) (*scaleset.MessageSess
 		}
 		// Our own name is retried as often as an outage (it is ours to
 		// take once GitHub lets it go); another owner's, slower.
-		retry := RetryPolicy{Base: 2 * time.Second, Cap: 30 * time.Second}
+		pace := backoff.Policy{Base: 2 * time.Second, Cap: 30 * time.Second}
 		if owner == t.opts.Owner {
-			retry = RetryPolicy{Base: time.Second, Cap: rm.MaxOutageWait}
+			pace = outage
 		}
-		wait := (&limiter{retry: retry}).backoff(try)
+		wait := pace.Wait(try)
 		t.log.Debug("the message session is held, retrying", "owner", owner, "try", try+1, "wait", wait)
 		if err := t.c.cfg.Sleep(ctx, wait); err != nil {
 			return nil, err
@@ -200,15 +201,6 @@ var errCapacityChanged = errors.New("capacity changed")
 // name that the journal cannot name: ours to take once GitHub lets it go,
 // so Watch keeps trying at the outage pace instead of returning it.
 var errOwnSessionHeld = errors.New("")
-
-// recoveryBackoff is the wait after the nth failure in a row of the
-// watch: from about 1 s, doubling, capped at MaxOutageWait, so that GitHub
-// back from a 5xx storm, an outage, a restart or revoked credentials is
-// served again within seconds (one request per few seconds while it is
-// down costs nothing that matters).
-func recoveryBackoff(n int) time.Duration {
-	return (&limiter{retry: RetryPolicy{Base: time.Second, Cap: rm.MaxOutageWait}}).backoff(n)
-}
 
 // Watch opens the message session and long-polls it until ctx ends (nil),
 // the target is closed, or another owner keeps the session
@@ -329,7 +321,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				continue // at once, finding the scale set first
 			}
 		}
-		wait := recoveryBackoff(failures)
+		wait := outage.Wait(failures)
 		failures++
 		if rle, ok := asRateLimit(err); ok {
 			wait = max(rle.Reset.Sub(t.c.cfg.Now()), time.Second)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -171,17 +170,6 @@ func (l *limiter) holdHost(host string, until time.Time) {
 	}
 }
 
-// backoff is the wait before try n+1 (n from 0): Base·2^n capped at Cap,
-// the upper half of it jittered.
-func (l *limiter) backoff(n int) time.Duration {
-	d := l.retry.Base << min(n, 30)
-	if d <= 0 || d > l.retry.Cap {
-		d = l.retry.Cap
-	}
-	half := d / 2
-	return half + rand.N(half+1)
-}
-
 // limitTransport is the RoundTripper every request of a Client passes:
 // it refuses while a rate limit holds, reads the budget from every answer,
 // retries idempotent requests on 5xx and network errors with backoff, and
@@ -240,7 +228,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ctx.Err() != nil || !idempotent || last {
 				return nil, err
 			}
-			wait := t.lim.backoff(try)
+			wait := t.lim.retry.backoff().Wait(try)
 			t.lim.log.Warn("GitHub request failed, retrying", "method", req.Method, "path", req.URL.Path, "error", err.Error(), "try", try+1, "wait", wait)
 			if err := t.lim.sleep(ctx, wait); err != nil {
 				return nil, err
@@ -262,7 +250,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if retryableStatus(resp.StatusCode) && idempotent && !last {
 			drain(resp)
-			wait := t.lim.backoff(try)
+			wait := t.lim.retry.backoff().Wait(try)
 			if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && ra >= 0 {
 				wait = max(wait, min(time.Duration(ra)*time.Second, t.lim.retry.Cap))
 			}

@@ -132,34 +132,60 @@ type Config struct {
 	// RunnerEnv is added to every runner's environment ("KEY=value").
 	RunnerEnv []string
 
+	// The loop's timeouts, paces and caps. A zero value takes the Default
+	// figure named; where none is named, zero turns the feature off.
+
+	// RegisterTimeout bounds one JIT configuration request
+	// (DefaultRegisterTimeout).
 	RegisterTimeout time.Duration
-	StartTimeout    time.Duration
+	// StartTimeout: a runner not seen online by then is stopped
+	// (DefaultStartTimeout).
+	StartTimeout time.Duration
 	// IdleTimeout, when set, stops a runner idle that long.
 	IdleTimeout time.Duration
+	// ZombieGrace: a live runner missing from GitHub that long is stopped
+	// (DefaultZombieGrace).
 	ZombieGrace time.Duration
 	// HungGrace: a runner alive this long after GitHub said its job
-	// completed is stopped; it concludes CompletedJob (it ran its job).
-	HungGrace    time.Duration
-	StopGrace    time.Duration
+	// completed is stopped (DefaultHungGrace); it concludes CompletedJob,
+	// as it ran its job.
+	HungGrace time.Duration
+	// StopGrace is the time between SIGTERM and SIGKILL (DefaultStopGrace).
+	StopGrace time.Duration
+	// JobWordGrace caps the wait for GitHub's word of a job after a runner
+	// exited 0 with none known (DefaultJobWordGrace).
 	JobWordGrace time.Duration
-	// ScaleDownAfter: a negative value lets a scale-down remove a runner
-	// the moment it is seen idle.
-	ScaleDownAfter  time.Duration
-	ActiveRequeue   time.Duration
-	IdleRequeue     time.Duration
+	// ScaleDownAfter: how long a runner must have been idle before a
+	// scale-down may remove it (DefaultScaleDownAfter); a negative value
+	// lets it go the moment it is seen idle.
+	ScaleDownAfter time.Duration
+	// ActiveRequeue is the next pass while anything is live or wanted
+	// (DefaultActiveRequeue); IdleRequeue when nothing is
+	// (DefaultIdleRequeue).
+	ActiveRequeue time.Duration
+	IdleRequeue   time.Duration
+	// RunnerListEvery is how old GitHub's runner list may grow while
+	// runners are live (DefaultRunnerListEvery).
 	RunnerListEvery time.Duration
 	// OrphanListEvery, when set, also lists GitHub's runners that often
 	// while the loop is idle (to reap registrations left by something else
 	// than this manager); by default an idle loop makes no request.
 	OrphanListEvery time.Duration
-	BackoffBase     time.Duration
-	BackoffMax      time.Duration
+	// BackoffBase and BackoffMax bound the driver's backoff while passes
+	// fail (DefaultBackoffBase, DefaultBackoffMax).
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
 
-	MaxLaunchesPerPass         int
+	// MaxLaunchesPerPass caps the launches of one pass
+	// (DefaultMaxLaunchesPerPass).
+	MaxLaunchesPerPass int
+	// MaxFailedLaunchesPerMinute: a policy with that many failed launches
+	// in the last minute pauses launching
+	// (DefaultMaxFailedLaunchesPerMinute).
 	MaxFailedLaunchesPerMinute int
 
 	// SpareRecycleAfter is how long a warm spare may listen without a job
-	// before it is replaced (DefaultSpareRecycleAfter when 0).
+	// before it is replaced (DefaultSpareRecycleAfter).
 	SpareRecycleAfter time.Duration
 
 	// Drain: when Run's context ends, remove idle runners and wait for busy
@@ -169,7 +195,8 @@ type Config struct {
 	// next start.
 	Drain        bool
 	DrainTimeout time.Duration
-	StopTimeout  time.Duration
+	// StopTimeout bounds a stop without drain (DefaultStopTimeout).
+	StopTimeout time.Duration
 
 	// OnRefusal is told of every admission refusal (the supervisor counts
 	// them by reason).

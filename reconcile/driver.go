@@ -9,6 +9,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
 )
 
 // Result is what a pass (or a demand watch) tells its driver; Reconcile
@@ -133,14 +134,14 @@ func (d *driver) settle(res Result, err error) time.Duration {
 	}
 	if unavailable {
 		d.ghFailures++
-		until := now.Add(backoff(d.ghFailures, d.base, d.githubMax(), d.random()))
+		until := now.Add(backoff.Policy{Base: d.base, Cap: d.githubMax()}.At(d.ghFailures-1, d.random()))
 		if until.After(d.holdUntil) {
 			d.holdUntil, d.holdLimit = until, false
 		}
 	}
 	if other {
 		d.failures++
-		return backoff(d.failures, d.base, d.max, d.random())
+		return backoff.Policy{Base: d.base, Cap: d.max}.At(d.failures-1, d.random())
 	}
 	d.failures = 0
 	if now.Before(d.holdUntil) {
@@ -231,16 +232,4 @@ func (d *driver) githubFailures() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.ghFailures
-}
-
-// backoff is the n-th (from 1) wait of a capped exponential backoff with
-// equal jitter: base·2^(n−1), capped at max, of which a random half.
-func backoff(n int, base, max time.Duration, r float64) time.Duration {
-	d := base
-	for i := 1; i < n && d < max; i++ {
-		d *= 2
-	}
-	d = min(d, max)
-	half := d / 2
-	return half + time.Duration(float64(d-half)*r)
 }

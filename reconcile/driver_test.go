@@ -129,16 +129,6 @@ func TestDriverBacksOffWithJitterAndResets(t *testing.T) {
 	})
 }
 
-func TestBackoffBounds(t *testing.T) {
-	for n := 1; n <= 12; n++ {
-		lo, hi := backoff(n, time.Second, time.Minute, 0), backoff(n, time.Second, time.Minute, 0.999999)
-		ceil := min(time.Second<<(n-1), time.Minute)
-		assert.Equal(t, ceil/2, lo, "n=%d", n)
-		assert.LessOrEqual(t, hi, ceil, "n=%d", n)
-		assert.Greater(t, hi, ceil*9/10, "n=%d", n)
-	}
-}
-
 func TestDriverWaitsOutARateLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reset := time.Now().Add(30 * time.Minute)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 // WriteText prints the summary as the demo does.
@@ -38,17 +40,6 @@ func (s Summary) WriteText(w io.Writer) {
 		outcomes = append(outcomes, fmt.Sprintf("%d %s", s.Outcomes[k], k))
 	}
 	fmt.Fprintf(w, "  attempts:           %s\n", strings.Join(outcomes, ", "))
-}
-
-// formatSize prints a byte count for the report: whole GiB, else MiB.
-func formatSize(b uint64) string {
-	switch {
-	case b >= 1<<30 && b%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", b>>30)
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%dB", b)
 }
 
 // ms prints milliseconds, as seconds from one second on.
@@ -83,7 +74,7 @@ func (r BenchReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  per policy:           name      max  estimate  jobs  peak runners  peak jobs  min admitted\n")
 	for _, p := range r.PerPolicy {
 		fmt.Fprintf(w, "                        %-9s %3d  %8s  %4d  %12d  %9d  %12d\n",
-			p.Name, p.Max, formatSize(p.EstimateBytes), p.Jobs, p.PeakRunners, p.PeakJobs, p.MinAdmitted)
+			p.Name, p.Max, bytesize.Format(p.EstimateBytes), p.Jobs, p.PeakRunners, p.PeakJobs, p.MinAdmitted)
 	}
 	refusals := "none"
 	if len(r.Admission.Refusals) > 0 {
@@ -95,16 +86,16 @@ func (r BenchReport) WriteText(w io.Writer) {
 	}
 	ad := r.Admission
 	fmt.Fprintf(w, "  admission:            peak committed %s of %s (host %s − reserve %s); refusals: %s\n",
-		formatSize(ad.PeakCommittedBytes), formatSize(ad.HostMemoryBytes-ad.ReserveBytes),
-		formatSize(ad.HostMemoryBytes), formatSize(ad.ReserveBytes), refusals)
+		bytesize.Format(ad.PeakCommittedBytes), bytesize.Format(ad.HostMemoryBytes-ad.ReserveBytes),
+		bytesize.Format(ad.HostMemoryBytes), bytesize.Format(ad.ReserveBytes), refusals)
 	cl := r.Calls
 	fmt.Fprintf(w, "  GitHub calls per job: REST %.2f (%.2f charged to the rate limit), scale-set service %.2f; runners' own %.2f\n",
 		cl.RESTPerJob, cl.RESTChargedPerJob, cl.ScaleSetPerJob, cl.RunnerCallsPerJob)
 	fmt.Fprintf(w, "  REST budget:          lowest %d left (exhausted: %t); runners live when the queue emptied %d, stranded %d\n",
 		cl.RESTBudgetLowest, cl.RESTBudgetExhausted, r.LiveWhenQueueEmptied, r.Stranded)
 	fmt.Fprintf(w, "  this process:         %.2f CPU seconds (%.1f%% of one core; runners excluded, the fake GitHub included), peak RSS %s (%s)\n",
-		r.Daemon.CPUSeconds, r.Daemon.CPUPercentOfOneCore, formatSize(r.Daemon.PeakRSSBytes), r.Daemon.PeakRSSSource)
-	fmt.Fprintf(w, "  journal:              %s\n", formatSize(uint64(r.JournalBytes)))
+		r.Daemon.CPUSeconds, r.Daemon.CPUPercentOfOneCore, bytesize.Format(r.Daemon.PeakRSSBytes), r.Daemon.PeakRSSSource)
+	fmt.Fprintf(w, "  journal:              %s\n", bytesize.Format(uint64(r.JournalBytes)))
 	var outcomes []string
 	for _, k := range slices.Sorted(maps.Keys(r.Attempts)) {
 		outcomes = append(outcomes, fmt.Sprintf("%d %s", r.Attempts[k], k))
@@ -115,6 +106,3 @@ func (r BenchReport) WriteText(w io.Writer) {
 // FormatMS prints milliseconds as the reports do (as seconds from one
 // second on), for front ends that print other reports beside them.
 func FormatMS(q float64) string { return ms(q) }
-
-// FormatSize prints a byte count as the reports do: whole GiB, else MiB.
-func FormatSize(b uint64) string { return formatSize(b) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 // attemptsPane is the attempts table's part of the model.
@@ -219,10 +220,10 @@ func drawAttempts(p painter, m Model, y, n int) {
 		r := rows[i]
 		vals := []string{string(r.State), r.PolicyName, r.Runner, r.Job, fmtDuration(r.elapsed(m.Now)), "-", "-", "-"}
 		if r.HasUsage {
-			vals[5], vals[6] = fmtBytes(r.RSS), fmtCPU(r.CPU)
+			vals[5], vals[6] = bytesize.Compact(r.RSS), fmtCPU(r.CPU)
 		}
 		if r.Peak > 0 {
-			vals[7] = fmtBytes(r.Peak)
+			vals[7] = bytesize.Compact(r.Peak)
 		}
 		drawRow(p, y, formatRow(attemptCols, ws, vals), stateStyle(r.State), r.ID == m.SelAttempt, focused)
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -271,9 +272,9 @@ func (d *detailLines) usage(r AttemptRow, s *Series) {
 	sw := max(8, min(MaxSamples, d.p.w-detailX-30))
 	peak := ""
 	if r.Peak > 0 {
-		peak = "  peak " + fmtBytes(r.Peak)
+		peak = "  peak " + bytesize.Compact(r.Peak)
 	}
-	usageLine(d, "rss", rss, 0, ColorBlue, fmtBytes, peak, sw)
+	usageLine(d, "rss", rss, 0, ColorBlue, bytesize.Compact, peak, sw)
 	cpuStats := ""
 	if rec := r.Record; rec != nil && (rec.Usage.CPUAvgMillicores > 0 || rec.Usage.CPUPeakMillicores > 0) {
 		cpuStats = fmt.Sprintf("  avg %s  peak %s", fmtCPU(rec.Usage.CPUAvgMillicores), fmtCPU(rec.Usage.CPUPeakMillicores))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -100,7 +101,7 @@ func moreText(n int) string { return fmt.Sprintf(" · +%d more", n) }
 func fleetHostText(m Model, h reconcile.FleetHostStatus, detail int) string {
 	s := h.Name
 	if detail >= 1 && h.MemoryBytes > 0 {
-		s += " " + fmtBytes(h.MemoryBytes)
+		s += " " + bytesize.Compact(h.MemoryBytes)
 	}
 	if h.Stale {
 		if h.SeenAt == nil {

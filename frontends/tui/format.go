@@ -12,25 +12,6 @@ import (
 
 func itoa[T ~int | ~int64 | ~uint32 | ~uint64](v T) string { return strconv.FormatInt(int64(v), 10) }
 
-// fmtBytes prints a size in binary units, at most 5 cells: "512M", "1.5G".
-func fmtBytes(b uint64) string {
-	const unit = 1024
-	if b < unit {
-		return itoa(b) + "B"
-	}
-	v := float64(b)
-	for _, u := range []string{"K", "M", "G", "T", "P"} {
-		v /= unit
-		if v < unit || u == "P" {
-			if v < 10 {
-				return strconv.FormatFloat(v, 'f', 1, 64) + u
-			}
-			return strconv.FormatFloat(v, 'f', 0, 64) + u
-		}
-	}
-	return itoa(b) + "B"
-}
-
 // fmtCPU prints millicores as cores: "0.4", "2.0", "12".
 func fmtCPU(m uint32) string {
 	if m >= 10_000 {

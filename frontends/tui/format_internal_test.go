@@ -10,16 +10,6 @@ import (
 // The pure helpers of the view, tested from inside: they are too small to
 // export and too easy to get subtly wrong.
 
-func TestFmtBytes(t *testing.T) {
-	tests := map[uint64]string{
-		0: "0B", 1023: "1023B", 1024: "1.0K", 1536: "1.5K", 10 << 20: "10M",
-		700 << 20: "700M", 1 << 30: "1.0G", 16 << 30: "16G", 1023 << 30: "1023G", 2 << 40: "2.0T",
-	}
-	for in, want := range tests {
-		assert.Equal(t, want, fmtBytes(in), "%d", in)
-	}
-}
-
 func TestFmtCPU(t *testing.T) {
 	tests := map[uint32]string{0: "0.0", 50: "0.1", 950: "0.9", 1850: "1.9", 9999: "10.0", 12000: "12"}
 	for in, want := range tests {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -79,7 +80,7 @@ func drawMemory(p painter, m Model) {
 	used := mem.TotalBytes - min(mem.AvailableBytes, mem.TotalBytes)
 	n := p.text(0, 1, "used   ", styleBold, p.w)
 	n += drawBar(p, n, 1, bw, used, mem.TotalBytes, mem.ReserveBytes, '█')
-	info := fmt.Sprintf(" %s of %s · reserve %s", fmtBytes(used), fmtBytes(mem.TotalBytes), fmtBytes(mem.ReserveBytes))
+	info := fmt.Sprintf(" %s of %s · reserve %s", bytesize.Compact(used), bytesize.Compact(mem.TotalBytes), bytesize.Compact(mem.ReserveBytes))
 	if c := st.HostCPUPercent; c != nil {
 		// In cores, as the attempts' CPU is; a percentage only where the
 		// host's CPU count is not known.
@@ -90,7 +91,7 @@ func drawMemory(p painter, m Model) {
 		}
 	}
 	if mem.DiskFreeBytes > 0 {
-		info += " · disk " + fmtBytes(mem.DiskFreeBytes) + " free"
+		info += " · disk " + bytesize.Compact(mem.DiskFreeBytes) + " free"
 	}
 	usedStyle := styleNormal
 	if used+mem.ReserveBytes > mem.TotalBytes {
@@ -100,7 +101,7 @@ func drawMemory(p painter, m Model) {
 
 	n = p.text(0, 2, "commit ", styleBold, p.w)
 	n += drawBar(p, n, 2, bw, mem.CommittedBytes, mem.TotalBytes, mem.ReserveBytes, '▓')
-	p.text(n, 2, " "+joinFit(p.w-n-1, fmtBytes(mem.CommittedBytes)+" · "+waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w-n)
+	p.text(n, 2, " "+joinFit(p.w-n-1, bytesize.Compact(mem.CommittedBytes)+" · "+waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w-n)
 	if mem.DiskFloorBytes > 0 && mem.DiskFreeBytes < mem.DiskFloorBytes {
 		p.text(0, 2, "DISK ", styleError, 5)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 // policyDetailPane is the policy detail view's part of the model: the
@@ -55,7 +56,7 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 	if r.LastError != "" {
 		d.wrapped("error", r.LastError, styleError, y1)
 	}
-	peaks := "expected " + fmtBytes(r.ExpectedPeakBytes)
+	peaks := "expected " + bytesize.Compact(r.ExpectedPeakBytes)
 	if r.ExpectedPeakBytes == 0 {
 		peaks = "expected -"
 	}
@@ -65,7 +66,7 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 		highest = max(highest, a.Usage.PeakRSSBytes)
 	}
 	if highest > 0 {
-		peaks += fmt.Sprintf(" · highest of its last %d attempts %s", len(atts), fmtBytes(highest))
+		peaks += fmt.Sprintf(" · highest of its last %d attempts %s", len(atts), bytesize.Compact(highest))
 	}
 	d.line("peaks", span{peaks, styleNormal})
 	if d.y >= y1 {
@@ -146,7 +147,7 @@ func policyAttemptLine(a rm.Attempt, m Model) string {
 	}
 	peak := "-"
 	if a.Usage.PeakRSSBytes > 0 {
-		peak = fmtBytes(a.Usage.PeakRSSBytes)
+		peak = bytesize.Compact(a.Usage.PeakRSSBytes)
 	}
 	job := a.Job.Name
 	if job == "" {

@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 const (
@@ -120,7 +122,7 @@ func Leftovers(dir string) ([]string, error) {
 		if e.Name() == ownerFile {
 			continue
 		}
-		left = append(left, fmt.Sprintf("%s (%s)", e.Name(), humanSize(size(filepath.Join(dir, e.Name())))))
+		left = append(left, fmt.Sprintf("%s (%s)", e.Name(), bytesize.Format(uint64(size(filepath.Join(dir, e.Name()))))))
 	}
 	sort.Strings(left)
 	return left, nil
@@ -137,16 +139,6 @@ func size(path string) int64 {
 		return nil
 	})
 	return n
-}
-
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // removeAll removes dir, making read-only directories in it writable first

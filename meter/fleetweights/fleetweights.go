@@ -39,19 +39,9 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
+	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
-
-// Meters is what the wrapper wraps and is: the method set of
-// reconcile.Meters (meter.AttemptMeters implements it).
-type Meters interface {
-	CurrentRSS(a rm.AttemptID) (uint64, bool)
-	Peek(a rm.AttemptID) (rm.AttemptUsage, bool)
-	Ended(a rm.AttemptID, o rm.Outcome)
-	ExpectedPeak(p rm.PolicyID, estimate uint64) uint64
-	SampleOnce(st store.Store, host rm.HostID) []rm.PolicyID
-	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID))
-}
 
 // DefaultRefreshEvery is how old a policy's fleet figures may grow before
 // admission reads them again. A policy is owned by one host, so its
@@ -83,7 +73,7 @@ type Options struct {
 // FleetMeters are meters whose ended jobs are recorded as the fleet's job
 // weights and whose expected peaks come from them.
 type FleetMeters struct {
-	Meters
+	reconcile.Meters
 	st    store.Store
 	fleet store.Fleet
 	host  rm.HostID
@@ -93,6 +83,8 @@ type FleetMeters struct {
 	peaks map[rm.PolicyID]cached
 }
 
+var _ reconcile.Meters = (*FleetMeters)(nil)
+
 type cached struct {
 	w  store.Weights
 	at time.Time
@@ -101,7 +93,7 @@ type cached struct {
 // Wrap returns inner recording the job weights of host's attempts in st,
 // and, with o.Admit, expecting peaks from them. A store that is no
 // store.Fleet (both of the project's are) leaves inner as it is.
-func Wrap(inner Meters, st store.Store, host rm.HostID, o Options) Meters {
+func Wrap(inner reconcile.Meters, st store.Store, host rm.HostID, o Options) reconcile.Meters {
 	fleet, ok := st.(store.Fleet)
 	if !ok || inner == nil {
 		return inner

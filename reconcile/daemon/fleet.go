@@ -9,6 +9,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -78,7 +79,7 @@ func (d *Daemon) heartbeat(ctx context.Context, nudge func()) {
 				since = now
 			}
 			failures++
-			wait = min(heartbeatRetryBase<<min(failures-1, 16), every)
+			wait = backoff.Policy{Base: heartbeatRetryBase, Cap: every}.Ceiling(failures - 1)
 			d.log.Warn("the store does not take this host's heartbeat; retrying", "err", err,
 				"failures", failures, "since", since.UTC().Format(time.RFC3339), "retry_in", wait)
 		case failures > 0:

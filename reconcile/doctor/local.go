@@ -9,8 +9,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -49,29 +49,29 @@ func (r *run) dataDir() bool {
 // disk checks the data directory's free space against the floor.
 func (r *run) disk() Check {
 	free, err := platform.DiskFree(r.DataDir)
-	floor := config.FormatBytes(r.DiskFloor)
+	floor := bytesize.Format(r.DiskFloor)
 	switch {
 	case err != nil:
 		return warn("disk", "free disk", err.Error())
 	case free < r.DiskFloor:
-		return fail("disk", fmt.Sprintf("free disk: %s, below the floor of %s", config.FormatBytes(free), floor),
+		return fail("disk", fmt.Sprintf("free disk: %s, below the floor of %s", bytesize.Format(free), floor),
 			"no runner starts until there is more: free space, or lower [admission] disk_floor")
 	}
-	return ok("disk", fmt.Sprintf("free disk: %s (floor %s)", config.FormatBytes(free), floor))
+	return ok("disk", fmt.Sprintf("free disk: %s (floor %s)", bytesize.Format(free), floor))
 }
 
 // memory checks the host's memory against the reserve.
 func (r *run) memory() Check {
 	total, _, err := platform.HostMemory()
-	reserve := config.FormatBytes(r.MemoryReserve)
+	reserve := bytesize.Format(r.MemoryReserve)
 	switch {
 	case err != nil:
 		return warn("memory", "host memory", err.Error())
 	case total <= r.MemoryReserve:
-		return fail("memory", fmt.Sprintf("memory: %s, not more than the reserve of %s", config.FormatBytes(total), reserve),
+		return fail("memory", fmt.Sprintf("memory: %s, not more than the reserve of %s", bytesize.Format(total), reserve),
 			"no runner can be admitted: lower [admission] memory_reserve")
 	}
-	return ok("memory", fmt.Sprintf("memory: %s, of which %s reserved", config.FormatBytes(total), reserve))
+	return ok("memory", fmt.Sprintf("memory: %s, of which %s reserved", bytesize.Format(total), reserve))
 }
 
 // runners checks the policies' runner directories and the installed

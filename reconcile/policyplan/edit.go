@@ -8,7 +8,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -140,7 +140,7 @@ func Estimate(p rm.Policy) string {
 	if p.MemoryEstimate == 0 {
 		return "default"
 	}
-	return config.FormatBytes(p.MemoryEstimate)
+	return bytesize.Format(p.MemoryEstimate)
 }
 
 func limitText(p rm.Policy) string {
@@ -150,7 +150,7 @@ func limitText(p rm.Policy) string {
 	case rm.MemoryLimitFromPeaks:
 		return "from peaks"
 	}
-	return config.FormatBytes(p.MemoryLimit)
+	return bytesize.Format(p.MemoryLimit)
 }
 
 // State is "paused" or "active".

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/runner-manager/runner-manager/internal/backoff"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -95,6 +95,10 @@ func (s *Store) Close() error {
 // writers.
 const maxTries = 20
 
+// conflictPause spreads the tries of writers that conflicted: 2 ms
+// doubling to 64 ms, fully jittered.
+var conflictPause = backoff.Policy{Base: 2 * time.Millisecond, Cap: 64 * time.Millisecond}
+
 // write runs fn in a SERIALIZABLE transaction, retrying it while
 // PostgreSQL says it conflicted with another (fn must only touch the
 // database: it may run more than once).
@@ -105,7 +109,7 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 			return err
 		}
 		// A short, jittered, growing pause lets the other writer finish.
-		wait := time.Duration(rand.Int64N(int64(time.Millisecond)<<min(try, 6))) + 100*time.Microsecond
+		wait := conflictPause.Spread(try-1) + 100*time.Microsecond
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

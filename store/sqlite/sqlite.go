@@ -12,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	// fails; Open turns that into an error that says how to fix it.
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/runner-manager/runner-manager/internal/backoff"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -119,7 +119,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	// (it would deadlock otherwise): such an open is tried again, for up
 	// to about the busy timeout.
 	deadline := time.Now().Add(5 * time.Second)
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+	for try := 0; ; try++ {
 		s := &Store{path: abs}
 		err := s.open(context.Background())
 		if err == nil {
@@ -130,7 +130,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 		if !isBusy(err) || time.Now().After(deadline) {
 			return nil, err
 		}
-		time.Sleep(wait + time.Duration(rand.Int64N(int64(wait))))
+		// 5 ms doubling to 200 ms, plus as much again at random.
+		time.Sleep(backoff.Policy{Base: 10 * time.Millisecond, Cap: 400 * time.Millisecond}.Wait(try))
 	}
 }
 

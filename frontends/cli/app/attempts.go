@@ -8,8 +8,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/reconcile/attempts"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
 // Validate refuses a negative limit.
@@ -94,7 +94,7 @@ func peak(u rm.AttemptUsage) string {
 	if u.Samples == 0 {
 		return "-"
 	}
-	return config.FormatBytes(u.PeakRSSBytes)
+	return bytesize.Format(u.PeakRSSBytes)
 }
 
 func outcomeShort(o rm.Outcome) string {
@@ -243,7 +243,7 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 	usage := ""
 	if at.Usage.Samples > 0 {
 		usage = fmt.Sprintf("peak RSS %s, CPU average %dm, busiest %dm, %d samples",
-			config.FormatBytes(at.Usage.PeakRSSBytes), at.Usage.CPUAvgMillicores, at.Usage.CPUPeakMillicores, at.Usage.Samples)
+			bytesize.Format(at.Usage.PeakRSSBytes), at.Usage.CPUAvgMillicores, at.Usage.CPUPeakMillicores, at.Usage.Samples)
 	}
 	process := ""
 	if at.PID != 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 
@@ -101,7 +102,7 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	row("GitHub calls per job", fmt.Sprintf("%.2f", m.CallsPerJob), fmt.Sprintf("%.2f", b.CallsPerJob), x.CallsPerJob)
 	row("  REST charged", fmt.Sprint(m.RESTCharged), fmt.Sprint(b.RESTCharged), ratioOf(float64(m.RESTCharged), float64(b.RESTCharged)))
 	row("  scale-set service", fmt.Sprint(m.ScaleSet), fmt.Sprint(b.ScaleSet), ratioOf(float64(m.ScaleSet), float64(b.ScaleSet)))
-	row("runners' peak memory", simulate.FormatSize(m.PeakRunnerRSSBytes), simulate.FormatSize(b.PeakRunnerRSSBytes), x.PeakMemory)
+	row("runners' peak memory", bytesize.Format(m.PeakRunnerRSSBytes), bytesize.Format(b.PeakRunnerRSSBytes), x.PeakMemory)
 	row("peak runners / jobs", fmt.Sprintf("%d / %d", m.PeakRunners, m.PeakJobs), fmt.Sprintf("%d / %d", b.PeakRunners, b.PeakJobs), 0)
 	row("runners launched", fmt.Sprint(m.RunnersLaunch), fmt.Sprint(b.RunnersLaunch), ratioOf(float64(m.RunnersLaunch), float64(b.RunnersLaunch)))
 	row("jobs served", fmt.Sprintf("%d of %d", m.Served, m.Jobs), fmt.Sprintf("%d of %d", b.Served, b.Jobs), 0)

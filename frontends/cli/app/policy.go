@@ -10,6 +10,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -69,7 +70,7 @@ func (a *App) noteAdmissible(p rm.Policy) {
 	}
 	if fits := int((total - reserve) / est); p.Max > fits {
 		fmt.Fprintf(a.Stderr, "note: max %d is more than this host can hold: %s of memory (less the %s reserve) admits about %d runners of %s at once; admission holds the rest back\n",
-			p.Max, config.FormatBytes(total), config.FormatBytes(reserve), fits, config.FormatBytes(est))
+			p.Max, bytesize.Format(total), bytesize.Format(reserve), fits, bytesize.Format(est))
 	}
 }
 
@@ -137,7 +138,7 @@ skips GitHub.`
 func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if c.MemoryEstimate == 0 && a.flagGiven("--memory-estimate") {
 		return invalid("--memory-estimate 0: give what a job peaks at, such as 2GiB (leave the flag out for the default, %s)",
-			config.FormatBytes(reconcile.DefaultMemoryEstimate))
+			bytesize.Format(reconcile.DefaultMemoryEstimate))
 	}
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
@@ -134,7 +134,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	}
 	if m.TotalBytes > 0 {
 		fmt.Fprintf(w, "memory:   %s total, %s available, %s reserved, %s committed to runners\n",
-			config.FormatBytes(m.TotalBytes), config.FormatBytes(m.AvailableBytes), config.FormatBytes(m.ReserveBytes), config.FormatBytes(m.CommittedBytes))
+			bytesize.Format(m.TotalBytes), bytesize.Format(m.AvailableBytes), bytesize.Format(m.ReserveBytes), bytesize.Format(m.CommittedBytes))
 	}
 	if st.HostCPUPercent != nil {
 		if st.Host.CPUs > 0 {
@@ -144,7 +144,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		}
 	}
 	if m.DiskFreeBytes > 0 {
-		fmt.Fprintf(w, "disk:     %s free (floor %s)\n", config.FormatBytes(m.DiskFreeBytes), config.FormatBytes(m.DiskFloorBytes))
+		fmt.Fprintf(w, "disk:     %s free (floor %s)\n", bytesize.Format(m.DiskFreeBytes), bytesize.Format(m.DiskFloorBytes))
 	}
 	if b := st.Budget; !b.SeenAt.IsZero() || b.Limit > 0 {
 		fmt.Fprintf(w, "github:   %d of %d REST calls left, resets %s\n", b.Remaining, b.Limit, b.Reset.Local().Format("15:04:05"))
@@ -227,7 +227,7 @@ func bytesOrDash(b uint64) string {
 	if b == 0 {
 		return "-"
 	}
-	return config.FormatBytes(b)
+	return bytesize.Format(b)
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return maps.Keys(m) }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/reconcile/attempts"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -102,7 +102,7 @@ func (c *WeightsCmd) Run(ctx context.Context, a *App) error {
 	for _, j := range jobs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			cmpOr(j.Job.Repository, "-"), cmpOr(j.Job.Workflow, "-"), cmpOr(j.Job.Name, "-"), j.Count,
-			config.FormatBytes(j.PeakRSSP50), config.FormatBytes(j.PeakRSSP90),
+			bytesize.Format(j.PeakRSSP50), bytesize.Format(j.PeakRSSP90),
 			cores(j.CPUAvgP50), cores(j.CPUAvgP90),
 			roundDuration(j.DurationP50), roundDuration(j.DurationP90))
 	}

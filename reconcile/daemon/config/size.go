@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 // Size is a number of bytes written the way people write memory and disk
@@ -74,24 +75,7 @@ func (s Size) Bytes() uint64 { return uint64(s) }
 
 // String prints the size in the largest binary unit that keeps it readable:
 // "2GiB", "1.5GiB", "512MiB", "100B".
-func (s Size) String() string { return FormatBytes(uint64(s)) }
-
-// FormatBytes prints a byte count like Size.String: "2GiB", "1.5GiB", "300B".
-func FormatBytes(b uint64) string {
-	units := []struct {
-		name string
-		size uint64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
-	for _, u := range units {
-		if b >= u.size {
-			v := float64(b) / float64(u.size)
-			s := strconv.FormatFloat(v, 'f', 1, 64)
-			s = strings.TrimSuffix(s, ".0")
-			return s + u.name
-		}
-	}
-	return strconv.FormatUint(b, 10) + "B"
-}
+func (s Size) String() string { return bytesize.Format(uint64(s)) }
 
 // MarshalText implements encoding.TextMarshaler. It prints the exact byte
 // count ("1234567B") when the readable form would round.
