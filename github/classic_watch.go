@@ -443,13 +443,18 @@ func (w *scopeWatcher) fanOut(events []rm.JobEvent, onlyNew, all bool) {
 		return
 	}
 	at := w.at
+	// Each job's owner once per fan-out, not once per subscription.
+	owners := make(map[int64]*demandSub, len(w.jobs))
+	for id, st := range w.jobs {
+		owners[id] = w.owner(st)
+	}
 	for s := range w.subs {
 		if onlyNew && s.primed {
 			continue
 		}
 		d := rm.Demand{At: at}
-		for _, st := range w.jobs {
-			if s.counts(st) && w.owner(st) == s {
+		for id, st := range w.jobs {
+			if owners[id] == s && s.counts(st) {
 				d.Wanted++
 			}
 		}
