@@ -119,6 +119,7 @@ func (p *pass) publish(live int) {
 		})
 		st.attempts = append(st.attempts, as)
 	}
+	st.jobs = p.jobsOf(servingPolicy(p.policies), waits.WaitReason)
 	l.status = st
 }
 
@@ -147,6 +148,9 @@ func (l *Loop) snapshot() loopStatus {
 			ps.LastError = l.watchErr
 		}
 	}
+	if waitErr != nil {
+		st.jobs = unavailable(st.jobs, waitErr, waitSince)
+	}
 	return st
 }
 
@@ -156,5 +160,5 @@ func (l *Loop) snapshot() loopStatus {
 func (l *Loop) Status() Status {
 	snap := l.snapshot()
 	return Status{At: l.cfg.Now(), Host: l.cfg.Host, Memory: l.cfg.Admission.Status(),
-		Policies: snap.policies, Attempts: snap.attempts}
+		Policies: snap.policies, Attempts: snap.attempts, Jobs: snap.jobs}
 }

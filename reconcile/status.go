@@ -22,6 +22,11 @@ type Status struct {
 	HostCPUPercent *float64        `json:"host_cpu_percent"`
 	Policies       []PolicyStatus  `json:"policies"`
 	Attempts       []AttemptStatus `json:"attempts"`
+	// Jobs are the jobs the host knows of that wait for a runner or run
+	// on one (the jobs view), running first, then waiting, oldest first.
+	// Jobs GitHub counts but does not name are in each policy's Waiting
+	// only.
+	Jobs []JobStatus `json:"jobs"`
 	// Budget is the GitHub REST budget as last seen.
 	Budget rm.Budget `json:"budget"`
 	// Refusals counts admission refusals by reason since start.
@@ -323,6 +328,10 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 				ID: a.ID, Policy: a.Policy, PolicyName: p.Name, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job), JobID: a.Job.ID,
 				CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes, LastMessage: a.LastMessage,
 			})
+			if a.State == rm.StateBusy && a.Job.Known() {
+				out.Jobs = append(out.Jobs, JobStatus{ID: a.Job.ID, Number: a.Job.Number, RunID: a.Job.RunID, Workflow: a.Job.Workflow,
+					Name: a.Job.Name, State: JobRunning, Policy: p.ID, PolicyName: p.Name, StartedAt: a.BusyAt, Attempt: a.ID, RunnerName: a.RunnerName})
+			}
 		}
 		out.Policies = append(out.Policies, ps)
 		if shown.IsZero() {
@@ -337,6 +346,7 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 	if out.Fleet, err = FleetStatusOf(ctx, st, now, 0); err != nil {
 		return Status{}, err
 	}
+	SortJobs(out.Jobs)
 	return out, nil
 }
 

@@ -522,7 +522,15 @@ func (s *Supervisor) Status() Status {
 			st.Policies = append(st.Policies, ps)
 		}
 		st.Attempts = append(st.Attempts, snap.attempts...)
+		for _, j := range snap.jobs {
+			// An unmatched job is told by every loop of its scope: once.
+			if j.State == JobUnmatched && slices.ContainsFunc(st.Jobs, func(o JobStatus) bool { return o.State == JobUnmatched && o.ID == j.ID }) {
+				continue
+			}
+			st.Jobs = append(st.Jobs, j)
+		}
 	}
+	SortJobs(st.Jobs)
 	for _, p := range policies {
 		if shown[p.ID] {
 			continue

@@ -159,6 +159,9 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		}
 		fmt.Fprintf(w, "refused:  %s\n", strings.Join(parts, ", "))
 	}
+	if running, waiting := jobCounts(st); running+waiting > 0 {
+		fmt.Fprintf(w, "jobs:     %d running, %d waiting (`runner-manager jobs` lists them)\n", running, waiting)
+	}
 	fmt.Fprintln(w)
 	if err := renderFleet(w, st, now); err != nil {
 		return err
@@ -274,4 +277,22 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// jobCounts is how many jobs run on this host's runners (its busy
+// runners) and how many wait for one: those GitHub counts for each target, and those no policy here
+// matches.
+func jobCounts(st reconcile.Status) (running, waiting int) {
+	for _, p := range st.Policies {
+		running += p.Busy
+	}
+	for _, j := range st.Jobs {
+		if j.State == reconcile.JobUnmatched {
+			waiting++
+		}
+	}
+	for _, t := range st.Waits() {
+		waiting += t.Waiting
+	}
+	return running, waiting
 }
