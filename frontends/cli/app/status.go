@@ -82,6 +82,9 @@ func toStatusJSON(st reconcile.Status, live bool) statusJSON {
 	if out.Attempts == nil {
 		out.Attempts = []reconcile.AttemptStatus{}
 	}
+	if out.Jobs == nil {
+		out.Jobs = []reconcile.JobStatus{}
+	}
 	switch {
 	case !live:
 		out.Refusals = nil
