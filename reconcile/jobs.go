@@ -98,7 +98,7 @@ func (p *pass) jobsOf(serving rm.Policy, reason string) []JobStatus {
 	}
 	for _, j := range l.unmatched {
 		js := pendingStatus(j, JobUnmatched)
-		js.WaitReason = "no policy here matches its labels " + labelList(j.Labels)
+		js.WaitReason = "no policy here matches " + labelList(j.Labels)
 		out = append(out, js)
 	}
 	return out

@@ -108,6 +108,6 @@ func TestJobsViewUnmatched(t *testing.T) {
 	require.Len(t, jobs, 1)
 	assert.Equal(t, reconcile.JobUnmatched, jobs[0].State)
 	assert.True(t, jobs[0].Policy.IsZero())
-	assert.Equal(t, "no policy here matches its labels [self-hosted, gpu]", jobs[0].WaitReason)
+	assert.Equal(t, "no policy here matches [self-hosted, gpu]", jobs[0].WaitReason)
 	assert.Empty(t, e.loop.Status().Waits(), "no target waits for it")
 }

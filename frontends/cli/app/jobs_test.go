@@ -31,14 +31,14 @@ func TestJobs(t *testing.T) {
 			{ID: "b", Name: "test", Repository: "octo/app", State: reconcile.JobQueued, Policy: pid, PolicyName: "home",
 				QueuedAt: now.Add(-2 * time.Minute), WaitReason: "at max 2"},
 			{ID: "c", Name: "gpu", Repository: "octo/app", Labels: []string{"self-hosted", "gpu"}, State: reconcile.JobUnmatched,
-				WaitReason: "no policy here matches its labels [self-hosted, gpu]"},
+				WaitReason: "no policy here matches [self-hosted, gpu]"},
 		},
 	}})
 
 	out := e.ok("jobs")
 	for _, want := range []string{"running: 1", "build (octo/app)", "ci.yml", att.String(), "rm-box-1", "1m30s",
 		"waiting: 2 named", "test (octo/app)", "queued", "2m0s", "at max 2",
-		"gpu (octo/app)", "unmatched", "no policy here matches its labels [self-hosted, gpu]",
+		"gpu (octo/app)", "unmatched", "no policy here matches [self-hosted, gpu]",
 		target + ": 4 more waiting that GitHub counts without naming them (policy home)"} {
 		assert.Contains(t, out, want)
 	}
