@@ -347,6 +347,7 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 			return err
 		}
 		t.log.Info("created the scale set", "id", created.ID)
+		t.recordCreated(ctx, created)
 		found = created
 	case !sameLabels(found.Labels, labels) || found.RunnerSetting.DisableUpdate != t.opts.DisableUpdate:
 		var updated *scaleset.RunnerScaleSet

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", testConcurrent},
 		{"Sessions", testSessions},
 		{"SessionInvalid", testSessionInvalid},
+		{"ScaleSets", testScaleSets},
 		{"HostLease", testHostLease},
 		{"HostLeaseInvalid", testHostLeaseInvalid},
 		{"HostLeaseRace", testHostLeaseRace},
@@ -978,6 +979,45 @@ func testSessions(t *testing.T, s store.Store) {
 	all, err = s.Sessions(ctx)
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
+}
+
+func testScaleSets(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	all, err := s.ScaleSets(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, all)
+	require.NoError(t, s.ForgetScaleSet(ctx, 9), "forgetting what is not recorded")
+	for _, bad := range []rm.ScaleSetRecord{{Name: "n", Scope: "repo:o/r"}, {ScaleSetID: 1, Scope: "repo:o/r"}, {ScaleSetID: 1, Name: "n"}} {
+		require.ErrorIs(t, s.RecordScaleSet(ctx, bad), rm.ErrInvalid)
+	}
+
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	a := rm.ScaleSetRecord{ScaleSetID: 12, Name: "home", Scope: "repo:octo/app", HostID: "h1", CreatedAt: at}
+	b := rm.ScaleSetRecord{ScaleSetID: 4, Name: "gpu", Scope: "org:octo", HostID: "h2", CreatedAt: at}
+	require.NoError(t, s.RecordScaleSet(ctx, a))
+	require.NoError(t, s.RecordScaleSet(ctx, b))
+	all, err = s.ScaleSets(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	all[1].CreatedAt = normTime(all[1].CreatedAt)
+	assert.Equal(t, 4, all[0].ScaleSetID, "by id")
+	assert.Equal(t, a, all[1])
+
+	// Created again (deleted at GitHub meanwhile): the new id replaces the old.
+	a2 := a
+	a2.ScaleSetID, a2.CreatedAt = 30, time.Time{}
+	require.NoError(t, s.RecordScaleSet(ctx, a2))
+	all, err = s.ScaleSets(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, []int{4, 30}, []int{all[0].ScaleSetID, all[1].ScaleSetID})
+	assert.False(t, all[1].CreatedAt.IsZero(), "a zero CreatedAt is stamped")
+
+	require.NoError(t, s.ForgetScaleSet(ctx, 4))
+	all, err = s.ScaleSets(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, 30, all[0].ScaleSetID)
 }
 
 func testSessionInvalid(t *testing.T, s store.Store) {
