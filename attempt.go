@@ -1,6 +1,9 @@
 package runnermanager
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // AttemptState is where an attempt is in its life:
 //
@@ -189,6 +192,48 @@ type Job struct {
 
 // Known reports whether the attempt's job has been named.
 func (j Job) Known() bool { return j.ID != "" }
+
+// Label is how people know the job: its display name, else its id; ""
+// before one is known.
+func (j Job) Label() string {
+	if j.Name != "" {
+		return j.Name
+	}
+	return j.ID
+}
+
+// jobJSON is Job's JSON form, the one the command line's --json and a
+// daemon's status share (docs/json.md): number is null when not known.
+type jobJSON struct {
+	ID       string `json:"id"`
+	Number   *int64 `json:"number"`
+	RunID    int64  `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Name     string `json:"name"`
+}
+
+// MarshalJSON writes the job as docs/json.md says: number null when not
+// known (scale-set mode).
+func (j Job) MarshalJSON() ([]byte, error) {
+	out := jobJSON{ID: j.ID, RunID: j.RunID, Workflow: j.Workflow, Name: j.Name}
+	if j.Number != 0 {
+		out.Number = &j.Number
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (j *Job) UnmarshalJSON(b []byte) error {
+	var in jobJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*j = Job{ID: in.ID, RunID: in.RunID, Workflow: in.Workflow, Name: in.Name}
+	if in.Number != nil {
+		j.Number = *in.Number
+	}
+	return nil
+}
 
 // Attempt is one ephemeral runner's life, from the journal row written before
 // any side effect to its conclusion.

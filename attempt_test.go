@@ -1,6 +1,7 @@
 package runnermanager_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -219,4 +220,27 @@ func TestRunnerName(t *testing.T) {
 	assert.Len(t, name, 38)
 	assert.LessOrEqual(t, len(name), 64, "GitHub's limit on runner names")
 	assert.NotEqual(t, rm.RunnerNamePrefix(rm.NewHostID()), prefix, "each host has its own prefix")
+}
+
+// TestJobJSON: a job marshals as docs/json.md says (number null when not
+// known) and reads back the same.
+func TestJobJSON(t *testing.T) {
+	for _, tc := range []struct {
+		job  rm.Job
+		want string
+	}{
+		{rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e", RunID: 9, Workflow: "ci", Name: "build"},
+			`{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","number":null,"run_id":9,"workflow":"ci","name":"build"}`},
+		{rm.Job{ID: "42", Number: 42, RunID: 9, Workflow: "ci", Name: "test"},
+			`{"id":"42","number":42,"run_id":9,"workflow":"ci","name":"test"}`},
+	} {
+		b, err := json.Marshal(tc.job)
+		require.NoError(t, err)
+		assert.JSONEq(t, tc.want, string(b))
+		var back rm.Job
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, tc.job, back)
+	}
+	assert.Equal(t, "build", rm.Job{ID: "x", Name: "build"}.Label())
+	assert.Equal(t, "x", rm.Job{ID: "x"}.Label(), "no name: its id")
 }

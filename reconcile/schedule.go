@@ -109,7 +109,7 @@ func (p *pass) publish(live int) {
 			continue
 		}
 		as := AttemptStatus{ID: it.a.ID, Policy: it.a.Policy, PolicyName: it.pol.Name, RunnerName: it.a.RunnerName, State: it.a.State,
-			Job: jobLabel(it.a.Job), JobID: it.a.Job.ID, CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
+			Job: statusJob(it.a.Job), CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
 		if l.cfg.Meters != nil && !it.exited {
 			as.RSSBytes, _ = l.cfg.Meters.CurrentRSS(it.a.ID)
 		}

@@ -118,23 +118,12 @@ type attemptJSON struct {
 	RunnerName     string             `json:"runner_name"`
 	GitHubRunnerID *int64             `json:"github_runner_id"`
 	PID            *int               `json:"pid"`
-	Job            *jobJSON           `json:"job"`
+	Job            *rm.Job            `json:"job"`
 	ExitCode       *int               `json:"exit_code"`
 	Usage          usageJSON          `json:"usage"`
 	Outcome        *outcomeJSON       `json:"outcome"`
 	Times          map[string]*string `json:"times"`
 	LastMessage    string             `json:"last_message"`
-}
-
-// jobJSON is an attempt's job: id is the job's id as its source gave it (a
-// scale-set jobId, an opaque string; in classic mode the REST job number in
-// decimal), number the REST job number, null when not known.
-type jobJSON struct {
-	ID       string `json:"id"`
-	Number   *int64 `json:"number"`
-	RunID    int64  `json:"run_id"`
-	Workflow string `json:"workflow"`
-	Name     string `json:"name"`
 }
 
 type usageJSON struct {
@@ -182,10 +171,8 @@ func toAttemptJSON(at rm.Attempt, policies map[rm.PolicyID]rm.Policy) attemptJSO
 		out.PID = &at.PID
 	}
 	if at.Job != (rm.Job{}) {
-		out.Job = &jobJSON{ID: at.Job.ID, RunID: at.Job.RunID, Workflow: at.Job.Workflow, Name: at.Job.Name}
-		if at.Job.Number != 0 {
-			out.Job.Number = &at.Job.Number
-		}
+		job := at.Job // marshals as docs/json.md says (rm.Job.MarshalJSON)
+		out.Job = &job
 	}
 	if !at.Outcome.IsZero() {
 		out.Outcome = &outcomeJSON{string(at.Outcome.Kind), string(at.Outcome.Reason), at.Outcome.Detail}

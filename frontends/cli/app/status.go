@@ -200,7 +200,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 			age = now.Sub(at.CreatedAt).Round(time.Second).String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, names[at.Policy], at.State, at.RunnerName,
-			cmpOr(at.Job, "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), cores(at.CPUMillicores))
+			cmpOr(at.JobLabel(), "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), cores(at.CPUMillicores))
 	}
 	return tw.Flush()
 }
