@@ -112,4 +112,14 @@ type JobEvent struct {
 	// QueuedAt is when the job was queued (zero when not told): At −
 	// QueuedAt of a started job is how long it waited for a runner.
 	QueuedAt time.Time
+	// AssignedAt is when GitHub assigned the job to the target (scale-set
+	// mode: the message's scaleSetAssignTime; zero in classic mode, where
+	// GitHub tells no such step). RunnerAssignedAt is when GitHub handed
+	// it to a runner (runnerAssignTime; classic: the job's started_at).
+	// FinishedAt is when it finished (finishTime; classic: completed_at).
+	// Each is GitHub's clock, zero when not told (actions/scaleset v0.4.0
+	// types.go JobMessageBase; REST description, get-job-for-workflow-run).
+	AssignedAt       time.Time
+	RunnerAssignedAt time.Time
+	FinishedAt       time.Time
 }

@@ -454,6 +454,6 @@ func jobEvent(kind rm.JobEventKind, b scaleset.JobMessageBase, runnerID int, run
 	return rm.JobEvent{
 		Kind: kind, JobID: id, RunID: b.WorkflowRunID, RunnerID: int64(runnerID), RunnerName: runnerName,
 		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,
-		QueuedAt: b.QueueTime,
+		QueuedAt: b.QueueTime, AssignedAt: b.ScaleSetAssignTime, RunnerAssignedAt: b.RunnerAssignTime, FinishedAt: b.FinishTime,
 	}
 }

@@ -111,3 +111,56 @@ func TestJobsViewUnmatched(t *testing.T) {
 	assert.Equal(t, "no policy here matches [self-hosted, gpu]", jobs[0].WaitReason)
 	assert.Empty(t, e.loop.Status().Waits(), "no target waits for it")
 }
+
+// TestJobStartFigures: a job a runner of the loop takes is split into
+// GitHub's part, the manager's and the runner's, told to OnJobStarted,
+// journaled with the job, and counted in the policy's figures of the last
+// hour; its end is told to OnJobEnded once, however often GitHub says it.
+func TestJobStartFigures(t *testing.T) {
+	var (
+		starts []rm.StartSplit
+		ends   []time.Duration
+	)
+	e := newEnv(t, nil, func(c *reconcile.Config) {
+		c.OnJobStarted = func(policy string, s rm.StartSplit) { starts = append(starts, s) }
+		c.OnJobEnded = func(policy, result string, ran time.Duration) { ends = append(ends, ran) }
+	})
+	queued := e.clock.Now()
+	assigned := queued.Add(40 * time.Millisecond)
+	e.clock.Advance(50 * time.Millisecond)
+	e.demand(1)
+	e.pass()
+	live := e.live()
+	require.Len(t, live, 1)
+	e.clock.Advance(2 * time.Second) // the runner boots, and GitHub hands it the job
+	ev := started(live[0].RunnerName, 1)
+	ev.QueuedAt, ev.AssignedAt, ev.RunnerAssignedAt = queued, assigned, e.clock.Now()
+	e.demand(1, ev)
+	e.pass()
+
+	require.Len(t, starts, 1)
+	s := starts[0]
+	assert.Equal(t, 40*time.Millisecond, s.Assign, "GitHub's part")
+	assert.Equal(t, e.clock.Now().Sub(queued), s.Total())
+	a := e.attempt(live[0].ID)
+	assert.True(t, a.Job.QueuedAt.Equal(queued), "the job's queue time is journaled")
+	assert.True(t, a.Job.AssignedAt.Equal(assigned))
+	js := e.loop.Status().Policies[0].JobStart
+	assert.Equal(t, 1, js.Jobs)
+	assert.Equal(t, s.Total(), js.P50)
+	assert.Equal(t, s.Total(), js.P95)
+	assert.Equal(t, s.Ready, js.OursP50)
+
+	done := completed(live[0].RunnerName, 1)
+	done.RunnerAssignedAt, done.FinishedAt = ev.RunnerAssignedAt, ev.RunnerAssignedAt.Add(90*time.Second)
+	e.demand(0, done)
+	e.pass()
+	e.demand(0, done)
+	e.pass()
+	assert.Equal(t, []time.Duration{90 * time.Second}, ends, "once")
+
+	// An hour on, the figures are of the last hour: none.
+	e.clock.Advance(time.Hour + time.Minute)
+	e.pass()
+	assert.Zero(t, e.loop.Status().Policies[0].JobStart.Jobs)
+}

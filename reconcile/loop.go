@@ -70,9 +70,13 @@ type Loop struct {
 	// (rm.Demand.Pending, Unmatched), for the jobs view.
 	pending   []rm.PendingJob
 	unmatched []rm.PendingJob
-	watchErr  string
-	status    loopStatus
-	refusals  map[rm.PolicyID]Refusal
+	// starts are the job starts of the last hour (jobstarts.go), endsSeen
+	// the jobs whose end was told to OnJobEnded.
+	starts   []jobStartSample
+	endsSeen []string
+	watchErr string
+	status   loopStatus
+	refusals map[rm.PolicyID]Refusal
 	// pauses: which policies' launches are paused for failures (logged
 	// when a pause starts and ends).
 	pauses pauseLog

@@ -82,6 +82,7 @@ func (p *pass) publish(live int) {
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
 			WaitStatus:        waits,
+			JobStart:          l.jobStartStatus(pol.ID, p.now),
 		}
 		if r, ok := l.refusals[pol.ID]; ok {
 			ps.LastRefusal = r.String()

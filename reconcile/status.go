@@ -267,6 +267,8 @@ type PolicyStatus struct {
 	Spares      int           `json:"spares"`
 	SpareTarget int           `json:"spare_target"`
 	Boot        time.Duration `json:"boot_ns"`
+	// JobStart is how fast its jobs started in the last hour.
+	JobStart JobStartStatus `json:"job_start"`
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.

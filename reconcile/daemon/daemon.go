@@ -379,10 +379,17 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			}
 		}
 		onJob := loop.OnJobStarted
-		loop.OnJobStarted = func(policy string, waited time.Duration) {
-			d.met.ObserveJobWait(policy, waited)
+		loop.OnJobStarted = func(policy string, s rm.StartSplit) {
+			d.met.ObserveJobStart(policy, s)
 			if onJob != nil {
-				onJob(policy, waited)
+				onJob(policy, s)
+			}
+		}
+		onEnd := loop.OnJobEnded
+		loop.OnJobEnded = func(policy, result string, ran time.Duration) {
+			d.met.ObserveJobEnd(policy, result, ran)
+			if onEnd != nil {
+				onEnd(policy, result, ran)
 			}
 		}
 	}

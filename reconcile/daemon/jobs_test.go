@@ -13,6 +13,7 @@ import (
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // TestJobsSeenInScaleSetMode: with more jobs than a scale set's max, the
@@ -80,6 +81,20 @@ func TestJobsSeenInScaleSetMode(t *testing.T) {
 			defer cancel()
 			require.NoError(t, w.gh.WaitJobsCompleted(ctx))
 			require.Eventually(t, func() bool { return len(d.Status().Jobs) == 0 }, 30*time.Second, 20*time.Millisecond)
+			// Each job's start is split from GitHub's own times, journaled
+			// with the attempt and counted in the policy's last hour.
+			assert.Equal(t, 6, d.Status().Policies[0].JobStart.Jobs)
+			as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
+			require.NoError(t, err)
+			split := 0
+			for _, a := range as {
+				if s, ok := a.StartSplit(); ok {
+					split++
+					assert.False(t, a.Job.AssignedAt.IsZero(), "scale-set mode tells the assignment")
+					assert.Positive(t, s.Total())
+				}
+			}
+			assert.Equal(t, 6, split)
 			require.NoError(t, stop())
 		})
 	}

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sessions", testSessions},
 		{"SessionInvalid", testSessionInvalid},
 		{"ScaleSets", testScaleSets},
+		{"JobTimes", testJobTimes},
 		{"HostLease", testHostLease},
 		{"HostLeaseInvalid", testHostLeaseInvalid},
 		{"HostLeaseRace", testHostLeaseRace},
@@ -979,6 +980,27 @@ func testSessions(t *testing.T, s store.Store) {
 	all, err = s.Sessions(ctx)
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
+}
+
+// testJobTimes: a job's queue and assignment times come back as written,
+// and zero stays zero.
+func testJobTimes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := NewPolicy().Build()
+	require.NoError(t, s.InsertPolicy(ctx, p))
+	q := time.Date(2026, 12, 3, 10, 0, 0, 123456789, time.UTC)
+	a := NewAttempt().Policy(p.ID).State(rm.StateBusy).Job(rm.Job{ID: "j", Name: "build", QueuedAt: q, AssignedAt: q.Add(40 * time.Millisecond)}).Build()
+	b := NewAttempt().Policy(p.ID).State(rm.StateBusy).Job(rm.Job{ID: "k", Name: "test"}).Build()
+	require.NoError(t, s.RecordAttempt(ctx, a))
+	require.NoError(t, s.RecordAttempt(ctx, b))
+	got, err := s.Attempt(ctx, a.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Job.QueuedAt.Equal(q), "%v", got.Job.QueuedAt)
+	assert.True(t, got.Job.AssignedAt.Equal(q.Add(40*time.Millisecond)), "%v", got.Job.AssignedAt)
+	got, err = s.Attempt(ctx, b.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Job.QueuedAt.IsZero())
+	assert.True(t, got.Job.AssignedAt.IsZero())
 }
 
 func testScaleSets(t *testing.T, s store.Store) {

@@ -124,6 +124,15 @@ type attemptJSON struct {
 	Outcome        *outcomeJSON       `json:"outcome"`
 	Times          map[string]*string `json:"times"`
 	LastMessage    string             `json:"last_message"`
+	StartSplit     *startSplitJSON    `json:"start_split"`
+}
+
+// startSplitJSON is how the attempt's job came to start (rm.StartSplit),
+// in nanoseconds.
+type startSplitJSON struct {
+	AssignNS int64 `json:"assign_ns"`
+	ReadyNS  int64 `json:"ready_ns"`
+	TakeNS   int64 `json:"take_ns"`
 }
 
 type usageJSON struct {
@@ -173,6 +182,9 @@ func toAttemptJSON(at rm.Attempt, policies map[rm.PolicyID]rm.Policy) attemptJSO
 	if at.Job != (rm.Job{}) {
 		job := at.Job // marshals as docs/json.md says (rm.Job.MarshalJSON)
 		out.Job = &job
+	}
+	if s, ok := at.StartSplit(); ok {
+		out.StartSplit = &startSplitJSON{AssignNS: int64(s.Assign), ReadyNS: int64(s.Ready), TakeNS: int64(s.Take)}
 	}
 	if !at.Outcome.IsZero() {
 		out.Outcome = &outcomeJSON{string(at.Outcome.Kind), string(at.Outcome.Reason), at.Outcome.Detail}
@@ -245,6 +257,7 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 		{"github runner id", nonZero(at.GitHubRunnerID)},
 		{"process", process},
 		{"job", job},
+		{"job start", startSplitText(at)},
 		{"exit code", exit},
 		{"outcome", outcomeText(at.Outcome)},
 		{"usage", usage},
@@ -313,4 +326,32 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	return attempts.CopyLog(ctx, st, cfg.DataDir, at, a.Stdout, attempts.LogOptions{Lines: c.Lines, Follow: c.Follow, Every: followEvery})
+}
+
+// startSplitText says how the attempt's job came to start: GitHub's part,
+// the manager's, the runner's; "" until it took a job whose queue time
+// GitHub gave.
+func startSplitText(at rm.Attempt) string {
+	s, ok := at.StartSplit()
+	if !ok {
+		return ""
+	}
+	ready := fmtSplit(s.Ready) + " (the manager: launch and boot)"
+	if s.Ready == 0 && !at.IdleAt.IsZero() && !at.IdleAt.After(at.BusyAt) {
+		ready = "0s (the manager: a runner was listening already)"
+	}
+	assign := fmtSplit(s.Assign) + " queued → assigned (GitHub)"
+	if at.Job.AssignedAt.IsZero() {
+		assign = "no assignment told (classic mode)"
+	}
+	return fmt.Sprintf("%s waited: %s · → listening %s · → taken %s (the runner)", fmtSplit(s.Total()), assign, ready, fmtSplit(s.Take))
+}
+
+// fmtSplit is a part of a job's start for people: milliseconds below a
+// second, tenths above.
+func fmtSplit(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }

@@ -188,6 +188,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	renderJobStarts(w, st.Policies)
 	if len(st.Attempts) == 0 {
 		return nil
 	}
@@ -298,4 +299,23 @@ func jobCounts(st reconcile.Status) (running, waiting int) {
 		waiting += t.Waiting
 	}
 	return running, waiting
+}
+
+// renderJobStarts prints, for each policy whose jobs started in the last
+// hour, how fast: the wait from GitHub's queue to the runner taking the
+// job, and the manager's part of it (launch and boot).
+func renderJobStarts(w io.Writer, policies []reconcile.PolicyStatus) {
+	first := true
+	for _, p := range policies {
+		js := p.JobStart
+		if js.Jobs == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\njob start, last hour (queued → taken; the manager's part: launch and boot):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %d jobs, p50 %s, p95 %s; the manager's part p50 %s, p95 %s\n", p.Name, js.Jobs,
+			fmtSplit(js.P50), fmtSplit(js.P95), fmtSplit(js.OursP50), fmtSplit(js.OursP95))
+	}
 }
