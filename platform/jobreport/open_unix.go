@@ -1,0 +1,9 @@
+//go:build unix
+
+package jobreport
+
+import "syscall"
+
+// openJobFlags open the started hook's record without following a
+// symlink, and without blocking on a FIFO put in its place.
+const openJobFlags = syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK

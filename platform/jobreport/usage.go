@@ -1,0 +1,180 @@
+package jobreport
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
+)
+
+// Sample is one look of the meters at one attempt.
+type Sample struct {
+	Attempt rm.AttemptID
+	At      time.Time
+	// RSSBytes is the attempt's memory at this look.
+	RSSBytes uint64
+	// CPUUsed is the CPU time the attempt used from its first look to this
+	// one (it only grows).
+	CPUUsed time.Duration
+	// Usage is the attempt's figures since its first look.
+	Usage rm.AttemptUsage
+}
+
+// Tracker keeps the usage file of each live attempt that has the hooks
+// (HookDir in its root) current, one write per sample: the job's figures
+// from the last sample before its started hook's record was first seen.
+// It is safe for concurrent use.
+type Tracker struct {
+	root func(rm.AttemptID) string
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	windows map[rm.AttemptID]*window
+	warned  bool
+}
+
+// window is one attempt's figures, from its previous look and, once its
+// job is seen, from the job's start.
+type window struct {
+	prev    Sample // the last look
+	hasPrev bool
+	// jobSeen: the started hook's record was seen; the figures below are
+	// the job's from base on.
+	jobSeen  bool
+	base     Sample
+	peakRSS  uint64
+	busiestM uint32
+	samples  uint32
+}
+
+// NewTracker returns a tracker writing into root(attempt)/HookDir; log
+// (nil: discarded) is told, once, of a file it could not write.
+func NewTracker(root func(rm.AttemptID) string, log *slog.Logger) *Tracker {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Tracker{root: root, log: log, windows: map[rm.AttemptID]*window{}}
+}
+
+// forgetAfter is how long an attempt's window outlives its last sample:
+// a pass that missed it (a process table not read) loses nothing.
+const forgetAfter = time.Minute
+
+// Observe takes one pass of the meters: a sample of each attempt seen.
+// Attempts not sampled for a minute are forgotten. Blocking: a stat and a
+// small write per attempt with hooks.
+func (t *Tracker) Observe(samples []Sample) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var now time.Time
+	for _, s := range samples {
+		if s.At.After(now) {
+			now = s.At
+		}
+		dir := filepath.Join(t.root(s.Attempt), HookDir)
+		if _, err := os.Lstat(dir); err != nil {
+			delete(t.windows, s.Attempt) // no hooks: another backend's, or the report is off
+			continue
+		}
+		w := t.windows[s.Attempt]
+		if w == nil {
+			w = &window{}
+			t.windows[s.Attempt] = w
+		}
+		w.add(s, jobRecorded(dir))
+		if err := writeFile(filepath.Join(dir, UsageFile), []byte(w.file(s)), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if !t.warned {
+				t.warned = true
+				t.log.Warn("the job report's usage file could not be written; the job's log will lack its figures", "attempt", s.Attempt.String(), "err", err)
+			}
+		}
+	}
+	for a, w := range t.windows {
+		if now.Sub(w.prev.At) > forgetAfter {
+			delete(t.windows, a)
+		}
+	}
+}
+
+// jobRecorded says the started hook wrote its record.
+func jobRecorded(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, JobFile))
+	return err == nil
+}
+
+// add takes sample s; started says the job's record is there.
+func (w *window) add(s Sample, started bool) {
+	if started && !w.jobSeen {
+		w.jobSeen = true
+		w.base = s
+		if w.hasPrev {
+			w.base = w.prev // the job began after it: the window covers all of the job
+		}
+	}
+	if w.jobSeen {
+		w.peakRSS = max(w.peakRSS, s.RSSBytes)
+		if w.hasPrev && w.base.At.Before(s.At) {
+			// The interval from the previous look ends in the job.
+			if m, ok := millicores(s.CPUUsed-w.prev.CPUUsed, s.At.Sub(w.prev.At)); ok {
+				w.busiestM = max(w.busiestM, m)
+			}
+		}
+		if w.samples < math.MaxUint32 {
+			w.samples++
+		}
+	}
+	w.prev, w.hasPrev = s, true
+}
+
+// file is the usage file after sample s.
+func (w *window) file(s Sample) string {
+	scope, peak, avg, busiest, samples := "runner", s.Usage.PeakRSSBytes, s.Usage.CPUAvgMillicores, s.Usage.CPUPeakMillicores, s.Usage.Samples
+	if w.jobSeen {
+		scope, peak, busiest, samples = "job", w.peakRSS, w.busiestM, w.samples
+		avg, _ = millicores(s.CPUUsed-w.base.CPUUsed, s.At.Sub(w.base.At))
+	}
+	source := "process tree"
+	if s.Usage.Source == rm.UsageFromCgroup {
+		source = "cgroup"
+	}
+	var b strings.Builder
+	b.WriteString("# runner-manager: the figures of this attempt's job, rewritten at every sample (no secret here)\n")
+	fmt.Fprintf(&b, "sampled_at=%d\n", s.At.Unix())
+	fmt.Fprintf(&b, "scope=%s\n", scope)
+	fmt.Fprintf(&b, "peak_rss_bytes=%d\n", peak)
+	fmt.Fprintf(&b, "peak_memory=%s\n", bytesize.Format(peak))
+	fmt.Fprintf(&b, "cpu_avg_millicores=%d\n", avg)
+	fmt.Fprintf(&b, "cpu_avg_cores=%s\n", cores(avg))
+	fmt.Fprintf(&b, "cpu_busiest_millicores=%d\n", busiest)
+	fmt.Fprintf(&b, "cpu_busiest_cores=%s\n", cores(busiest))
+	fmt.Fprintf(&b, "samples=%d\n", samples)
+	fmt.Fprintf(&b, "source=%s\n", source)
+	return b.String()
+}
+
+// cores prints millicores as cores with two decimals ("0.35"), the unit
+// the manager shows CPU in everywhere.
+func cores(m uint32) string { return strconv.FormatFloat(float64(m)/1000, 'f', 2, 64) }
+
+// millicores is cpu over wall in thousandths of a core; false without wall
+// time or when cpu went down.
+func millicores(cpu, wall time.Duration) (uint32, bool) {
+	if wall <= 0 || cpu < 0 {
+		return 0, false
+	}
+	v := float64(cpu) / float64(wall) * 1000
+	if v > math.MaxUint32 {
+		return 0, false
+	}
+	return uint32(v), true
+}
