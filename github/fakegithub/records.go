@@ -77,6 +77,11 @@ type JobRecord struct {
 	Starts int
 	// Requeues is how many times it came back after no runner took it.
 	Requeues int
+	// Log is the job's log as its runner uploaded it with its result:
+	// each step's output, the runner's job hooks' ("Set up runner",
+	// "Complete runner") among them. StepSummary is what its steps wrote
+	// to GITHUB_STEP_SUMMARY. Both empty until it completed.
+	Log, StepSummary string
 }
 
 // EnqueueJob queues a job (and its workflow run) and returns its id. It

@@ -208,7 +208,8 @@ func (s *Server) runnerJobRenew(c *call) reply {
 
 func (s *Server) runnerJobFinish(c *call) reply {
 	var in runnerproto.Finish
-	_ = json.NewDecoder(io.LimitReader(c.r.Body, 1<<20)).Decode(&in)
+	// The log and a step summary of up to 1 MiB come with the result.
+	_ = json.NewDecoder(io.LimitReader(c.r.Body, 8<<20)).Decode(&in)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, j, rep := s.runnerJob(c)
@@ -224,6 +225,7 @@ func (s *Server) runnerJobFinish(c *call) reply {
 	if j.phase == phaseDispatched {
 		s.start(r, j) // finished without a start report: it still ran
 	}
+	j.rec.Log, j.rec.StepSummary = in.Log, in.StepSummary
 	s.complete(j, in.Result)
 	s.changed()
 	return jsonReply(http.StatusOK, map[string]any{"requestId": j.rec.RequestID})

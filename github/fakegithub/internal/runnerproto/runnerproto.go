@@ -188,6 +188,12 @@ type JobRequest struct {
 // Finish reports a job's end.
 type Finish struct {
 	Result string `json:"result"`
+	// Log is the job's log: each step's output, the job hooks' with it
+	// (the real runner uploads it apart, as the job's log).
+	Log string `json:"log,omitempty"`
+	// StepSummary is what the steps wrote to GITHUB_STEP_SUMMARY (the
+	// real runner attaches it to the job: FileCommandManager.cs:275).
+	StepSummary string `json:"stepSummary,omitempty"`
 }
 
 // Exception is an error body of the actions service (the real service's
