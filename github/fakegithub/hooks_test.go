@@ -66,7 +66,7 @@ echo "FROM_HOOK=set by the started hook" >>"$GITHUB_ENV"
 	completed := hookScript(t, "completed.sh", `echo "completed: FROM_HOOK=$FROM_HOOK"
 echo "### from the hook" >>"$GITHUB_STEP_SUMMARY"
 `)
-	rec := runHooked(t, fakegithub.JobSpec{Name: "build", Script: `echo "step: FROM_HOOK=$FROM_HOOK"`, Duration: 50 * time.Millisecond}, "",
+	rec := runHooked(t, fakegithub.JobSpec{Name: "Build (linux)", Key: "build", Script: `echo "step: FROM_HOOK=$FROM_HOOK"`, Duration: 50 * time.Millisecond}, "",
 		fakerunner.EnvHookJobStarted+"="+started, fakerunner.EnvHookJobCompleted+"="+completed)
 	assert.Equal(t, fakegithub.ResultSucceeded, rec.Result)
 	log := rec.Log

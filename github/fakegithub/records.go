@@ -18,8 +18,11 @@ type JobSpec struct {
 	Repo string
 	// Labels are the job's runs-on labels. A job for a scale set has one:
 	// the scale set's name.
-	Labels   []string
-	Name     string // display name; default "job-<id>"
+	Labels []string
+	Name   string // display name; default "job-<id>"
+	// Key is the job's id in its workflow (its key under jobs:, which
+	// steps and hooks read as GITHUB_JOB); default Name.
+	Key      string
 	Workflow string // workflow ref; default "owner/repo/.github/workflows/ci.yml@refs/heads/main"
 	// Duration is how long the runner works on it.
 	Duration time.Duration

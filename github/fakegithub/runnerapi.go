@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ func (s *Server) runnerMessages(c *call) reply {
 				r.msgSeq++
 				body, _ := json.Marshal(runnerproto.JobRequest{
 					RequestID: j.rec.RequestID, JobID: j.rec.ID, RunID: j.rec.RunID, Repository: j.rec.Repo,
-					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, DurationMS: j.spec.Duration.Milliseconds(),
+					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, JobKey: cmp.Or(j.spec.Key, j.spec.Name), DurationMS: j.spec.Duration.Milliseconds(),
 					MemoryBytes: j.spec.MemoryBytes, CPUMillicores: j.spec.CPUMillicores, Result: j.spec.Result, Script: j.spec.Script,
 					HangAfter: j.spec.HangAfter,
 					RenewMS:   max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),

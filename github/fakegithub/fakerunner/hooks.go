@@ -3,6 +3,7 @@ package fakerunner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -124,8 +125,7 @@ func (l *listener) newJobRun(jr runnerproto.JobRequest) *jobRun {
 		"CI=true", "GITHUB_ACTIONS=true",
 		"GITHUB_REPOSITORY=" + jr.Repository, "GITHUB_REPOSITORY_OWNER=" + owner,
 		"GITHUB_WORKFLOW=" + workflow, "GITHUB_WORKFLOW_REF=" + jr.Workflow,
-		// The fake's jobs have no key of their own apart from their name.
-		"GITHUB_JOB=" + jr.DisplayName,
+		"GITHUB_JOB=" + cmp.Or(jr.JobKey, jr.DisplayName),
 		"GITHUB_RUN_ID=" + strconv.FormatInt(jr.RunID, 10), "GITHUB_RUN_NUMBER=1", "GITHUB_RUN_ATTEMPT=1",
 		"GITHUB_WORKSPACE=" + workspace,
 		"RUNNER_NAME=" + l.runner.AgentName, "RUNNER_OS=" + runnerOS, "RUNNER_TEMP=" + filepath.Join(work, "_temp"),

@@ -165,12 +165,14 @@ const MessageTypeJobRequest = "PipelineAgentJobRequest"
 
 // JobRequest tells a runner which job to run and what it costs.
 type JobRequest struct {
-	RequestID     int64  `json:"requestId"`
-	JobID         int64  `json:"jobId"`
-	RunID         int64  `json:"runId"`
-	Repository    string `json:"repository"`
-	Workflow      string `json:"workflow"`
-	DisplayName   string `json:"displayName"`
+	RequestID   int64  `json:"requestId"`
+	JobID       int64  `json:"jobId"`
+	RunID       int64  `json:"runId"`
+	Repository  string `json:"repository"`
+	Workflow    string `json:"workflow"`
+	DisplayName string `json:"displayName"`
+	// JobKey is the job's id in its workflow (GITHUB_JOB).
+	JobKey        string `json:"jobKey,omitempty"`
 	DurationMS    int64  `json:"durationMs"`
 	MemoryBytes   uint64 `json:"memoryBytes"`
 	CPUMillicores int    `json:"cpuMillicores"`
