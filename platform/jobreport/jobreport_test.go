@@ -192,6 +192,15 @@ func TestTracker(t *testing.T) {
 	assert.ElementsMatch(t, []string{jobreport.StartedScript, jobreport.CompletedScript, jobreport.JobFile, jobreport.UsageFile}, names,
 		"no temporary file left behind")
 
+	t.Run("SymlinkedDir", func(t *testing.T) {
+		root, elsewhere := t.TempDir(), t.TempDir()
+		require.NoError(t, os.Symlink(elsewhere, filepath.Join(root, jobreport.HookDir)))
+		tr := jobreport.NewTracker(func(rm.AttemptID) string { return root }, nil)
+		tr.Observe([]jobreport.Sample{{Attempt: rm.NewAttemptID(), At: time.Now(), RSSBytes: 1}})
+		entries, err := os.ReadDir(elsewhere)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "the manager writes into the root's own directory, never where a link points")
+	})
 	t.Run("NoHooks", func(t *testing.T) {
 		bare := t.TempDir()
 		tr := jobreport.NewTracker(func(rm.AttemptID) string { return bare }, nil)

@@ -82,8 +82,10 @@ func (t *Tracker) Observe(samples []Sample) {
 			now = s.At
 		}
 		dir := filepath.Join(t.root(s.Attempt), HookDir)
-		if _, err := os.Lstat(dir); err != nil {
-			delete(t.windows, s.Attempt) // no hooks: another backend's, or the report is off
+		if info, err := os.Lstat(dir); err != nil || !info.IsDir() {
+			// No hooks: another backend's, or the report is off. A symlink
+			// put there by the job is not followed.
+			delete(t.windows, s.Attempt)
 			continue
 		}
 		w := t.windows[s.Attempt]
