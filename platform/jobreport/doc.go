@@ -50,8 +50,9 @@
 //
 // The manager's meters already sample every live attempt every 2 s. A
 // Tracker, told of each sample, keeps HookDir/usage current: a few
-// key=value lines (0600, written to a temporary file and renamed, so the
-// hook never reads half a file), with the figures of the job so far. The
+// key=value lines (0600; created through a rename, then overwritten in
+// place under a write number the hook checks, so it never takes half a
+// file: see writeUsage), with the figures of the job so far. The
 // completed hook only reads that file and the started hook's, and prints.
 // This was chosen over the alternatives because it is the cheapest honest
 // path: the numbers are the manager's own measurements (the cgroup or the

@@ -256,9 +256,18 @@ rm_report() {
 			esac
 		done <"$rm_dir/job"
 	fi
-	if [ -f "$rm_dir/usage" ]; then
+	# The manager rewrites usage in place at every sample: a read is
+	# whole when the write number of its first line (seq) and of its last
+	# (end) agree; else it is read again (a seqlock).
+	rm_try=0
+	while [ -f "$rm_dir/usage" ] && [ "$rm_try" -lt 5 ]; do
+		rm_try=$((rm_try + 1))
+		rm_seq=
+		rm_end=
 		while IFS='=' read -r rm_k rm_v; do
 			case "$rm_k" in
+			seq) [ -z "$rm_seq" ] && rm_seq=$rm_v ;;
+			end) rm_end=$rm_v ;;
 			sampled_at) rm_sampled=$rm_v ;;
 			scope) rm_scope=$rm_v ;;
 			peak_memory) rm_peak=$rm_v ;;
@@ -268,7 +277,9 @@ rm_report() {
 			source) rm_source=$rm_v ;;
 			esac
 		done <"$rm_dir/usage"
-	fi
+		[ -n "$rm_seq" ] && [ "$rm_seq" = "$rm_end" ] && break
+		rm_sampled= rm_scope= rm_peak= rm_avg= rm_busiest= rm_samples= rm_source=
+	done
 	rm_duration="unknown"
 	case "$rm_started" in
 	'' | *[!0-9]*) ;;

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,7 +183,11 @@ func TestTracker(t *testing.T) {
 		"cpu_avg_millicores": "375", "cpu_avg_cores": "0.38",
 		"cpu_busiest_millicores": "500", "cpu_busiest_cores": "0.50",
 		"samples": "2", "source": "cgroup",
+		"seq": "3", "end": "3", // the third write, whole
 	}, usage)
+	info, err := os.Stat(filepath.Join(root, jobreport.HookDir, jobreport.UsageFile))
+	require.NoError(t, err)
+	assert.EqualValues(t, 512, info.Size(), "each write covers the whole file")
 	entries, err := os.ReadDir(filepath.Join(root, jobreport.HookDir))
 	require.NoError(t, err)
 	var names []string
@@ -200,6 +205,13 @@ func TestTracker(t *testing.T) {
 		entries, err := os.ReadDir(elsewhere)
 		require.NoError(t, err)
 		assert.Empty(t, entries, "the manager writes into the root's own directory, never where a link points")
+	})
+	t.Run("FIFO", func(t *testing.T) {
+		root, _ := install(t, nil, "")
+		require.NoError(t, syscall.Mkfifo(filepath.Join(root, jobreport.HookDir, jobreport.UsageFile), 0o600))
+		tr := jobreport.NewTracker(func(rm.AttemptID) string { return root }, nil)
+		tr.Observe([]jobreport.Sample{{Attempt: rm.NewAttemptID(), At: time.Now(), RSSBytes: 1}})
+		// Reached: a FIFO put in its place does not hold the meters.
 	})
 	t.Run("NoHooks", func(t *testing.T) {
 		bare := t.TempDir()
@@ -233,6 +245,22 @@ func TestCompletedReport(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`\| Duration \| 0m0[0-9]s \|\n`), summary)
 	assert.Contains(t, summary, "| Host | build-1 |\n")
 	assert.Contains(t, summary, "| Policy | linux-small (native) |\n")
+}
+
+// TestCompletedTornRead: a usage file whose first and last write numbers
+// differ (a read that caught a write half done) is read again, and never
+// printed.
+func TestCompletedTornRead(t *testing.T) {
+	root, set := install(t, nil, "")
+	track(t, root, time.Now())
+	path := filepath.Join(root, jobreport.HookDir, jobreport.UsageFile)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), "end=3", "end=2", 1)), 0o600))
+	out, code, _ := runHook(t, set[jobreport.EnvJobCompleted])
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "  usage         not metered yet")
+	assert.NotContains(t, out, "60MiB")
 }
 
 // TestReportNeverFails: with nothing to read and a step summary it cannot
@@ -378,5 +406,39 @@ func BenchmarkHooks(b *testing.B) {
 				b.Fatal(err, out.String())
 			}
 		}
+	}
+}
+
+// BenchmarkTrackerObserve is the daemon's side per sample: 50 live
+// attempts with hooks, running jobs or idle (their usage file rewritten
+// in place either way).
+func BenchmarkTrackerObserve(b *testing.B) {
+	for _, busy := range []bool{true, false} {
+		b.Run(map[bool]string{true: "Busy50", false: "Idle50"}[busy], func(b *testing.B) {
+			base := b.TempDir()
+			samples := make([]jobreport.Sample, 50)
+			roots := map[rm.AttemptID]string{}
+			for i := range samples {
+				a := rm.NewAttemptID()
+				roots[a] = filepath.Join(base, a.String())
+				require.NoError(b, os.Mkdir(roots[a], 0o700))
+				_, err := jobreport.Install(roots[a], info, nil)
+				require.NoError(b, err)
+				if busy {
+					require.NoError(b, os.WriteFile(filepath.Join(roots[a], jobreport.HookDir, jobreport.JobFile), []byte("job=build\n"), 0o600))
+				}
+				samples[i] = jobreport.Sample{Attempt: a, RSSBytes: 50 << 20, Usage: rm.AttemptUsage{PeakRSSBytes: 50 << 20, Samples: 1}}
+			}
+			tr := jobreport.NewTracker(func(a rm.AttemptID) string { return roots[a] }, nil)
+			at := time.Now()
+			for b.Loop() {
+				at = at.Add(2 * time.Second)
+				for i := range samples {
+					samples[i].At = at
+					samples[i].CPUUsed += time.Second
+				}
+				tr.Observe(samples)
+			}
+		})
 	}
 }

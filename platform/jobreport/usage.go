@@ -55,6 +55,8 @@ type window struct {
 	peakRSS  uint64
 	busiestM uint32
 	samples  uint32
+	// seq numbers the usage file's writes.
+	seq uint64
 }
 
 // NewTracker returns a tracker writing into root(attempt)/HookDir; log
@@ -94,7 +96,8 @@ func (t *Tracker) Observe(samples []Sample) {
 			t.windows[s.Attempt] = w
 		}
 		w.add(s, jobRecorded(dir))
-		if err := writeFile(filepath.Join(dir, UsageFile), []byte(w.file(s)), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.seq++
+		if err := writeUsage(filepath.Join(dir, UsageFile), w.file(s, w.seq)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if !t.warned {
 				t.warned = true
 				t.log.Warn("the job report's usage file could not be written; the job's log will lack its figures", "attempt", s.Attempt.String(), "err", err)
@@ -138,8 +141,9 @@ func (w *window) add(s Sample, started bool) {
 	w.prev, w.hasPrev = s, true
 }
 
-// file is the usage file after sample s.
-func (w *window) file(s Sample) string {
+// file is the usage file after sample s, its write number seq first and
+// last, padded to usageSize.
+func (w *window) file(s Sample, seq uint64) []byte {
 	scope, peak, avg, busiest, samples := "runner", s.Usage.PeakRSSBytes, s.Usage.CPUAvgMillicores, s.Usage.CPUPeakMillicores, s.Usage.Samples
 	if w.jobSeen {
 		scope, peak, busiest, samples = "job", w.peakRSS, w.busiestM, w.samples
@@ -150,6 +154,7 @@ func (w *window) file(s Sample) string {
 		source = "cgroup"
 	}
 	var b strings.Builder
+	fmt.Fprintf(&b, "seq=%d\n", seq)
 	b.WriteString("# runner-manager: the figures of this attempt's job, rewritten at every sample (no secret here)\n")
 	fmt.Fprintf(&b, "sampled_at=%d\n", s.At.Unix())
 	fmt.Fprintf(&b, "scope=%s\n", scope)
@@ -161,7 +166,11 @@ func (w *window) file(s Sample) string {
 	fmt.Fprintf(&b, "cpu_busiest_cores=%s\n", cores(busiest))
 	fmt.Fprintf(&b, "samples=%d\n", samples)
 	fmt.Fprintf(&b, "source=%s\n", source)
-	return b.String()
+	fmt.Fprintf(&b, "end=%d\n", seq)
+	if pad := usageSize - b.Len() - 1; pad > 0 {
+		b.WriteString("#" + strings.Repeat(" ", pad-1) + "\n")
+	}
+	return []byte(b.String())
 }
 
 // cores prints millicores as cores with two decimals ("0.35"), the unit
@@ -179,4 +188,56 @@ func millicores(cpu, wall time.Duration) (uint32, bool) {
 		return 0, false
 	}
 	return uint32(v), true
+}
+
+// usageSize is the usage file's size: every write covers all of it.
+const usageSize = 512
+
+// writeUsage writes the usage file b (usageSize bytes, its write number
+// on its first line and its last) at path. The first write creates it
+// whole through a rename; every later one overwrites it in place with one
+// write of all its bytes. The reader (the completed hook) takes the file
+// only when the numbers of its first line and its last agree, and reads
+// it again otherwise: a seqlock, which a reader that caught a write half
+// done sees broken. Why not a rename at every sample: on ext4 a rename
+// over a file flushes the new one to disk (auto_da_alloc), measured here
+// at 0.7 to 1.3 ms, against 7.5 µs for the write in place; with many
+// jobs at once that is the difference between a percent of a core and
+// nothing. A symlink or a FIFO in its place is never opened.
+func writeUsage(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|openNoFollow|openNonBlock, 0)
+	if errors.Is(err, fs.ErrNotExist) || len(b) != usageSize {
+		return replaceFile(path, b)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	_, err = f.WriteAt(b, 0)
+	return err
+}
+
+// replaceFile writes b to path (0600) through a temporary file of a fixed
+// name beside it, renamed into place: a reader sees the old file or the
+// new one, never half of one; one writer per file.
+func replaceFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|openNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
 }
