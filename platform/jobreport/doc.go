@@ -18,10 +18,13 @@
 // without bash (HostContext.cs:815-821,
 // src/Runner.Worker/Handlers/ScriptHandlerHelpers.cs:18-19). Its output
 // is the step's, in the job's log, and it has the job's GITHUB_*
-// variables and environment files: GITHUB_STEP_SUMMARY among them, whose
-// content the runner attaches to the job as a step summary after the hook
-// ran (src/Runner.Worker/JobHookProvider.cs:82 and :91,
-// src/Runner.Worker/FileCommandManager.cs:221-289). The listener also
+// variables and environment files: GITHUB_STEP_SUMMARY among them (the
+// hook's step gets a file of its own, set as the github context's
+// step_summary, which is on the allow-list of context keys passed as
+// GITHUB_* variables), whose content the runner attaches to the job as a
+// step summary after the hook ran (src/Runner.Worker/JobHookProvider.cs:82
+// and :91, FileCommandManager.cs:42-73 and :221-289,
+// GitHubContext.cs:9-48). The listener also
 // reads the .env file of its root and sets every variable it names, over
 // its own environment (src/Runner.Listener/Program.cs:172-199): a hook
 // named there wins.

@@ -31,7 +31,10 @@ type Seen struct {
 	// ("owner/repo/.github/workflows/ci.yml@refs/heads/main").
 	Workflow, WorkflowRef string
 	// Job is GITHUB_JOB: the job's id in its workflow (its key under
-	// jobs:), the only name of the job the runner gives a hook.
+	// jobs:), the only name of the job the runner gives a hook: a step's
+	// and a hook's GITHUB_* variables are the github context's keys of an
+	// allow-list that has "job" and no display name (actions/runner
+	// src/Runner.Worker/GitHubContext.cs:9-48, :52-67).
 	Job string
 	// RunID is GITHUB_RUN_ID (0 when not a number).
 	RunID int64
