@@ -159,6 +159,15 @@ type Config struct {
 	// runners nothing uses (install.Updater; [runner] auto_update, on by
 	// default in the configuration file; false here leaves it off).
 	AutoUpdateRunner bool
+	// JobReport makes every job of the native backend report its own
+	// footprint (peak memory, average and busiest CPU, duration, policy
+	// and host) in its log and step summary, through the runner's job
+	// hooks, and name its job in the journal where GitHub did not (package
+	// jobreport; [runner] job_report, on by default in the configuration
+	// file; false here leaves it off). It needs the default native
+	// launcher and meters: with a launcher or meters of the embedder's own
+	// it is off.
+	JobReport bool
 	// RunnerUpdateRetry is how often the update looks again while a
 	// refused runner holds a policy's launches (default a minute: at most
 	// 60 REST calls an hour, and only then).
@@ -340,6 +349,9 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	if cfg.Meters == nil {
 		opts := []meter.Option{meter.WithLogger(d.log), meter.WithHostMemory(d.host.MemoryBytes)}
+		if n, ok := d.native.(*native.Launcher); ok && d.cfg.JobReport {
+			opts = append(opts, meter.WithObserver(jobReportObserver(n, d.log)))
+		}
 		if g, ok := d.native.(meter.Groups); ok {
 			// The native launcher's attempts run in cgroups where the host
 			// allows it: the meters read them instead of walking /proc.
@@ -419,7 +431,11 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 	}
 	nl := ls[rm.BackendNative]
 	if nl == nil {
-		n := native.NewLauncher(d.cfg.DataDir, native.WithLogger(d.log))
+		opts := []native.Option{native.WithLogger(d.log)}
+		if d.cfg.JobReport {
+			opts = append(opts, native.WithJobReport(d.host.Name))
+		}
+		n := native.NewLauncher(d.cfg.DataDir, opts...)
 		d.closers = append(d.closers, n.Close)
 		nl = n
 	}

@@ -238,6 +238,9 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 		if n := at.Job.Number; n != 0 && strconv.FormatInt(n, 10) != at.Job.ID {
 			job += fmt.Sprintf(" (REST job %d)", n)
 		}
+	} else if at.Job != (rm.Job{}) {
+		// Named by the runner's job hook (docs/job-report.md): GitHub gave no id.
+		job = fmt.Sprintf("%s (workflow %s, run %d; as the runner's job hook saw it, GitHub named none)", at.Job.Name, at.Job.Workflow, at.Job.RunID)
 	}
 	usage := ""
 	if at.Usage.Samples > 0 {
