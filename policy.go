@@ -93,10 +93,24 @@ const MemoryLimitFromPeaks uint64 = 1<<64 - 1
 // be killed before any job runs.
 const MinMemoryLimit uint64 = 256 << 20
 
-// DefaultSpare is the warm spares a policy made by a front end keeps at
-// most unless told otherwise: one, so a job arriving at an idle policy
-// finds a runner listening.
-const DefaultSpare = 1
+// SpareAuto is the Policy.Spare of spares sized by the day: the manager
+// keeps as many warm spares as its measured job ends and boot time call
+// for (one while the policy is quiet), at most AutoSpares(Max), within
+// memory admission and the host's bound on spares.
+const SpareAuto = -1
+
+// DefaultSpare is the Spare of a policy made by a front end unless told
+// otherwise: sized by the day. A fixed number stays for those who want it.
+const DefaultSpare = SpareAuto
+
+// MaxAutoSpares bounds a policy's spares sized by the day: with the
+// policy's max, AutoSpares.
+const MaxAutoSpares = 8
+
+// AutoSpares is the most warm spares a policy of max sized by the day
+// keeps: as many as it runs jobs at once (each job's end then finds its
+// replacement listening), at most MaxAutoSpares.
+func AutoSpares(max int) int { return min(max, MaxAutoSpares) }
 
 // MaxSpare bounds Policy.Spare: spares beyond it would hold memory and
 // registrations for jobs GitHub cannot send faster.
@@ -111,13 +125,20 @@ func (p Policy) IsOwnedBy(host HostID) bool { return !host.IsZero() && p.Host ==
 func (p Policy) Active() bool { return !p.Paused }
 
 // Spares is the most warm spares the policy keeps: Spare in scale-set
-// mode, none in classic mode (whatever Spare holds).
+// mode (AutoSpares(Max) when sized by the day), none in classic mode
+// (whatever Spare holds).
 func (p Policy) Spares() int {
-	if p.Target.Mode() == ModeClassic {
+	switch {
+	case p.Target.Mode() == ModeClassic:
 		return 0
+	case p.Spare == SpareAuto:
+		return AutoSpares(p.Max)
 	}
 	return p.Spare
 }
+
+// SparesAuto reports whether the policy's spares are sized by the day.
+func (p Policy) SparesAuto() bool { return p.Spare == SpareAuto }
 
 // Validate checks the policy as a user would have it checked before anything
 // is written.
@@ -146,8 +167,8 @@ func (p Policy) Validate() error {
 	if p.MemoryLimit != 0 && p.MemoryLimit != MemoryLimitFromPeaks && p.MemoryLimit < MinMemoryLimit {
 		return invalidf("policy %q: memory limit %d bytes is below the least a runner needs, %d bytes (256 MiB); set 0 for no limit", p.Name, p.MemoryLimit, MinMemoryLimit)
 	}
-	if p.Spare < 0 || p.Spare > MaxSpare {
-		return invalidf("policy %q: spare %d must be between 0 (no warm spares) and %d", p.Name, p.Spare, MaxSpare)
+	if p.Spare < SpareAuto || p.Spare > MaxSpare {
+		return invalidf("policy %q: spare %d must be auto (%d: sized by the day) or between 0 (no warm spares) and %d", p.Name, p.Spare, SpareAuto, MaxSpare)
 	}
 	return nil
 }

@@ -21,7 +21,16 @@ const (
 	RefusedMemory = "memory"
 	RefusedDisk   = "disk"
 	RefusedMax    = "max"
+	// RefusedSpares refuses a warm spare at the host's bound on spares
+	// (Admission.MaxSpares); a job's launch never meets it.
+	RefusedSpares = "spares"
 )
+
+// DefaultMaxSpares is the host's bound on warm spares, all policies
+// together, when Admission.MaxSpares is 0: spares hold memory and
+// registrations for jobs that may not come, and memory admission alone
+// would let a big host keep dozens.
+const DefaultMaxSpares = 8
 
 // Refusal says why admission refused a launch: a Reason (RefusedMemory,
 // RefusedDisk, RefusedMax) and a Detail with the figures.
@@ -69,6 +78,9 @@ type Admission struct {
 	// DefaultEstimate is the expected peak of a policy with no estimate and
 	// no measured peak; 0 means DefaultMemoryEstimate.
 	DefaultEstimate uint64
+	// MaxSpares bounds the host's warm spares, all policies together (0:
+	// DefaultMaxSpares; -1: none at all).
+	MaxSpares int
 
 	mu sync.Mutex // held by a session: one decision at a time, host-wide
 	// seen are the policies the loops' passes last read, by id (under
@@ -221,7 +233,10 @@ type session struct {
 	// yields its memory to a job (spares_admission.go).
 	spareCommitted uint64
 	spares         []spareMem
-	tab            *table
+	// spareCount is the host's live spares, yielding ones too, and those
+	// admitted in the session: against Admission.MaxSpares.
+	spareCount int
+	tab        *table
 }
 
 // begin locks admission host-wide and reads the figures: host memory, disk
@@ -286,6 +301,9 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 			}
 		}
 		s.committed += c
+		if spare {
+			s.spareCount++
+		}
 		if yieldable {
 			s.addSpare(at.ID, c)
 		}
@@ -395,4 +413,15 @@ func formatBytes(b uint64) string {
 		s = s[:len(s)-2]
 	}
 	return s + " " + string("KMGTPE"[exp]) + "iB"
+}
+
+// maxSpares is the host's bound on warm spares (MaxSpares, its default).
+func (a *Admission) maxSpares() int {
+	switch {
+	case a.MaxSpares < 0:
+		return 0
+	case a.MaxSpares == 0:
+		return DefaultMaxSpares
+	}
+	return a.MaxSpares
 }

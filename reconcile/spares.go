@@ -108,11 +108,14 @@ type sparePlan struct {
 	// draining: the loop keeps nothing; a drain or a stop removes spares
 	// as any idle runner, expiring or not.
 	draining bool
+	// bound says, per policy, why its spares stay below the target: the
+	// refusal of its last spare this pass (memory, the host's bound).
+	bound map[rm.PolicyID]string
 }
 
 // keepsSpares: the policy's loop keeps warm spares for it.
 func keepsSpares(pol *rm.Policy) bool {
-	return pol.Active() && pol.Spare > 0 && pol.Target.Mode() == rm.ModeScaleSet
+	return pol.Active() && pol.Spares() > 0
 }
 
 // jobEnded notes a job's end (its runner's exit) for the rate.
@@ -239,7 +242,7 @@ func (p *pass) spareTarget(busy int) int {
 	var boot time.Duration
 	for i := range p.policies {
 		if pol := &p.policies[i]; keepsSpares(pol) {
-			capN += pol.Spare
+			capN += pol.Spares()
 			boot = max(boot, l.spares.bootOr(pol.ID))
 		}
 	}
@@ -429,7 +432,7 @@ func (p *pass) admitSpares(ctx context.Context, sess *session, n int, livePer, b
 		var pol *rm.Policy
 		for i := range p.policies {
 			c := &p.policies[i]
-			if !keepsSpares(c) || refused[c.ID] || sp.freshPer[c.ID] >= c.Spare || livePer[c.ID] >= c.Max+c.Spare+sp.expPer[c.ID] ||
+			if !keepsSpares(c) || refused[c.ID] || sp.freshPer[c.ID] >= c.Spares() || livePer[c.ID] >= c.Max+c.Spares()+sp.expPer[c.ID] ||
 				(budgets != nil && budgets[c.ID] <= 0) {
 				continue
 			}
@@ -441,9 +444,13 @@ func (p *pass) admitSpares(ctx context.Context, sess *session, n int, livePer, b
 			break
 		}
 		cost := l.spares.cost(pol.ID)
-		if r, ok := sess.admitSpare(cost, sp.freshPer[pol.ID], pol.Spare); !ok {
+		if r, ok := sess.admitSpare(cost, sp.freshPer[pol.ID], pol.Spares()); !ok {
 			l.log.Debug("spare not admitted", "policy", pol.Name, "reason", r.Reason, "detail", r.Detail)
 			refused[pol.ID] = true
+			if sp.bound == nil {
+				sp.bound = map[rm.PolicyID]string{}
+			}
+			sp.bound[pol.ID] = r.String()
 			continue
 		}
 		id := rm.NewAttemptID()
@@ -555,7 +562,12 @@ func (p *pass) spareStatus(ps *PolicyStatus) {
 	if sp := p.spares; sp != nil {
 		ps.Spares = sp.per[ps.ID]
 		if pol := p.byPolicy[ps.ID]; pol != nil && keepsSpares(pol) {
-			ps.SpareTarget = min(sp.target, pol.Spare)
+			ps.SpareTarget = min(sp.target, pol.Spares())
+			ps.SpareAuto = pol.SparesAuto()
+			ps.SpareCap = pol.Spares()
+			if ps.Spares < ps.SpareTarget {
+				ps.SpareNote = sp.bound[ps.ID]
+			}
 		}
 	}
 	ps.Boot, _ = l.spares.boot(ps.ID)

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"fmt"
 	"slices"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -60,12 +61,16 @@ func (s *session) admitSpare(cost uint64, live, capN int) (Refusal, bool) {
 	if s.memErr != nil || s.diskErr != nil {
 		return Refusal{Reason: RefusedMemory, Detail: "host figures unknown"}, false
 	}
+	if n := s.a.maxSpares(); s.spareCount >= n {
+		return Refusal{Reason: RefusedSpares, Detail: fmt.Sprintf("the host keeps %d warm spares at most ([admission] max_spares)", n)}, false
+	}
 	r, ok := s.a.Decide(s.ask(cost, live, capN))
 	if !ok || r.HostTooSmall {
 		return r, false
 	}
 	s.committed += cost
 	s.spareCommitted += cost
+	s.spareCount++
 	return r, true
 }
 

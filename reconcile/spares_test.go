@@ -387,3 +387,54 @@ func TestSparesAloneKeepTheLoopIdle(t *testing.T) {
 	assert.Equal(t, listening+reconcile.DefaultSpareRecycleAfter-reconcile.DefaultIdleRequeue, res.RequeueAfter,
 		"next: when the spare is due for recycling")
 }
+
+// TestSparesSizedByTheDay: a policy whose spares are sized by the day
+// (the default) keeps one while quiet and grows with a burst, at most its
+// max (and rm.MaxAutoSpares).
+func TestSparesSizedByTheDay(t *testing.T) {
+	e := spareEnv(t, 4, rm.SpareAuto, nil)
+	e.demand(0)
+	e.pass()
+	ps := e.loop.Status().Policies[0]
+	assert.Equal(t, 1, ps.SpareTarget, "one while quiet")
+	assert.True(t, ps.SpareAuto)
+	assert.Equal(t, 4, ps.SpareCap, "at most max")
+	require.Len(t, e.live(), 1, "the spare is launched")
+
+	e.demand(4)
+	for range 3 {
+		e.pass()
+	}
+	ps = e.loop.Status().Policies[0]
+	assert.Equal(t, 4, ps.SpareTarget, "a burst: as many as it runs jobs at once")
+	assert.LessOrEqual(t, len(e.live()), 4+4)
+	assert.Greater(t, len(e.live()), 4, "spares beside the jobs' runners")
+	assert.Equal(t, 8, rm.AutoSpares(100), "and never more than MaxAutoSpares")
+}
+
+// TestSparesHostBound: the host's bound on spares holds whatever the
+// policies ask, and the status says why they stop there.
+func TestSparesHostBound(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bound int
+		want  int
+		note  string
+	}{
+		{"two", 2, 2, "spares: the host keeps 2 warm spares at most"},
+		{"none", -1, 0, "spares: the host keeps 0 warm spares at most"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := spareEnv(t, 10, 5, func(c *reconcile.Config) { c.Admission = &reconcile.Admission{MaxSpares: tc.bound} })
+			e.demand(10)
+			for range 4 {
+				e.pass()
+			}
+			ps := e.loop.Status().Policies[0]
+			assert.Equal(t, 5, ps.SpareTarget, "the policy asks its cap")
+			assert.Equal(t, 10+tc.want, len(e.live()), "the jobs' runners and the spares the host allows")
+			assert.Equal(t, tc.want, ps.Spares)
+			assert.Contains(t, ps.SpareNote, tc.note)
+		})
+	}
+}

@@ -264,9 +264,16 @@ type PolicyStatus struct {
 	// Spares are the warm spares live now (idle runners beyond the jobs),
 	// SpareTarget how many the loop keeps, Boot the measured boot of the
 	// policy's runners (launch → listening; 0 until measured).
-	Spares      int           `json:"spares"`
-	SpareTarget int           `json:"spare_target"`
-	Boot        time.Duration `json:"boot_ns"`
+	Spares      int `json:"spares"`
+	SpareTarget int `json:"spare_target"`
+	// SpareCap is the most spares the policy keeps (rm.Policy.Spares),
+	// SpareAuto whether they are sized by the day; SpareNote says why the
+	// spares live are below the target ("spares: the host keeps 8 warm
+	// spares at most …", "memory: …"), "" when they are not.
+	SpareCap  int           `json:"spare_cap"`
+	SpareAuto bool          `json:"spare_auto"`
+	SpareNote string        `json:"spare_note"`
+	Boot      time.Duration `json:"boot_ns"`
 	// JobStart is how fast its jobs started in the last hour.
 	JobStart JobStartStatus `json:"job_start"`
 }
@@ -395,7 +402,7 @@ func HostMemoryStatus(mc rm.Machine, dataDir string, reserve, diskFloor uint64) 
 func policyStatusOf(p rm.Policy) PolicyStatus {
 	return PolicyStatus{
 		ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
-		Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max,
+		Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max, SpareCap: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0,
 	}
 }
 

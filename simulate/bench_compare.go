@@ -41,8 +41,9 @@ type CompareOptions struct {
 	// RunnerBoot is the fake runner's start-up, launch to listening
 	// (default fakegithub.DefaultRunnerBootDelay; negative: none).
 	RunnerBoot time.Duration
-	// Spare is the manager's policy cap on warm spares (default 2 × Max;
-	// negative: none).
+	// Spare is the manager's policy setting of warm spares: 0 its
+	// default, sized by the day (rm.SpareAuto), as a user who sets nothing
+	// gets it; N > 0 at most N; negative: none.
 	Spare int
 	// Classic runs the manager alone in classic mode (labels, the
 	// repository's demand polled at github.DefaultClassicPoll): there is no
@@ -58,6 +59,17 @@ type CompareOptions struct {
 	Logger           *slog.Logger
 	// Timeout bounds each scaler's run (default 5 min).
 	Timeout time.Duration
+}
+
+// policySpare is the compared policy's rm.Policy.Spare.
+func (o CompareOptions) policySpare() int {
+	switch {
+	case o.Classic, o.Spare < 0:
+		return 0
+	case o.Spare == 0:
+		return rm.SpareAuto
+	}
+	return o.Spare
 }
 
 func (o *CompareOptions) setDefaults() {
@@ -78,12 +90,6 @@ func (o *CompareOptions) setDefaults() {
 		o.RunnerBoot = fakegithub.DefaultRunnerBootDelay
 	case o.RunnerBoot < 0:
 		o.RunnerBoot = 0
-	}
-	switch {
-	case o.Spare == 0:
-		o.Spare = 2 * o.Max
-	case o.Spare < 0:
-		o.Spare = 0
 	}
 	o.Spare = min(o.Spare, rm.MaxSpare)
 	if o.Seed == 0 {
@@ -146,6 +152,9 @@ type CompareReport struct {
 	GapMS         float64       `json:"gap_ms"`
 	RunnerBootMS  float64       `json:"runner_boot_ms"`
 	Spare         int           `json:"spare"`
+	// SpareAuto: the manager's spares were sized by the day (its default);
+	// Spare is then the most it could keep.
+	SpareAuto bool `json:"spare_auto"`
 	MinIdle       int           `json:"min_idle"`
 	Mode          string        `json:"mode"`
 	Webhooks      bool          `json:"webhooks,omitempty"`
@@ -190,10 +199,13 @@ func (o CompareOptions) plan(label string) []compareJob {
 func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error) {
 	opts.setDefaults()
 	rep := CompareReport{Jobs: opts.Jobs, Max: opts.Max, GapMS: msOf(opts.Gap), RunnerBootMS: msOf(opts.RunnerBoot),
-		Spare: opts.Spare, MinIdle: opts.MinIdle, MinDurationMS: msOf(opts.MinDuration), MaxDurationMS: msOf(opts.MaxDuration)}
+		Spare: opts.policySpare(), MinIdle: opts.MinIdle, MinDurationMS: msOf(opts.MinDuration), MaxDurationMS: msOf(opts.MaxDuration)}
 	rep.Mode = "scale-set"
+	if opts.policySpare() == rm.SpareAuto {
+		rep.Spare, rep.SpareAuto = rm.AutoSpares(opts.Max), true
+	}
 	if opts.Classic {
-		rep.Mode, rep.Spare, rep.Webhooks = "classic", 0, opts.Webhooks
+		rep.Mode, rep.Spare, rep.SpareAuto, rep.Webhooks = "classic", 0, false, opts.Webhooks
 	}
 	var err error
 	if rep.Manager, err = compareManager(ctx, opts); err != nil {
@@ -234,12 +246,9 @@ func (o CompareOptions) fakeOptions() []fakegithub.Option {
 func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error) {
 	s := &Sim{runDone: make(chan error, 1), refusals: map[string]int{}}
 	defer s.Close()
-	if o.Classic {
-		o.Spare = 0
-	}
 	w := world{TempPrefix: "runner-manager-compare-", RunnerExecutable: o.RunnerExecutable, Name: "compare",
 		Logger: o.Logger, HostMemory: 16 << 30, FakeOptions: o.fakeOptions(), Classic: o.Classic, Webhooks: o.Webhooks && o.Classic,
-		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.Spare, MinIdle: min(o.MinIdle, o.Max)}}}
+		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.policySpare(), MinIdle: min(o.MinIdle, o.Max)}}}
 	var pids *pidLauncher
 	err := s.setUp(ctx, w, func(dataDir string) daemon.Config {
 		native := native.NewLauncher(dataDir, native.WithLogger(o.Logger))
@@ -264,8 +273,8 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 	// Ready: the policy's warm spare (if any) and min idle runners
 	// listening, as a daemon that has been up a while has them.
 	ready := min(o.MinIdle, o.Max)
-	if o.Spare > 0 {
-		ready++
+	if o.policySpare() != 0 {
+		ready++ // one spare while quiet, sized by the day or not
 	}
 	if err := waitOnline(ctx, s.server, ready); err != nil {
 		return ScalerResult{}, err

@@ -25,7 +25,8 @@ type Edit struct {
 	ScaleSet *string
 	Labels   []string
 	Paused   *bool
-	// Spare is the most warm spares (0: none).
+	// Spare is the most warm spares (0: none; rm.SpareAuto: sized by the
+	// day).
 	Spare *int
 }
 
@@ -111,7 +112,7 @@ func Changes(old, new rm.Policy) []string {
 	add("target", ShortTarget(old.Target), ShortTarget(new.Target))
 	add("max", old.Max, new.Max)
 	add("min idle", old.MinIdle, new.MinIdle)
-	add("spare", old.Spare, new.Spare)
+	add("spare", Spare(old.Spare), Spare(new.Spare))
 	add("memory estimate", Estimate(old), Estimate(new))
 	add("runner dir", or(old.RunnerDir, "(newest)"), or(new.RunnerDir, "(newest)"))
 	add("memory limit", limitText(old), limitText(new))

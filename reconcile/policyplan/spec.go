@@ -36,8 +36,8 @@ type Spec struct {
 	MemoryEstimate config.Size `toml:"memory_estimate"`
 	RunnerDir      string      `toml:"runner_dir"`
 	Paused         bool        `toml:"paused"`
-	// Spare is nil when the file says nothing: rm.DefaultSpare.
-	Spare *int `toml:"spare"`
+	// Spare is nil when the file says nothing: rm.DefaultSpare (auto).
+	Spare *Spare `toml:"spare"`
 	// MemoryLimit caps each attempt's memory (0: none).
 	MemoryLimit config.Size `toml:"memory_limit"`
 	// Backend is "native" (the default), "container" or "vm". Image is
@@ -154,7 +154,7 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 		Spare: rm.DefaultSpare,
 	}
 	if s.Spare != nil {
-		p.Spare = *s.Spare
+		p.Spare = int(*s.Spare)
 	}
 	if err := p.Validate(); err != nil {
 		return rm.Policy{}, err

@@ -140,7 +140,7 @@ func TestMigratePolicySpare(t *testing.T) {
 	defer s.Close()
 	p, err := s.Policy(t.Context(), pol)
 	require.NoError(t, err)
-	assert.Equal(t, rm.DefaultSpare, p.Spare)
+	assert.Equal(t, 1, p.Spare, "one spare, the default of the time; sized by the day is for policies made since")
 	p.Spare = 0
 	require.NoError(t, s.UpdatePolicy(t.Context(), p))
 	got, err := s.Policy(t.Context(), pol)
@@ -163,7 +163,8 @@ func TestMigratePolicyRemoved(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Exec(`ALTER TABLE policies DROP COLUMN removed_at; ALTER TABLE policies DROP COLUMN removed_name;
 		ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
-		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at; PRAGMA user_version = 7`)
+		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at;
+		ALTER TABLE policies DROP COLUMN spare_auto; PRAGMA user_version = 7`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
@@ -241,7 +242,8 @@ func TestMigrateJobKey(t *testing.T) {
 	db, err := sql.Open("sqlite3", "file:"+path)
 	require.NoError(t, err)
 	_, err = db.Exec(`ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
-		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at; PRAGMA user_version = 8`)
+		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at;
+		ALTER TABLE policies DROP COLUMN spare_auto; PRAGMA user_version = 8`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 

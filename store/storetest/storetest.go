@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SessionInvalid", testSessionInvalid},
 		{"ScaleSets", testScaleSets},
 		{"JobTimes", testJobTimes},
+		{"SpareAuto", testSpareAuto},
 		{"HostLease", testHostLease},
 		{"HostLeaseInvalid", testHostLeaseInvalid},
 		{"HostLeaseRace", testHostLeaseRace},
@@ -980,6 +981,24 @@ func testSessions(t *testing.T, s store.Store) {
 	all, err = s.Sessions(ctx)
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
+}
+
+// testSpareAuto: spares sized by the day come back so, and a fixed cap
+// (0 too) as written.
+func testSpareAuto(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, n := range []int{rm.SpareAuto, 0, 3} {
+		p := NewPolicy().Name(fmt.Sprintf("spare-%d", n+1)).Autoscale(fmt.Sprintf("s%d", n+1), 4).Spare(n).Build()
+		require.NoError(t, s.InsertPolicy(ctx, p))
+		got, err := s.Policy(ctx, p.ID)
+		require.NoError(t, err)
+		assert.Equal(t, n, got.Spare)
+		got.Spare = map[int]int{rm.SpareAuto: 0, 0: rm.SpareAuto, 3: rm.SpareAuto}[n] // each way across
+		require.NoError(t, s.UpdatePolicy(ctx, got))
+		again, err := s.Policy(ctx, p.ID)
+		require.NoError(t, err)
+		assert.Equal(t, got.Spare, again.Spare)
+	}
 }
 
 // testJobTimes: a job's queue and assignment times come back as written,

@@ -25,7 +25,7 @@ each, with the keys of policy add:
   scale_set = "home"         # or labels = ["linux", "gpu"]
   max = 4
   min_idle = 0               # optional
-  spare = 1                  # optional: most warm spares (0: none)
+  spare = "auto"             # optional: warm spares, "auto" (the default), N at most, or 0
   memory_estimate = "2GiB"   # optional
   runner_group = "Default"   # optional
   runner_dir = "/opt/runner" # optional (~, $VAR; relative: beside the file)

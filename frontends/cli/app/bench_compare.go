@@ -17,7 +17,7 @@ type benchCompareFlags struct {
 	Compare     bool          `help:"Run the same jobs through this manager and through a baseline scaler (actions/scaleset's example), side by side." group:"compare"`
 	CompareJobs int           `name:"compare-jobs" help:"Jobs of each side-by-side run (default ${default})." default:"40" placeholder:"N" group:"compare"`
 	Boot        time.Duration `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
-	Spare       int           `help:"The manager's cap on warm spares in the side-by-side runs (default: 2 × max; -1: none)." placeholder:"N" group:"compare"`
+	Spare       int           `help:"The manager's warm spares in the side-by-side runs: 0 the policy's default (sized by the day), N at most N, -1 none (default ${default})." default:"0" placeholder:"N" group:"compare"`
 	Gap         time.Duration `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
 }
 
@@ -86,8 +86,12 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 
 func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	m, b, x := r.Manager, r.Baseline, r.Ratios
-	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, arrivals every %s, runner boot %s; the manager keeps up to %d warm spares\n",
-		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, simulate.FormatMS(r.GapMS), simulate.FormatMS(r.RunnerBootMS), r.Spare)
+	spares := fmt.Sprintf("the manager keeps up to %d warm spares", r.Spare)
+	if r.SpareAuto {
+		spares = fmt.Sprintf("the manager's warm spares sized by the day (its default), up to %d", r.Spare)
+	}
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, arrivals every %s, runner boot %s; %s\n",
+		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, simulate.FormatMS(r.GapMS), simulate.FormatMS(r.RunnerBootMS), spares)
 	fmt.Fprintf(w, "  %-26s %16s %16s %8s\n", "", "runner-manager", "baseline", "ratio")
 	row := func(label, mv, bv string, ratio float64) {
 		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)

@@ -39,8 +39,9 @@ func TestMessages(t *testing.T) {
 		{"LogsZeroID", []string{"logs", "00000000000000000000000001"}, `is not an attempt id (all zeros means none)`},
 		{"SinceNegative", []string{"attempts", "--since", "-5h"}, `--since "-5h": give how long ago without a sign (--since 5h)`},
 		{"SinceNegativeEq", []string{"attempts", "--since=-5h"}, `(--since 5h)`},
-		{"SpareNegativeEdit", []string{"policy", "edit", "p", "--spare", "-1"}, `spare -1 must be between 0 (no warm spares) and 64`},
-		{"SpareNegativeAdd", []string{"policy", "add", "q", "--repo", "o/r", "--scale-set", "q", "--spare", "-1"}, `spare -1 must be between 0`},
+		{"SpareNegativeEdit", []string{"policy", "edit", "p", "--spare", "-1"}, `--spare: "-1" is neither auto (spares sized by the day, the default) nor a number of warm spares from 0 (none) to 64`},
+		{"SpareNegativeAdd", []string{"policy", "add", "q", "--repo", "o/r", "--scale-set", "q", "--spare", "-1"}, `--spare: "-1" is neither auto`},
+		{"SpareWord", []string{"policy", "add", "q", "--repo", "o/r", "--scale-set", "q", "--spare", "many"}, `--spare: "many" is neither auto`},
 		{"AttemptsLimit", []string{"attempts", "--limit", "-1"}, "runner-manager: attempts: --limit -1: give a number of attempts"},
 		{"LogsLines", []string{"logs", "x", "-n", "-3"}, "runner-manager: logs: -n -3: give a number of lines"},
 		{"WeightsLimit", []string{"weights", "--limit", "-1"}, "runner-manager: weights: --limit -1: give a number of jobs"},
@@ -58,6 +59,7 @@ func TestMessages(t *testing.T) {
 	// The hints given work.
 	e.ok("attempts", "--since", "5h")
 	e.ok("policy", "edit", "p", "--spare", "0")
+	e.ok("policy", "edit", "p", "--spare", "auto")
 }
 
 // A data directory that is a file is named as such, by every command,

@@ -78,21 +78,21 @@ func (a *App) noteAdmissible(p rm.Policy) {
 
 // PolicyAddCmd adds a policy.
 type PolicyAddCmd struct {
-	Name           string      `arg:"" help:"Policy name: letters, digits, '.', '-', '_'."`
-	Repo           string      `help:"Serve a repository." placeholder:"OWNER/REPO" group:"Where runners register (one of)"`
-	Org            string      `help:"Serve an organization." placeholder:"ORG" group:"Where runners register (one of)"`
-	Enterprise     string      `help:"Serve an enterprise." placeholder:"SLUG" group:"Where runners register (one of)"`
-	ScaleSet       string      `help:"Scale-set mode (recommended): the scale set's name, which jobs use in runs-on." placeholder:"NAME" group:"Which jobs (one of)"`
-	Labels         []string    `help:"Classic mode: runner labels (comma separated; without case, as GitHub: Linux,linux is one); jobs whose runs-on labels are all among them and the implicit self-hosted, OS and architecture labels." placeholder:"A,B" sep:"," group:"Which jobs (one of)"`
-	RunnerGroup    string      `help:"Runner group (default Default)." placeholder:"GROUP"`
-	Max            int         `help:"Most runners at once (default ${default})." default:"1" placeholder:"N"`
-	MinIdle        int         `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
-	Spare          int         `help:"Scale-set mode: most warm spares, runners listening beyond the jobs so no job waits for one to boot (default ${default}; 0: none; classic mode keeps none)." default:"1" placeholder:"N"`
-	MemoryEstimate config.Size `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
-	RunnerDir      string      `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
-	Paused         bool        `help:"Add it paused."`
-	Offline        bool        `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
-	MemoryLimit    config.Size `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
+	Name           string           `arg:"" help:"Policy name: letters, digits, '.', '-', '_'."`
+	Repo           string           `help:"Serve a repository." placeholder:"OWNER/REPO" group:"Where runners register (one of)"`
+	Org            string           `help:"Serve an organization." placeholder:"ORG" group:"Where runners register (one of)"`
+	Enterprise     string           `help:"Serve an enterprise." placeholder:"SLUG" group:"Where runners register (one of)"`
+	ScaleSet       string           `help:"Scale-set mode (recommended): the scale set's name, which jobs use in runs-on." placeholder:"NAME" group:"Which jobs (one of)"`
+	Labels         []string         `help:"Classic mode: runner labels (comma separated; without case, as GitHub: Linux,linux is one); jobs whose runs-on labels are all among them and the implicit self-hosted, OS and architecture labels." placeholder:"A,B" sep:"," group:"Which jobs (one of)"`
+	RunnerGroup    string           `help:"Runner group (default Default)." placeholder:"GROUP"`
+	Max            int              `help:"Most jobs at once: the capacity GitHub is told, so it never assigns more (default ${default}); warm spares (--spare) listen beyond it." default:"1" placeholder:"N"`
+	MinIdle        int              `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
+	Spare          policyplan.Spare `help:"Scale-set mode: warm spares, runners listening beyond --max so the next job finds one instead of waiting for a boot: auto (the default) keeps as many as the jobs' pace and the measured boot call for, one while quiet, at most max (and 8), within memory and the host's max_spares; N keeps at most N; 0 none. Classic mode keeps none." default:"auto" placeholder:"auto|N"`
+	MemoryEstimate config.Size      `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
+	RunnerDir      string           `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
+	Paused         bool             `help:"Add it paused."`
+	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
+	MemoryLimit    config.Size      `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
 	Backend string   `help:"How runners are isolated: native (host processes), container (a new container per job) or vm (a new microVM per job)." enum:"native,container,vm" default:"native" group:"Container backend"`
 	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md). VM backend: the image directory (see docs/vm.md)." placeholder:"IMAGE" group:"Container backend"`
@@ -301,16 +301,16 @@ func cmpOr[T comparable](v, def T) T {
 
 // PolicyEditCmd changes a policy.
 type PolicyEditCmd struct {
-	Name           string       `arg:"" help:"Policy name." predictor:"policy"`
-	Rename         *string      `help:"New name." placeholder:"NAME"`
-	Max            *int         `help:"Most runners at once." placeholder:"N"`
-	MinIdle        *int         `help:"Idle runners kept waiting for jobs." placeholder:"N"`
-	Spare          *int         `help:"Most warm spares (0: none)." placeholder:"N"`
-	MemoryEstimate *config.Size `help:"What a job is expected to peak at, until measured (0: the default)." placeholder:"SIZE"`
-	RunnerDir      *string      `help:"An installed runner directory (\"\": the newest runner install)." placeholder:"DIR"`
-	RunnerGroup    *string      `help:"Runner group." placeholder:"GROUP"`
-	ScaleSet       *string      `help:"Switch to scale-set mode with this scale set." placeholder:"NAME"`
-	Labels         []string     `help:"Switch to classic mode with these labels." placeholder:"A,B" sep:","`
+	Name           string            `arg:"" help:"Policy name." predictor:"policy"`
+	Rename         *string           `help:"New name." placeholder:"NAME"`
+	Max            *int              `help:"Most jobs at once (the capacity GitHub is told)." placeholder:"N"`
+	MinIdle        *int              `help:"Idle runners kept waiting for jobs." placeholder:"N"`
+	Spare          *policyplan.Spare `help:"Warm spares: auto (sized by the day), N at most, 0 none." placeholder:"auto|N"`
+	MemoryEstimate *config.Size      `help:"What a job is expected to peak at, until measured (0: the default)." placeholder:"SIZE"`
+	RunnerDir      *string           `help:"An installed runner directory (\"\": the newest runner install)." placeholder:"DIR"`
+	RunnerGroup    *string           `help:"Runner group." placeholder:"GROUP"`
+	ScaleSet       *string           `help:"Switch to scale-set mode with this scale set." placeholder:"NAME"`
+	Labels         []string          `help:"Switch to classic mode with these labels." placeholder:"A,B" sep:","`
 }
 
 // Run changes the policy.
@@ -324,7 +324,10 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	e := policyplan.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
-		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Spare: c.Spare}
+		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels}
+	if c.Spare != nil {
+		e.Spare = new(int(*c.Spare))
+	}
 	if c.MemoryEstimate != nil {
 		e.MemoryEstimate = new(c.MemoryEstimate.Bytes())
 	}
@@ -575,6 +578,7 @@ type policyJSON struct {
 	Max            int      `json:"max"`
 	MinIdle        int      `json:"min_idle"`
 	Spare          int      `json:"spare"`
+	SpareAuto      bool     `json:"spare_auto"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
 	CreatedAt      string   `json:"created_at"`
@@ -602,7 +606,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
 	}
@@ -619,6 +623,9 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 func spareRow(p rm.Policy) string {
 	if p.Target.Mode() == rm.ModeClassic {
 		return "0 (classic mode keeps none)"
+	}
+	if p.SparesAuto() {
+		return fmt.Sprintf("auto (sized by the day: one while quiet, at most %d)", p.Spares())
 	}
 	return fmt.Sprint(p.Spare)
 }

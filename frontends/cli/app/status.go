@@ -222,6 +222,9 @@ func policyNote(p reconcile.PolicyStatus) string {
 	} else if p.LastRefusal != "" && p.Waiting == 0 {
 		parts = append(parts, "refused: "+p.LastRefusal)
 	}
+	if p.SpareNote != "" && len(parts) == 0 {
+		parts = append(parts, "spares held: "+p.SpareNote)
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -83,6 +83,9 @@ type Admission struct {
 	// DiskFloor: no runner is started while the data directory's
 	// filesystem has less free space.
 	DiskFloor Size `toml:"disk_floor" env:"RUNNER_MANAGER_DISK_FLOOR"`
+	// MaxSpares bounds the host's warm spares, all policies together (0:
+	// the default, 8; -1: none).
+	MaxSpares int `toml:"max_spares" env:"RUNNER_MANAGER_MAX_SPARES"`
 }
 
 // Webhook configures the optional workflow_job receiver (classic mode with

@@ -61,6 +61,9 @@ token_env = {{printf "%q" .TokenEnv}}
 memory_reserve = "2GiB"
 # No runner starts while the data directory's disk has less free space.
 disk_floor = "10GiB"
+# Warm spares (runners listening beyond the jobs) kept on this host, all
+# policies together; -1: none.
+# max_spares = 8
 
 [webhook]
 # Classic mode only, when GitHub can reach this host: receive workflow_job

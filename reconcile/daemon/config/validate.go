@@ -90,6 +90,9 @@ func (c *Config) validate() error {
 	if m := c.VM.Memory; m != 0 && m < 128<<20 {
 		return c.errAt("vm.memory", "%s is below 128MiB, the least a guest boots in", m)
 	}
+	if c.Admission.MaxSpares < -1 || c.Admission.MaxSpares > 1024 {
+		return c.errAt("admission.max_spares", "%d is not between -1 (no warm spares) and 1024 (0: the default, 8)", c.Admission.MaxSpares)
+	}
 	if c.VM.CPUs < 0 || c.VM.CPUs > 64 {
 		return c.errAt("vm.cpus", "%d is not between 1 and 64", c.VM.CPUs)
 	}

@@ -14,7 +14,7 @@ func policyColumns(d Dialect) string {
 	return `id, ` + d.PolicyName + `, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
 	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
 	spare, container_image, container_cpus, container_network, container_env, container_volumes, removed_at,
-	vm_image`
+	vm_image, spare_auto`
 }
 
 func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
@@ -22,6 +22,7 @@ func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
 		p          rm.Policy
 		kind       string
 		mem, limit int64
+		spareAuto  bool
 	)
 	labels, readLabels := j.c.Labels.Dest()
 	env, readEnv := j.c.Names.Dest()
@@ -29,7 +30,7 @@ func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
 		at(&p.CreatedAt), at(&p.UpdatedAt), &limit, &p.Spare, &p.Container.Image, &p.Container.CPUs, &p.Container.Network,
-		env, volumes, at(&p.RemovedAt), &p.VM.Image)
+		env, volumes, at(&p.RemovedAt), &p.VM.Image, &spareAuto)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -59,6 +60,9 @@ func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
 	}
 	p.MemoryEstimate = uint64(mem)
 	p.MemoryLimit = uint64(limit) // -1 is rm.MemoryLimitFromPeaks
+	if spareAuto {
+		p.Spare = rm.SpareAuto
+	}
 	return p, nil
 }
 
@@ -68,8 +72,9 @@ func (j *Journal) policyArgs(p rm.Policy) []any {
 	return []any{p.Name, p.Host.String(), p.Target.Scope.Kind.String(), p.Target.Scope.Name,
 		p.Target.RunnerGroup, p.Target.ScaleSet, j.c.Labels.Arg(p.Target.Labels),
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
-		nanos(p.UpdatedAt), int64(p.MemoryLimit), p.Spare, p.Container.Image, p.Container.CPUs,
-		p.Container.Network, j.c.Names.Arg(p.Container.Env), j.c.Names.Arg(p.Container.Volumes), p.VM.Image}
+		nanos(p.UpdatedAt), int64(p.MemoryLimit), max(p.Spare, 0), p.Container.Image, p.Container.CPUs,
+		p.Container.Network, j.c.Names.Arg(p.Container.Env), j.c.Names.Arg(p.Container.Volumes), p.VM.Image,
+		p.Spare == rm.SpareAuto} // auto is a column of its own: spare keeps its CHECK (spare >= 0)
 }
 
 // checkNameFree returns store.ErrConflict if another policy in force than
@@ -156,8 +161,8 @@ func (j *Journal) insertPolicy(ctx context.Context, tx DB, p rm.Policy) error {
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
 				updated_at, memory_limit, spare, container_image, container_cpus, container_network,
-				container_env, container_volumes, vm_image, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				container_env, container_volumes, vm_image, spare_auto, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(j.policyArgs(p), p.ID.String(), nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -197,7 +202,7 @@ func (j *Journal) updatePolicy(ctx context.Context, tx DB, p rm.Policy) error {
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
 				memory_limit = ?, spare = ?, container_image = ?, container_cpus = ?,
-				container_network = ?, container_env = ?, container_volumes = ?, vm_image = ?
+				container_network = ?, container_env = ?, container_volumes = ?, vm_image = ?, spare_auto = ?
 			WHERE id = ? AND removed_at IS NULL`,
 			append(j.policyArgs(p), p.ID.String())...)
 		return err
