@@ -147,14 +147,14 @@ type ScalerResult struct {
 // CompareReport is a side-by-side run: both scalers and the manager's
 // figures over the baseline's.
 type CompareReport struct {
-	Jobs          int           `json:"jobs"`
-	Max           int           `json:"max"`
-	GapMS         float64       `json:"gap_ms"`
-	RunnerBootMS  float64       `json:"runner_boot_ms"`
-	Spare         int           `json:"spare"`
+	Jobs         int     `json:"jobs"`
+	Max          int     `json:"max"`
+	GapMS        float64 `json:"gap_ms"`
+	RunnerBootMS float64 `json:"runner_boot_ms"`
+	Spare        int     `json:"spare"`
 	// SpareAuto: the manager's spares were sized by the day (its default);
 	// Spare is then the most it could keep.
-	SpareAuto bool `json:"spare_auto"`
+	SpareAuto     bool          `json:"spare_auto"`
 	MinIdle       int           `json:"min_idle"`
 	Mode          string        `json:"mode"`
 	Webhooks      bool          `json:"webhooks,omitempty"`
