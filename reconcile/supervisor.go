@@ -63,10 +63,14 @@ type SupervisorConfig struct {
 	Budget func() rm.Budget
 	// Runner reports the installed runner for Status; may be nil.
 	Runner func() *RunnerStatus
-	// Loop holds the loops' timeouts and caps (see Config); its Store,
-	// Target, Launcher, Launchers, Meters, Host, Policies, Admission, Now, Logger,
-	// Installs and Drain fields are ignored.
-	Loop Config
+	// Loop holds the timeouts, paces and caps of every loop.
+	Loop LoopOptions
+	// RunnerUpdates, RunnerEnv, OnPass and OnJobStarted are given to every
+	// loop (see Config).
+	RunnerUpdates bool
+	RunnerEnv     []string
+	OnPass        func(targetKey string, took time.Duration, err error)
+	OnJobStarted  func(policy string, waited time.Duration)
 	// Machine is the machine the supervisor runs on (platform.Machine):
 	// the host's CPU in Status, this process's identity for the host
 	// lease, and the runner processes of DataDir for the orphan sweep at
@@ -437,17 +441,19 @@ func (s *Supervisor) reconcileLoops(ctx, bg context.Context) error {
 
 // loopConfig is the configuration of the loop of one group.
 func (s *Supervisor) loopConfig(target Target, policies []rm.Policy) Config {
-	c := s.cfg.Loop
-	c.Store, c.Target, c.Launcher, c.Launchers, c.Meters = s.cfg.Store, target, s.cfg.Launcher, s.cfg.Launchers, s.cfg.Meters
-	c.Host, c.Policies, c.Admission, c.Now, c.Logger = s.cfg.Host, policies, s.cfg.Admission, s.cfg.Now, s.cfg.Logger
-	c.Installs, c.Drain, c.DrainTimeout = s.cfg.Installs, s.cfg.Drain, s.cfg.DrainTimeout
-	c.OnRefusal = func(_ rm.PolicyID, r Refusal) {
-		s.mu.Lock()
-		s.refusals[r.Reason]++
-		s.mu.Unlock()
+	return Config{
+		Store: s.cfg.Store, Target: target, Launcher: s.cfg.Launcher, Launchers: s.cfg.Launchers, Meters: s.cfg.Meters,
+		Host: s.cfg.Host, Policies: policies, Admission: s.cfg.Admission, Now: s.cfg.Now, Logger: s.cfg.Logger,
+		Installs: s.cfg.Installs, RunnerUpdates: s.cfg.RunnerUpdates, RunnerEnv: s.cfg.RunnerEnv,
+		LoopOptions: s.cfg.Loop, Drain: s.cfg.Drain, DrainTimeout: s.cfg.DrainTimeout,
+		OnRefusal: func(_ rm.PolicyID, r Refusal) {
+			s.mu.Lock()
+			s.refusals[r.Reason]++
+			s.mu.Unlock()
+		},
+		OnPass: s.cfg.OnPass, OnJobStarted: s.cfg.OnJobStarted,
+		tab: s.tab,
 	}
-	c.tab = s.tab
-	return c
 }
 
 func (s *Supervisor) startLoop(ctx, bg context.Context, g group, ids []rm.PolicyID) error {
