@@ -1,6 +1,9 @@
 package runnermanager
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // AttemptState is where an attempt is in its life:
 //
@@ -185,10 +188,75 @@ type Job struct {
 	RunID    int64
 	Workflow string // workflow ref or name
 	Name     string // display name
+	// QueuedAt is when GitHub queued the job, AssignedAt when it assigned
+	// it to the scale set (zero in classic mode, and when not told): with
+	// the attempt's IdleAt and BusyAt, they split the job's start into
+	// GitHub's part, the manager's and the runner's (Attempt.StartSplit).
+	QueuedAt   time.Time
+	AssignedAt time.Time
 }
 
 // Known reports whether the attempt's job has been named.
 func (j Job) Known() bool { return j.ID != "" }
+
+// Label is how people know the job: its display name, else its id; ""
+// before one is known.
+func (j Job) Label() string {
+	if j.Name != "" {
+		return j.Name
+	}
+	return j.ID
+}
+
+// jobJSON is Job's JSON form, the one the command line's --json and a
+// daemon's status share (docs/json.md): number is null when not known.
+type jobJSON struct {
+	ID         string     `json:"id"`
+	Number     *int64     `json:"number"`
+	RunID      int64      `json:"run_id"`
+	Workflow   string     `json:"workflow"`
+	Name       string     `json:"name"`
+	QueuedAt   *time.Time `json:"queued_at"`
+	AssignedAt *time.Time `json:"assigned_at"`
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// MarshalJSON writes the job as docs/json.md says: number null when not
+// known (scale-set mode).
+func (j Job) MarshalJSON() ([]byte, error) {
+	out := jobJSON{ID: j.ID, RunID: j.RunID, Workflow: j.Workflow, Name: j.Name,
+		QueuedAt: timeOrNil(j.QueuedAt), AssignedAt: timeOrNil(j.AssignedAt)}
+	if j.Number != 0 {
+		out.Number = &j.Number
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (j *Job) UnmarshalJSON(b []byte) error {
+	var in jobJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*j = Job{ID: in.ID, RunID: in.RunID, Workflow: in.Workflow, Name: in.Name}
+	if in.Number != nil {
+		j.Number = *in.Number
+	}
+	if in.QueuedAt != nil {
+		j.QueuedAt = *in.QueuedAt
+	}
+	if in.AssignedAt != nil {
+		j.AssignedAt = *in.AssignedAt
+	}
+	return nil
+}
 
 // Attempt is one ephemeral runner's life, from the journal row written before
 // any side effect to its conclusion.
@@ -321,3 +389,55 @@ func RunnerNamePrefix(host HostID) string { return "rm-" + host.String()[:8] + "
 
 // RunnerName is the runner name of attempt a on host: 38 characters.
 func RunnerName(host HostID, a AttemptID) string { return RunnerNamePrefix(host) + a.String() }
+
+// StartSplit is how an attempt's job came to start, in three parts: what
+// a person asks when a job waited. GitHub's timestamps (the job's queue
+// and assignment) meet the host's (the runner listening, taking the job),
+// so a skewed clock moves time between the parts; each part is at least 0.
+type StartSplit struct {
+	// Assign is GitHub's part: the job queued until GitHub assigned it to
+	// the scale set (0 where GitHub tells no assignment: classic mode).
+	Assign time.Duration
+	// Ready is the manager's part: from the assignment (else the queueing)
+	// until the runner listened: its launch and boot; 0 for a warm spare
+	// that listened before.
+	Ready time.Duration
+	// Take is the runner's part: from listening (or the assignment, if
+	// later) until it took the job.
+	Take time.Duration
+}
+
+// Total is the job's wait, queued to taken.
+func (s StartSplit) Total() time.Duration { return s.Assign + s.Ready + s.Take }
+
+// Startup is the wait from the assignment to the runner taking the job
+// (from the queueing where GitHub tells no assignment): what
+// actions-runner-controller's listener reports as the job's startup
+// duration (cmd/ghalistener/metrics/metrics.go: runnerAssignTime −
+// scaleSetAssignTime).
+func (s StartSplit) Startup() time.Duration { return s.Ready + s.Take }
+
+// StartSplit splits the start of the attempt's job; ok is false until the
+// attempt took a job whose queue time GitHub gave.
+func (a Attempt) StartSplit() (s StartSplit, ok bool) {
+	queued, assigned, took := a.Job.QueuedAt, a.Job.AssignedAt, a.BusyAt
+	if queued.IsZero() || took.IsZero() {
+		return StartSplit{}, false
+	}
+	base := queued
+	if !assigned.IsZero() {
+		s.Assign = max(0, assigned.Sub(queued))
+		base = assigned
+	}
+	listening := a.IdleAt
+	if listening.IsZero() || listening.After(took) {
+		listening = took // never seen idle: it listened and took the job at once
+	}
+	s.Ready = max(0, listening.Sub(base))
+	from := listening
+	if base.After(from) {
+		from = base
+	}
+	s.Take = max(0, took.Sub(from))
+	return s, true
+}

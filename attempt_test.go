@@ -1,6 +1,7 @@
 package runnermanager_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -219,4 +220,62 @@ func TestRunnerName(t *testing.T) {
 	assert.Len(t, name, 38)
 	assert.LessOrEqual(t, len(name), 64, "GitHub's limit on runner names")
 	assert.NotEqual(t, rm.RunnerNamePrefix(rm.NewHostID()), prefix, "each host has its own prefix")
+}
+
+// TestJobJSON: a job marshals as docs/json.md says (number null when not
+// known) and reads back the same.
+func TestJobJSON(t *testing.T) {
+	for _, tc := range []struct {
+		job  rm.Job
+		want string
+	}{
+		{rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e", RunID: 9, Workflow: "ci", Name: "build"},
+			`{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","number":null,"run_id":9,"workflow":"ci","name":"build","queued_at":null,"assigned_at":null}`},
+		{rm.Job{ID: "42", Number: 42, RunID: 9, Workflow: "ci", Name: "test",
+			QueuedAt: time.Date(2026, 12, 3, 10, 0, 0, 5e6, time.UTC), AssignedAt: time.Date(2026, 12, 3, 10, 0, 1, 0, time.UTC)},
+			`{"id":"42","number":42,"run_id":9,"workflow":"ci","name":"test","queued_at":"2026-12-03T10:00:00.005Z","assigned_at":"2026-12-03T10:00:01Z"}`},
+	} {
+		b, err := json.Marshal(tc.job)
+		require.NoError(t, err)
+		assert.JSONEq(t, tc.want, string(b))
+		var back rm.Job
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, tc.job, back)
+	}
+	assert.Equal(t, "build", rm.Job{ID: "x", Name: "build"}.Label())
+	assert.Equal(t, "x", rm.Job{ID: "x"}.Label(), "no name: its id")
+}
+
+func TestStartSplit(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, tc := range []struct {
+		name                     string
+		queued, assigned, idle   time.Time
+		busy                     time.Time
+		ok                       bool
+		assign, ready, take, all time.Duration
+	}{
+		{"a boot: assigned, launched, listening, taken", at(0), at(50), at(2050), at(2060), true, ms(50), ms(2000), ms(10), ms(2060)},
+		{"a warm spare listened before the job came", at(0), at(40), at(-60000), at(48), true, ms(40), 0, ms(8), ms(48)},
+		{"classic: no assignment told", at(0), time.Time{}, at(3000), at(3100), true, 0, ms(3000), ms(100), ms(3100)},
+		{"never seen idle: listened and took at once", at(0), at(30), time.Time{}, at(1500), true, ms(30), ms(1470), 0, ms(1500)},
+		{"a skewed clock never makes a part negative", at(0), at(50), at(20), at(30), true, ms(50), 0, 0, ms(50)},
+		{"no queue time: nothing to split", time.Time{}, at(50), at(100), at(200), false, 0, 0, 0, 0},
+		{"not taken yet", at(0), at(50), at(100), time.Time{}, false, 0, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := rm.Attempt{Job: rm.Job{ID: "j", QueuedAt: tc.queued, AssignedAt: tc.assigned}, IdleAt: tc.idle, BusyAt: tc.busy}
+			s, ok := a.StartSplit()
+			require.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.assign, s.Assign, "assign")
+			assert.Equal(t, tc.ready, s.Ready, "ready")
+			assert.Equal(t, tc.take, s.Take, "take")
+			if tc.name != "a skewed clock never makes a part negative" {
+				assert.Equal(t, tc.all, s.Total(), "total")
+			}
+			assert.Equal(t, s.Ready+s.Take, s.Startup())
+		})
+	}
 }

@@ -42,6 +42,41 @@ type Demand struct {
 	Queued int
 	Events []JobEvent
 	At     time.Time
+	// Pending lists, oldest first, the jobs counted in Wanted or Queued
+	// that no runner has started yet, as far as the source knows them one
+	// by one (scale-set mode: from the JobAvailable and JobAssigned
+	// messages, while jobs GitHub holds beyond capacity may be in the
+	// counts only; classic mode: from the jobs API). PendingListed says
+	// this figure carries the list (it may be empty); a figure without it
+	// (a webhook's nudge, a source that does not list) leaves the last one
+	// standing. It is for people (the jobs view), never for scaling.
+	Pending       []PendingJob
+	PendingListed bool
+	// Unmatched lists, with Pending, the jobs of the source's scope that
+	// wait for a self-hosted runner and that no target the source serves
+	// matches by labels (classic mode): no policy here will serve them.
+	Unmatched []PendingJob
+}
+
+// PendingJob is a job a demand source holds for its target that no runner
+// has started: offered or queued at GitHub, or assigned and waiting for a
+// runner.
+type PendingJob struct {
+	// ID is the job's id as its source gives it (JobEvent.JobID).
+	ID     string
+	Number int64 // the REST job number, 0 when not known
+	RunID  int64
+	// Repository is "owner/name", when the source tells.
+	Repository string
+	Workflow   string
+	Name       string // display name
+	Labels     []string
+	// Assigned: GitHub assigned it to the target (scale-set mode:
+	// JobAssigned), so a runner of the target will take it. Not assigned:
+	// offered to the target (JobAvailable) or queued (classic mode).
+	Assigned bool
+	// QueuedAt is when GitHub queued it, else when the source first saw it.
+	QueuedAt time.Time
 }
 
 // JobEventKind is what happened to a job.
@@ -77,4 +112,14 @@ type JobEvent struct {
 	// QueuedAt is when the job was queued (zero when not told): At −
 	// QueuedAt of a started job is how long it waited for a runner.
 	QueuedAt time.Time
+	// AssignedAt is when GitHub assigned the job to the target (scale-set
+	// mode: the message's scaleSetAssignTime; zero in classic mode, where
+	// GitHub tells no such step). RunnerAssignedAt is when GitHub handed
+	// it to a runner (runnerAssignTime; classic: the job's started_at).
+	// FinishedAt is when it finished (finishTime; classic: completed_at).
+	// Each is GitHub's clock, zero when not told (actions/scaleset v0.4.0
+	// types.go JobMessageBase; REST description, get-job-for-workflow-run).
+	AssignedAt       time.Time
+	RunnerAssignedAt time.Time
+	FinishedAt       time.Time
 }

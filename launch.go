@@ -97,6 +97,17 @@ type LeftoverRemover interface {
 	RemoveLeftovers(ctx context.Context, live func(AttemptID) bool) error
 }
 
+// JobHookReader is a Launcher whose runners record, through the official
+// runner's job-started hook, the job they run as the runner saw it (its
+// workflow ref, its id in the workflow, its run id): the native launcher
+// with the job report on. The job's own code runs as the hook's user and
+// can write that record, so the pass fills from it only what GitHub's
+// word left empty, never over it. Ask before Cleanup: false once the
+// attempt's root is gone, or when no hook ran.
+type JobHookReader interface {
+	HookJob(attempt AttemptID) (Job, bool)
+}
+
 // LaunchSpec says what a launcher starts for one attempt. It is the whole
 // of what the reconcile loop hands a launcher of any backend (native
 // process, container, VM, WSL distribution).

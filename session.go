@@ -45,3 +45,40 @@ type SessionJournal interface {
 	// sessionID.
 	ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error
 }
+
+// ScaleSetRecord is a scale set a manager created at GitHub. A policy's
+// removal deletes the scale set only if it is recorded here (the manager
+// made it), never one it found; doctor lists the recorded ones no policy
+// uses any more.
+type ScaleSetRecord struct {
+	ScaleSetID int
+	// Name and Scope (Scope.String()) are the scale set's at its creation.
+	Name  string
+	Scope string
+	// HostID names the host whose manager created it.
+	HostID    string
+	CreatedAt time.Time
+}
+
+// Validate checks a scale set record before it is written.
+func (s ScaleSetRecord) Validate() error {
+	if s.ScaleSetID <= 0 || s.Name == "" || s.Scope == "" {
+		return fmt.Errorf("%w: a scale set record needs an id, a name and a scope (got %d, %q, %q)", ErrInvalid, s.ScaleSetID, s.Name, s.Scope)
+	}
+	return nil
+}
+
+// ScaleSetJournal keeps the scale sets a demand source created: a
+// capability a SessionJournal may also have (store.Store does), asked for
+// with a type assertion.
+type ScaleSetJournal interface {
+	// RecordScaleSet records a scale set just created, replacing any
+	// record of the same scope and name (a scale set deleted at GitHub and
+	// created again has a new id).
+	RecordScaleSet(ctx context.Context, s ScaleSetRecord) error
+	// ScaleSets lists the recorded scale sets, by id.
+	ScaleSets(ctx context.Context) ([]ScaleSetRecord, error)
+	// ForgetScaleSet removes a scale set's record; forgetting what is not
+	// recorded is not an error.
+	ForgetScaleSet(ctx context.Context, scaleSetID int) error
+}

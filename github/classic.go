@@ -87,6 +87,12 @@ type jobState struct {
 	labels     []string
 	seen       time.Time
 	queuedAt   time.Time // the job's created_at
+	// startedAt and completedAt are the job's: when a runner took it (the
+	// REST started_at, which GitHub sets to created_at while the job is
+	// queued: REST description, get-job-for-workflow-run) and when it
+	// completed; zero until then.
+	startedAt   time.Time
+	completedAt time.Time
 }
 
 // NewClassicTarget returns the classic-mode side of target. It sends
@@ -472,7 +478,8 @@ func (t *ClassicTarget) Watch(ctx context.Context, maxCapacity func() int, repor
 
 func (st *jobState) event(kind rm.JobEventKind, at time.Time) rm.JobEvent {
 	e := rm.JobEvent{Kind: kind, JobID: restJobID(st.id), JobNumber: st.id, RunID: st.runID, RunnerID: st.runnerID, RunnerName: st.runnerName,
-		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at, QueuedAt: st.queuedAt}
+		Workflow: st.workflow, DisplayName: st.name, Labels: st.labels, At: at, QueuedAt: st.queuedAt,
+		RunnerAssignedAt: st.startedAt, FinishedAt: st.completedAt}
 	if kind == rm.JobCompleted {
 		e.Result = st.conclusion
 	}

@@ -263,11 +263,18 @@ func (w *scopeWatcher) readRun(ctx context.Context, owner, repo string, runID in
 }
 
 func jobOf(j *gh.WorkflowJob, now time.Time) *jobState {
-	return &jobState{id: j.GetID(),
+	st := &jobState{id: j.GetID(),
 		status: j.GetStatus(), runID: j.GetRunID(), runnerID: j.GetRunnerID(), runnerName: j.GetRunnerName(),
 		conclusion: j.GetConclusion(), workflow: j.GetWorkflowName(), name: j.GetName(), labels: j.Labels, seen: now,
 		queuedAt: j.GetCreatedAt().Time,
 	}
+	if st.status != "queued" {
+		st.startedAt = j.GetStartedAt().Time
+	}
+	if st.status == "completed" {
+		st.completedAt = j.GetCompletedAt().Time
+	}
+	return st
 }
 
 // track notes a job a webhook named, for an organization or enterprise

@@ -445,19 +445,29 @@ func (w *scopeWatcher) fanOut(events []rm.JobEvent, onlyNew, all bool) {
 	at := w.at
 	// Each job's owner once per fan-out, not once per subscription.
 	owners := make(map[int64]*demandSub, len(w.jobs))
+	var unmatched []rm.PendingJob
 	for id, st := range w.jobs {
 		owners[id] = w.owner(st)
+		if owners[id] == nil && st.status == "queued" && wantsSelfHosted(st.labels) {
+			unmatched = append(unmatched, w.pendingJob(st))
+		}
 	}
+	sortPending(unmatched)
 	for s := range w.subs {
 		if onlyNew && s.primed {
 			continue
 		}
-		d := rm.Demand{At: at}
+		d := rm.Demand{At: at, PendingListed: true}
 		for id, st := range w.jobs {
 			if owners[id] == s && s.counts(st) {
 				d.Wanted++
+				if st.status == "queued" {
+					d.Pending = append(d.Pending, w.pendingJob(st))
+				}
 			}
 		}
+		d.Unmatched = unmatched
+		sortPending(d.Pending)
 		evs := events
 		first := !s.primed
 		if !s.primed {
@@ -534,4 +544,34 @@ func (w *scopeWatcher) apply(st *jobState, now time.Time) []rm.JobEvent {
 // forget drops what is older than the memory bounds. w.mu is held.
 func (w *scopeWatcher) forget(now time.Time) {
 	w.recent = slices.DeleteFunc(w.recent, func(st *jobState) bool { return now.Sub(st.seen) > recentFor })
+}
+
+// pendingJob is a queued job as the jobs view lists it.
+func (w *scopeWatcher) pendingJob(st *jobState) rm.PendingJob {
+	repo := st.repo
+	if repo == "" && w.scope.Kind == rm.ScopeRepository {
+		repo = w.scope.Name
+	}
+	return rm.PendingJob{ID: restJobID(st.id), Number: st.id, RunID: st.runID, Repository: repo, Workflow: st.workflow,
+		Name: st.name, Labels: st.labels, QueuedAt: st.queuedAt}
+}
+
+// sortPending orders jobs oldest first (ties by id, so every poll lists
+// them alike).
+func sortPending(jobs []rm.PendingJob) {
+	slices.SortFunc(jobs, func(a, b rm.PendingJob) int {
+		if c := a.QueuedAt.Compare(b.QueuedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// wantsSelfHosted reports whether a job asks for a self-hosted runner by
+// the label every self-hosted runner carries ("self-hosted", compared as
+// GitHub compares labels, without regard to case): of the repository's
+// queued jobs that no policy matches, only those are news to a person; a
+// job for GitHub's own runners (ubuntu-latest) is not.
+func wantsSelfHosted(labels []string) bool {
+	return slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, "self-hosted") })
 }

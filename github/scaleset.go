@@ -88,6 +88,10 @@ type ScaleSetTarget struct {
 	// waitErr is why the watch is not serving, since waitFrom.
 	waitErr  error
 	waitFrom time.Time
+
+	// pending is the jobs offered or assigned that no runner started yet,
+	// for people (Demand.Pending); it has its own lock.
+	pending pendingBook
 }
 
 // A ScaleSetTarget is both sides of a loop's target.
@@ -343,6 +347,7 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 			return err
 		}
 		t.log.Info("created the scale set", "id", created.ID)
+		t.recordCreated(ctx, created)
 		found = created
 	case !sameLabels(found.Labels, labels) || found.RunnerSetting.DisableUpdate != t.opts.DisableUpdate:
 		var updated *scaleset.RunnerScaleSet

@@ -253,6 +253,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				d := rm.Demand{At: t.c.cfg.Now()}
 				if st := sess.Session().Statistics; st != nil {
 					d.Wanted, d.Queued = st.TotalAssignedJobs, queued(st)
+					d.Pending, d.PendingListed = t.pending.apply(nil, st, d.At), true
 				}
 				wanted = d.Wanted
 				report(d)
@@ -431,6 +432,7 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 	for _, j := range msg.JobCompletedMessages {
 		d.Events = append(d.Events, jobEvent(rm.JobCompleted, j.JobMessageBase, j.RunnerID, j.RunnerName, j.Result, now))
 	}
+	d.Pending, d.PendingListed = t.pending.apply(msg, msg.Statistics, now), true
 	return d, acquireErr
 }
 
@@ -452,6 +454,6 @@ func jobEvent(kind rm.JobEventKind, b scaleset.JobMessageBase, runnerID int, run
 	return rm.JobEvent{
 		Kind: kind, JobID: id, RunID: b.WorkflowRunID, RunnerID: int64(runnerID), RunnerName: runnerName,
 		Result: result, Workflow: b.JobWorkflowRef, DisplayName: b.JobDisplayName, Labels: b.RequestLabels, At: now,
-		QueuedAt: b.QueueTime,
+		QueuedAt: b.QueueTime, AssignedAt: b.ScaleSetAssignTime, RunnerAssignedAt: b.RunnerAssignTime, FinishedAt: b.FinishTime,
 	}
 }

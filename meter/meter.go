@@ -144,6 +144,8 @@ type AttemptMeters struct {
 	// memory are more launchers asked for an ended attempt's group memory
 	// (WithGroupMemory).
 	memory []rm.MemoryContainer
+	// observe is told of each pass's samples (WithObserver).
+	observe func([]Sample)
 }
 
 // New returns meters whose ended attempts' peaks are kept in peaksFile, with
@@ -167,7 +169,7 @@ func New(peaksFile string, opts ...Option) *AttemptMeters {
 	if o.log != nil {
 		ms.log = o.log
 	}
-	ms.groups, ms.memory = o.groups, o.memory
+	ms.groups, ms.memory, ms.observe = o.groups, o.memory, o.observe
 	ms.logSource()
 	if peaksFile != "" {
 		peaks, err := platform.LoadPeaks(peaksFile, platform.PeaksLogger(ms.log), platform.PeaksAtMost(o.hostMemory))
@@ -394,7 +396,10 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.PolicyI
 	}
 	now := ms.now()
 
-	var exited []rm.PolicyID
+	var (
+		exited  []rm.PolicyID
+		sampled []Sample
+	)
 	func() {
 		ms.mu.Lock()
 		defer ms.mu.Unlock()
@@ -421,10 +426,18 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.PolicyI
 			}
 			delete(ms.exited, r.attempt)
 			ms.recordLocked(r.attempt, r.policy, now, usage[i])
-			ms.meters[r.attempt].source = source[i]
+			m := ms.meters[r.attempt]
+			m.source = source[i]
+			if ms.observe != nil {
+				sampled = append(sampled, Sample{Attempt: r.attempt, Policy: r.policy, At: now,
+					RSSBytes: m.lastRSS, CPUUsed: m.usedCPU, Usage: m.usage()})
+			}
 		}
 	}()
 	ms.ForgetStale(live, now)
+	if ms.observe != nil && known {
+		ms.observe(sampled)
+	}
 	return exited
 }
 

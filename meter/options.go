@@ -2,6 +2,7 @@ package meter
 
 import (
 	"log/slog"
+	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 )
@@ -14,6 +15,7 @@ type options struct {
 	hostMemory uint64
 	groups     Groups
 	memory     []rm.MemoryContainer
+	observe    func([]Sample)
 }
 
 // WithLogger sets where the meters warn (a peaks file that is corrupt or
@@ -23,3 +25,25 @@ func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log
 // WithHostMemory refuses, when the peaks file is loaded, peaks of 0 or
 // above bytes (the host's total memory): no job of this host had them.
 func WithHostMemory(bytes uint64) Option { return func(o *options) { o.hostMemory = bytes } }
+
+// Sample is one look at one attempt, as an observer (WithObserver) is told
+// of it.
+type Sample struct {
+	Attempt rm.AttemptID
+	Policy  rm.PolicyID
+	At      time.Time
+	// RSSBytes is the attempt's memory at this look.
+	RSSBytes uint64
+	// CPUUsed is the CPU time the attempt used from its first look to
+	// this one: only increases of its total count, so it never goes down.
+	CPUUsed time.Duration
+	// Usage is the attempt's figures so far (what Peek answers).
+	Usage rm.AttemptUsage
+}
+
+// WithObserver tells observe, after every pass that could read the
+// process table, of each attempt that pass sampled (the job report keeps
+// each job's figures current from them). observe runs on the pass's
+// goroutine, outside the meters' locks: it may block the next pass, not
+// the loops.
+func WithObserver(observe func([]Sample)) Option { return func(o *options) { o.observe = observe } }

@@ -197,3 +197,58 @@ func TestRunSlowProc(t *testing.T) {
 		assert.Equal(t, int32(2), calls.Load())
 	})
 }
+
+// TestObserver: an observer is told, after each pass, of every attempt the
+// pass sampled, with its memory, the CPU it used so far (never less than
+// before, though its tree's total fell) and its figures; a pass that
+// cannot read the process table tells it nothing.
+func TestObserver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, host := runner()
+		var (
+			mu     sync.Mutex
+			passes [][]meter.Sample
+		)
+		ms := meter.New("", meter.WithObserver(func(s []meter.Sample) {
+			mu.Lock()
+			defer mu.Unlock()
+			passes = append(passes, s)
+		}))
+		looks := []map[int]platform.TreeUsage{
+			{7: tree(50<<20, 1000)},
+			{7: tree(80<<20, 3000)},
+			{7: tree(60<<20, 2500)}, // a child left with 0.5 s
+			nil,                     // the table could not be read
+		}
+		ms.SetSampler(func(pids []int) map[int]platform.TreeUsage {
+			look := looks[0]
+			looks = looks[1:]
+			return look
+		})
+		for range 4 {
+			ms.SampleOnce(st, host)
+			time.Sleep(meter.SampleEvery)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, passes, 3)
+		a := st.attempts[0]
+		for i, want := range []struct {
+			rss  uint64
+			used time.Duration
+		}{{50 << 20, 0}, {80 << 20, 2 * time.Second}, {60 << 20, 2 * time.Second}} {
+			require.Len(t, passes[i], 1)
+			s := passes[i][0]
+			assert.Equal(t, a.ID, s.Attempt)
+			assert.Equal(t, a.Policy, s.Policy)
+			assert.Equal(t, want.rss, s.RSSBytes, "pass %d", i)
+			assert.Equal(t, want.used, s.CPUUsed, "pass %d", i)
+			u, ok := ms.Peek(a.ID)
+			require.True(t, ok)
+			if i == 2 {
+				assert.Equal(t, u, s.Usage, "the figures Peek answers")
+			}
+		}
+		assert.Equal(t, uint64(80<<20), passes[2][0].Usage.PeakRSSBytes)
+	})
+}

@@ -61,6 +61,16 @@ type Metrics struct {
 	passes   *prometheus.HistogramVec
 	jobWait  *prometheus.HistogramVec
 	startup  *prometheus.HistogramVec
+	// The job figures named as actions-runner-controller's listener names
+	// them (cmd/ghalistener/metrics/metrics.go), per policy, with buckets
+	// from 5 ms: ARC's observe whole seconds (Unix() − Unix()).
+	jobStartup   *prometheus.HistogramVec
+	jobExecution *prometheus.HistogramVec
+	jobPhase     *prometheus.HistogramVec
+	assignedJobs *prometheus.Desc
+	runningJobs  *prometheus.Desc
+	idleRunners  *prometheus.Desc
+	busyRunners  *prometheus.Desc
 
 	// hold tells until when GitHub's secondary rate limit holds requests
 	// back (zero: it does not); nil: not known.
@@ -135,20 +145,43 @@ func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *M
 			Namespace: ns, Name: "runner_startup_seconds", Help: "Runner start-up: from its process's launch until GitHub saw it online (or it took a job), by policy.",
 			Buckets: []float64{.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120},
 		}, []string{"policy"}),
-		seen:    map[rm.AttemptID]time.Time{},
-		pending: map[rm.AttemptID]pendingAttempt{},
-		names:   map[rm.PolicyID]string{},
+		jobStartup: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "job_startup_duration_seconds",
+			Help:    "From GitHub's assignment of a job to the scale set (classic mode: its queueing) until a runner of the policy took it.",
+			Buckets: startBuckets,
+		}, []string{"policy"}),
+		jobExecution: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "job_execution_duration_seconds",
+			Help:    "From GitHub's assignment of a job to a runner of the policy until its finish, by result (GitHub's times).",
+			Buckets: executionBuckets,
+		}, []string{"policy", "job_result"}),
+		jobPhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "job_start_phase_seconds",
+			Help:    "A job's start split: assign (GitHub: queued to assigned), ready (the manager: assigned to the runner listening), take (the runner: listening to taking the job).",
+			Buckets: startBuckets,
+		}, []string{"policy", "phase"}),
+		assignedJobs: d("assigned_jobs", "Jobs GitHub assigned to the policy's target, waiting or running (scale-set mode: statistics.totalAssignedJobs).", "policy"),
+		runningJobs:  d("running_jobs", "Jobs the policy's runners on this host are running.", "policy"),
+		idleRunners:  d("idle_runners", "The policy's runners listening with no job.", "policy"),
+		busyRunners:  d("busy_runners", "The policy's runners running a job.", "policy"),
+		seen:         map[rm.AttemptID]time.Time{},
+		pending:      map[rm.AttemptID]pendingAttempt{},
+		names:        map[rm.PolicyID]string{},
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.attempts, m.policyRunners, m.policyMax, m.policyMinIdle, m.policyDemand,
-		m.policyAdmitted, m.policyExpected, m.policyPaused, m.memory, m.disk, m.budget, m.budgetReset, m.refusals, m.secondaryHold} {
+		m.policyAdmitted, m.policyExpected, m.policyPaused, m.memory, m.disk, m.budget, m.budgetReset, m.refusals, m.secondaryHold,
+		m.assignedJobs, m.runningJobs, m.idleRunners, m.busyRunners} {
 		ch <- d
 	}
 	m.jobWait.Describe(ch)
 	m.startup.Describe(ch)
+	m.jobStartup.Describe(ch)
+	m.jobExecution.Describe(ch)
+	m.jobPhase.Describe(ch)
 	m.created.Describe(ch)
 	m.launched.Describe(ch)
 	m.ended.Describe(ch)
@@ -175,6 +208,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		g(m.policyAdmitted, float64(p.Admitted), p.Name)
 		g(m.policyExpected, float64(p.ExpectedPeakBytes), p.Name)
 		g(m.policyPaused, b2f(p.Paused), p.Name)
+		g(m.assignedJobs, float64(p.Demand), p.Name)
+		g(m.runningJobs, float64(p.Busy), p.Name)
+		g(m.idleRunners, float64(p.Idle), p.Name)
+		g(m.busyRunners, float64(p.Busy), p.Name)
 	}
 	m.mu.Lock()
 	for id, n := range names {
@@ -225,6 +262,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.passes.Collect(ch)
 	m.jobWait.Collect(ch)
 	m.startup.Collect(ch)
+	m.jobStartup.Collect(ch)
+	m.jobExecution.Collect(ch)
+	m.jobPhase.Collect(ch)
 	m.mu.Lock()
 	hold := m.hold
 	m.mu.Unlock()
@@ -242,10 +282,28 @@ func (m *Metrics) SetSecondaryHold(until func() time.Time) {
 	m.mu.Unlock()
 }
 
-// ObserveJobWait records how long a job of the policy waited from GitHub's
-// queue until its runner started it (reconcile.Config.OnJobStarted).
-func (m *Metrics) ObserveJobWait(policy string, waited time.Duration) {
-	m.jobWait.WithLabelValues(policy).Observe(waited.Seconds())
+// The buckets of the job histograms: from 5 ms, where a warm spare takes
+// a job, to an hour.
+var (
+	startBuckets     = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1800, 3600}
+	executionBuckets = []float64{.05, .1, .25, .5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600, 43200}
+)
+
+// ObserveJobStart records how a job of the policy started
+// (reconcile.Config.OnJobStarted): its whole wait, its startup as ARC
+// names it, and each part.
+func (m *Metrics) ObserveJobStart(policy string, s rm.StartSplit) {
+	m.jobWait.WithLabelValues(policy).Observe(s.Total().Seconds())
+	m.jobStartup.WithLabelValues(policy).Observe(s.Startup().Seconds())
+	m.jobPhase.WithLabelValues(policy, "assign").Observe(s.Assign.Seconds())
+	m.jobPhase.WithLabelValues(policy, "ready").Observe(s.Ready.Seconds())
+	m.jobPhase.WithLabelValues(policy, "take").Observe(s.Take.Seconds())
+}
+
+// ObserveJobEnd records how long a job of the policy ran and its result
+// (reconcile.Config.OnJobEnded).
+func (m *Metrics) ObserveJobEnd(policy, result string, ran time.Duration) {
+	m.jobExecution.WithLabelValues(policy, result).Observe(ran.Seconds())
 }
 
 func b2f(b bool) float64 {

@@ -69,12 +69,43 @@ func histogram(t *testing.T, m *metrics.Metrics, name, policy string) sample {
 
 func TestJobWaitHistogram(t *testing.T) {
 	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
-	m.ObserveJobWait("home", 4*time.Second)
-	m.ObserveJobWait("home", 40*time.Second)
+	m.ObserveJobStart("home", rm.StartSplit{Assign: time.Second, Ready: 2 * time.Second, Take: time.Second})
+	m.ObserveJobStart("home", rm.StartSplit{Assign: 40 * time.Second})
 	h := histogram(t, m, "runner_manager_job_wait_seconds", "home")
 	assert.Equal(t, uint64(2), h.count)
 	assert.InDelta(t, 44, h.sum, 1e-9)
 	assert.Equal(t, uint64(1), h.buckets[5], "one job waited at most 5 s")
+}
+
+// TestJobStartupAndExecution: the figures ARC's listener names, with
+// buckets fine enough for a warm spare's milliseconds, and each part of
+// a start.
+func TestJobStartupAndExecution(t *testing.T) {
+	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m.ObserveJobStart("home", rm.StartSplit{Assign: 50 * time.Millisecond, Ready: 0, Take: 8 * time.Millisecond})
+	m.ObserveJobStart("home", rm.StartSplit{Assign: 30 * time.Millisecond, Ready: 2 * time.Second, Take: 20 * time.Millisecond})
+	h := histogram(t, m, "runner_manager_job_startup_duration_seconds", "home")
+	assert.Equal(t, uint64(2), h.count)
+	assert.InDelta(t, 2.028, h.sum, 1e-9, "assignment to taken: ready + take")
+	assert.Equal(t, uint64(1), h.buckets[0.01], "a warm spare's 8 ms is told apart from a boot")
+	phases := map[string]sample{}
+	for _, s := range gather(t, m, "runner_manager_job_start_phase_seconds") {
+		phases[s.labels["phase"]] = s
+	}
+	require.Len(t, phases, 3)
+	assert.InDelta(t, 0.08, phases["assign"].sum, 1e-9)
+	assert.InDelta(t, 2, phases["ready"].sum, 1e-9)
+	assert.InDelta(t, 0.028, phases["take"].sum, 1e-9)
+
+	m.ObserveJobEnd("home", "succeeded", 90*time.Second)
+	m.ObserveJobEnd("home", "failed", 3*time.Second)
+	ex := gather(t, m, "runner_manager_job_execution_duration_seconds")
+	require.Len(t, ex, 2)
+	for _, s := range ex {
+		assert.Equal(t, "home", s.labels["policy"])
+		assert.Equal(t, uint64(1), s.count)
+		assert.Contains(t, []string{"succeeded", "failed"}, s.labels["job_result"])
+	}
 }
 
 // Start-up (launch → online) is read from the journal: once per attempt,

@@ -105,6 +105,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 			a.Usage = u
 		}
 	}
+	a.Job = p.withHookJob(it, a.Job) // before Cleanup removes the hook's record
 	b, err := a.Conclude(o, p.now)
 	if err != nil {
 		it.log.Error("cannot conclude attempt", "outcome", o.String(), "err", err)

@@ -212,9 +212,14 @@ type Config struct {
 	// target's key, how long the pass took and its error (metrics).
 	OnPass func(targetKey string, took time.Duration, err error)
 	// OnJobStarted, when set, is told of each job a runner of the loop
-	// took whose queue time GitHub gave: how long the job waited from
-	// GitHub's queue to the runner's start of it, by policy name.
-	OnJobStarted func(policy string, waited time.Duration)
+	// took whose queue time GitHub gave: how its start split (GitHub's
+	// part, the manager's, the runner's), by policy name.
+	OnJobStarted func(policy string, s rm.StartSplit)
+	// OnJobEnded, when set, is told of each job a runner of this host
+	// completed whose start and finish GitHub gave: how long it ran
+	// (GitHub's runner assignment to its finish, as
+	// actions-runner-controller's listener measures it) and its result.
+	OnJobEnded func(policy, result string, ran time.Duration)
 
 	// tab is shared by the loops of a supervisor; nil makes a private one.
 	tab *table

@@ -38,6 +38,7 @@ func (p *pass) applyEvents(ctx context.Context) {
 					r.jobCompleted, r.jobCompletedAt = true, p.now
 				}
 			})
+			l.observeJobEnd(it.pol, ev)
 		}
 		a := it.a
 		changed, named := false, false
@@ -51,9 +52,8 @@ func (p *pass) applyEvents(ctx context.Context) {
 		}
 		if changed && p.record(ctx, it, a) {
 			it.log.Info("runner took a job", "job", a.Job.ID, "job_name", a.Job.Name, "event", string(ev.Kind))
-			if named && ev.Kind == rm.JobStarted && !ev.QueuedAt.IsZero() && l.cfg.OnJobStarted != nil {
-				// Busy since the runner's own word, else since now.
-				l.cfg.OnJobStarted(it.pol.Name, max(0, a.BusyAt.Sub(ev.QueuedAt)))
+			if split, ok := a.StartSplit(); named && ev.Kind == rm.JobStarted && ok {
+				l.jobStarted(it.pol, split, p.now)
 			}
 		}
 	}
@@ -82,6 +82,9 @@ func (p *pass) nameJob(ctx context.Context, ev rm.JobEvent) {
 	a, err := l.cfg.Store.Attempt(ctx, id)
 	if err != nil || a.Live() || p.byPolicy[a.Policy] == nil {
 		return
+	}
+	if ev.Kind == rm.JobCompleted {
+		l.observeJobEnd(p.byPolicy[a.Policy], ev) // its runner exited before GitHub's word
 	}
 	was := a.Outcome
 	o, correct := lateOutcome(a, ev)
@@ -123,5 +126,6 @@ func (p *pass) nameJob(ctx context.Context, ev rm.JobEvent) {
 // (a scale-set jobId, or a REST number in decimal) and the REST number when
 // the event carries one.
 func eventJob(ev rm.JobEvent) rm.Job {
-	return rm.Job{ID: ev.JobID, Number: ev.JobNumber, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName}
+	return rm.Job{ID: ev.JobID, Number: ev.JobNumber, RunID: ev.RunID, Workflow: ev.Workflow, Name: ev.DisplayName,
+		QueuedAt: ev.QueuedAt, AssignedAt: ev.AssignedAt}
 }

@@ -66,6 +66,14 @@ type Loop struct {
 	// counted.
 	doneJobs []jobEnd
 	events   []rm.JobEvent
+	// pending and unmatched are the jobs the source last listed
+	// (rm.Demand.Pending, Unmatched), for the jobs view.
+	pending   []rm.PendingJob
+	unmatched []rm.PendingJob
+	// starts are the job starts of the last hour (jobstarts.go), endsSeen
+	// the jobs whose end was told to OnJobEnded.
+	starts   []jobStartSample
+	endsSeen []string
 	watchErr string
 	status   loopStatus
 	refusals map[rm.PolicyID]Refusal
@@ -102,6 +110,7 @@ type Loop struct {
 type loopStatus struct {
 	policies []PolicyStatus
 	attempts []AttemptStatus
+	jobs     []JobStatus
 	live     int
 	// passErr is the pass's first error, notes its word per policy: the
 	// parts of a policy's last error that only a pass changes (snapshot).
@@ -197,6 +206,9 @@ func (l *Loop) ReportDemand(d rm.Demand) {
 		l.doneJobs = slices.Delete(l.doneJobs, 0, over)
 	}
 	l.watchErr = ""
+	if d.PendingListed {
+		l.pending, l.unmatched = slices.Clone(d.Pending), slices.Clone(d.Unmatched)
+	}
 	l.events = append(l.events, d.Events...)
 	if over := len(l.events) - maxQueuedEvents; over > 0 {
 		l.log.Warn("too many job events queued; dropping the oldest", "dropped", over)

@@ -151,7 +151,7 @@ func (s *Supervisor) loopConfig(target Target, policies []rm.Policy) Config {
 			s.refusals[r.Reason]++
 			s.mu.Unlock()
 		},
-		OnPass: s.cfg.OnPass, OnJobStarted: s.cfg.OnJobStarted,
+		OnPass: s.cfg.OnPass, OnJobStarted: s.cfg.OnJobStarted, OnJobEnded: s.cfg.OnJobEnded,
 		tab: s.tab,
 	}
 }

@@ -82,6 +82,7 @@ func (p *pass) publish(live int) {
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
 			WaitStatus:        waits,
+			JobStart:          l.jobStartStatus(pol.ID, p.now),
 		}
 		if r, ok := l.refusals[pol.ID]; ok {
 			ps.LastRefusal = r.String()
@@ -109,7 +110,7 @@ func (p *pass) publish(live int) {
 			continue
 		}
 		as := AttemptStatus{ID: it.a.ID, Policy: it.a.Policy, PolicyName: it.pol.Name, RunnerName: it.a.RunnerName, State: it.a.State,
-			Job: jobLabel(it.a.Job), JobID: it.a.Job.ID, CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
+			Job: statusJob(it.a.Job), CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
 		if l.cfg.Meters != nil && !it.exited {
 			as.RSSBytes, _ = l.cfg.Meters.CurrentRSS(it.a.ID)
 		}
@@ -119,6 +120,7 @@ func (p *pass) publish(live int) {
 		})
 		st.attempts = append(st.attempts, as)
 	}
+	st.jobs = p.jobsOf(servingPolicy(p.policies), waits.WaitReason)
 	l.status = st
 }
 
@@ -147,6 +149,9 @@ func (l *Loop) snapshot() loopStatus {
 			ps.LastError = l.watchErr
 		}
 	}
+	if waitErr != nil {
+		st.jobs = unavailable(st.jobs, waitErr, waitSince)
+	}
 	return st
 }
 
@@ -156,5 +161,5 @@ func (l *Loop) snapshot() loopStatus {
 func (l *Loop) Status() Status {
 	snap := l.snapshot()
 	return Status{At: l.cfg.Now(), Host: l.cfg.Host, Memory: l.cfg.Admission.Status(),
-		Policies: snap.policies, Attempts: snap.attempts}
+		Policies: snap.policies, Attempts: snap.attempts, Jobs: snap.jobs}
 }

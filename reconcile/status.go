@@ -22,6 +22,11 @@ type Status struct {
 	HostCPUPercent *float64        `json:"host_cpu_percent"`
 	Policies       []PolicyStatus  `json:"policies"`
 	Attempts       []AttemptStatus `json:"attempts"`
+	// Jobs are the jobs the host knows of that wait for a runner or run
+	// on one (the jobs view), running first, then waiting, oldest first.
+	// Jobs GitHub counts but does not name are in each policy's Waiting
+	// only.
+	Jobs []JobStatus `json:"jobs"`
 	// Budget is the GitHub REST budget as last seen.
 	Budget rm.Budget `json:"budget"`
 	// Refusals counts admission refusals by reason since start.
@@ -262,6 +267,8 @@ type PolicyStatus struct {
 	Spares      int           `json:"spares"`
 	SpareTarget int           `json:"spare_target"`
 	Boot        time.Duration `json:"boot_ns"`
+	// JobStart is how fast its jobs started in the last hour.
+	JobStart JobStartStatus `json:"job_start"`
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.
@@ -272,12 +279,9 @@ type AttemptStatus struct {
 	PolicyName string          `json:"policy_name"`
 	RunnerName string          `json:"runner_name"`
 	State      rm.AttemptState `json:"state"`
-	// Job names the attempt's job for people: its display name, else its
-	// id; "" before one.
-	Job string `json:"job"`
-	// JobID is the job's id as its source gave it (rm.Job.ID: a scale-set
-	// jobId, or a classic REST job number in decimal); "" before one.
-	JobID         string    `json:"job_id"`
+	// Job is the attempt's job, nil before one is known; it marshals as
+	// an attempt's job does (docs/json.md), so status and attempts agree.
+	Job           *rm.Job   `json:"job"`
 	CreatedAt     time.Time `json:"created_at"`
 	RSSBytes      uint64    `json:"rss_bytes"`
 	PeakRSSBytes  uint64    `json:"peak_rss_bytes"`
@@ -320,9 +324,13 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 				ps.Busy++
 			}
 			out.Attempts = append(out.Attempts, AttemptStatus{
-				ID: a.ID, Policy: a.Policy, PolicyName: p.Name, RunnerName: a.RunnerName, State: a.State, Job: jobLabel(a.Job), JobID: a.Job.ID,
+				ID: a.ID, Policy: a.Policy, PolicyName: p.Name, RunnerName: a.RunnerName, State: a.State, Job: statusJob(a.Job),
 				CreatedAt: a.CreatedAt, PeakRSSBytes: a.Usage.PeakRSSBytes, LastMessage: a.LastMessage,
 			})
+			if a.State == rm.StateBusy && a.Job.Known() {
+				out.Jobs = append(out.Jobs, JobStatus{ID: a.Job.ID, Number: a.Job.Number, RunID: a.Job.RunID, Workflow: a.Job.Workflow,
+					Name: a.Job.Name, State: JobRunning, Policy: p.ID, PolicyName: p.Name, StartedAt: a.BusyAt, Attempt: a.ID, RunnerName: a.RunnerName})
+			}
 		}
 		out.Policies = append(out.Policies, ps)
 		if shown.IsZero() {
@@ -337,6 +345,7 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 	if out.Fleet, err = FleetStatusOf(ctx, st, now, 0); err != nil {
 		return Status{}, err
 	}
+	SortJobs(out.Jobs)
 	return out, nil
 }
 
@@ -390,14 +399,19 @@ func policyStatusOf(p rm.Policy) PolicyStatus {
 	}
 }
 
-// jobLabel is how a status names an attempt's job: its display name, else
-// its id.
-func jobLabel(j rm.Job) string {
-	switch {
-	case j.Name != "":
-		return j.Name
-	case j.Known():
-		return j.ID
+// JobLabel is how people know the attempt's job (rm.Job.Label): "" before
+// one.
+func (a AttemptStatus) JobLabel() string {
+	if a.Job == nil {
+		return ""
 	}
-	return ""
+	return a.Job.Label()
+}
+
+// statusJob is an attempt's job for its AttemptStatus: nil until known.
+func statusJob(j rm.Job) *rm.Job {
+	if !j.Known() {
+		return nil
+	}
+	return &j
 }

@@ -64,12 +64,13 @@ type SupervisorConfig struct {
 	Runner func() *RunnerStatus
 	// Loop holds the timeouts, paces and caps of every loop.
 	Loop LoopOptions
-	// RunnerUpdates, RunnerEnv, OnPass and OnJobStarted are given to every
-	// loop (see Config).
+	// RunnerUpdates, RunnerEnv, OnPass, OnJobStarted and OnJobEnded are
+	// given to every loop (see Config).
 	RunnerUpdates bool
 	RunnerEnv     []string
 	OnPass        func(targetKey string, took time.Duration, err error)
-	OnJobStarted  func(policy string, waited time.Duration)
+	OnJobStarted  func(policy string, s rm.StartSplit)
+	OnJobEnded    func(policy, result string, ran time.Duration)
 	// Machine is the machine the supervisor runs on (platform.Machine):
 	// the host's CPU in Status, this process's identity for the host
 	// lease, and the runner processes of DataDir for the orphan sweep at
@@ -345,7 +346,15 @@ func (s *Supervisor) Status() Status {
 			st.Policies = append(st.Policies, ps)
 		}
 		st.Attempts = append(st.Attempts, snap.attempts...)
+		for _, j := range snap.jobs {
+			// An unmatched job is told by every loop of its scope: once.
+			if j.State == JobUnmatched && slices.ContainsFunc(st.Jobs, func(o JobStatus) bool { return o.State == JobUnmatched && o.ID == j.ID }) {
+				continue
+			}
+			st.Jobs = append(st.Jobs, j)
+		}
 	}
+	SortJobs(st.Jobs)
 	for _, p := range policies {
 		if shown[p.ID] {
 			continue

@@ -154,6 +154,10 @@ type Store interface {
 	ForgetSession(ctx context.Context, scaleSetID int, sessionID string) error
 	// Sessions lists every recorded session, by scale set id.
 	Sessions(ctx context.Context) ([]rm.SessionRecord, error)
+	// RecordScaleSet, ScaleSets and ForgetScaleSet keep the scale sets
+	// the managers created at GitHub (rm.ScaleSetJournal): a record
+	// without id, name or scope is refused with runnermanager.ErrInvalid.
+	rm.ScaleSetJournal
 	// AcquireHostLease takes or renews the lease of l.Host for l.Holder.
 	// It succeeds when no daemon holds it, when the held lease expired by
 	// l.RenewedAt, when l.Holder holds it (a renewal: AcquiredAt is kept),

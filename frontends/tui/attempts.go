@@ -95,7 +95,7 @@ func (m Model) AttemptRows() []AttemptRow {
 		if !r.State.Ended() {
 			r.State = s.State
 		}
-		r.Job = cmp.Or(r.Job, s.Job)
+		r.Job = cmp.Or(r.Job, s.JobLabel())
 		r.Runner = cmp.Or(r.Runner, s.RunnerName)
 		if r.State.Live() {
 			r.HasUsage, r.RSS, r.CPU = true, s.RSSBytes, s.CPUMillicores

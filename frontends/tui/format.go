@@ -115,3 +115,15 @@ func pad(s string, w int, right bool, tail bool) string {
 
 // clamp bounds v to lo..hi.
 func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
+
+// fmtLatency is a job-start figure: milliseconds below a second, tenths
+// below a minute, else as fmtDuration.
+func fmtLatency(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", max(d, 0).Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return fmtDuration(d)
+}

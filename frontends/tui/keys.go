@@ -31,6 +31,7 @@ var keys = []binding{
 	{name: "pane", codes: []KeyCode{KeyTab, KeyBacktab, KeyLeft, KeyRight}, label: "tab ← →", help: "switch pane", hint: "tab pane", do: Model.switchPane},
 	{name: "open", codes: []KeyCode{KeyEnter}, label: "enter", help: "open the attempt's detail", hint: "⏎ detail", do: Model.enter},
 	{name: "policy", runes: "i", label: "i", help: "open the policy's detail: why its jobs wait", hint: "i policy", do: Model.openPolicy},
+	{name: "jobs", runes: "w", label: "w", help: "the jobs: running, and waiting with why", hint: "w jobs", do: Model.openJobs},
 	{name: "sort", runes: "s", label: "s", help: "sort the policies by the next column", hint: "s sort", do: Model.nextSort},
 	{name: "back", codes: []KeyCode{KeyEsc}, label: "esc  ⌫", help: "back; clear the filter", hint: "esc back", do: Model.back},
 	{name: "close", codes: []KeyCode{KeyBackspace}, do: Model.closeDetail},
@@ -49,10 +50,16 @@ var keys = []binding{
 // The status line's hints in each view: names of bindings, in the order
 // shown.
 var (
-	listHints         = []string{"pane", "open", "policy", "pause", "raise", "stop", "filter", "help", "quit"}
+	listHints         = []string{"pane", "open", "policy", "jobs", "pause", "raise", "stop", "filter", "help", "quit"}
+	jobsHints         = []string{"back", "jobs", "help", "quit"}
 	detailHints       = []string{"back", "up", "stop", "help"}
 	policyDetailHints = []string{"back", "pause", "raise", "help"}
 )
+
+// jobsViewKeys are the bindings that work in the jobs view: it scrolls
+// and closes; the others act on a selection it does not show.
+var jobsViewKeys = map[string]bool{"up": true, "down": true, "page-up": true, "page-down": true, "first": true, "last": true,
+	"back": true, "close": true, "quit": true, "help": true, "jobs": true, "refresh": true}
 
 // keyMap finds a key's binding (the tests check no key is bound twice).
 var keyMap = func() map[Key]*binding {
@@ -92,6 +99,8 @@ func (m Model) key(k Key) (Model, []Command) {
 		return m.confirmKey(k)
 	case m.Editing:
 		return m.filterKey(k), nil
+	case b != nil && m.JobsView && !jobsViewKeys[b.name]:
+		return m, nil // the jobs view has no selection to act on
 	case b != nil:
 		return b.do(m)
 	}
@@ -109,7 +118,7 @@ func movePage(sign int) func(Model) (Model, []Command) {
 }
 
 func (m Model) switchPane() (Model, []Command) {
-	if !m.Detail && !m.PolicyDetail {
+	if !m.Detail && !m.PolicyDetail && !m.JobsView {
 		m.Pane = 1 - m.Pane
 	}
 	return m, nil
@@ -122,6 +131,8 @@ func (m Model) back() (Model, []Command) {
 		m.Detail = false
 	case m.PolicyDetail:
 		m.PolicyDetail = false
+	case m.JobsView:
+		m.JobsView = false
 	case m.Filter != "":
 		m.Filter = ""
 	case m.Msg != "":
@@ -131,7 +142,7 @@ func (m Model) back() (Model, []Command) {
 }
 
 func (m Model) closeDetail() (Model, []Command) {
-	m.Detail, m.PolicyDetail = false, false
+	m.Detail, m.PolicyDetail, m.JobsView = false, false, false
 	return m, nil
 }
 
@@ -143,7 +154,7 @@ func (m Model) quit() (Model, []Command) {
 }
 
 func (m Model) quitOrBack() (Model, []Command) {
-	if m.Detail || m.PolicyDetail {
+	if m.Detail || m.PolicyDetail || m.JobsView {
 		return m.closeDetail()
 	}
 	return m.quit()

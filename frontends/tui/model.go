@@ -67,6 +67,7 @@ type Model struct {
 	attemptsPane     // selection of the attempts table, and a stop to confirm
 	detailPane       // the selected attempt full screen: its log and samples
 	policyDetailPane // the selected policy full screen
+	jobsPane         // the jobs running and waiting, full screen
 	filterLine       // the filter narrowing both tables, and its draft
 	messageLine      // the status line's message
 	helpOverlay      // the keys overlay
@@ -350,6 +351,9 @@ func (m Model) fixSelection() Model {
 // move moves the selection of the focused table (the attempts' in the
 // detail view) by delta rows, stopping at either end.
 func (m Model) move(delta int) Model {
+	if m.JobsView && !m.Detail && !m.PolicyDetail {
+		return m.scrollJobs(delta)
+	}
 	if m.Detail || m.Pane == PaneAttempts {
 		m.attemptIdx, m.SelAttempt = moveIn(m.AttemptRows(), m.attemptIdx+delta, AttemptRow.id)
 	} else {

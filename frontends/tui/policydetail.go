@@ -69,6 +69,10 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 		peaks += fmt.Sprintf(" · highest of its last %d attempts %s", len(atts), bytesize.Compact(highest))
 	}
 	d.line("peaks", span{peaks, styleNormal})
+	if js := r.JobStart; js.Jobs > 0 {
+		d.line("starts", span{fmt.Sprintf("%d in the last hour · queued → taken p50 %s p95 %s · ours p50 %s p95 %s",
+			js.Jobs, fmtLatency(js.P50), fmtLatency(js.P95), fmtLatency(js.OursP50), fmtLatency(js.OursP95)), styleNormal})
+	}
 	if d.y >= y1 {
 		return
 	}

@@ -68,6 +68,8 @@ func drawStatusLine(p painter, m Model, y int) {
 			names = detailHints
 		case m.PolicyDetail:
 			names = policyDetailHints
+		case m.JobsView:
+			names = jobsHints
 		}
 		p.text(0, y, hints(names), styleDim, p.w)
 	}

@@ -64,6 +64,19 @@ func TestUpdateKeys(t *testing.T) {
 		{"DownStopsAtEnd", nil, []tui.Event{r('G'), r('j'), key(tui.KeyPgDn)}, func(t *testing.T, m tui.Model, _ []tui.Command) {
 			assert.Equal(t, aid(6), m.SelAttempt)
 		}},
+		{"WOpensAndClosesTheJobs", nil, []tui.Event{r('w'), r('p'), r('x'), key(tui.KeyEnter), key(tui.KeyTab)}, func(t *testing.T, m tui.Model, cmds []tui.Command) {
+			assert.True(t, m.JobsView, "w opens the jobs; keys that act on a selection do nothing there")
+			assert.Empty(t, cmds, "no pause, no stop")
+			assert.True(t, m.Confirm.IsZero(), "no stop asked")
+			assert.False(t, m.Detail)
+			m, _ = send(m, r('w'))
+			assert.False(t, m.JobsView, "w again closes it")
+			m, _ = send(m, r('w'), key(tui.KeyEsc))
+			assert.False(t, m.JobsView, "esc closes it")
+			m, _ = send(m, r('w'), r('q'))
+			assert.False(t, m.JobsView, "q leaves it")
+			assert.False(t, m.Quit, "and does not quit")
+		}},
 		{"IOpensThePolicy", nil, []tui.Event{key(tui.KeyTab), r('j'), r('i')}, func(t *testing.T, m tui.Model, _ []tui.Command) {
 			assert.True(t, m.PolicyDetail)
 			assert.False(t, m.Detail)

@@ -38,6 +38,8 @@ func Draw(c Canvas, m Model) {
 		drawDetail(p, m, y0, y1)
 	case m.PolicyDetail:
 		drawPolicyDetail(p, m, y0, y1)
+	case m.JobsView:
+		drawJobs(p, m, y0, y1)
 	default:
 		// The policies get a third of the room at most, the attempts the
 		// rest.

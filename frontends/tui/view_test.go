@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
@@ -112,6 +113,24 @@ func TestDrawGolden(t *testing.T) {
 			home.Live, home.Idle, home.Busy, home.Max, home.Demand, home.Admitted = 12, 0, 11, 100, 12, 12
 			home.WaitStatus = reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "memory: needs 1.5G, 0.9G free"}
 			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Status: st})
+			return m
+		}},
+		{"jobs", 80, 24, func() tui.Model {
+			st := fixtureStatus()
+			home := &st.Policies[0]
+			home.WaitStatus = reconcile.WaitStatus{Queued: 5, Waiting: 5, WaitReason: "at max 4"}
+			st.Jobs = []reconcile.JobStatus{
+				{ID: "j1", Name: "ci / build (linux)", Repository: "octo/app", State: reconcile.JobRunning, Policy: polHome, PolicyName: "home",
+					StartedAt: at(11, 57, 20), Attempt: aid(1), RunnerName: rm.RunnerName(hostID, aid(1))},
+				{ID: "j2", Name: "ci / lint", Repository: "octo/app", State: reconcile.JobQueued, Policy: polHome, PolicyName: "home",
+					QueuedAt: at(11, 58, 0), WaitReason: "at max 4"},
+				{ID: "j3", Name: "ci / e2e", Repository: "octo/app", State: reconcile.JobQueued, Policy: polHome, PolicyName: "home",
+					QueuedAt: at(11, 59, 30), WaitReason: "at max 4"},
+				{ID: "j4", Name: "cuda", Repository: "acme/ml", Labels: []string{"self-hosted", "cuda"}, State: reconcile.JobUnmatched,
+					QueuedAt: at(11, 55, 0), WaitReason: "no policy here matches [self-hosted, cuda]"},
+			}
+			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Status: st})
+			m, _ = send(m, r('w'))
 			return m
 		}},
 		{"policy-detail", 80, 24, func() tui.Model {

@@ -18,8 +18,11 @@ type JobSpec struct {
 	Repo string
 	// Labels are the job's runs-on labels. A job for a scale set has one:
 	// the scale set's name.
-	Labels   []string
-	Name     string // display name; default "job-<id>"
+	Labels []string
+	Name   string // display name; default "job-<id>"
+	// Key is the job's id in its workflow (its key under jobs:, which
+	// steps and hooks read as GITHUB_JOB); default Name.
+	Key      string
 	Workflow string // workflow ref; default "owner/repo/.github/workflows/ci.yml@refs/heads/main"
 	// Duration is how long the runner works on it.
 	Duration time.Duration
@@ -77,6 +80,11 @@ type JobRecord struct {
 	Starts int
 	// Requeues is how many times it came back after no runner took it.
 	Requeues int
+	// Log is the job's log as its runner uploaded it with its result:
+	// each step's output, the runner's job hooks' ("Set up runner",
+	// "Complete runner") among them. StepSummary is what its steps wrote
+	// to GITHUB_STEP_SUMMARY. Both empty until it completed.
+	Log, StepSummary string
 }
 
 // EnqueueJob queues a job (and its workflow run) and returns its id. It

@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ func (s *Server) runnerMessages(c *call) reply {
 				r.msgSeq++
 				body, _ := json.Marshal(runnerproto.JobRequest{
 					RequestID: j.rec.RequestID, JobID: j.rec.ID, RunID: j.rec.RunID, Repository: j.rec.Repo,
-					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, DurationMS: j.spec.Duration.Milliseconds(),
+					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, JobKey: cmp.Or(j.spec.Key, j.spec.Name), DurationMS: j.spec.Duration.Milliseconds(),
 					MemoryBytes: j.spec.MemoryBytes, CPUMillicores: j.spec.CPUMillicores, Result: j.spec.Result, Script: j.spec.Script,
 					HangAfter: j.spec.HangAfter,
 					RenewMS:   max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),
@@ -208,7 +209,8 @@ func (s *Server) runnerJobRenew(c *call) reply {
 
 func (s *Server) runnerJobFinish(c *call) reply {
 	var in runnerproto.Finish
-	_ = json.NewDecoder(io.LimitReader(c.r.Body, 1<<20)).Decode(&in)
+	// The log and a step summary of up to 1 MiB come with the result.
+	_ = json.NewDecoder(io.LimitReader(c.r.Body, 8<<20)).Decode(&in)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, j, rep := s.runnerJob(c)
@@ -224,6 +226,7 @@ func (s *Server) runnerJobFinish(c *call) reply {
 	if j.phase == phaseDispatched {
 		s.start(r, j) // finished without a start report: it still ran
 	}
+	j.rec.Log, j.rec.StepSummary = in.Log, in.StepSummary
 	s.complete(j, in.Result)
 	s.changed()
 	return jsonReply(http.StatusOK, map[string]any{"requestId": j.rec.RequestID})

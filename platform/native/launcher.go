@@ -90,12 +90,16 @@ type Launcher struct {
 	copyWarned sync.Map
 	// contain keeps each attempt's processes together (contain.go).
 	contain containment
+	// report, when set, writes the job report's hooks into each root
+	// (WithJobReport).
+	report *jobReport
 }
 
 var (
 	_ rm.Launcher        = (*Launcher)(nil)
 	_ rm.MemoryContainer = (*Launcher)(nil)
 	_ rm.RootLister      = (*Launcher)(nil)
+	_ rm.JobHookReader   = (*Launcher)(nil)
 )
 
 // Option configures a Launcher.
@@ -242,13 +246,17 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: runner log: %w", spec.Attempt, err)
 	}
+	env := l.environ(spec)
+	if l.report != nil {
+		env = l.report.install(ctx, l.log, root, spec, env)
+	}
 	grp := l.attemptGroup(spec.Attempt)
 	exe := filepath.Join(root, "bin", platform.ListenerName)
 	cmd := &exec.Cmd{
 		Path:        exe,
 		Args:        []string{exe, "run"},
 		Dir:         root,
-		Env:         l.environ(spec),
+		Env:         env,
 		Stdout:      logFile,
 		Stderr:      logFile,
 		SysProcAttr: newProcessGroup(),

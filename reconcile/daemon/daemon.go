@@ -150,10 +150,12 @@ type Config struct {
 	Loop         reconcile.LoopOptions
 	// RunnerEnv is added to every runner's environment ("KEY=value").
 	RunnerEnv []string
-	// OnPass and OnJobStarted, when set, are told of every loop's passes
-	// and of the jobs' waits (see reconcile.Config), beside the metrics.
+	// OnPass, OnJobStarted and OnJobEnded, when set, are told of every
+	// loop's passes and of its jobs' starts and ends (see reconcile.Config),
+	// beside the metrics.
 	OnPass       func(targetKey string, took time.Duration, err error)
-	OnJobStarted func(policy string, waited time.Duration)
+	OnJobStarted func(policy string, s rm.StartSplit)
+	OnJobEnded   func(policy, result string, ran time.Duration)
 
 	// Logger receives the daemon's logs (default: discarded).
 	Logger *slog.Logger
@@ -165,6 +167,15 @@ type Config struct {
 	// runners nothing uses (install.Updater; [runner] auto_update, on by
 	// default in the configuration file; false here leaves it off).
 	AutoUpdateRunner bool
+	// JobReport makes every job of the native backend report its own
+	// footprint (peak memory, average and busiest CPU, duration, policy
+	// and host) in its log and step summary, through the runner's job
+	// hooks, and name its job in the journal where GitHub did not (package
+	// jobreport; [runner] job_report, on by default in the configuration
+	// file; false here leaves it off). It needs the default native
+	// launcher and meters: with a launcher or meters of the embedder's own
+	// it is off.
+	JobReport bool
 	// RunnerUpdateRetry is how often the update looks again while a
 	// refused runner holds a policy's launches (default a minute: at most
 	// 60 REST calls an hour, and only then).
@@ -346,6 +357,9 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	if cfg.Meters == nil {
 		opts := []meter.Option{meter.WithLogger(d.log), meter.WithHostMemory(d.host.MemoryBytes)}
+		if n, ok := d.native.(*native.Launcher); ok && d.cfg.JobReport {
+			opts = append(opts, meter.WithObserver(jobReportObserver(n, d.log)))
+		}
 		if g, ok := d.native.(meter.Groups); ok {
 			// The native launcher's attempts run in cgroups where the host
 			// allows it: the meters read them instead of walking /proc.
@@ -374,7 +388,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		meters, adm := cfg.Meters, cfg.Admission
 		d.boxes.SetExpectedPeak(func(p rm.Policy) uint64 { return adm.ExpectedPeak(meters, p) })
 	}
-	onPass, onJob := cfg.OnPass, cfg.OnJobStarted
+	onPass, onJob, onEnd := cfg.OnPass, cfg.OnJobStarted, cfg.OnJobEnded
 	if d.met != nil {
 		onPass = func(target string, took time.Duration, err error) {
 			d.met.ObservePass(target, took, err)
@@ -382,10 +396,16 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 				cfg.OnPass(target, took, err)
 			}
 		}
-		onJob = func(policy string, waited time.Duration) {
-			d.met.ObserveJobWait(policy, waited)
+		onJob = func(policy string, s rm.StartSplit) {
+			d.met.ObserveJobStart(policy, s)
 			if cfg.OnJobStarted != nil {
-				cfg.OnJobStarted(policy, waited)
+				cfg.OnJobStarted(policy, s)
+			}
+		}
+		onEnd = func(policy, result string, ran time.Duration) {
+			d.met.ObserveJobEnd(policy, result, ran)
+			if cfg.OnJobEnded != nil {
+				cfg.OnJobEnded(policy, result, ran)
 			}
 		}
 	}
@@ -397,7 +417,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus,
 		Loop: cfg.Loop, RunnerUpdates: cfg.AutoUpdateRunner, RunnerEnv: cfg.RunnerEnv,
-		OnPass: onPass, OnJobStarted: onJob,
+		OnPass: onPass, OnJobStarted: onJob, OnJobEnded: onEnd,
 	}, nil
 }
 
@@ -417,7 +437,11 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 	}
 	nl := ls[rm.BackendNative]
 	if nl == nil {
-		n := native.NewLauncher(d.cfg.DataDir, native.WithLogger(d.log))
+		opts := []native.Option{native.WithLogger(d.log)}
+		if d.cfg.JobReport {
+			opts = append(opts, native.WithJobReport(d.host.Name))
+		}
+		n := native.NewLauncher(d.cfg.DataDir, opts...)
 		d.closers = append(d.closers, n.Close)
 		nl = n
 	}

@@ -43,6 +43,7 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
 		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 		AutoUpdateRunner: c.Runner.AutoUpdate,
+		JobReport:        c.Runner.JobReport,
 		Loop:             reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
 	}
 	if c.Webhook.Listen != "" {

@@ -122,3 +122,29 @@ func TestLoadOrCreateHostID(t *testing.T) {
 		assert.ErrorContains(t, err, "does not hold a host id")
 	})
 }
+
+// [runner] job_report is on unless the file or its variable says false.
+func TestFromConfigJobReport(t *testing.T) {
+	t.Setenv("RM_TEST_TOKEN", "ghp_secret")
+	const file = "data_dir = \"/var/lib/rm\"\n[github]\ntoken_env = \"RM_TEST_TOKEN\"\n"
+	cfg, err := daemon.FromConfig(load(t, file), "")
+	require.NoError(t, err)
+	assert.True(t, cfg.JobReport, "on by default")
+	cfg, err = daemon.FromConfig(load(t, file+"[runner]\nauto_update = false\n"), "")
+	require.NoError(t, err)
+	assert.True(t, cfg.JobReport, "another key of [runner] keeps it on")
+	cfg, err = daemon.FromConfig(load(t, file+"[runner]\njob_report = false\n"), "")
+	require.NoError(t, err)
+	assert.False(t, cfg.JobReport)
+
+	path := filepath.Join(t.TempDir(), "config.toml")
+	require.NoError(t, os.WriteFile(path, []byte(file), 0o600))
+	c, err := config.Load(config.Sources{Path: path, Explicit: true, LookupEnv: func(k string) (string, bool) {
+		if k == "RUNNER_MANAGER_RUNNER_JOB_REPORT" {
+			return "false", true
+		}
+		return "", false
+	}})
+	require.NoError(t, err)
+	assert.False(t, c.Runner.JobReport, "$RUNNER_MANAGER_RUNNER_JOB_REPORT")
+}

@@ -72,7 +72,7 @@ func TestRunNamesJobsByTheirIDs(t *testing.T) {
 					return false
 				}
 				for _, a := range st.Attempts {
-					if a.RunnerName == j.RunnerName && a.JobID == want {
+					if a.RunnerName == j.RunnerName && a.Job != nil && a.Job.ID == want {
 						return true
 					}
 				}

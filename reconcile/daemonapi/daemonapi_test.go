@@ -74,7 +74,7 @@ func sampleStatus() reconcile.Status {
 			Live: 2, Busy: 1, Idle: 1, Max: 4, Demand: 3, Admitted: 3, LastRefusal: "memory",
 		}},
 		Attempts: []reconcile.AttemptStatus{{
-			ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-abc", State: rm.StateBusy, Job: "build",
+			ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-abc", State: rm.StateBusy, Job: &rm.Job{ID: "42", Number: 42, RunID: 7, Workflow: "ci", Name: "build"},
 			CreatedAt: time.Date(2025, 3, 1, 11, 59, 0, 0, time.UTC), RSSBytes: 1 << 30, PeakRSSBytes: 2 << 30, CPUMillicores: 1500,
 		}},
 		Budget:   rm.Budget{Limit: 5000, Remaining: 4990, Used: 10, Reset: time.Date(2025, 3, 1, 13, 0, 0, 0, time.UTC)},

@@ -61,6 +61,7 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 		owner = r.SessionOwner(host)
 	}
 	r.add(lo.sessions(ctx, st, client, host, owner))
+	r.add(scaleSets(ctx, st, client, host, r.Fix))
 	return nil
 }
 

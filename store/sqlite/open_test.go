@@ -162,7 +162,8 @@ func TestMigratePolicyRemoved(t *testing.T) {
 	db, err := sql.Open("sqlite3", "file:"+path)
 	require.NoError(t, err)
 	_, err = db.Exec(`ALTER TABLE policies DROP COLUMN removed_at; ALTER TABLE policies DROP COLUMN removed_name;
-		ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image; PRAGMA user_version = 7`)
+		ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
+		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at; PRAGMA user_version = 7`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
@@ -239,7 +240,8 @@ func TestMigrateJobKey(t *testing.T) {
 	require.NoError(t, s.Close())
 	db, err := sql.Open("sqlite3", "file:"+path)
 	require.NoError(t, err)
-	_, err = db.Exec(`ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image; PRAGMA user_version = 8`)
+	_, err = db.Exec(`ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
+		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at; PRAGMA user_version = 8`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 

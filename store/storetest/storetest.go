@@ -58,6 +58,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", testConcurrent},
 		{"Sessions", testSessions},
 		{"SessionInvalid", testSessionInvalid},
+		{"ScaleSets", testScaleSets},
+		{"JobTimes", testJobTimes},
 		{"HostLease", testHostLease},
 		{"HostLeaseInvalid", testHostLeaseInvalid},
 		{"HostLeaseRace", testHostLeaseRace},
@@ -978,6 +980,66 @@ func testSessions(t *testing.T, s store.Store) {
 	all, err = s.Sessions(ctx)
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
+}
+
+// testJobTimes: a job's queue and assignment times come back as written,
+// and zero stays zero.
+func testJobTimes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := NewPolicy().Build()
+	require.NoError(t, s.InsertPolicy(ctx, p))
+	q := time.Date(2026, 12, 3, 10, 0, 0, 123456789, time.UTC)
+	a := NewAttempt().Policy(p.ID).State(rm.StateBusy).Job(rm.Job{ID: "j", Name: "build", QueuedAt: q, AssignedAt: q.Add(40 * time.Millisecond)}).Build()
+	b := NewAttempt().Policy(p.ID).State(rm.StateBusy).Job(rm.Job{ID: "k", Name: "test"}).Build()
+	require.NoError(t, s.RecordAttempt(ctx, a))
+	require.NoError(t, s.RecordAttempt(ctx, b))
+	got, err := s.Attempt(ctx, a.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Job.QueuedAt.Equal(q), "%v", got.Job.QueuedAt)
+	assert.True(t, got.Job.AssignedAt.Equal(q.Add(40*time.Millisecond)), "%v", got.Job.AssignedAt)
+	got, err = s.Attempt(ctx, b.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Job.QueuedAt.IsZero())
+	assert.True(t, got.Job.AssignedAt.IsZero())
+}
+
+func testScaleSets(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	all, err := s.ScaleSets(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, all)
+	require.NoError(t, s.ForgetScaleSet(ctx, 9), "forgetting what is not recorded")
+	for _, bad := range []rm.ScaleSetRecord{{Name: "n", Scope: "repo:o/r"}, {ScaleSetID: 1, Scope: "repo:o/r"}, {ScaleSetID: 1, Name: "n"}} {
+		require.ErrorIs(t, s.RecordScaleSet(ctx, bad), rm.ErrInvalid)
+	}
+
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	a := rm.ScaleSetRecord{ScaleSetID: 12, Name: "home", Scope: "repo:octo/app", HostID: "h1", CreatedAt: at}
+	b := rm.ScaleSetRecord{ScaleSetID: 4, Name: "gpu", Scope: "org:octo", HostID: "h2", CreatedAt: at}
+	require.NoError(t, s.RecordScaleSet(ctx, a))
+	require.NoError(t, s.RecordScaleSet(ctx, b))
+	all, err = s.ScaleSets(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	all[1].CreatedAt = normTime(all[1].CreatedAt)
+	assert.Equal(t, 4, all[0].ScaleSetID, "by id")
+	assert.Equal(t, a, all[1])
+
+	// Created again (deleted at GitHub meanwhile): the new id replaces the old.
+	a2 := a
+	a2.ScaleSetID, a2.CreatedAt = 30, time.Time{}
+	require.NoError(t, s.RecordScaleSet(ctx, a2))
+	all, err = s.ScaleSets(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, []int{4, 30}, []int{all[0].ScaleSetID, all[1].ScaleSetID})
+	assert.False(t, all[1].CreatedAt.IsZero(), "a zero CreatedAt is stamped")
+
+	require.NoError(t, s.ForgetScaleSet(ctx, 4))
+	all, err = s.ScaleSets(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, 30, all[0].ScaleSetID)
 }
 
 func testSessionInvalid(t *testing.T, s store.Store) {

@@ -118,23 +118,21 @@ type attemptJSON struct {
 	RunnerName     string             `json:"runner_name"`
 	GitHubRunnerID *int64             `json:"github_runner_id"`
 	PID            *int               `json:"pid"`
-	Job            *jobJSON           `json:"job"`
+	Job            *rm.Job            `json:"job"`
 	ExitCode       *int               `json:"exit_code"`
 	Usage          usageJSON          `json:"usage"`
 	Outcome        *outcomeJSON       `json:"outcome"`
 	Times          map[string]*string `json:"times"`
 	LastMessage    string             `json:"last_message"`
+	StartSplit     *startSplitJSON    `json:"start_split"`
 }
 
-// jobJSON is an attempt's job: id is the job's id as its source gave it (a
-// scale-set jobId, an opaque string; in classic mode the REST job number in
-// decimal), number the REST job number, null when not known.
-type jobJSON struct {
-	ID       string `json:"id"`
-	Number   *int64 `json:"number"`
-	RunID    int64  `json:"run_id"`
-	Workflow string `json:"workflow"`
-	Name     string `json:"name"`
+// startSplitJSON is how the attempt's job came to start (rm.StartSplit),
+// in nanoseconds.
+type startSplitJSON struct {
+	AssignNS int64 `json:"assign_ns"`
+	ReadyNS  int64 `json:"ready_ns"`
+	TakeNS   int64 `json:"take_ns"`
 }
 
 type usageJSON struct {
@@ -182,10 +180,11 @@ func toAttemptJSON(at rm.Attempt, policies map[rm.PolicyID]rm.Policy) attemptJSO
 		out.PID = &at.PID
 	}
 	if at.Job != (rm.Job{}) {
-		out.Job = &jobJSON{ID: at.Job.ID, RunID: at.Job.RunID, Workflow: at.Job.Workflow, Name: at.Job.Name}
-		if at.Job.Number != 0 {
-			out.Job.Number = &at.Job.Number
-		}
+		job := at.Job // marshals as docs/json.md says (rm.Job.MarshalJSON)
+		out.Job = &job
+	}
+	if s, ok := at.StartSplit(); ok {
+		out.StartSplit = &startSplitJSON{AssignNS: int64(s.Assign), ReadyNS: int64(s.Ready), TakeNS: int64(s.Take)}
 	}
 	if !at.Outcome.IsZero() {
 		out.Outcome = &outcomeJSON{string(at.Outcome.Kind), string(at.Outcome.Reason), at.Outcome.Detail}
@@ -239,6 +238,9 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 		if n := at.Job.Number; n != 0 && strconv.FormatInt(n, 10) != at.Job.ID {
 			job += fmt.Sprintf(" (REST job %d)", n)
 		}
+	} else if at.Job != (rm.Job{}) {
+		// Named by the runner's job hook (docs/job-report.md): GitHub gave no id.
+		job = fmt.Sprintf("%s (workflow %s, run %d; as the runner's job hook saw it, GitHub named none)", at.Job.Name, at.Job.Workflow, at.Job.RunID)
 	}
 	usage := ""
 	if at.Usage.Samples > 0 {
@@ -258,6 +260,7 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 		{"github runner id", nonZero(at.GitHubRunnerID)},
 		{"process", process},
 		{"job", job},
+		{"job start", startSplitText(at)},
 		{"exit code", exit},
 		{"outcome", outcomeText(at.Outcome)},
 		{"usage", usage},
@@ -326,4 +329,32 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	return attempts.CopyLog(ctx, st, cfg.DataDir, at, a.Stdout, attempts.LogOptions{Lines: c.Lines, Follow: c.Follow, Every: followEvery})
+}
+
+// startSplitText says how the attempt's job came to start: GitHub's part,
+// the manager's, the runner's; "" until it took a job whose queue time
+// GitHub gave.
+func startSplitText(at rm.Attempt) string {
+	s, ok := at.StartSplit()
+	if !ok {
+		return ""
+	}
+	ready := fmtSplit(s.Ready) + " (the manager: launch and boot)"
+	if s.Ready == 0 && !at.IdleAt.IsZero() && !at.IdleAt.After(at.BusyAt) {
+		ready = "0s (the manager: a runner was listening already)"
+	}
+	assign := fmtSplit(s.Assign) + " queued → assigned (GitHub)"
+	if at.Job.AssignedAt.IsZero() {
+		assign = "no assignment told (classic mode)"
+	}
+	return fmt.Sprintf("%s waited: %s · → listening %s · → taken %s (the runner)", fmtSplit(s.Total()), assign, ready, fmtSplit(s.Take))
+}
+
+// fmtSplit is a part of a job's start for people: milliseconds below a
+// second, tenths above.
+func fmtSplit(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }

@@ -28,6 +28,7 @@ type CLI struct {
 	Bench BenchCmd `cmd:"" group:"run" help:"Measure the daemon on a simulated busy day against the built-in fake GitHub (docs/performance.md)."`
 
 	Status   StatusCmd   `cmd:"" group:"look" help:"Show host memory, admission, each policy's runners and demand, the GitHub budget."`
+	Jobs     JobsCmd     `cmd:"" group:"look" help:"List the jobs that wait (for how long, for which policy, why) and the jobs that run (on which attempt)."`
 	Attempts AttemptsCmd `cmd:"" group:"look" help:"List runner attempts from the journal."`
 	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`

@@ -12,7 +12,7 @@ import (
 
 // DoctorCmd checks the setup.
 type DoctorCmd struct {
-	Fix  bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes, runner containers and message sessions (not while the daemon runs)."`
+	Fix  bool `help:"Repair what can be: the data directory's mode, leftover registrations, attempt directories, runner processes, runner containers and message sessions (not while the daemon runs), and scale sets this host created that no policy serves."`
 	JSON bool `help:"Print JSON (docs/json.md): every check with its status, detail and hint."`
 }
 

@@ -141,12 +141,15 @@ func TestJSONSchemas(t *testing.T) {
 			At:       time.Now().UTC(),
 			Host:     rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
 			Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Max: 4}},
-			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: time.Now()}},
+			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: time.Now(), Job: &rm.Job{ID: "j1", Name: "build"}}},
+			Jobs: []reconcile.JobStatus{{ID: "j1", State: reconcile.JobRunning, Policy: pid, PolicyName: "home", Attempt: rm.NewAttemptID()},
+				{ID: "j2", State: reconcile.JobQueued, Labels: []string{"home"}, Policy: pid, PolicyName: "home", WaitReason: "at max 4"}},
 			Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
 			Refusals: map[string]int{"memory": 3},
 		}})
 		out := e.ok("status", "--json")
 		checkSchema(t, schemas["status"], out, false)
+		checkSchema(t, schemas["jobs"], e.ok("jobs", "--json"), false)
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &got))
 		assert.Equal(t, true, got["daemon"])

@@ -72,7 +72,7 @@ func TestPolicyAddChecksGitHub(t *testing.T) {
 	// A scale set that exists (the daemon created home's) is found.
 	e.ok("policy", "rm", "later") // its repository does not exist: run --once would fail on it
 	e.ok("run", "--once")
-	e.ok("policy", "rm", "home") // its scale set stays at GitHub
+	e.ok("policy", "rm", "home", "--keep-scale-set") // its scale set stays at GitHub
 	r := e.run("policy", "add", "home2", "--repo", "octo/app", "--scale-set", "home")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `scale set home exists \(id \d+\) and will be served`, r.stdout)

@@ -82,6 +82,9 @@ func toStatusJSON(st reconcile.Status, live bool) statusJSON {
 	if out.Attempts == nil {
 		out.Attempts = []reconcile.AttemptStatus{}
 	}
+	if out.Jobs == nil {
+		out.Jobs = []reconcile.JobStatus{}
+	}
 	switch {
 	case !live:
 		out.Refusals = nil
@@ -159,6 +162,9 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		}
 		fmt.Fprintf(w, "refused:  %s\n", strings.Join(parts, ", "))
 	}
+	if running, waiting := jobCounts(st); running+waiting > 0 {
+		fmt.Fprintf(w, "jobs:     %d running, %d waiting (`runner-manager jobs` lists them)\n", running, waiting)
+	}
 	fmt.Fprintln(w)
 	if err := renderFleet(w, st, now); err != nil {
 		return err
@@ -182,6 +188,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	renderJobStarts(w, st.Policies)
 	if len(st.Attempts) == 0 {
 		return nil
 	}
@@ -194,7 +201,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 			age = now.Sub(at.CreatedAt).Round(time.Second).String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", at.ID, names[at.Policy], at.State, at.RunnerName,
-			cmpOr(at.Job, "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), cores(at.CPUMillicores))
+			cmpOr(at.JobLabel(), "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), cores(at.CPUMillicores))
 	}
 	return tw.Flush()
 }
@@ -274,4 +281,41 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// jobCounts is how many jobs run on this host's runners (its busy
+// runners) and how many wait for one: those GitHub counts for each target, and those no policy here
+// matches.
+func jobCounts(st reconcile.Status) (running, waiting int) {
+	for _, p := range st.Policies {
+		running += p.Busy
+	}
+	for _, j := range st.Jobs {
+		if j.State == reconcile.JobUnmatched {
+			waiting++
+		}
+	}
+	for _, t := range st.Waits() {
+		waiting += t.Waiting
+	}
+	return running, waiting
+}
+
+// renderJobStarts prints, for each policy whose jobs started in the last
+// hour, how fast: the wait from GitHub's queue to the runner taking the
+// job, and the manager's part of it (launch and boot).
+func renderJobStarts(w io.Writer, policies []reconcile.PolicyStatus) {
+	first := true
+	for _, p := range policies {
+		js := p.JobStart
+		if js.Jobs == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\njob start, last hour (queued → taken; the manager's part: launch and boot):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %d jobs, p50 %s, p95 %s; the manager's part p50 %s, p95 %s\n", p.Name, js.Jobs,
+			fmtSplit(js.P50), fmtSplit(js.P95), fmtSplit(js.OursP50), fmtSplit(js.OursP95))
+	}
 }

@@ -62,7 +62,7 @@ func TestStatusFromDaemon(t *testing.T) {
 			{ID: rm.NewPolicyID(), Name: "small", Mode: "scale-set", Live: 2, Busy: 2, Max: 2, Admitted: 2, Demand: 9,
 				WaitStatus: reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "at max 2"}}},
 		Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-x-1", State: rm.StateBusy,
-			Job: "build", CreatedAt: time.Now().Add(-time.Minute), RSSBytes: 700 << 20, PeakRSSBytes: 900 << 20, CPUMillicores: 1200}},
+			Job: &rm.Job{ID: "j-1", Name: "build"}, CreatedAt: time.Now().Add(-time.Minute), RSSBytes: 700 << 20, PeakRSSBytes: 900 << 20, CPUMillicores: 1200}},
 		Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
 		Refusals: map[string]int{"memory": 3},
 	}}

@@ -10,7 +10,12 @@
 // listener's exit codes. Like the real runner it leaves its logs in the
 // root's _diag/: Runner_<time>-utc.log from the start, and
 // Worker_<time>-utc.log once it takes a job (the real listener's Worker
-// process writes it).
+// process writes it). It reads its root's .env over its environment, and
+// runs the job hooks ACTIONS_RUNNER_HOOK_JOB_STARTED and _COMPLETED name
+// as the real runner does (hooks.go): as the job's first and last steps,
+// with the job's GITHUB_* variables and environment files; their output,
+// with the job's own step's, is the job's log, which it reports with the
+// job's result and step summary (fakegithub.JobRecord.Log, StepSummary).
 //
 // Main is usable from any program (the CLI demo dispatches to it when its
 // own name is Runner.Listener): no flag globals, no os.Exit.
@@ -114,6 +119,7 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "cannot find the runner root:", err)
 		return ExitTerminated
 	}
+	loadDotEnv(root)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, Config{
@@ -429,14 +435,28 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 		defer close(renewDone)
 		l.renew(workCtx, base, time.Duration(jr.RenewMS)*time.Millisecond, lost, cancel)
 	}()
-	if jr.Script != "" {
-		l.runStep(workCtx, jr.Script)
+	// The job's steps: the started hook (its first step, always run), the
+	// job's own work if the hook succeeded (a job's steps run on success),
+	// then the completed hook (its last, always run). A hook that fails
+	// fails the job (actions/runner JobExtension.cs:302-311, :571-580).
+	run := l.newJobRun(jr)
+	hooksOK := run.hook(workCtx, EnvHookJobStarted, StepJobStarted)
+	if hooksOK {
+		if jr.Script != "" {
+			run.script(workCtx, jr.Script)
+		}
+		work(workCtx, time.Duration(jr.DurationMS)*time.Millisecond, jr.MemoryBytes, jr.CPUMillicores)
 	}
-	work(workCtx, time.Duration(jr.DurationMS)*time.Millisecond, jr.MemoryBytes, jr.CPUMillicores)
+	if workCtx.Err() == nil && !run.hook(workCtx, EnvHookJobCompleted, StepJobCompleted) {
+		hooksOK = false
+	}
 	cancel()
 	<-renewDone
 
 	result := jr.Result
+	if !hooksOK {
+		result = "failed"
+	}
 	select {
 	case <-lost:
 		l.printf("Job %s was canceled by the server.", jr.DisplayName)
@@ -447,7 +467,7 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 	if ctx.Err() != nil {
 		result = "canceled"
 	}
-	if err := l.finish(ctx, base, result); err != nil {
+	if err := l.finishWith(ctx, base, runnerproto.Finish{Result: result, Log: run.log.String(), StepSummary: run.log.stepSummary()}); err != nil {
 		l.printf("Could not report the end of job %s: %v", jr.DisplayName, err)
 	}
 	l.printf("Job %s completed with result: %s", jr.DisplayName, titleCase(result))

@@ -87,7 +87,12 @@ func (l *listener) closeSession() {
 // finish reports the job's result, even when ctx was canceled (a stopped
 // runner still says how its job ended).
 func (l *listener) finish(ctx context.Context, base, result string) error {
-	body, _ := json.Marshal(runnerproto.Finish{Result: result})
+	return l.finishWith(ctx, base, runnerproto.Finish{Result: result})
+}
+
+// finishWith reports the job's end with its log and step summary.
+func (l *listener) finishWith(ctx context.Context, base string, f runnerproto.Finish) error {
+	body, _ := json.Marshal(f)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.GiveUpAfter)
 	defer cancel()
 	_, err := l.do(fctx, http.MethodPost, l.url(base+"/finish"), "application/json", body, true, nil)

@@ -3,8 +3,6 @@ package fakerunner
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -59,19 +57,5 @@ func burn(ctx context.Context, wg *sync.WaitGroup, millicores int) {
 			}
 			_ = x
 		})
-	}
-}
-
-// runStep runs a job's script as its step: sh -c in the work folder, with
-// the runner's environment (a real step inherits it too), its output in
-// the runner's log. What the script leaves running is the job's leftover.
-func (l *listener) runStep(ctx context.Context, script string) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir = filepath.Join(l.cfg.Root, l.runner.WorkFolder)
-	cmd.Stdout, cmd.Stderr = l.log, l.log
-	// The step's leftovers may hold its output open: do not wait for them.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
-		l.printf("The step failed: %v", err)
 	}
 }

@@ -295,7 +295,7 @@ func Defaults() Config {
 		Logs:      DefaultLogs(),
 		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
 		Daemon:    Daemon{HungGrace: DefaultHungGrace},
-		Runner:    Runner{AutoUpdate: DefaultAutoUpdate},
+		Runner:    Runner{AutoUpdate: DefaultAutoUpdate, JobReport: DefaultJobReport},
 	}
 }
 

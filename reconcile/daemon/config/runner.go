@@ -14,7 +14,16 @@ type Runner struct {
 	// comes. GitHub refuses runners more than 30 days behind the newest
 	// release, so turning this off means installing updates by hand.
 	AutoUpdate bool `toml:"auto_update" env:"RUNNER_MANAGER_RUNNER_AUTO_UPDATE"`
+	// JobReport (on by default) makes every job of the native backend
+	// show its own footprint (peak memory, average and busiest CPU,
+	// duration, policy and host) in its log and step summary, through the
+	// runner's job hooks, chaining any hook the runner already had; and
+	// names each attempt's job in the journal where GitHub did not.
+	JobReport bool `toml:"job_report" env:"RUNNER_MANAGER_RUNNER_JOB_REPORT"`
 }
 
 // DefaultAutoUpdate: runner updates are on unless turned off.
 const DefaultAutoUpdate = true
+
+// DefaultJobReport: every job reports its footprint unless turned off.
+const DefaultJobReport = true

@@ -86,6 +86,11 @@ secret_env = "RUNNER_MANAGER_WEBHOOK_SECRET"
 # false: never (then install one with ` + "`runner-manager runner install`" + `).
 # ($RUNNER_MANAGER_RUNNER_AUTO_UPDATE)
 auto_update = true
+# Every job's log (and its step summary) shows what it used: peak memory,
+# average and busiest CPU, duration, the policy and host that ran it,
+# through the runner's job hooks (a hook of your own is kept and run too).
+# Native backend. false: no hooks are written. ($RUNNER_MANAGER_RUNNER_JOB_REPORT)
+job_report = true
 
 [store]
 # Empty: the journal is <data_dir>/journal.db (SQLite); one host needs

@@ -72,3 +72,59 @@ func (j *Journal) Sessions(ctx context.Context) ([]rm.SessionRecord, error) {
 	}
 	return out, nil
 }
+
+// RecordScaleSet records a scale set a manager created, replacing the
+// records of the same scope and name (one deleted at GitHub and created
+// again has a new id), in one transaction.
+func (j *Journal) RecordScaleSet(ctx context.Context, s rm.ScaleSetRecord) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt = j.c.Now()
+	}
+	err := j.c.Tx(ctx, func(tx DB) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM created_scale_sets WHERE scope = ? AND name = ?`, s.Scope, s.Name); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO created_scale_sets (scale_set_id, name, scope, host_id, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (scale_set_id) DO UPDATE SET
+				name = excluded.name, scope = excluded.scope, host_id = excluded.host_id, created_at = excluded.created_at`,
+			int64(s.ScaleSetID), s.Name, s.Scope, s.HostID, s.CreatedAt.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record the creation of scale set %q (%d) in %s: %w", s.Name, s.ScaleSetID, s.Scope, err)
+	}
+	return nil
+}
+
+func scanScaleSet(sc Row) (rm.ScaleSetRecord, error) {
+	var (
+		s  rm.ScaleSetRecord
+		id int64
+	)
+	if err := sc.Scan(&id, &s.Name, &s.Scope, &s.HostID, at(&s.CreatedAt)); err != nil {
+		return rm.ScaleSetRecord{}, err
+	}
+	s.ScaleSetID = int(id)
+	return s, nil
+}
+
+// ScaleSets lists the recorded scale sets, by id.
+func (j *Journal) ScaleSets(ctx context.Context) ([]rm.ScaleSetRecord, error) {
+	out, err := QueryAll(ctx, j.c.Read, scanScaleSet, `SELECT scale_set_id, name, scope, host_id, created_at FROM created_scale_sets ORDER BY scale_set_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list the scale sets created: %w", err)
+	}
+	return out, nil
+}
+
+// ForgetScaleSet removes a scale set's record.
+func (j *Journal) ForgetScaleSet(ctx context.Context, scaleSetID int) error {
+	if _, err := j.c.Write.Exec(ctx, `DELETE FROM created_scale_sets WHERE scale_set_id = ?`, int64(scaleSetID)); err != nil {
+		return fmt.Errorf("forget scale set %d: %w", scaleSetID, err)
+	}
+	return nil
+}

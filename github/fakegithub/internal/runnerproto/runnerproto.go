@@ -165,12 +165,14 @@ const MessageTypeJobRequest = "PipelineAgentJobRequest"
 
 // JobRequest tells a runner which job to run and what it costs.
 type JobRequest struct {
-	RequestID     int64  `json:"requestId"`
-	JobID         int64  `json:"jobId"`
-	RunID         int64  `json:"runId"`
-	Repository    string `json:"repository"`
-	Workflow      string `json:"workflow"`
-	DisplayName   string `json:"displayName"`
+	RequestID   int64  `json:"requestId"`
+	JobID       int64  `json:"jobId"`
+	RunID       int64  `json:"runId"`
+	Repository  string `json:"repository"`
+	Workflow    string `json:"workflow"`
+	DisplayName string `json:"displayName"`
+	// JobKey is the job's id in its workflow (GITHUB_JOB).
+	JobKey        string `json:"jobKey,omitempty"`
 	DurationMS    int64  `json:"durationMs"`
 	MemoryBytes   uint64 `json:"memoryBytes"`
 	CPUMillicores int    `json:"cpuMillicores"`
@@ -188,6 +190,12 @@ type JobRequest struct {
 // Finish reports a job's end.
 type Finish struct {
 	Result string `json:"result"`
+	// Log is the job's log: each step's output, the job hooks' with it
+	// (the real runner uploads it apart, as the job's log).
+	Log string `json:"log,omitempty"`
+	// StepSummary is what the steps wrote to GITHUB_STEP_SUMMARY (the
+	// real runner attaches it to the job: FileCommandManager.cs:275).
+	StepSummary string `json:"stepSummary,omitempty"`
 }
 
 // Exception is an error body of the actions service (the real service's
