@@ -27,7 +27,8 @@
 //   - frontends/cli (with its configuration, reconcile/daemon/config) and
 //     frontends/tui: the programs; reconcile/daemonapi: the daemon's local
 //     API on a unix socket, which they share.
-//   - examples: the library embedded with its own launcher, and a
+//   - examples: the library embedded (examples/embed: the default host,
+//     and with -own a launcher and a demand source of its own), and a
 //     simulation run from Go code.
 //
 // Dependencies point down: frontends, examples → (simulate, metrics) →

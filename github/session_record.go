@@ -7,6 +7,7 @@ import (
 	"github.com/actions/scaleset"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
 )
 
 // The bounds of recording a new message session in the journal: a failed
@@ -45,9 +46,10 @@ func (t *ScaleSetTarget) recordSession(ctx context.Context, s *scaleset.MessageS
 		"session", rec.SessionID, "error", err.Error())
 	go func() {
 		until := time.Now().Add(recordRetryFor)
-		wait := recordRetryBase
+		pace := backoff.Policy{Base: recordRetryBase, Cap: recordRetryCap}
 		for try := 2; ; try++ {
-			timer := time.NewTimer(wait)
+			// No jitter: one writer waits for its own journal.
+			timer := time.NewTimer(pace.Ceiling(try - 2))
 			select {
 			case <-ctx.Done():
 				timer.Stop()
@@ -73,7 +75,6 @@ func (t *ScaleSetTarget) recordSession(ctx context.Context, s *scaleset.MessageS
 					"session", rec.SessionID, "tries", try, "error", err.Error())
 				return
 			}
-			wait = min(wait*2, recordRetryCap)
 		}
 	}()
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -116,20 +117,20 @@ func (a *Admission) Decide(q Ask) (Refusal, bool) {
 	}
 	if q.DiskKnown && q.DiskFree < a.DiskFloor {
 		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
-			formatBytes(q.DiskFree), a.DiskPath, formatBytes(a.DiskFloor))}, false
+			bytesize.Format(q.DiskFree), a.DiskPath, bytesize.Format(a.DiskFloor))}, false
 	}
 	if q.TotalMemory > 0 {
 		limit := sub(q.TotalMemory, a.Reserve)
 		if q.Expected > limit && limit > 0 {
 			r := Refusal{Reason: RefusedMemory, HostTooSmall: true, Detail: fmt.Sprintf(
 				"its jobs need ~%s, this host admits %s at most (%s total − %s reserve): one runs at a time, when nothing else does",
-				formatBytes(q.Expected), formatBytes(limit), formatBytes(q.TotalMemory), formatBytes(a.Reserve))}
+				bytesize.Format(q.Expected), bytesize.Format(limit), bytesize.Format(q.TotalMemory), bytesize.Format(a.Reserve))}
 			return r, q.Committed == 0
 		}
 		if q.Committed+q.Expected > limit {
 			return Refusal{Reason: RefusedMemory, Detail: fmt.Sprintf("%s committed + %s expected > %s (%s total − %s reserve)",
-				formatBytes(q.Committed), formatBytes(q.Expected), formatBytes(limit),
-				formatBytes(q.TotalMemory), formatBytes(a.Reserve))}, false
+				bytesize.Format(q.Committed), bytesize.Format(q.Expected), bytesize.Format(limit),
+				bytesize.Format(q.TotalMemory), bytesize.Format(a.Reserve))}, false
 		}
 	}
 	return Refusal{}, true
@@ -394,25 +395,6 @@ func (p *pass) noteFit(pol *rm.Policy, r Refusal) {
 	default:
 		l.mu.Unlock()
 	}
-}
-
-// formatBytes prints a size in binary units: "1.5 GiB", "512 MiB".
-func formatBytes(b uint64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := uint64(unit), 0
-	for n := b / unit; n >= unit && exp < 5; n /= unit {
-		div *= unit
-		exp++
-	}
-	v := float64(b) / float64(div)
-	s := fmt.Sprintf("%.1f", v)
-	if len(s) > 2 && s[len(s)-2:] == ".0" {
-		s = s[:len(s)-2]
-	}
-	return s + " " + string("KMGTPE"[exp]) + "iB"
 }
 
 // maxSpares is the host's bound on warm spares (MaxSpares, its default).

@@ -12,7 +12,7 @@ import (
 // admitted alone, with its refusal as a note, and refused beside others.
 func TestAdmissionHostTooSmall(t *testing.T) {
 	adm := &reconcile.Admission{Reserve: 2 * gib}
-	const detail = "its jobs need ~22 GiB, this host admits 21.5 GiB at most (23.5 GiB total − 2 GiB reserve)"
+	const detail = "its jobs need ~22GiB, this host admits 21.5GiB at most (23.5GiB total − 2GiB reserve)"
 	t.Run("AloneAdmitted", func(t *testing.T) {
 		r, ok := adm.Decide(reconcile.Ask{TotalMemory: 47 * gib / 2, Expected: 22 * gib, Max: 4})
 		assert.True(t, ok, "nothing else runs: one may")

@@ -250,10 +250,10 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 		Machine:  machine,
 		Installs: install.Installs{DataDir: dataDir},
 		Budget:   client.Budget,
-		Loop: reconcile.Config{OnPass: func(_ string, took time.Duration, _ error) {
+		OnPass: func(_ string, took time.Duration, _ error) {
 			passes.Add(1)
 			passTime.Add(int64(took))
-		}},
+		},
 	})
 	if err != nil {
 		b.Fatal(err)

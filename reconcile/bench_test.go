@@ -64,7 +64,7 @@ func benchLoop(b *testing.B, script string) (*reconcile.Loop, *timedLauncher) {
 	tl := &timedLauncher{Launcher: native, out: make(chan launched, 16)}
 	loop, err := reconcile.NewLoop(reconcile.Config{
 		Store: st, Target: reconcile.TargetOf(newFakeTarget()), Launcher: tl, Host: host, Policies: []rm.Policy{pol},
-		JobWordGrace: time.Millisecond, StopGrace: time.Second,
+		LoopOptions: reconcile.LoopOptions{JobWordGrace: time.Millisecond, StopGrace: time.Second},
 	})
 	must(b, err)
 	ctx, cancel := context.WithCancel(context.Background())

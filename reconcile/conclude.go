@@ -7,6 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -225,7 +226,7 @@ func (p *pass) logConclusion(it *item, a rm.Attempt, o rm.Outcome, code int) {
 		args = append(args, "job", a.Job.ID)
 	}
 	if a.Usage.Samples > 0 {
-		args = append(args, "peak_rss", formatBytes(a.Usage.PeakRSSBytes), "cpu_avg_millicores", a.Usage.CPUAvgMillicores)
+		args = append(args, "peak_rss", bytesize.Format(a.Usage.PeakRSSBytes), "cpu_avg_millicores", a.Usage.CPUAvgMillicores)
 	}
 	switch {
 	case code == 7:

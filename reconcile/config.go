@@ -10,8 +10,8 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// The defaults of Config. They are the manager's production figures; tests
-// shorten them.
+// The defaults of LoopOptions (and of a policy's memory estimate). They
+// are the manager's production figures; tests shorten them.
 const (
 	// DefaultRegisterTimeout bounds one JIT configuration request.
 	DefaultRegisterTimeout = 2 * time.Minute
@@ -91,50 +91,11 @@ type Meters interface {
 	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID))
 }
 
-// Config is what a Loop needs. Store, Target, Launcher and Host are
-// required; zero durations and caps take the Default figures above.
-type Config struct {
-	Store store.Store
-	// Target is where the loop's runners register and where its demand
-	// comes from; both sides are required.
-	Target Target
-	// Launcher is the launcher of the native backend, and of any backend
-	// without an entry in Launchers.
-	Launcher rm.Launcher
-	// Launchers are the launchers of other backends (container, VM, WSL),
-	// by the backend a policy names.
-	Launchers map[rm.Backend]rm.Launcher
-	// Meters may be nil: no usage on attempts, and expected peaks are the
-	// policies' estimates.
-	Meters Meters
-	Host   rm.Host
-	// Policies are the policies the loop serves; they share one target
-	// (Target.Key()). The pass re-reads them from the journal, so edits of
-	// max, min idle or paused take effect at the next pass.
-	Policies []rm.Policy
-	// Admission decides every launch; nil admits up to each policy's max.
-	// Loops of one host must share one Admission.
-	Admission *Admission
-	// Now is the clock of every timestamp and deadline (default time.Now).
-	// The driver sleeps on real timers.
-	Now    func() time.Time
-	Logger *slog.Logger
-	// Installs are the runners installed for the native backend
-	// (install.Installs of the data directory's runners/): a policy with no
-	// RunnerDir launches the newest, and a newer one on trial is proven
-	// on one attempt first. nil: none known (no runner update is proven,
-	// and a policy held by a refused runner waits for its edit).
-	Installs rm.RunnerInstalls
-	// RunnerUpdates: the daemon installs newer runner releases itself
-	// (`[runner] auto_update`), so a policy held by a refused runner waits
-	// for one; the hold's note says so, or that updates are off.
-	RunnerUpdates bool
-	// RunnerEnv is added to every runner's environment ("KEY=value").
-	RunnerEnv []string
-
-	// The loop's timeouts, paces and caps. A zero value takes the Default
-	// figure named; where none is named, zero turns the feature off.
-
+// LoopOptions are a loop's timeouts, paces and caps: held by Config (each
+// loop's), SupervisorConfig.Loop (every loop of a host) and
+// daemon.Config.Loop. A zero value takes the Default figure named; where
+// none is named, zero turns the feature off.
+type LoopOptions struct {
 	// RegisterTimeout bounds one JIT configuration request
 	// (DefaultRegisterTimeout).
 	RegisterTimeout time.Duration
@@ -188,6 +149,54 @@ type Config struct {
 	// before it is replaced (DefaultSpareRecycleAfter).
 	SpareRecycleAfter time.Duration
 
+	// StopTimeout bounds a stop without drain (DefaultStopTimeout).
+	StopTimeout time.Duration
+}
+
+// Config is what a Loop needs. Store, Target, Launcher and Host are
+// required; zero durations and caps take the Default figures above.
+type Config struct {
+	Store store.Store
+	// Target is where the loop's runners register and where its demand
+	// comes from; both sides are required.
+	Target Target
+	// Launcher is the launcher of the native backend, and of any backend
+	// without an entry in Launchers.
+	Launcher rm.Launcher
+	// Launchers are the launchers of other backends (container, VM, WSL),
+	// by the backend a policy names.
+	Launchers map[rm.Backend]rm.Launcher
+	// Meters may be nil: no usage on attempts, and expected peaks are the
+	// policies' estimates.
+	Meters Meters
+	Host   rm.Host
+	// Policies are the policies the loop serves; they share one target
+	// (Target.Key()). The pass re-reads them from the journal, so edits of
+	// max, min idle or paused take effect at the next pass.
+	Policies []rm.Policy
+	// Admission decides every launch; nil admits up to each policy's max.
+	// Loops of one host must share one Admission.
+	Admission *Admission
+	// Now is the clock of every timestamp and deadline (default time.Now).
+	// The driver sleeps on real timers.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Installs are the runners installed for the native backend
+	// (install.Installs of the data directory's runners/): a policy with no
+	// RunnerDir launches the newest, and a newer one on trial is proven
+	// on one attempt first. nil: none known (no runner update is proven,
+	// and a policy held by a refused runner waits for its edit).
+	Installs rm.RunnerInstalls
+	// RunnerUpdates: the daemon installs newer runner releases itself
+	// (`[runner] auto_update`), so a policy held by a refused runner waits
+	// for one; the hold's note says so, or that updates are off.
+	RunnerUpdates bool
+	// RunnerEnv is added to every runner's environment ("KEY=value").
+	RunnerEnv []string
+
+	// LoopOptions are the loop's timeouts, paces and caps.
+	LoopOptions
+
 	// Drain: when Run's context ends, remove idle runners and wait for busy
 	// ones to finish (bounded by DrainTimeout, if set). Without it, idle
 	// and starting runners are removed (registration first) within
@@ -195,8 +204,6 @@ type Config struct {
 	// next start.
 	Drain        bool
 	DrainTimeout time.Duration
-	// StopTimeout bounds a stop without drain (DefaultStopTimeout).
-	StopTimeout time.Duration
 
 	// OnRefusal is told of every admission refusal (the supervisor counts
 	// them by reason).
@@ -225,35 +232,42 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	c.LoopOptions.setDefaults()
+	if c.tab == nil {
+		c.tab = newTable()
+	}
+}
+
+// setDefaults gives each zero figure its Default; a negative
+// ScaleDownAfter becomes 0 (a runner may go the moment it is seen idle).
+// SpareRecycleAfter keeps its zero: the spares read it with its default.
+func (o *LoopOptions) setDefaults() {
 	dur := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
 			*d = def
 		}
 	}
-	dur(&c.RegisterTimeout, DefaultRegisterTimeout)
-	dur(&c.StartTimeout, DefaultStartTimeout)
-	dur(&c.ZombieGrace, DefaultZombieGrace)
-	dur(&c.HungGrace, DefaultHungGrace)
-	dur(&c.StopGrace, DefaultStopGrace)
-	dur(&c.StopTimeout, DefaultStopTimeout)
-	dur(&c.JobWordGrace, DefaultJobWordGrace)
-	if c.ScaleDownAfter < 0 {
-		c.ScaleDownAfter = 0
-	} else if c.ScaleDownAfter == 0 {
-		c.ScaleDownAfter = DefaultScaleDownAfter
+	dur(&o.RegisterTimeout, DefaultRegisterTimeout)
+	dur(&o.StartTimeout, DefaultStartTimeout)
+	dur(&o.ZombieGrace, DefaultZombieGrace)
+	dur(&o.HungGrace, DefaultHungGrace)
+	dur(&o.StopGrace, DefaultStopGrace)
+	dur(&o.StopTimeout, DefaultStopTimeout)
+	dur(&o.JobWordGrace, DefaultJobWordGrace)
+	if o.ScaleDownAfter < 0 {
+		o.ScaleDownAfter = 0
+	} else if o.ScaleDownAfter == 0 {
+		o.ScaleDownAfter = DefaultScaleDownAfter
 	}
-	dur(&c.ActiveRequeue, DefaultActiveRequeue)
-	dur(&c.IdleRequeue, DefaultIdleRequeue)
-	dur(&c.RunnerListEvery, DefaultRunnerListEvery)
-	dur(&c.BackoffBase, DefaultBackoffBase)
-	dur(&c.BackoffMax, DefaultBackoffMax)
-	if c.MaxLaunchesPerPass <= 0 {
-		c.MaxLaunchesPerPass = DefaultMaxLaunchesPerPass
+	dur(&o.ActiveRequeue, DefaultActiveRequeue)
+	dur(&o.IdleRequeue, DefaultIdleRequeue)
+	dur(&o.RunnerListEvery, DefaultRunnerListEvery)
+	dur(&o.BackoffBase, DefaultBackoffBase)
+	dur(&o.BackoffMax, DefaultBackoffMax)
+	if o.MaxLaunchesPerPass <= 0 {
+		o.MaxLaunchesPerPass = DefaultMaxLaunchesPerPass
 	}
-	if c.MaxFailedLaunchesPerMinute <= 0 {
-		c.MaxFailedLaunchesPerMinute = DefaultMaxFailedLaunchesPerMinute
-	}
-	if c.tab == nil {
-		c.tab = newTable()
+	if o.MaxFailedLaunchesPerMinute <= 0 {
+		o.MaxFailedLaunchesPerMinute = DefaultMaxFailedLaunchesPerMinute
 	}
 }

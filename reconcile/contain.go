@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 // memoryLimit is the memory limit of each attempt of policy pol: none (0),
@@ -35,15 +36,15 @@ func (p *pass) limitMemory(it *item) {
 	}
 	mc, ok := p.l.cfg.launcherFor(it.pol).(rm.MemoryContainer)
 	if !ok {
-		it.log.Debug("the launcher cannot limit memory: the attempt runs unlimited", "limit", formatBytes(limit))
+		it.log.Debug("the launcher cannot limit memory: the attempt runs unlimited", "limit", bytesize.Format(limit))
 		return
 	}
 	if err := mc.SetMemoryLimit(it.a.ID, limit); err != nil {
 		// The launcher warns once; every attempt would repeat it.
-		it.log.Debug("the policy's memory limit cannot be applied: the attempt runs unlimited", "limit", formatBytes(limit), "err", err)
+		it.log.Debug("the policy's memory limit cannot be applied: the attempt runs unlimited", "limit", bytesize.Format(limit), "err", err)
 		return
 	}
-	it.log.Debug("memory limit set", "limit", formatBytes(limit))
+	it.log.Debug("memory limit set", "limit", bytesize.Format(limit))
 }
 
 // oomOutcome is the outcome of an attempt the kernel killed a process of
@@ -66,10 +67,10 @@ func (p *pass) oomOutcome(it *item, o rm.Outcome) rm.Outcome {
 	switch {
 	case m.LimitBytes > 0 && m.PeakBytes > 0:
 		detail = fmt.Sprintf("the kernel killed %d of its processes at its memory limit of %s (peak %s)",
-			m.OOMKills, formatBytes(m.LimitBytes), formatBytes(m.PeakBytes))
+			m.OOMKills, bytesize.Format(m.LimitBytes), bytesize.Format(m.PeakBytes))
 	case m.LimitBytes > 0:
 		detail = fmt.Sprintf("the kernel killed %d of its processes at its memory limit of %s",
-			m.OOMKills, formatBytes(m.LimitBytes))
+			m.OOMKills, bytesize.Format(m.LimitBytes))
 	}
 	if o.Detail != "" {
 		detail += "; " + o.Detail

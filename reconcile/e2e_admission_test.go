@@ -41,7 +41,7 @@ func TestE2EPeakLargerThanTheHost(t *testing.T) {
 		ps = st.Policies[0]
 		return ps.LastRefusal != ""
 	}, 2*time.Second, 5*time.Millisecond, "the refusal shows within a pass")
-	assert.Contains(t, ps.LastRefusal, "memory: its jobs need ~3.8 GiB, this host admits 3.5 GiB at most (4 GiB total − 512 MiB reserve)")
+	assert.Contains(t, ps.LastRefusal, "memory: its jobs need ~3.8GiB, this host admits 3.5GiB at most (4GiB total − 512MiB reserve)")
 	assert.Equal(t, 1, ps.Admitted, "GitHub is told 1, not 0")
 	assert.Positive(t, sup.Status().Refusals[reconcile.RefusedMemory], "counted for the metrics")
 	assert.Equal(t, 1, strings.Count(w.logs.String(), "do not fit this host"), "logged once")

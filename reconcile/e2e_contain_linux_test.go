@@ -141,7 +141,7 @@ func TestE2EMemoryLimitOOMKilled(t *testing.T) {
 		return false
 	})
 	t.Logf("outcome: %s", killed.Outcome)
-	assert.Contains(t, killed.Outcome.Detail, "at its memory limit of 256 MiB")
+	assert.Contains(t, killed.Outcome.Detail, "at its memory limit of 256MiB")
 	assert.GreaterOrEqual(t, killed.Usage.PeakRSSBytes, rm.MinMemoryLimit-(16<<20), "its peak is what the kernel saw")
 	require.Eventually(t, func() bool { return len(w.meters.PeaksOf(w.policy.ID)) > 0 }, 10*time.Second, 20*time.Millisecond,
 		"its peak counts among the policy's")

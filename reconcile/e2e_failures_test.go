@@ -307,7 +307,7 @@ func TestE2EMemoryAdmission(t *testing.T) {
 				return
 			}
 			assert.Positive(t, st.Refusals[reconcile.RefusedMemory])
-			assert.Contains(t, st.Policies[0].LastRefusal, "memory: 3.3 GiB committed + 1.6 GiB expected > 3.5 GiB")
+			assert.Contains(t, st.Policies[0].LastRefusal, "memory: 3.3GiB committed + 1.6GiB expected > 3.5GiB")
 		})
 	}
 }

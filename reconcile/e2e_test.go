@@ -190,7 +190,7 @@ func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission)
 		Machine: machine, Installs: install.Installs{DataDir: w.dataDir},
 		Admission: adm, Logger: w.log, DataDir: w.dataDir, RefreshEvery: 200 * time.Millisecond,
 		SampleEvery: 25 * time.Millisecond, Budget: w.client.Budget,
-		Loop: reconcile.Config{
+		Loop: reconcile.LoopOptions{
 			ActiveRequeue: 250 * time.Millisecond, RunnerListEvery: 300 * time.Millisecond,
 			JobWordGrace: 2 * time.Second, ScaleDownAfter: -1, StopGrace: 2 * time.Second,
 			BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second,

@@ -483,8 +483,8 @@ func newEnv(t *testing.T, pb *storetest.PolicyBuilder, edit func(c *reconcile.Co
 	e.cfg = reconcile.Config{
 		Store: st, Target: reconcile.TargetOf(e.target), Launcher: e.launcher, Meters: e.meters, Host: host,
 		Policies: []rm.Policy{pol}, Now: e.clock.Now,
-		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		ScaleDownAfter: -1,
+		Logger:      slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		LoopOptions: reconcile.LoopOptions{ScaleDownAfter: -1},
 	}
 	if edit != nil {
 		edit(&e.cfg)

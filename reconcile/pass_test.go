@@ -495,7 +495,7 @@ func TestMemoryAdmission(t *testing.T) {
 	require.NotEmpty(t, refusals)
 	assert.Equal(t, reconcile.RefusedMemory, refusals[0].Reason)
 	ps := e.loop.Status().Policies[0]
-	assert.True(t, strings.HasPrefix(ps.LastRefusal, "memory: 3 GiB committed + 1.5 GiB expected > 3.5 GiB"), ps.LastRefusal)
+	assert.True(t, strings.HasPrefix(ps.LastRefusal, "memory: 3GiB committed + 1.5GiB expected > 3.5GiB"), ps.LastRefusal)
 	assert.Equal(t, 2, ps.Admitted)
 	assert.Equal(t, uint64(1536<<20), ps.ExpectedPeakBytes)
 	assert.Equal(t, uint64(3<<30), adm.Status().CommittedBytes)
@@ -517,7 +517,7 @@ func TestDiskAdmission(t *testing.T) {
 	e.demand(1)
 	e.pass()
 	assert.Empty(t, e.live())
-	assert.Equal(t, "disk: 1 GiB free on /data, below the floor of 10 GiB; free some space or lower the floor",
+	assert.Equal(t, "disk: 1GiB free on /data, below the floor of 10GiB; free some space or lower the floor",
 		e.loop.Status().Policies[0].LastRefusal)
 	assert.Equal(t, 0, e.loop.Capacity())
 }

@@ -57,7 +57,7 @@ func newSharedWorld(t *testing.T, n int, edit func(c *reconcile.Config)) *shared
 	prefix := rm.RunnerNamePrefix(w.host.ID)
 	w.cfg = reconcile.Config{
 		Store: w.st, Launcher: w.launcher, Meters: newFakeMeters(), Host: w.host, Now: w.clock.Now, Logger: log,
-		ScaleDownAfter: -1, ActiveRequeue: time.Second, RunnerListEvery: 4 * time.Second, StartTimeout: time.Hour,
+		LoopOptions: reconcile.LoopOptions{ScaleDownAfter: -1, ActiveRequeue: time.Second, RunnerListEvery: 4 * time.Second, StartTimeout: time.Hour},
 	}
 	if edit != nil {
 		edit(&w.cfg)

@@ -52,7 +52,7 @@ func (f *fleet) config() reconcile.SupervisorConfig {
 			return reconcile.TargetOf(ft), nil
 		},
 		Machine: platform.NewMachine(),
-		Loop:    reconcile.Config{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
+		Loop:    reconcile.LoopOptions{ActiveRequeue: 20 * time.Millisecond, RunnerListEvery: 10 * time.Millisecond, ScaleDownAfter: -1},
 	}
 }
 
@@ -244,7 +244,7 @@ func TestSupervisorNudgesOnlyChangedLoops(t *testing.T) {
 		return passes[p.Target.Key()]
 	}
 	cfg := f.config() // re-reads the policies every 20 ms
-	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
+	cfg.OnPass = func(key string, _ time.Duration, _ error) {
 		mu.Lock()
 		passes[key]++
 		mu.Unlock()
@@ -278,7 +278,7 @@ func TestLoopsSharingAScopeKeepEachOthersRunners(t *testing.T) {
 	passes := map[string]int{}
 	cfg := f.config() // runner lists every 10 ms, passes every 20 ms
 	cfg.Targets = func(context.Context, rm.Policy) (reconcile.Target, error) { return reconcile.TargetOf(scope), nil }
-	cfg.Loop.OnPass = func(key string, _ time.Duration, _ error) {
+	cfg.OnPass = func(key string, _ time.Duration, _ error) {
 		mu.Lock()
 		passes[key]++
 		mu.Unlock()

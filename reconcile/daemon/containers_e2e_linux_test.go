@@ -362,7 +362,7 @@ func TestContainerE2EOOMKilled(t *testing.T) {
 	t.Logf("outcome %s, exit code %v, peak %d MiB", a.Outcome, deref(a.ExitCode), a.Usage.PeakRSSBytes>>20)
 	assert.Equal(t, rm.Failed, a.Outcome.Kind)
 	assert.Equal(t, rm.OOMKilled, a.Outcome.Reason)
-	assert.Contains(t, a.Outcome.Detail, "at its memory limit of 256 MiB")
+	assert.Contains(t, a.Outcome.Detail, "at its memory limit of 256MiB")
 	assert.Contains(t, w.logs.String(), "oom_killed", "the conclusion is logged with its reason")
 	peaks, err := platform.LoadPeaks(filepath.Join(w.dataDir, daemon.StateDir, daemon.PeaksName))
 	require.NoError(t, err)

@@ -147,7 +147,15 @@ type Config struct {
 	// (see reconcile.SupervisorConfig); zero values take their defaults.
 	RefreshEvery time.Duration
 	SampleEvery  time.Duration
-	Loop         reconcile.Config
+	Loop         reconcile.LoopOptions
+	// RunnerEnv is added to every runner's environment ("KEY=value").
+	RunnerEnv []string
+	// OnPass, OnJobStarted and OnJobEnded, when set, are told of every
+	// loop's passes and of its jobs' starts and ends (see reconcile.Config),
+	// beside the metrics.
+	OnPass       func(targetKey string, took time.Duration, err error)
+	OnJobStarted func(policy string, s rm.StartSplit)
+	OnJobEnded   func(policy, result string, ran time.Duration)
 
 	// Logger receives the daemon's logs (default: discarded).
 	Logger *slog.Logger
@@ -380,28 +388,24 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		meters, adm := cfg.Meters, cfg.Admission
 		d.boxes.SetExpectedPeak(func(p rm.Policy) uint64 { return adm.ExpectedPeak(meters, p) })
 	}
-	loop := cfg.Loop
-	loop.RunnerUpdates = cfg.AutoUpdateRunner
+	onPass, onJob, onEnd := cfg.OnPass, cfg.OnJobStarted, cfg.OnJobEnded
 	if d.met != nil {
-		onPass := loop.OnPass
-		loop.OnPass = func(target string, took time.Duration, err error) {
+		onPass = func(target string, took time.Duration, err error) {
 			d.met.ObservePass(target, took, err)
-			if onPass != nil {
-				onPass(target, took, err)
+			if cfg.OnPass != nil {
+				cfg.OnPass(target, took, err)
 			}
 		}
-		onJob := loop.OnJobStarted
-		loop.OnJobStarted = func(policy string, s rm.StartSplit) {
+		onJob = func(policy string, s rm.StartSplit) {
 			d.met.ObserveJobStart(policy, s)
-			if onJob != nil {
-				onJob(policy, s)
+			if cfg.OnJobStarted != nil {
+				cfg.OnJobStarted(policy, s)
 			}
 		}
-		onEnd := loop.OnJobEnded
-		loop.OnJobEnded = func(policy, result string, ran time.Duration) {
+		onEnd = func(policy, result string, ran time.Duration) {
 			d.met.ObserveJobEnd(policy, result, ran)
-			if onEnd != nil {
-				onEnd(policy, result, ran)
+			if cfg.OnJobEnded != nil {
+				cfg.OnJobEnded(policy, result, ran)
 			}
 		}
 	}
@@ -411,7 +415,9 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		Machine: d.machine, Installs: install.Installs{DataDir: cfg.DataDir},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
-		Budget: d.client.Budget, Runner: d.runnerStatus, Loop: loop,
+		Budget: d.client.Budget, Runner: d.runnerStatus,
+		Loop: cfg.Loop, RunnerUpdates: cfg.AutoUpdateRunner, RunnerEnv: cfg.RunnerEnv,
+		OnPass: onPass, OnJobStarted: onJob, OnJobEnded: onEnd,
 	}, nil
 }
 

@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -25,7 +24,7 @@ func TestDeprecatedRunnerHoldsLaunches(t *testing.T) {
 	w.gh.MarkRunnerVersionDeprecated()
 	var passes atomic.Int64
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
-		Loop: reconcile.Config{OnPass: func(string, time.Duration, error) { passes.Add(1) }}})
+		OnPass: func(string, time.Duration, error) { passes.Add(1) }})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addPolicy(t, d, "old", false)

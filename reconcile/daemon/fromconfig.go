@@ -45,7 +45,7 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 		AutoUpdateRunner: c.Runner.AutoUpdate,
 		JobReport:        c.Runner.JobReport,
-		Loop:             reconcile.Config{HungGrace: time.Duration(c.Daemon.HungGrace)},
+		Loop:             reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)

@@ -28,7 +28,7 @@ func reportDaemon(t *testing.T, w world, on bool, env ...string) *daemon.Daemon 
 	t.Helper()
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
 		JobReport: on, SampleEvery: 100 * time.Millisecond, HostName: "build-1",
-		Loop: reconcile.Config{ScaleDownAfter: -1, RunnerEnv: env}})
+		Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, RunnerEnv: env})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	return d
@@ -179,7 +179,7 @@ func TestJobReportNamesTheJob(t *testing.T) {
 	w := newWorld(t)
 	q := newQueue()
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t), JobReport: true,
-		SampleEvery: 100 * time.Millisecond, Loop: reconcile.Config{ScaleDownAfter: -1},
+		SampleEvery: 100 * time.Millisecond, Loop: reconcile.LoopOptions{ScaleDownAfter: -1},
 		Targets: func(context.Context, rm.Policy) (rm.Registrar, rm.DemandSource, error) { return nil, q, nil }})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })

@@ -86,7 +86,7 @@ func TestRunOwnDemandSource(t *testing.T) {
 	var asked []string
 	var mu sync.Mutex
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
-		Loop: reconcile.Config{ScaleDownAfter: -1},
+		Loop: reconcile.LoopOptions{ScaleDownAfter: -1},
 		Targets: func(_ context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error) {
 			mu.Lock()
 			asked = append(asked, p.Name)

@@ -238,7 +238,7 @@ func TestRunnerScheduleInStatus(t *testing.T) {
 	ends := time.Now().Add(10*24*time.Hour + time.Hour)
 	w.gh.SetDeprecationSchedule(fakegithub.RunnerVersion, time.Time{}, ends)
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
-		Loop: reconcile.Config{}})
+		Loop: reconcile.LoopOptions{}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	w.addManagedPolicy(t, d, "sched")

@@ -70,7 +70,7 @@ func TestTwoHostsShareAStore(t *testing.T) {
 		gc.Transport = del
 		d, err := daemon.New(daemon.Config{DataDir: t.TempDir(), GitHub: gc, StoreConfig: daemon.StoreConfig{URL: u},
 			ClassicPoll: 200 * time.Millisecond, HeartbeatEvery: 200 * time.Millisecond, SampleEvery: 100 * time.Millisecond,
-			RefreshEvery: 200 * time.Millisecond, Loop: reconcile.Config{RunnerListEvery: 200 * time.Millisecond, OrphanListEvery: 200 * time.Millisecond},
+			RefreshEvery: 200 * time.Millisecond, Loop: reconcile.LoopOptions{RunnerListEvery: 200 * time.Millisecond, OrphanListEvery: 200 * time.Millisecond},
 			Logger: testLogger(t)})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, d.Close()) })
