@@ -108,9 +108,11 @@ const DefaultSpare = SpareAuto
 const MaxAutoSpares = 8
 
 // AutoSpares is the most warm spares a policy of max sized by the day
-// keeps: as many as it runs jobs at once (each job's end then finds its
-// replacement listening), at most MaxAutoSpares.
-func AutoSpares(max int) int { return min(max, MaxAutoSpares) }
+// keeps: twice as many as it runs jobs at once, at most MaxAutoSpares. In
+// a backlog each job's end must find its replacement listening, and
+// while one boots (8–14 s for the official runner) more jobs end: short
+// jobs of a busy day end faster than a boot.
+func AutoSpares(max int) int { return min(2*max, MaxAutoSpares) }
 
 // MaxSpare bounds Policy.Spare: spares beyond it would hold memory and
 // registrations for jobs GitHub cannot send faster.

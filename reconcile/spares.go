@@ -256,6 +256,13 @@ func (p *pass) spareTarget(busy int) int {
 	// Poisson stream's spread over one boot).
 	rb := l.spares.endRate(p.now, busy, boot) * boot.Seconds()
 	n := int(math.Ceil(rb-1e-9)) + 1 + int(math.Sqrt(rb)+1e-9)
+	// A backlog GitHub holds beyond the capacity told is known now, before
+	// any job ends and the rate shows it: every end will find its next job
+	// waiting, so each queued job may have a spare listening for it.
+	l.mu.Lock()
+	queued := l.demand.Queued
+	l.mu.Unlock()
+	n = max(n, queued)
 	return min(n, capN)
 }
 

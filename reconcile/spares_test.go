@@ -398,7 +398,7 @@ func TestSparesSizedByTheDay(t *testing.T) {
 	ps := e.loop.Status().Policies[0]
 	assert.Equal(t, 1, ps.SpareTarget, "one while quiet")
 	assert.True(t, ps.SpareAuto)
-	assert.Equal(t, 4, ps.SpareCap, "at most max")
+	assert.Equal(t, 8, ps.SpareCap, "at most twice max")
 	require.Len(t, e.live(), 1, "the spare is launched")
 
 	e.demand(4)
@@ -406,10 +406,16 @@ func TestSparesSizedByTheDay(t *testing.T) {
 		e.pass()
 	}
 	ps = e.loop.Status().Policies[0]
-	assert.Equal(t, 4, ps.SpareTarget, "a burst: as many as it runs jobs at once")
-	assert.LessOrEqual(t, len(e.live()), 4+4)
+	assert.Greater(t, ps.SpareTarget, 1, "a burst grows it")
+	assert.LessOrEqual(t, len(e.live()), 4+8)
 	assert.Greater(t, len(e.live()), 4, "spares beside the jobs' runners")
 	assert.Equal(t, 8, rm.AutoSpares(100), "and never more than MaxAutoSpares")
+
+	// A backlog GitHub holds beyond the capacity: a spare for each queued
+	// job at once, before any job ends.
+	e.loop.ReportDemand(rm.Demand{Wanted: 4, Queued: 30, At: e.clock.Now()})
+	e.pass()
+	assert.Equal(t, 8, e.loop.Status().Policies[0].SpareTarget, "the backlog asks the cap")
 }
 
 // TestSparesHostBound: the host's bound on spares holds whatever the

@@ -87,7 +87,7 @@ type PolicyAddCmd struct {
 	RunnerGroup    string           `help:"Runner group (default Default)." placeholder:"GROUP"`
 	Max            int              `help:"Most jobs at once: the capacity GitHub is told, so it never assigns more (default ${default}); warm spares (--spare) listen beyond it." default:"1" placeholder:"N"`
 	MinIdle        int              `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
-	Spare          policyplan.Spare `help:"Scale-set mode: warm spares, runners listening beyond --max so the next job finds one instead of waiting for a boot: auto (the default) keeps as many as the jobs' pace and the measured boot call for, one while quiet, at most max (and 8), within memory and the host's max_spares; N keeps at most N; 0 none. Classic mode keeps none." default:"auto" placeholder:"auto|N"`
+	Spare          policyplan.Spare `help:"Scale-set mode: warm spares, runners listening beyond --max so the next job finds one instead of waiting for a boot: auto (the default) keeps as many as the jobs' pace and the measured boot call for, one while quiet, at most twice max (and 8), within memory and the host's max_spares; N keeps at most N; 0 none. Classic mode keeps none." default:"auto" placeholder:"auto|N"`
 	MemoryEstimate config.Size      `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string           `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool             `help:"Add it paused."`
