@@ -579,28 +579,3 @@ func (p *pass) spareStatus(ps *PolicyStatus) {
 	}
 	ps.Boot, _ = l.spares.boot(ps.ID)
 }
-
-// spareOf reports whether an attempt is a spare, at what cost, and
-// whether it is yielding (on its way out: its memory is still held, but
-// it is no longer one a job can take).
-func (t *table) spareOf(id rm.AttemptID) (cost uint64, yielding, ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r := t.m[id]
-	if r == nil || !r.spare {
-		return 0, false, false
-	}
-	return r.spareCost, r.yield, true
-}
-
-// yieldSpare asks a spare to give its memory back: its loop's next pass
-// stops it.
-func (t *table) yieldSpare(id rm.AttemptID) (nudge func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r := t.m[id]; r != nil && r.spare {
-		r.yield = true
-		return r.nudge
-	}
-	return nil
-}
