@@ -50,8 +50,8 @@ func TestPolicyValidate(t *testing.T) {
 		"MinIdleBelow":   {func(p *rm.Policy) { p.MinIdle = -1 }, "min idle -1 must not be negative"},
 		"MaxBelowIdle":   {func(p *rm.Policy) { p.Max, p.MinIdle = 2, 3 }, "max 2 is below min idle 3"},
 		"MemoryLimitLow": {func(p *rm.Policy) { p.MemoryLimit = 64 << 20 }, "memory limit 67108864 bytes is below the least a runner needs"},
-		"SpareBelow":     {func(p *rm.Policy) { p.Spare = -1 }, "spare -1 must be between 0 (no warm spares) and 64"},
-		"SpareAbove":     {func(p *rm.Policy) { p.Spare = rm.MaxSpare + 1 }, "spare 65 must be between"},
+		"SpareBelow":     {func(p *rm.Policy) { p.Spare = rm.SpareAuto - 1 }, "spare -2 must be auto (-1: sized by the day) or between 0 (no warm spares) and 64"},
+		"SpareAbove":     {func(p *rm.Policy) { p.Spare = rm.MaxSpare + 1 }, "spare 65 must be auto (-1: sized by the day) or between 0"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -107,12 +107,30 @@ func TestPolicyOwnerAndActive(t *testing.T) {
 }
 
 func TestPolicySpares(t *testing.T) {
-	p := validPolicy(t)
-	p.Spare = 3
-	assert.Equal(t, 3, p.Spares(), "scale-set mode: its Spare")
-	scope, err := rm.Repository("octo/app")
+	scope, err := rm.Repository("acme/app")
 	require.NoError(t, err)
-	p.Target, err = rm.NewLabelTarget(scope, "", []string{"gpu"})
+	set, err := rm.NewScaleSetTarget(scope, "", "home")
 	require.NoError(t, err)
-	assert.Equal(t, 0, p.Spares(), "classic mode keeps none")
+	labels, err := rm.NewLabelTarget(scope, "", []string{"linux"})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name       string
+		target     rm.ScaleTarget
+		max, spare int
+		want       int
+		auto       bool
+	}{
+		{"auto: twice max", set, 2, rm.SpareAuto, 4, true},
+		{"auto: at most MaxAutoSpares", set, 10, rm.SpareAuto, rm.MaxAutoSpares, true},
+		{"fixed", set, 10, 3, 3, false},
+		{"none", set, 10, 0, 0, false},
+		{"classic keeps none", labels, 10, rm.SpareAuto, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := rm.Policy{Target: tc.target, Max: tc.max, Spare: tc.spare}
+			assert.Equal(t, tc.want, p.Spares())
+			assert.Equal(t, tc.auto, p.SparesAuto())
+		})
+	}
+	assert.Equal(t, rm.SpareAuto, rm.DefaultSpare, "front ends size spares by the day unless told")
 }
