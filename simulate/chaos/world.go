@@ -115,7 +115,9 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		token: token, label: "chaos", started: time.Now(),
 	}
 	if mode == rm.ModeScaleSet {
-		w.spares = rm.DefaultSpare // policy add's default, kept below
+		// policy add's default: spares sized by the day, at most this
+		// many idle runners kept on purpose while the daemon runs.
+		w.spares = rm.AutoSpares(max)
 	}
 	w.Fake = fakegithub.NewServer(append(base, opts...)...)
 	f, err := os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
