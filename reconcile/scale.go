@@ -328,8 +328,15 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 		}
 		var ends []time.Time
 		for _, a := range atts {
-			// A runner that failed during a job was launched fine.
-			if failingReasons[a.Outcome.Reason] && a.BusyAt.IsZero() && !a.EndedAt.Before(window) {
+			// A runner that failed during a job was launched fine. One
+			// GitHub refused as deprecated (exit 7) is the deprecation
+			// hold's (deprecatedHold): it lifts once a newer runner is
+			// there, and must not leave a pause behind. Every spare of the
+			// old version exits 7 at once: with warm spares sized by the
+			// day they were more than the cap, and launches stayed paused
+			// a minute after the newer runner was proven.
+			deprecated := a.ExitCode != nil && *a.ExitCode == ExitVersionDeprecated
+			if failingReasons[a.Outcome.Reason] && a.BusyAt.IsZero() && !a.EndedAt.Before(window) && !deprecated {
 				ends = append(ends, a.EndedAt)
 			}
 		}
