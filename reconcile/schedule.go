@@ -28,8 +28,16 @@ func (p *pass) schedule(live, wanted int) Result {
 	}
 	next := l.cfg.IdleRequeue
 	// Warm spares alone keep a loop idle: their exits nudge it, and their
-	// deadlines (listening, recycling) bound the wait (spares.go).
-	active := live-p.liveSpares() > 0 || wanted > 0
+	// deadlines (listening, recycling) bound the wait (spares.go). Jobs
+	// GitHub holds because the capacity told is taken keep it active: the
+	// capacity is recomputed only by a pass, and when admission refused
+	// the first job (memory held by other policies' runners) nothing of
+	// this loop ends to nudge it; idle, it waited a minute for memory
+	// that was free (bench, 100 policies: p99 63 s).
+	l.mu.Lock()
+	queued := l.demand.Queued
+	l.mu.Unlock()
+	active := live-p.liveSpares() > 0 || wanted > 0 || queued > 0
 	for _, it := range p.items {
 		if !it.concluded && !p.isSpare(it) {
 			active = true

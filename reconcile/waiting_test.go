@@ -7,6 +7,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // TestStatusSaysWhyItWaits: a demand watch that recovers by itself (a
@@ -35,4 +39,18 @@ func TestStatusSaysWhyItWaits(t *testing.T) {
 	assert.Empty(t, e.loop.Status().Policies[0].LastError, "cleared the moment the watch serves")
 	e.pass()
 	assert.Empty(t, e.loop.Status().Policies[0].LastError)
+}
+
+// TestQueuedJobsKeepTheLoopActive: jobs GitHub holds beyond the capacity
+// told (none assigned, none live here) keep the loop passing at the active
+// pace, so a capacity admission refused is told again as soon as memory
+// frees; with nothing queued the loop idles.
+func TestQueuedJobsKeepTheLoopActive(t *testing.T) {
+	e := newEnv(t, storetest.NewPolicy().Repository("acme/repo").Autoscale("home", 2).Spare(0).Active(), nil)
+	e.loop.ReportDemand(rm.Demand{Queued: 3, At: e.clock.Now()})
+	res := e.pass()
+	assert.LessOrEqual(t, res.RequeueAfter, reconcile.DefaultActiveRequeue, "jobs wait at GitHub")
+	e.loop.ReportDemand(rm.Demand{At: e.clock.Now()})
+	res = e.pass()
+	assert.Greater(t, res.RequeueAfter, reconcile.DefaultActiveRequeue, "nothing waits: idle")
 }
