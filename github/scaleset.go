@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -441,10 +440,7 @@ func (t *ScaleSetTarget) Close(ctx context.Context) error {
 		}
 	}
 	if t.opts.DeleteOnClose {
-		status, err := t.call(ctx, fmt.Sprintf("delete scale set %q", t.target.ScaleSet), func(ctx context.Context) error {
-			return ss.DeleteRunnerScaleSet(ctx, setID)
-		})
-		if err != nil && status != http.StatusNotFound {
+		if err := t.deleteScaleSet(ctx, ss, fmt.Sprintf("delete scale set %q", t.target.ScaleSet), setID); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -40,9 +40,16 @@ func (c *Client) DeleteScaleSet(ctx context.Context, scope rm.Scope, id int) err
 	if err != nil {
 		return err
 	}
-	status, err := t.call(ctx, fmt.Sprintf("delete scale set %d in %s", id, scope), func(ctx context.Context) error {
-		return t.ss.DeleteRunnerScaleSet(ctx, id)
-	})
+	return t.deleteScaleSet(ctx, t.ss, fmt.Sprintf("delete scale set %d in %s", id, scope), id)
+}
+
+// deleteScaleSet deletes scale set id with ss (204: actions/scaleset
+// v0.4.0 client.go:494, which takes any other status for a failure). A
+// 404, the service's answer for what it does not hold, is taken for a
+// scale set already gone: nothing is left to delete, and doctor --fix or
+// a second policy rm must not fail on it.
+func (t *ScaleSetTarget) deleteScaleSet(ctx context.Context, ss *scaleset.Client, action string, id int) error {
+	status, err := t.call(ctx, action, func(ctx context.Context) error { return ss.DeleteRunnerScaleSet(ctx, id) })
 	if err != nil && status != http.StatusNotFound {
 		return err
 	}

@@ -104,3 +104,16 @@ func TestClassicListsPendingJobs(t *testing.T) {
 	assert.Equal(t, "arm", d.Unmatched[0].Name)
 	assert.Equal(t, []string{"self-hosted", "arm64"}, d.Unmatched[0].Labels)
 }
+
+// TestDeleteScaleSet: a scale set is deleted by id; one already gone is
+// not an error (nothing is left to delete).
+func TestDeleteScaleSet(t *testing.T) {
+	env := newFakeEnv(t, "PAT")
+	newScaleSet(t, env, scaleSetTarget(t, repoScope(t), "", setName), github.ScaleSetOptions{}) // creates it
+	rec, ok := env.scaleSet(setName)
+	require.True(t, ok)
+	require.NoError(t, env.client.DeleteScaleSet(t.Context(), repoScope(t), rec.ID))
+	_, ok = env.scaleSet(setName)
+	assert.False(t, ok, "deleted at GitHub")
+	assert.NoError(t, env.client.DeleteScaleSet(t.Context(), repoScope(t), rec.ID), "already gone")
+}

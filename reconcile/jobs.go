@@ -197,3 +197,18 @@ func (s Status) Waits() []TargetWaits {
 	}
 	return slices.DeleteFunc(out, func(w TargetWaits) bool { return w.Waiting == 0 })
 }
+
+// WaitingJobs is how many jobs wait for a runner here: those GitHub counts
+// for each target (Waits), and those no policy here matches.
+func (s Status) WaitingJobs() int {
+	n := 0
+	for _, w := range s.Waits() {
+		n += w.Waiting
+	}
+	for _, j := range s.Jobs {
+		if j.State == JobUnmatched {
+			n++
+		}
+	}
+	return n
+}

@@ -73,10 +73,14 @@ func (l *Loop) observeJobEnd(pol *rm.Policy, ev rm.JobEvent) {
 	l.cfg.OnJobEnded(pol.Name, ev.Result, max(0, ev.FinishedAt.Sub(ev.RunnerAssignedAt)))
 }
 
-// jobStartStatus is pol's figures of the last hour as of now. l.mu is
-// held.
-func (l *Loop) jobStartStatus(pol rm.PolicyID, now time.Time) JobStartStatus {
+// pruneStarts forgets the starts older than the window. l.mu is held.
+func (l *Loop) pruneStarts(now time.Time) {
 	l.starts = slices.DeleteFunc(l.starts, func(s jobStartSample) bool { return now.Sub(s.at) > jobStartWindow })
+}
+
+// jobStartStatus is pol's figures of the last hour (pruneStarts first).
+// l.mu is held.
+func (l *Loop) jobStartStatus(pol rm.PolicyID) JobStartStatus {
 	var total, ours []time.Duration
 	for _, s := range l.starts {
 		if s.policy == pol {

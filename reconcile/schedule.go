@@ -83,6 +83,7 @@ func (p *pass) publish(live int) {
 		passErr = p.ghErrs[0].Error()
 	}
 	st := loopStatus{live: live, passErr: passErr, notes: map[rm.PolicyID]string{}}
+	l.pruneStarts(p.now)
 	for _, pol := range p.policies {
 		ps := PolicyStatus{
 			ID: pol.ID, Name: pol.Name, Target: pol.Target.String(), Mode: pol.Target.Mode().String(),
@@ -90,7 +91,7 @@ func (p *pass) publish(live int) {
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
 			WaitStatus:        waits,
-			JobStart:          l.jobStartStatus(pol.ID, p.now),
+			JobStart:          l.jobStartStatus(pol.ID),
 		}
 		if r, ok := l.refusals[pol.ID]; ok {
 			ps.LastRefusal = r.String()

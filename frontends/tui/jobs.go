@@ -40,16 +40,7 @@ func jobsTitle(st reconcile.Status) string {
 			running++
 		}
 	}
-	waiting := 0
-	for _, w := range st.Waits() {
-		waiting += w.Waiting
-	}
-	for _, j := range st.Jobs {
-		if j.State == reconcile.JobUnmatched {
-			waiting++
-		}
-	}
-	return fmt.Sprintf("Jobs: %d running, %d waiting (%d named)", running, waiting, named)
+	return fmt.Sprintf("Jobs: %d running, %d waiting (%d named)", running, st.WaitingJobs(), named)
 }
 
 // drawJobs draws the jobs view between rows y0 and y1: the running jobs

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // JobsCmd lists the jobs that wait and the jobs that run.
@@ -28,18 +26,7 @@ type jobsJSON struct {
 // Run prints the daemon's jobs view; with no daemon, the jobs the
 // journal knows run.
 func (c *JobsCmd) Run(ctx context.Context, a *App) error {
-	d, err := a.Daemon()
-	if err != nil {
-		return err
-	}
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	st, err := d.Status(qctx)
-	cancel()
-	live := true
-	if errors.Is(err, daemonapi.ErrNotRunning) {
-		live = false
-		st, err = a.journalStatus(ctx)
-	}
+	st, live, err := a.currentStatus(ctx)
 	if err != nil {
 		return err
 	}

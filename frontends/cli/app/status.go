@@ -27,18 +27,7 @@ type StatusCmd struct {
 // Run prints the status: the daemon's when it runs, else what the journal
 // and this host tell.
 func (c *StatusCmd) Run(ctx context.Context, a *App) error {
-	d, err := a.Daemon()
-	if err != nil {
-		return err
-	}
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	st, err := d.Status(qctx)
-	cancel()
-	live := true
-	if errors.Is(err, daemonapi.ErrNotRunning) {
-		live = false
-		st, err = a.journalStatus(ctx)
-	}
+	st, live, err := a.currentStatus(ctx)
 	if err != nil {
 		return err
 	}
@@ -108,6 +97,23 @@ func (a *App) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
 	return nil
 }
 
+// currentStatus is the running daemon's status (live), else what the
+// journal and this host tell.
+func (a *App) currentStatus(ctx context.Context) (st reconcile.Status, live bool, err error) {
+	d, err := a.Daemon()
+	if err != nil {
+		return reconcile.Status{}, false, err
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	st, err = d.Status(qctx)
+	cancel()
+	if errors.Is(err, daemonapi.ErrNotRunning) {
+		st, err = a.journalStatus(ctx)
+		return st, false, err
+	}
+	return st, err == nil, err
+}
+
 // journalStatus is what the journal and this host tell, for when no
 // daemon runs.
 func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
@@ -162,7 +168,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		}
 		fmt.Fprintf(w, "refused:  %s\n", strings.Join(parts, ", "))
 	}
-	if running, waiting := jobCounts(st); running+waiting > 0 {
+	if running, waiting := busyRunners(st), st.WaitingJobs(); running+waiting > 0 {
 		fmt.Fprintf(w, "jobs:     %d running, %d waiting (`runner-manager jobs` lists them)\n", running, waiting)
 	}
 	fmt.Fprintln(w)
@@ -286,22 +292,13 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 	return nil
 }
 
-// jobCounts is how many jobs run on this host's runners (its busy
-// runners) and how many wait for one: those GitHub counts for each target, and those no policy here
-// matches.
-func jobCounts(st reconcile.Status) (running, waiting int) {
+// busyRunners is how many jobs run on this host's runners: its busy ones.
+func busyRunners(st reconcile.Status) int {
+	n := 0
 	for _, p := range st.Policies {
-		running += p.Busy
+		n += p.Busy
 	}
-	for _, j := range st.Jobs {
-		if j.State == reconcile.JobUnmatched {
-			waiting++
-		}
-	}
-	for _, t := range st.Waits() {
-		waiting += t.Waiting
-	}
-	return running, waiting
+	return n
 }
 
 // renderJobStarts prints, for each policy whose jobs started in the last
