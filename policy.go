@@ -37,8 +37,16 @@ type Host struct {
 type Policy struct {
 	ID PolicyID
 	// Name is unique among policies; users refer to policies by it.
-	Name   string
-	Host   HostID
+	Name string
+	// Host is the host that serves the policy; for a fleet policy, the
+	// host that added it (every host of the fleet serves it).
+	Host HostID
+	// Fleet makes the policy the fleet's: every host sharing the journal
+	// serves its scale set, one of them holding the message session at a
+	// time and placing each job on a host with room (docs/fleet.md). Max
+	// bounds the fleet's jobs at once; each host's admission bounds its
+	// share. Only scale-set mode, and only a fleet store (PostgreSQL).
+	Fleet  bool
 	Target ScaleTarget
 	// Backend defaults to native.
 	Backend Backend
@@ -120,8 +128,9 @@ const MaxSpare = 64
 
 var policyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
-// IsOwnedBy reports whether host serves this policy.
-func (p Policy) IsOwnedBy(host HostID) bool { return !host.IsZero() && p.Host == host }
+// IsOwnedBy reports whether host serves this policy: its own host, or
+// any host for a fleet policy.
+func (p Policy) IsOwnedBy(host HostID) bool { return !host.IsZero() && (p.Fleet || p.Host == host) }
 
 // Active reports whether the policy is not paused.
 func (p Policy) Active() bool { return !p.Paused }
@@ -168,6 +177,9 @@ func (p Policy) Validate() error {
 	}
 	if p.MemoryLimit != 0 && p.MemoryLimit != MemoryLimitFromPeaks && p.MemoryLimit < MinMemoryLimit {
 		return invalidf("policy %q: memory limit %d bytes is below the least a runner needs, %d bytes (256 MiB); set 0 for no limit", p.Name, p.MemoryLimit, MinMemoryLimit)
+	}
+	if p.Fleet && p.Target.Mode() != ModeScaleSet {
+		return invalidf("policy %q: a fleet policy serves a scale set (--scale-set): classic mode's runners take any matching job, so hosts cannot share its jobs out", p.Name)
 	}
 	if p.Spare < SpareAuto || p.Spare > MaxSpare {
 		return invalidf("policy %q: spare %d must be auto (%d: sized by the day) or between 0 (no warm spares) and %d", p.Name, p.Spare, SpareAuto, MaxSpare)
