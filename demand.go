@@ -56,6 +56,36 @@ type Demand struct {
 	// wait for a self-hosted runner and that no target the source serves
 	// matches by labels (classic mode): no policy here will serve them.
 	Unmatched []PendingJob
+	// Spares, when SparesShared, is how many warm spares the target's
+	// policies keep on this host at most, in place of their own Spare: a
+	// fleet policy's holder spreads the fleet's spares over its hosts. A
+	// figure without it leaves the last one standing.
+	Spares       int
+	SparesShared bool
+}
+
+// RoomObserver is a demand source that wants to know, after each pass of
+// its target's loop, what the loop runs and could take: a fleet policy's
+// source publishes it, and the host holding the fleet's session places
+// jobs by it. ObserveRoom is called from the loop's goroutine and must
+// not block.
+type RoomObserver interface {
+	ObserveRoom(Room)
+}
+
+// Room is what one host's loop of a target runs and could take now.
+type Room struct {
+	// Capacity is the jobs the loop would run at once now, those it runs
+	// included (what scale-set mode tells GitHub as maxCapacity).
+	Capacity int
+	// Busy and Idle are its runners running a job and the others that
+	// hold a slot (starting or listening).
+	Busy, Idle int
+	// FreeMemory is what memory admission has free beyond the live
+	// attempts' commitments, warm spares left out (they yield to jobs);
+	// MemoryKnown is false where memory is not checked.
+	FreeMemory  uint64
+	MemoryKnown bool
 }
 
 // PendingJob is a job a demand source holds for its target that no runner

@@ -55,6 +55,10 @@ type Loop struct {
 	policyIDs   []rm.PolicyID
 	demand      rm.Demand
 	demandKnown bool
+	// spareShare is the spares a fleet's holder gave this host
+	// (rm.Demand.Spares), when spareShared.
+	spareShare  int
+	spareShared bool
 	// jobEnds are when attempts of this loop that ran a job ended (their
 	// exit seen), and the job, kept while newer than the demand figure
 	// and until a figure comes with word that the job completed: until
@@ -191,6 +195,9 @@ func (l *Loop) ReportDemand(d rm.Demand) {
 	}
 	l.mu.Lock()
 	l.demand.Wanted, l.demand.Queued, l.demand.At = d.Wanted, d.Queued, d.At
+	if d.SparesShared {
+		l.spareShare, l.spareShared = d.Spares, true
+	}
 	l.demandKnown = true
 	for _, e := range d.Events {
 		// A figure that comes with a job's completion no longer counts it,
@@ -259,6 +266,13 @@ func (l *Loop) demandNow() int {
 	at := l.demand.At
 	l.jobEnds = slices.DeleteFunc(l.jobEnds, func(j jobEnd) bool { return !j.at.After(at) })
 	return max(l.demand.Wanted-len(l.jobEnds), 0)
+}
+
+// sharedSpares is the spares a fleet's holder gave this host, if it did.
+func (l *Loop) sharedSpares() (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.spareShare, l.spareShared
 }
 
 func (l *Loop) demandIsKnown() bool {

@@ -30,6 +30,11 @@ func (p *pass) observeJournal(ctx context.Context) error {
 		if pol.Target.Key() != l.key || !pol.IsOwnedBy(l.cfg.Host.ID) {
 			continue // moved to another target or host: another loop serves it
 		}
+		if n, ok := l.sharedSpares(); ok && pol.Fleet {
+			// The fleet's holder spread the fleet's spares: this host
+			// keeps its part, sized by the day within it.
+			pol.Spare = n
+		}
 		p.policies = append(p.policies, pol)
 	}
 	slices.SortFunc(p.policies, func(a, b rm.Policy) int { return strings.Compare(a.Name, b.Name) })

@@ -422,6 +422,28 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 	}
 	p.admitted = per
 	l.capacity.Store(int64(total))
+	if ro, ok := l.cfg.Target.Demand.(rm.RoomObserver); ok {
+		ro.ObserveRoom(p.room(sim, total, gone))
+	}
+}
+
+// room is what the loop runs and could take, for a demand source that
+// shares a fleet's jobs out (rm.RoomObserver).
+func (p *pass) room(sim session, capacity int, gone func(*item) bool) rm.Room {
+	r := rm.Room{Capacity: capacity}
+	for _, it := range p.items {
+		switch {
+		case !it.holdsSlot() || gone(it):
+		case it.a.State == rm.StateBusy:
+			r.Busy++
+		default:
+			r.Idle++
+		}
+	}
+	if limit, ok := sim.limit(); ok {
+		r.FreeMemory, r.MemoryKnown = sub(limit, sim.committed), true
+	}
+	return r
 }
 
 // launch runs one admitted attempt's launch: register, then start.

@@ -104,11 +104,19 @@ type FleetRoom struct {
 	// and listening for one.
 	Busy, Idle int
 	// FreeMemory is what the host's memory admission has free now, in
-	// bytes, beyond what its live attempts are expected to take.
+	// bytes, beyond what its live attempts are expected to take;
+	// FreeMemoryUnknown where the host does not check memory.
 	FreeMemory uint64
 	// UpdatedAt is the database's clock at the publication.
 	UpdatedAt time.Time
 }
+
+// FreeMemoryUnknown is the FleetRoom.FreeMemory of a host that does not
+// check memory: no bound (and a value PostgreSQL's bigint holds).
+const FreeMemoryUnknown uint64 = 1<<63 - 1
+
+// MemoryKnown reports whether the host checks memory.
+func (r FleetRoom) MemoryKnown() bool { return r.FreeMemory != FreeMemoryUnknown }
 
 // FleetShare is one host's part of a fleet policy's demand, as the
 // lease's holder placed it.

@@ -71,6 +71,10 @@ type Config struct {
 	// heartbeat in the fleet (default DefaultHeartbeatEvery, 15 s); a
 	// host is stale after StaleAfter(HeartbeatEvery) without one.
 	HeartbeatEvery time.Duration
+	// Fleet tunes the serving of fleet policies (their lease, how often a
+	// host reads its share without a notice); zero fields take
+	// fleetset's defaults.
+	Fleet FleetConfig
 	// Host is this host; a zero ID takes LocalHost(DataDir): the id kept
 	// in DataDir/state/host-id and this machine's facts. New records it in
 	// the journal.
@@ -272,6 +276,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 	}
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
 	d.targets.own = cfg.Targets
+	d.targets.fleet, d.targets.heartbeat = cfg.Fleet, cfg.HeartbeatEvery
 	if d.scfg, err = d.supervisorConfig(); err != nil {
 		return nil, err
 	}
@@ -383,6 +388,11 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			Memory: d.machine, Reserve: config.DefaultMemoryReserve.Bytes(),
 			DiskFree: d.machine.DiskFree, DiskPath: cfg.DataDir, DiskFloor: config.DefaultDiskFloor.Bytes(),
 		}
+	}
+	{
+		meters, adm := cfg.Meters, cfg.Admission
+		fl, _ := d.st.(store.Fleet)
+		d.targets.weigh = &jobWeigher{fleet: fl, expected: func(p rm.Policy) uint64 { return adm.ExpectedPeak(meters, p) }}
 	}
 	if d.boxes != nil {
 		meters, adm := cfg.Meters, cfg.Admission

@@ -30,6 +30,10 @@ type targets struct {
 	classicPoll time.Duration
 	prefix      string
 	own         func(ctx context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error)
+	// fleet, heartbeat and weigh serve fleet policies (fleet.go).
+	fleet     FleetConfig
+	heartbeat time.Duration
+	weigh     *jobWeigher
 
 	mu sync.Mutex
 	// classic are the live classic targets, which webhooks nudge.
@@ -76,14 +80,28 @@ func (t *targets) make(ctx context.Context, p rm.Policy) (reconcile.Target, erro
 func (t *targets) github(ctx context.Context, p rm.Policy, hooked bool) (reconcile.Target, error) {
 	plog := t.log.With("policy", p.Name)
 	if p.Target.Mode() == rm.ModeScaleSet {
+		owner, host := SessionOwner(t.host), t.host.ID.String()
+		if p.Fleet {
+			// Any host of the fleet may hold the session: the one that
+			// takes the lease over deletes the one its holder left.
+			owner, host = FleetSessionOwner, ""
+		}
 		s, err := github.NewScaleSetTarget(ctx, t.client, p.Target, github.ScaleSetOptions{
-			Owner: SessionOwner(t.host), HostID: t.host.ID.String(), Journal: t.st,
+			Owner: owner, HostID: host, Journal: t.st,
 			DisableUpdate: true, NamePrefix: t.prefix, Logger: plog,
 		})
 		if err != nil {
 			return reconcile.Target{}, err
 		}
-		return reconcile.TargetOf(s), nil
+		if !p.Fleet {
+			return reconcile.TargetOf(s), nil
+		}
+		src, err := t.fleetSource(p, s)
+		if err != nil {
+			_ = s.Close(ctx)
+			return reconcile.Target{}, err
+		}
+		return reconcile.Target{Registrar: s, Demand: src}, nil
 	}
 	c, err := github.NewClassicTarget(t.client, p.Target, github.ClassicOptions{
 		NamePrefix: t.prefix, PollInterval: t.classicPoll, Logger: plog,

@@ -1,0 +1,346 @@
+package fleetset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/backoff"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// errLeaseLost ends a hold: another host took the lease, or this one
+// could not renew it in time.
+var errLeaseLost = errors.New("the fleet lease was lost")
+
+// elect takes the lease whenever it is free and holds it; it returns when
+// ctx is done (nil) or the session's watch fails for good.
+func (s *Source) elect(ctx context.Context, k kicks) error {
+	pace := backoff.Policy{Base: 500 * time.Millisecond, Cap: 10 * time.Second}
+	// suspect is a holder whose lease this host took over on expiry: it
+	// died or lost the journal, so nothing is placed on it until it is
+	// heard from again.
+	var suspect rm.HostID
+	var suspectSince time.Time
+	for try := 0; ctx.Err() == nil; {
+		asked := time.Now()
+		l, err := s.cfg.Sets.AcquireFleetLease(ctx, s.cfg.Policy, s.cfg.Host, s.cfg.TTL)
+		var held *store.FleetLeaseHeldError
+		switch {
+		case errors.As(err, &held):
+			try = 0
+			if held.Lease.Holder != suspect {
+				suspect, suspectSince = held.Lease.Holder, time.Time{}
+			}
+			// Wake when it would expire unrenewed, or when it is given up.
+			wait := max(held.Lease.Left, 0) + 100*time.Millisecond
+			select {
+			case <-ctx.Done():
+			case <-k.lease:
+			case <-time.After(wait):
+			}
+			continue
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.setWaiting(fmt.Errorf("the fleet's journal does not answer: %w", err))
+			s.log.Warn("cannot take the fleet lease; retrying", "error", err.Error())
+			try++
+			sleep(ctx, pace.Wait(try))
+			continue
+		}
+		try = 0
+		s.setWaiting(nil)
+		if suspect == s.cfg.Host {
+			suspect = rm.HostID{}
+		}
+		if !suspect.IsZero() && suspectSince.IsZero() {
+			suspectSince = time.Now()
+		}
+		s.log.Info("holding the fleet's scale set", "token", l.Token, "took_over_from", suspect.String())
+		err = s.hold(ctx, l, asked, k, suspect, suspectSince)
+		s.mu.Lock()
+		s.holding = false
+		s.mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errLeaseLost):
+			s.log.Warn("stopped serving the fleet's scale set", "reason", err.Error())
+			suspect = rm.HostID{}
+		case err != nil:
+			// The session failed for good (credentials, the scale set
+			// gone): give the lease up and let the loop retry the watch.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_ = s.cfg.Sets.ReleaseFleetLease(rctx, l)
+			cancel()
+			return err
+		}
+	}
+	return nil
+}
+
+// holder is one hold's state: the lease as last renewed and what the
+// session last said.
+type holder struct {
+	s        *Source
+	capacity atomic.Int64
+
+	mu    sync.Mutex
+	lease store.FleetLease
+
+	last     rm.Demand
+	written  []store.FleetShare
+	suspect  rm.HostID
+	since    time.Time
+	hosts    []store.FleetHost
+	hostsAt  time.Time
+	rooms    []store.FleetRoom
+	pending  []rm.JobEvent
+	policy   rm.Policy
+	policyAt time.Time
+}
+
+// hold serves the fleet's scale set while the lease holds: it renews the
+// lease, watches the session with the fleet's capacity, and shares each
+// demand figure out. asked is when the lease was asked for: its Left runs
+// from then on this host's clock.
+func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, k kicks, suspect rm.HostID, since time.Time) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	h := &holder{s: s, lease: l, suspect: suspect, since: since}
+	s.mu.Lock()
+	s.lease, s.holding = l, true
+	s.mu.Unlock()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { h.renew(ctx, stop, asked) })
+
+	demand := make(chan rm.Demand, 1)
+	if err := h.refresh(ctx, true); err != nil && ctx.Err() == nil {
+		s.log.Warn("cannot read the fleet's rooms", "error", err.Error())
+	}
+	watched := make(chan error, 1)
+	wg.Go(func() {
+		watched <- s.cfg.Session.Watch(ctx, func() int { return int(h.capacity.Load()) }, func(d rm.Demand) {
+			// The newest figure wins; its events are kept.
+			for {
+				select {
+				case demand <- d:
+					return
+				case old := <-demand:
+					d.Events = append(old.Events, d.Events...)
+				}
+			}
+		})
+	})
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case err = <-watched:
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if err == nil {
+				err = errors.New("the scale set's session ended")
+			}
+			return err
+		case d := <-demand:
+			h.mu.Lock()
+			h.last = d
+			h.pending = append(h.pending, d.Events...)
+			h.mu.Unlock()
+			err = h.share(ctx, false)
+		case <-k.holder:
+			err = h.share(ctx, true)
+		case <-retry.C:
+			err = h.share(ctx, true)
+		}
+		switch {
+		case errors.Is(err, store.ErrFenced):
+			return fmt.Errorf("%w: %w", errLeaseLost, err)
+		case err != nil && ctx.Err() == nil:
+			s.log.Warn("cannot share the fleet's jobs out; retrying", "error", err.Error())
+			retry.Reset(time.Second)
+		}
+	}
+}
+
+// renew renews the lease every TTL/3 and stops the hold when another host
+// took it, or a margin before it would expire unrenewed.
+func (h *holder) renew(ctx context.Context, stop context.CancelCauseFunc, asked time.Time) {
+	s := h.s
+	margin := s.cfg.TTL / 4
+	h.mu.Lock()
+	deadline := asked.Add(h.lease.Left - margin)
+	h.mu.Unlock()
+	every := time.NewTicker(s.cfg.TTL / 3)
+	defer every.Stop()
+	for {
+		expire := time.NewTimer(time.Until(deadline))
+		select {
+		case <-ctx.Done():
+			expire.Stop()
+			return
+		case <-expire.C:
+			stop(fmt.Errorf("%w: not renewed in time (the journal does not answer)", errLeaseLost))
+			return
+		case <-every.C:
+		}
+		expire.Stop()
+		asked := time.Now()
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		l, err := s.cfg.Sets.AcquireFleetLease(rctx, s.cfg.Policy, s.cfg.Host, s.cfg.TTL)
+		cancel()
+		var held *store.FleetLeaseHeldError
+		switch {
+		case errors.As(err, &held):
+			stop(fmt.Errorf("%w: host %s holds it", errLeaseLost, held.Lease.Holder))
+			return
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Warn("cannot renew the fleet lease; retrying until it would expire", "error", err.Error(), "stop_in", time.Until(deadline).Round(time.Millisecond))
+			}
+			continue
+		}
+		h.mu.Lock()
+		if l.Token != h.lease.Token {
+			h.mu.Unlock()
+			stop(fmt.Errorf("%w: taken again under a new token", errLeaseLost))
+			return
+		}
+		h.lease = l
+		h.mu.Unlock()
+		deadline = asked.Add(l.Left - margin)
+	}
+}
+
+// refresh reads the rooms (and, at most every 10 s, the hosts' heartbeats
+// and the policy) and sets the capacity told to GitHub.
+func (h *holder) refresh(ctx context.Context, force bool) error {
+	s := h.s
+	now := time.Now()
+	h.mu.Lock()
+	needHosts := force || now.Sub(h.hostsAt) > 10*time.Second
+	needPolicy := force || now.Sub(h.policyAt) > 10*time.Second
+	h.mu.Unlock()
+	if needPolicy {
+		p, err := s.cfg.Journal.Policy(ctx, s.cfg.Policy)
+		if err != nil {
+			return fmt.Errorf("read the fleet policy: %w", err)
+		}
+		h.mu.Lock()
+		h.policy, h.policyAt = p, now
+		h.mu.Unlock()
+	}
+	if needHosts {
+		hosts, err := s.cfg.Journal.FleetHosts(ctx)
+		if err != nil {
+			return fmt.Errorf("read the fleet's hosts: %w", err)
+		}
+		h.mu.Lock()
+		h.hosts, h.hostsAt = hosts, now
+		h.mu.Unlock()
+	}
+	rooms, err := s.cfg.Sets.FleetRooms(ctx, s.cfg.Policy)
+	if err != nil {
+		return fmt.Errorf("read the fleet's rooms: %w", err)
+	}
+	h.mu.Lock()
+	h.rooms = rooms
+	live, gone := h.split(now)
+	max := h.policy.Max
+	if h.policy.Paused {
+		max = 0
+	}
+	h.mu.Unlock()
+	h.capacity.Store(int64(Capacity(max, live, gone)))
+	return nil
+}
+
+// split parts the rooms into hosts heard from and hosts gone quiet (h.mu
+// held).
+func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
+	seen := make(map[rm.HostID]store.FleetHost, len(h.hosts))
+	for _, fh := range h.hosts {
+		seen[fh.ID] = fh
+	}
+	for _, r := range h.rooms {
+		fh, ok := seen[r.Host]
+		quiet := !ok || fh.Stale(now, h.s.cfg.Stale) ||
+			r.Host == h.suspect && !fh.SeenAt.After(h.since)
+		if quiet && r.Host != h.s.cfg.Host {
+			gone = append(gone, r)
+		} else {
+			live = append(live, r)
+		}
+	}
+	return live, gone
+}
+
+// share places the last demand figure over the hosts and writes the
+// shares (when they changed) and the job events under the lease.
+func (h *holder) share(ctx context.Context, rooms bool) error {
+	s := h.s
+	if err := h.refresh(ctx, false); err != nil && rooms {
+		return err
+	}
+	h.mu.Lock()
+	d, pol, lease := h.last, h.policy, h.lease
+	live, gone := h.split(time.Now())
+	events := h.route(h.pending)
+	written := h.written
+	h.mu.Unlock()
+	spares := pol.Spares()
+	if pol.Paused {
+		spares = 0
+	}
+	shares := Place(Ask{Policy: s.cfg.Policy, Wanted: d.Wanted, Spares: spares, Pending: d.Pending, Rooms: live, Gone: gone,
+		Weigh: func(j rm.PendingJob) uint64 {
+			if s.cfg.Weigh == nil {
+				return 0
+			}
+			return s.cfg.Weigh(ctx, pol, j)
+		}})
+	if written != nil && len(events) == 0 && sameShares(shares, written) {
+		return nil
+	}
+	if err := s.cfg.Sets.ShareFleetDemand(ctx, lease, shares, events); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.written = shares
+	h.pending = h.pending[:0]
+	h.mu.Unlock()
+	return nil
+}
+
+// route addresses each job event to the host whose runner it names (by
+// the runner's name: rm-<host>-<attempt>); one no host's runner is
+// dropped (h.mu held).
+func (h *holder) route(events []rm.JobEvent) []store.FleetEvent {
+	var out []store.FleetEvent
+	for _, e := range events {
+		if e.RunnerName == "" {
+			continue
+		}
+		for _, fh := range h.hosts {
+			if strings.HasPrefix(e.RunnerName, rm.RunnerNamePrefix(fh.ID)) {
+				out = append(out, store.FleetEvent{Host: fh.ID, Event: e})
+				break
+			}
+		}
+	}
+	return out
+}
