@@ -343,6 +343,13 @@ func (t *ScaleSetTarget) ensureScaleSet(ctx context.Context, ss *scaleset.Client
 			created, err = ss.CreateRunnerScaleSet(ctx, &w)
 			return err
 		}); err != nil {
+			// Hosts of a fleet serving one scale set start at once: the
+			// one whose create lost finds the winner's.
+			if _, again, ferr := t.findScaleSet(ctx, ss); ferr == nil && again != nil {
+				t.log.Info("another manager created the scale set meanwhile", "id", again.ID)
+				found = again
+				break
+			}
 			return err
 		}
 		t.log.Info("created the scale set", "id", created.ID)

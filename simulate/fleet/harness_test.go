@@ -89,6 +89,8 @@ type fleet struct {
 	heartbeat time.Duration
 	// policyArgs are more flags of every `policy add`.
 	policyArgs []string
+	// bare hosts get no policy of their own (a fleet policy serves them).
+	bare bool
 }
 
 // host is one member of the fleet: its home (configuration, data
@@ -141,6 +143,9 @@ func (f *fleet) addHost(name string) *host {
 	h.log = lf
 	f.hosts = append(f.hosts, h)
 	h.cli("init", "--github-url", f.fake.URL(), "--token-env", tokenEnv, "--repo", repo)
+	if f.bare {
+		return h
+	}
 	h.cli(append([]string{"policy", "add", "p-" + name, "--repo", repo, "--max", "4", "--runner-dir", f.runner,
 		"--memory-estimate", "64MiB", "--scale-set", h.label}, f.policyArgs...)...)
 	return h
