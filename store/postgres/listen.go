@@ -48,7 +48,7 @@ func (s *Store) ListenFleet(ctx context.Context) (<-chan store.FleetNotice, erro
 		defer close(ch)
 		defer closeConn(conn)
 		for {
-			wait, cancel := context.WithTimeout(ctx, listenProbe)
+			wait, cancel := context.WithTimeout(ctx, s.probe)
 			n, err := conn.WaitForNotification(wait)
 			cancel()
 			switch {

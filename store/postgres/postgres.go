@@ -44,6 +44,8 @@ type Store struct {
 
 	closeOnce sync.Once
 
+	// probe is listenProbe when the store was opened.
+	probe time.Duration
 	// mu guards the fleet's listeners (ListenFleet), which Close ends.
 	mu           sync.Mutex
 	closed       bool
@@ -72,7 +74,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Describe(rawURL), scrub(err.Error(), rawURL, cfg.ConnConfig.Password))
 	}
-	s := &Store{pool: pool, url: Redact(rawURL), where: Describe(rawURL), now: o.now}
+	s := &Store{pool: pool, url: Redact(rawURL), where: Describe(rawURL), now: o.now, probe: listenProbe}
 	s.journal = s.newJournal()
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
