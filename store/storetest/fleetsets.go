@@ -92,6 +92,7 @@ func RunFleetSets(t *testing.T, open func(t *testing.T) FleetSetsStore) {
 		{"Shares", testFleetShares},
 		{"Events", testFleetEvents},
 		{"Fenced", testFleetFenced},
+		{"FencedRace", testFleetFencedRace},
 		{"DemandInvalid", testFleetDemandInvalid},
 		{"Notices", testFleetNotices},
 	}
@@ -492,6 +493,58 @@ func testFleetFenced(t *testing.T, s FleetSetsStore) {
 	assert.Equal(t, 2, sh.Wanted, "the new holder's share stands")
 	assert.Equal(t, bl.Token, sh.Token)
 	assert.Empty(t, events, "no fenced event was queued")
+}
+
+// testFleetFencedRace: a holder sharing over and over while its lease
+// expires and another host takes it is fenced from the takeover on: the
+// new holder's share, written after its take, is never overwritten.
+func testFleetFencedRace(t *testing.T, s FleetSetsStore) {
+	ctx := t.Context()
+	p := fleetPolicy(t, s)
+	a, b, worker := rm.NewHostID(), rm.NewHostID(), rm.NewHostID()
+	al, err := s.AcquireFleetLease(ctx, p.ID, a, 300*time.Millisecond)
+	require.NoError(t, err)
+	var (
+		wg     sync.WaitGroup
+		shared int
+		last   error
+	)
+	wg.Go(func() {
+		for i := 1; ; i++ {
+			last = s.ShareFleetDemand(ctx, al, []store.FleetShare{{Host: worker, Wanted: 1}},
+				[]store.FleetEvent{{Host: worker, Event: rm.JobEvent{Kind: rm.JobStarted, JobID: fmt.Sprint(i)}}})
+			if last != nil {
+				return
+			}
+			shared++
+		}
+	})
+	var bl store.FleetLease
+	for {
+		bl, err = s.AcquireFleetLease(ctx, p.ID, b, time.Minute)
+		if err == nil {
+			break
+		}
+		shown := held(t, err, a, 1)
+		select {
+		case <-time.After(max(shown.Left, time.Millisecond)):
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+	require.NoError(t, s.ShareFleetDemand(ctx, bl, []store.FleetShare{{Host: worker, Wanted: 2}}, nil))
+	wg.Wait()
+	require.ErrorIs(t, last, store.ErrFenced)
+	assert.Positive(t, shared, "the old holder shared before its lease expired")
+
+	sh, events, err := s.TakeFleetShare(ctx, p.ID, worker)
+	require.NoError(t, err)
+	assert.Equal(t, bl.Token, sh.Token, "the new holder's share stands")
+	assert.Equal(t, 2, sh.Wanted)
+	require.Len(t, events, shared, "one event a share written, none fenced")
+	for i, e := range events {
+		assert.Equal(t, fmt.Sprint(i+1), e.JobID, "in order")
+	}
 }
 
 // testFleetDemandInvalid: a share the holder cannot mean is refused with
