@@ -96,13 +96,11 @@ func (s *Store) AcquireFleetLease(ctx context.Context, policy rm.PolicyID, host 
 		err := s.pool.QueryRow(ctx, acquireLease, policy.String(), host.String(), ttl.Nanoseconds()).
 			Scan(&fleet, &won, &holder, &token, &acq, &ren, &exp, &left, &notified)
 		switch {
-		case err != nil && retryable(err) && try < maxTries:
-			continue
 		case err != nil:
 			return store.FleetLease{}, fmt.Errorf("take the fleet lease of policy %s for host %s: %w", policy, host, err)
 		case !fleet:
 			return store.FleetLease{}, fmt.Errorf("take the fleet lease of policy %s: no fleet policy in force has this id (removed, or not a fleet policy): %w", policy, store.ErrNotFound)
-		case won == nil && try < maxTries:
+		case won == nil && try < 3:
 			continue
 		case won == nil:
 			return store.FleetLease{}, fmt.Errorf("take the fleet lease of policy %s for host %s: the lease kept changing under %d tries", policy, host, try)
@@ -270,16 +268,10 @@ func (s *Store) ShareFleetDemand(ctx context.Context, l store.FleetLease, shares
 		held     bool
 		notified int64
 	)
-	for try := 1; ; try++ {
-		err := s.pool.QueryRow(ctx, shareDemand, l.Policy.String(), l.Holder.String(), l.Token,
-			hosts, wanted, spares, placed, evHosts, evs).Scan(&held, &notified)
-		if err != nil && retryable(err) && try < maxTries {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("share the demand of policy %s: %w", l.Policy, err)
-		}
-		break
+	err := s.pool.QueryRow(ctx, shareDemand, l.Policy.String(), l.Holder.String(), l.Token,
+		hosts, wanted, spares, placed, evHosts, evs).Scan(&held, &notified)
+	if err != nil {
+		return fmt.Errorf("share the demand of policy %s: %w", l.Policy, err)
 	}
 	if !held {
 		return fmt.Errorf("share the demand of policy %s as host %s under token %d: another host took the lease, or it expired (nothing was written): %w", l.Policy, l.Holder, l.Token, store.ErrFenced)
