@@ -25,7 +25,10 @@ type FleetSets interface {
 	// renews it when host holds it, until ttl from now on the database's
 	// clock. A lease another host holds that has not expired is refused
 	// with a *FleetLeaseHeldError (an ErrConflict). A take by a new holder
-	// gets a Token greater than any before; a renewal keeps it.
+	// gets a Token greater than any before; a renewal keeps it. A renewal
+	// is of a lease not yet expired: a holder whose lease expired takes
+	// it anew, with a new token, as it must have stopped serving at the
+	// expiry. ErrNotFound if no fleet policy in force has the id.
 	AcquireFleetLease(ctx context.Context, policy rm.PolicyID, host rm.HostID, ttl time.Duration) (FleetLease, error)
 	// ReleaseFleetLease ends l if its holder still holds it with its
 	// token (a graceful stop: the next host need not wait for expiry);
@@ -37,6 +40,10 @@ type FleetSets interface {
 
 	// PublishFleetRoom records what r.Host can take now of r.Policy,
 	// replacing its previous figure, stamped with the database's clock.
+	// It is announced (ListenFleet) when the host is new or its capacity,
+	// busy or idle count changed: free memory alone moves all the time,
+	// and when it matters the capacity moves with it. ErrNotFound if no
+	// fleet policy in force has the id.
 	PublishFleetRoom(ctx context.Context, r FleetRoom) error
 	// FleetRooms lists every host's published room of a policy, by host.
 	FleetRooms(ctx context.Context, policy rm.PolicyID) ([]FleetRoom, error)
@@ -55,8 +62,9 @@ type FleetSets interface {
 	FleetShares(ctx context.Context, policy rm.PolicyID) ([]FleetShare, error)
 
 	// ListenFleet delivers a FleetNotice for every change another host
-	// (or this one) makes to a fleet policy's lease, rooms or shares
-	// (LISTEN/NOTIFY, not a poll), until ctx is done or the connection is
+	// (or this one) makes to a fleet policy's lease (a new holder or a
+	// release, not a renewal), rooms or shares (LISTEN/NOTIFY, not a
+	// poll), until ctx is done, the store is closed or the connection is
 	// lost: then the channel is closed, and the caller listens again
 	// (with backoff) and reads what it may have missed.
 	ListenFleet(ctx context.Context) (<-chan FleetNotice, error)
@@ -109,6 +117,23 @@ type FleetRoom struct {
 	FreeMemory uint64
 	// UpdatedAt is the database's clock at the publication.
 	UpdatedAt time.Time
+	// Age is how old the publication was when the database answered
+	// (its now − UpdatedAt), set by FleetRooms: a room not published
+	// again for a few heartbeats is a host gone, judged on no host's
+	// clock.
+	Age time.Duration
+}
+
+// Validate refuses a room without its policy or host, or with a
+// negative count, with runnermanager.ErrInvalid.
+func (r FleetRoom) Validate() error {
+	switch {
+	case r.Policy.IsZero() || r.Host.IsZero():
+		return fmt.Errorf("%w: a fleet room needs its policy and host", rm.ErrInvalid)
+	case r.Capacity < 0 || r.Busy < 0 || r.Idle < 0:
+		return fmt.Errorf("%w: the fleet room of host %s has a negative count (capacity %d, busy %d, idle %d)", rm.ErrInvalid, r.Host, r.Capacity, r.Busy, r.Idle)
+	}
+	return nil
 }
 
 // FreeMemoryUnknown is the FleetRoom.FreeMemory of a host that does not
@@ -135,6 +160,37 @@ type FleetShare struct {
 	// the database's clock at the write.
 	Token     int64
 	UpdatedAt time.Time
+}
+
+// ValidateFleetDemand refuses, with runnermanager.ErrInvalid, what
+// ShareFleetDemand cannot write under l: a lease without its policy,
+// holder or token, a share of another policy (a zero Policy is l's),
+// without its host, with a negative count or a second one for its host,
+// an event without its host.
+func ValidateFleetDemand(l FleetLease, shares []FleetShare, events []FleetEvent) error {
+	if l.Policy.IsZero() || l.Holder.IsZero() || l.Token <= 0 {
+		return fmt.Errorf("%w: sharing a fleet policy's demand needs the lease it is written under (policy, holder, token)", rm.ErrInvalid)
+	}
+	seen := make(map[rm.HostID]bool, len(shares))
+	for _, sh := range shares {
+		switch {
+		case !sh.Policy.IsZero() && sh.Policy != l.Policy:
+			return fmt.Errorf("%w: a share of policy %s under the lease of policy %s", rm.ErrInvalid, sh.Policy, l.Policy)
+		case sh.Host.IsZero():
+			return fmt.Errorf("%w: a share of policy %s names no host", rm.ErrInvalid, l.Policy)
+		case sh.Wanted < 0 || sh.Spares < 0:
+			return fmt.Errorf("%w: the share of host %s has a negative count (wanted %d, spares %d)", rm.ErrInvalid, sh.Host, sh.Wanted, sh.Spares)
+		case seen[sh.Host]:
+			return fmt.Errorf("%w: host %s has two shares of policy %s: give each host one", rm.ErrInvalid, sh.Host, l.Policy)
+		}
+		seen[sh.Host] = true
+	}
+	for _, e := range events {
+		if e.Host.IsZero() {
+			return fmt.Errorf("%w: a %s event of job %q for policy %s names no host", rm.ErrInvalid, e.Event.Kind, e.Event.JobID, l.Policy)
+		}
+	}
+	return nil
 }
 
 // FleetPlacement is a waiting job placed on a host, and why there.

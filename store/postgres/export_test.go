@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"time"
+
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/internal/sqlstore"
 )
@@ -16,3 +18,11 @@ func AttemptsQuery(f store.AttemptFilter) (string, []any) {
 }
 
 var LiveAttemptsQuery = sqlstore.Rebind(sqlstore.LiveAttemptsQuery(dialect))
+
+// SetListenProbe sets how long the fleet listeners of stores opened next
+// wait before they ping, until the test ends.
+func SetListenProbe(tb interface{ Cleanup(func()) }, d time.Duration) {
+	old := listenProbe
+	listenProbe = d
+	tb.Cleanup(func() { listenProbe = old })
+}

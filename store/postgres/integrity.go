@@ -12,7 +12,8 @@ import (
 
 // journalTables are the tables the schema's steps create; a journal that
 // lacks one was damaged by hand.
-var journalTables = []string{"hosts", "policies", "attempts", "scale_set_sessions", "host_leases", "job_weights"}
+var journalTables = []string{"hosts", "policies", "attempts", "scale_set_sessions", "host_leases", "job_weights",
+	"fleet_leases", "fleet_rooms", "fleet_shares", "fleet_events"}
 
 // IntegrityCheck asks the server what it can tell cheaply: that the
 // database answers, that its schema is the version this program writes,

@@ -43,6 +43,15 @@ type Store struct {
 	now   func() time.Time
 
 	closeOnce sync.Once
+
+	// probe is listenProbe when the store was opened.
+	probe time.Duration
+	// mu guards the fleet's listeners (ListenFleet), which Close ends.
+	mu           sync.Mutex
+	closed       bool
+	listeners    map[int]context.CancelFunc
+	nextListener int
+	listening    sync.WaitGroup
 }
 
 var _ store.Store = (*Store)(nil)
@@ -65,7 +74,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, Describe(rawURL), scrub(err.Error(), rawURL, cfg.ConnConfig.Password))
 	}
-	s := &Store{pool: pool, url: Redact(rawURL), where: Describe(rawURL), now: o.now}
+	s := &Store{pool: pool, url: Redact(rawURL), where: Describe(rawURL), now: o.now, probe: listenProbe}
 	s.journal = s.newJournal()
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
@@ -85,9 +94,13 @@ func (s *Store) URL() string { return s.url }
 // messages and logs.
 func (s *Store) Where() string { return s.where }
 
-// Close closes the pool's connections; closing twice is harmless.
+// Close ends the fleet's listeners and closes the pool's connections;
+// closing twice is harmless.
 func (s *Store) Close() error {
-	s.closeOnce.Do(s.pool.Close)
+	s.closeOnce.Do(func() {
+		s.endListeners()
+		s.pool.Close()
+	})
 	return nil
 }
 
@@ -147,7 +160,8 @@ func pgCode(err error) string {
 // autovacuum does in time; after a bulk load, so that the first queries
 // are planned from what the tables hold.
 func Analyze(ctx context.Context, s *Store) error {
-	if _, err := s.pool.Exec(ctx, `ANALYZE hosts, policies, attempts, scale_set_sessions, host_leases`); err != nil {
+	if _, err := s.pool.Exec(ctx, `ANALYZE hosts, policies, attempts, scale_set_sessions, host_leases,
+		fleet_leases, fleet_rooms, fleet_shares, fleet_events`); err != nil {
 		return fmt.Errorf("analyze the store at %s: %w", s.where, err)
 	}
 	return nil

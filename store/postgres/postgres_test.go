@@ -20,3 +20,7 @@ func TestConformance(t *testing.T) {
 func TestFleetConformance(t *testing.T) {
 	storetest.RunFleet(t, func(t *testing.T) store.Fleet { return pgtest.MustOpen(t) })
 }
+
+func TestFleetSetsConformance(t *testing.T) {
+	storetest.RunFleetSets(t, func(t *testing.T) storetest.FleetSetsStore { return pgtest.MustOpen(t) })
+}

@@ -37,6 +37,8 @@ var dialect = sqlstore.Dialect{
 		},
 	},
 	Names: sqlstore.ListCodec{Arg: toJSONList, Dest: jsonListDest},
+	// Only hosts sharing one database can serve a policy together.
+	NoFleet: "this journal is SQLite, one host's",
 }
 
 // toJSONList is list as a JSON array, "" when empty.

@@ -171,6 +171,10 @@ func (b *PolicyBuilder) Container(c rm.ContainerSettings) *PolicyBuilder {
 	return b
 }
 
+// Fleet makes it a fleet policy, served by every host (a scale set's
+// only: give it one, as NewPolicy does).
+func (b *PolicyBuilder) Fleet() *PolicyBuilder { b.p.Fleet = true; return b }
+
 // Active makes the policy active (not paused).
 func (b *PolicyBuilder) Active() *PolicyBuilder { b.p.Paused = false; return b }
 

@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ScaleSets", testScaleSets},
 		{"JobTimes", testJobTimes},
 		{"SpareAuto", testSpareAuto},
+		{"FleetPolicy", testFleetPolicy},
 		{"HostLease", testHostLease},
 		{"HostLeaseInvalid", testHostLeaseInvalid},
 		{"HostLeaseRace", testHostLeaseRace},

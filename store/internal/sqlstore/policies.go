@@ -14,7 +14,7 @@ func policyColumns(d Dialect) string {
 	return `id, ` + d.PolicyName + `, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
 	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
 	spare, container_image, container_cpus, container_network, container_env, container_volumes, removed_at,
-	vm_image, spare_auto`
+	vm_image, spare_auto, fleet`
 }
 
 func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
@@ -30,7 +30,7 @@ func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
 		at(&p.CreatedAt), at(&p.UpdatedAt), &limit, &p.Spare, &p.Container.Image, &p.Container.CPUs, &p.Container.Network,
-		env, volumes, at(&p.RemovedAt), &p.VM.Image, &spareAuto)
+		env, volumes, at(&p.RemovedAt), &p.VM.Image, &spareAuto, &p.Fleet)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -74,7 +74,20 @@ func (j *Journal) policyArgs(p rm.Policy) []any {
 		string(p.Backend), p.RunnerDir, p.MinIdle, p.Max, int64(p.MemoryEstimate), p.Paused,
 		nanos(p.UpdatedAt), int64(p.MemoryLimit), max(p.Spare, 0), p.Container.Image, p.Container.CPUs,
 		p.Container.Network, j.c.Names.Arg(p.Container.Env), j.c.Names.Arg(p.Container.Volumes), p.VM.Image,
-		p.Spare == rm.SpareAuto} // auto is a column of its own: spare keeps its CHECK (spare >= 0)
+		p.Spare == rm.SpareAuto, // auto is a column of its own: spare keeps its CHECK (spare >= 0)
+		p.Fleet}
+}
+
+// validPolicy returns p's Validate error, or an rm.ErrInvalid if p is a
+// fleet policy and the journal cannot keep one (Dialect.NoFleet).
+func (j *Journal) validPolicy(p rm.Policy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Fleet && j.c.NoFleet != "" {
+		return fmt.Errorf("%w: policy %q: a fleet policy needs a fleet journal (PostgreSQL: [store] url); %s", rm.ErrInvalid, p.Name, j.c.NoFleet)
+	}
+	return nil
 }
 
 // checkNameFree returns store.ErrConflict if another policy in force than
@@ -127,10 +140,11 @@ func policyKept(ctx context.Context, tx DB, id rm.PolicyID) (bool, error) {
 }
 
 // InsertPolicy returns store.ErrConflict if the id or the name exists, and
-// the policy's Validate error if it is invalid. A zero CreatedAt is
+// the policy's Validate error if it is invalid (or a fleet policy the
+// journal cannot keep). A zero CreatedAt is
 // stamped with the store's clock, a zero UpdatedAt with CreatedAt.
 func (j *Journal) InsertPolicy(ctx context.Context, p rm.Policy) error {
-	if err := p.Validate(); err != nil {
+	if err := j.validPolicy(p); err != nil {
 		return err
 	}
 	return j.c.Tx(ctx, func(tx DB) error { return j.insertPolicy(ctx, tx, p) })
@@ -161,8 +175,8 @@ func (j *Journal) insertPolicy(ctx context.Context, tx DB, p rm.Policy) error {
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
 				updated_at, memory_limit, spare, container_image, container_cpus, container_network,
-				container_env, container_volumes, vm_image, spare_auto, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				container_env, container_volumes, vm_image, spare_auto, fleet, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(j.policyArgs(p), p.ID.String(), nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -175,7 +189,7 @@ func (j *Journal) insertPolicy(ctx context.Context, tx DB, p rm.Policy) error {
 // UpdatePolicy replaces a policy but its CreatedAt, and stamps UpdatedAt
 // with the store's clock.
 func (j *Journal) UpdatePolicy(ctx context.Context, p rm.Policy) error {
-	if err := p.Validate(); err != nil {
+	if err := j.validPolicy(p); err != nil {
 		return err
 	}
 	return j.c.Tx(ctx, func(tx DB) error { return j.updatePolicy(ctx, tx, p) })
@@ -202,7 +216,8 @@ func (j *Journal) updatePolicy(ctx context.Context, tx DB, p rm.Policy) error {
 				runner_group = ?, scale_set = ?, labels = ?, backend = ?, runner_dir = ?,
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
 				memory_limit = ?, spare = ?, container_image = ?, container_cpus = ?,
-				container_network = ?, container_env = ?, container_volumes = ?, vm_image = ?, spare_auto = ?
+				container_network = ?, container_env = ?, container_volumes = ?, vm_image = ?, spare_auto = ?,
+				fleet = ?
 			WHERE id = ? AND removed_at IS NULL`,
 			append(j.policyArgs(p), p.ID.String())...)
 		return err
@@ -363,7 +378,7 @@ func (j *Journal) MovePolicy(ctx context.Context, id rm.PolicyID, to rm.HostID) 
 // write, and the first refusal rolls all back.
 func (j *Journal) ApplyPolicies(ctx context.Context, c store.PolicyChanges) error {
 	for _, p := range slices.Concat(c.Update, c.Insert) {
-		if err := p.Validate(); err != nil {
+		if err := j.validPolicy(p); err != nil {
 			return err
 		}
 	}

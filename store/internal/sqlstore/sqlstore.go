@@ -76,6 +76,10 @@ type Dialect struct {
 	// gone meanwhile (a policy removed by another writer); nil if a
 	// write never meets one.
 	ForeignKeyViolation func(error) bool
+	// NoFleet says why the journal refuses fleet policies (rm.Policy.Fleet),
+	// for the error: "this journal is SQLite, one host's". "" if it keeps
+	// them.
+	NoFleet string
 }
 
 // Config is what a Journal runs on.
