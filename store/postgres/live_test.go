@@ -55,5 +55,36 @@ func TestLiveAttempts(t *testing.T) {
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, "SET enable_seqscan = off")
 	require.NoError(t, err)
-	assert.Contains(t, plan(t, conn, postgres.LiveAttemptsQuery, a.ID.String()), "attempts_live")
+	assert.Contains(t, plan(t, conn, postgres.LiveAttemptsQuery, a.ID.String(), rm.RunnerNamePrefix(a.ID)+"%"), "attempts_live")
+}
+
+// A fleet policy's attempts run on every host: each is the host's whose
+// runner name it bears, not its policy's adder's.
+func TestLiveAttemptsOfAFleetPolicy(t *testing.T) {
+	s, err := open(t, pgtest.Start(t))
+	require.NoError(t, err)
+	ctx := t.Context()
+	a, b := storetest.NewHost().Build(), storetest.NewHost().Build()
+	fleet := storetest.NewPolicy().Host(a.ID).Autoscale("shared", 4).Fleet().Build()
+	own := storetest.NewPolicy().Host(b.ID).Build()
+	for _, p := range []rm.Policy{fleet, own} {
+		require.NoError(t, s.InsertPolicy(ctx, p))
+	}
+	onA := storetest.NewAttempt().Policy(fleet.ID).Host(a.ID).State(rm.StateBusy).Build()
+	onB := storetest.NewAttempt().Policy(fleet.ID).Host(b.ID).State(rm.StateIdle).Build()
+	ownB := storetest.NewAttempt().Policy(own.ID).Host(b.ID).State(rm.StateBusy).Build()
+	for _, at := range []rm.Attempt{onA, onB, ownB} {
+		require.NoError(t, s.RecordAttempt(ctx, at))
+	}
+	ids := func(h rm.HostID) []rm.AttemptID {
+		got, err := s.LiveAttempts(ctx, h)
+		require.NoError(t, err)
+		var out []rm.AttemptID
+		for _, x := range got {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	assert.ElementsMatch(t, []rm.AttemptID{onA.ID}, ids(a.ID), "the adder runs only its own runners of the fleet policy")
+	assert.ElementsMatch(t, []rm.AttemptID{onB.ID, ownB.ID}, ids(b.ID), "another host's runners of the fleet policy are its own")
 }

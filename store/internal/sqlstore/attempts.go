@@ -32,10 +32,31 @@ func ActiveAttemptsQuery(d Dialect) string {
 // LiveAttemptsQuery reads a host's live attempts: its policies from their
 // host index, then each one's live attempts from the partial index. Only
 // the few live rows are sorted.
+//
+// In a journal that keeps fleet policies, whose attempts run on every
+// host, a fleet policy's attempt is the host's whose runner name it bears
+// (rm.RunnerName, written with the row): the second argument is that
+// prefix as a LIKE pattern.
 func LiveAttemptsQuery(d Dialect) string {
-	return `SELECT ` + attemptColumns + ` FROM attempts` + d.Hint("attempts_live") + `
+	if d.NoFleet != "" {
+		return `SELECT ` + attemptColumns + ` FROM attempts` + d.Hint("attempts_live") + `
 	WHERE policy_id IN (SELECT id FROM policies` + d.Hint("policies_host") + ` WHERE host_id = ?) AND ` + liveCondition + `
 	ORDER BY created_at, ` + d.Seq
+	}
+	// Two reads of the partial index, not one OR that would scan history.
+	return `SELECT ` + attemptColumns + ` FROM attempts WHERE id IN (
+		SELECT id FROM attempts WHERE policy_id IN (SELECT id FROM policies WHERE host_id = ? AND NOT fleet) AND ` + liveCondition + `
+		UNION ALL
+		SELECT id FROM attempts WHERE policy_id IN (SELECT id FROM policies WHERE fleet) AND runner_name LIKE ? AND ` + liveCondition + `)
+	ORDER BY created_at, ` + d.Seq
+}
+
+// liveArgs are LiveAttemptsQuery's arguments for host.
+func (j *Journal) liveArgs(host rm.HostID) []any {
+	if j.c.NoFleet != "" {
+		return []any{host.String()}
+	}
+	return []any{host.String(), rm.RunnerNamePrefix(host) + "%"}
 }
 
 // AttemptsQuery is the query of the attempts f selects, newest first.
@@ -236,7 +257,10 @@ func (j *Journal) ActiveAttempts(ctx context.Context, policy rm.PolicyID) ([]rm.
 // first, from the index of the host's policies and the partial index of
 // live attempts: its cost does not grow with history.
 func (j *Journal) LiveAttempts(ctx context.Context, host rm.HostID) ([]rm.Attempt, error) {
-	as, err := QueryAll(ctx, j.c.Read, scanAttempt, j.liveQuery, host.String())
+	if host.IsZero() {
+		return nil, nil
+	}
+	as, err := QueryAll(ctx, j.c.Read, scanAttempt, j.liveQuery, j.liveArgs(host)...)
 	if err != nil {
 		return nil, fmt.Errorf("live attempts of host %s: %w", host, err)
 	}
