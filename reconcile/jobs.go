@@ -53,6 +53,12 @@ type JobStatus struct {
 	// WaitReason says why a waiting job waits ("at max 2", "memory: …",
 	// "runner starting", "GitHub unavailable: …"); "" for a running job.
 	WaitReason string `json:"wait_reason"`
+	// Host and HostName are the host a fleet policy's waiting job was
+	// placed on, PlacedWhy why there (store.FleetPlacement); zero and ""
+	// for other jobs.
+	Host      rm.HostID `json:"host"`
+	HostName  string    `json:"host_name"`
+	PlacedWhy string    `json:"placed_why"`
 }
 
 // Waiting reports whether the job waits for a runner.

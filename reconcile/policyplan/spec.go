@@ -212,6 +212,13 @@ func CheckStore(st store.Store, p rm.Policy) error {
 	if _, ok := st.(store.FleetSets); ok {
 		return nil
 	}
+	return NeedsFleetStore(p)
+}
+
+// NeedsFleetStore is the refusal of fleet policy p in a store of one
+// host's: for a caller that knows so before it opens the store (nothing
+// is written then, not even the store).
+func NeedsFleetStore(p rm.Policy) error {
 	return invalid("policy %q is a fleet policy (--fleet, fleet = true), served by every host sharing the store: that store must be PostgreSQL ([store] url; docs/fleet.md), and this one is one host's (the SQLite journal in the data directory); nothing was written", p.Name)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
@@ -88,6 +89,7 @@ type PolicyAddCmd struct {
 	MemoryEstimate config.Size      `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string           `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool             `help:"Add it paused."`
+	Fleet          bool             `help:"Served by every host of the fleet (a PostgreSQL journal): one holds the scale set's session, each job is placed on a host with room; --max bounds the fleet's jobs at once."`
 	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    config.Size      `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
@@ -130,7 +132,14 @@ Everything is checked before anything is written, at GitHub too when
 credentials are configured: the repository (organization, enterprise)
 exists and they may manage its runners, the runner group exists, and
 whether the scale set exists (the daemon creates it if not). --offline
-skips GitHub.`
+skips GitHub.
+
+A policy is this host's; with --fleet it is the fleet's, served by every
+host sharing a PostgreSQL store ([store] url): one host holds the scale
+set's session at a time, and each job goes to a host with room. --max then
+bounds the fleet's jobs at once, and each host's own admission (memory,
+disk, [host] max_jobs) its share (docs/fleet.md):
+  runner-manager policy add home --repo octo-org/app --scale-set home --max 12 --fleet`
 }
 
 // Run adds the policy.
@@ -142,7 +151,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet,
 		Backend: c.Backend, Image: c.Image, CPUs: c.CPUs, Network: c.Network, Env: c.Env, Volumes: c.Volume,
 	}
 	// Check with a placeholder host first: nothing is written (not even
@@ -150,6 +159,17 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	draft, err := spec.Build(rm.NewHostID())
 	if err != nil {
 		return err
+	}
+	if draft.Fleet {
+		// Known from the configuration: the SQLite journal is not made
+		// for a policy it cannot hold.
+		cfg, err := a.Config()
+		if err != nil {
+			return err
+		}
+		if !daemon.StoreConfigOf(cfg).Postgres() {
+			return policyplan.NeedsFleetStore(draft)
+		}
 	}
 	checked := func() {}
 	if !c.Offline {
@@ -169,13 +189,23 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
+	a.printf("added policy %s: %s, max %d, min idle %d%s%s\n", p.Name, p.Target, p.Max, p.MinIdle, fleetNote(p), pausedNote(p))
 	checked()
-	a.noteAdmissible(p)
+	if !p.Fleet { // a fleet's max is no one host's to hold
+		a.noteAdmissible(p)
+	}
 	a.noteLabels(ctx, st, c.Labels, p)
 	a.warnNoRunner(p)
 	a.pokeDaemon(ctx)
 	return nil
+}
+
+// fleetNote says a policy is the fleet's.
+func fleetNote(p rm.Policy) string {
+	if p.Fleet {
+		return ", the fleet's (every host serves it)"
+	}
+	return ""
 }
 
 func pausedNote(p rm.Policy) string {
