@@ -221,7 +221,7 @@ func placeJobs(jobs []JobStatus, policies []PolicyStatus) []JobStatus {
 				i, ok := index[ps.ID.String()+"/"+pj.ID]
 				if !ok {
 					out = append(out, JobStatus{ID: pj.ID, Name: pj.Name, State: JobAssignedToTarget, Policy: ps.ID, PolicyName: ps.Name,
-						WaitReason: "runner starting on " + sh.HostName})
+						WaitReason: "runner starting"})
 					i, added = len(out)-1, true
 					index[ps.ID.String()+"/"+pj.ID] = i
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // PolicyCmd groups the policy commands.
@@ -249,14 +250,15 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 		a.printf("no policies: add one with `runner-manager policy add NAME --repo OWNER/REPO --scale-set NAME`\n")
 		return nil
 	}
+	hosts := hostNames(ctx, st)
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
+	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tHOST\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
 	for _, p := range ps {
 		state := policyplan.State(p)
 		if !p.RemovedAt.IsZero() {
 			state = "removed " + p.RemovedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), p.Max, p.MinIdle, policyplan.Estimate(p), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), servedBy(p, hosts), p.Max, p.MinIdle, policyplan.Estimate(p), state)
 	}
 	return tw.Flush()
 }
@@ -306,7 +308,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
 		{"live attempts", fmt.Sprint(len(live))},
-		{"host", p.Host.String()},
+		{"host", hostRow(p, hostNames(ctx, st))},
 		{"created", p.CreatedAt.Local().Format(time.RFC3339)},
 		{"updated", p.UpdatedAt.Local().Format(time.RFC3339)},
 	} {
@@ -316,6 +318,32 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
 	}
 	return tw.Flush()
+}
+
+// hostNames maps the store's hosts to their names; empty when it cannot
+// tell (ids are shown then).
+func hostNames(ctx context.Context, st store.Store) map[rm.HostID]string {
+	out := map[rm.HostID]string{}
+	hosts, err := st.Hosts(ctx)
+	if err != nil {
+		return out
+	}
+	for _, h := range hosts {
+		out[h.ID] = h.Name
+	}
+	return out
+}
+
+// servedBy is who serves a policy, for people: "fleet" (every host) or
+// its host's name.
+func servedBy(p rm.Policy, hosts map[rm.HostID]string) string {
+	if p.Fleet {
+		return "fleet"
+	}
+	if n := hosts[p.Host]; n != "" {
+		return n
+	}
+	return cmpOr(p.Host.String(), "-")
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -338,6 +366,7 @@ type PolicyEditCmd struct {
 	RunnerGroup    *string           `help:"Runner group." placeholder:"GROUP"`
 	ScaleSet       *string           `help:"Switch to scale-set mode with this scale set." placeholder:"NAME"`
 	Labels         []string          `help:"Switch to classic mode with these labels." placeholder:"A,B" sep:","`
+	Fleet          *bool             `help:"Make it the fleet's, served by every host of a PostgreSQL store (--fleet), or its host's again (--no-fleet): refused while it has live runners." negatable:""`
 }
 
 // Run changes the policy.
@@ -351,7 +380,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	e := policyplan.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
-		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels}
+		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Fleet: c.Fleet}
 	if c.Spare != nil {
 		e.Spare = new(int(*c.Spare))
 	}
@@ -367,6 +396,10 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return nil
 	}
 	a.printf("changed policy %s: %s\n", before.Name, strings.Join(changes, ", "))
+	if before.Fleet && !after.Fleet {
+		a.printf("policy %s is served by host %s only now, the host that added it (`runner-manager policy move %s --host HOST` hands it to another)\n",
+			after.Name, servedBy(after, hostNames(ctx, st)), after.Name)
+	}
 	if c.Labels != nil {
 		a.noteLabels(ctx, st, c.Labels, after)
 	}
@@ -438,9 +471,23 @@ type policyJSON struct {
 	SpareAuto      bool     `json:"spare_auto"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
+	Fleet          bool     `json:"fleet"`
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
 	RemovedAt      *string  `json:"removed_at"`
+}
+
+// hostRow is policy show's host: its id and name, and for a fleet
+// policy that every host serves it.
+func hostRow(p rm.Policy, hosts map[rm.HostID]string) string {
+	h := p.Host.String()
+	if n := hosts[p.Host]; n != "" {
+		h = n + " (" + h + ")"
+	}
+	if p.Fleet {
+		return "the fleet's: every host serves it (added by " + h + ")"
+	}
+	return h
 }
 
 // implicitRow is policy show's row of the implicit labels: "" (no row) in
@@ -463,7 +510,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Fleet: p.Fleet,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
 	}
