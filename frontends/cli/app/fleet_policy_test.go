@@ -14,6 +14,8 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
 	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/postgres"
+	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -202,4 +204,27 @@ func TestFleetPolicyView(t *testing.T) {
 		assert.Contains(t, stderr, "policy home has 1 live runner(s): pause it (`runner-manager policy pause home`)")
 		assert.Regexp(t, `home\s+repo:octo/app scale-set=home\s+scale-set\s+fleet`, e.ok("policy", "list"), "nothing was changed")
 	})
+}
+
+// On PostgreSQL a fleet policy is taken, and the commands show it as the
+// fleet's. It runs once the PostgreSQL store serves fleet scale sets.
+func TestFleetPolicyPostgres(t *testing.T) {
+	if _, ok := any((*postgres.Store)(nil)).(store.FleetSets); !ok {
+		t.Skip("the PostgreSQL store does not serve fleet scale sets yet (store.FleetSets)")
+	}
+	srv := pgtest.New(t)
+	u := srv.URL(srv.CreateDatabase(t))
+	e := newEnv(t)
+	t.Setenv("RUNNER_MANAGER_STORE_PASSWORD", srv.Password())
+	t.Setenv("RUNNER_MANAGER_STORE", bare(t, u))
+
+	out := e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "12", "--fleet")
+	assert.Contains(t, out, "max 12, min idle 0, the fleet's (every host serves it)")
+	assert.Regexp(t, `home\s+repo:octo/app scale-set=home\s+scale-set\s+fleet\s+12`, e.ok("policy", "list"))
+	var pj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(e.ok("policy", "show", "home", "--json")), &pj))
+	assert.Equal(t, true, pj["fleet"])
+	assert.Contains(t, e.fails(2, "policy", "move", "home", "--host", "anywhere"), "there is nothing to move")
+	assert.Contains(t, e.ok("status"), "fleet home: no host holds its session yet")
+	assert.Contains(t, e.ok("policy", "edit", "home", "--no-fleet"), "fleet yes → no")
 }
