@@ -85,7 +85,7 @@ func renderJobs(w io.Writer, st reconcile.Status, now time.Time) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "JOB\tWORKFLOW\tPOLICY\tSTATE\tFOR\tWHY")
 		for _, j := range waiting {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", jobLabel(j), cmpOr(j.Workflow, "-"), cmpOr(j.PolicyName, "-"), j.State, since(now, j.QueuedAt), waitWhy(j))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", jobLabel(j), cmpOr(j.Workflow, "-"), cmpOr(j.PolicyName, "-"), j.State, since(now, j.QueuedAt), j.WaitWhy())
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -97,22 +97,6 @@ func renderJobs(w io.Writer, st reconcile.Status, now time.Time) error {
 		}
 	}
 	return nil
-}
-
-// waitWhy is why a job waits, and for a fleet policy's job the host it
-// was placed on and why there: "on beta (least loaded): runner starting".
-func waitWhy(j reconcile.JobStatus) string {
-	if j.HostName == "" {
-		return j.WaitReason
-	}
-	on := "on " + j.HostName
-	if j.PlacedWhy != "" {
-		on += " (" + j.PlacedWhy + ")"
-	}
-	if j.WaitReason == "" {
-		return on
-	}
-	return on + ": " + j.WaitReason
 }
 
 // jobLabel is a job as people know it: its name, its repository, its id.
