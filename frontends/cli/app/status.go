@@ -325,7 +325,6 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 
 // renderFleetSets prints, for each fleet policy the store told of, which
 // host holds its scale set's session and what each host serves of it.
-// JOBS above counts this host's runners; the fleet's are here.
 func renderFleetSets(w io.Writer, policies []reconcile.PolicyStatus) {
 	for _, p := range policies {
 		if p.FleetSet != nil {
