@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 )
 
@@ -49,6 +52,19 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 	f, err := policyplan.ReadFile(c.File)
 	if err != nil {
 		return err
+	}
+	for _, s := range f.Policy {
+		if !s.Fleet {
+			continue
+		}
+		// The SQLite journal is not made for a file it cannot hold.
+		cfg, err := a.Config()
+		if err != nil {
+			return err
+		}
+		if !daemon.StoreConfigOf(cfg).Postgres() {
+			return fmt.Errorf("%s: %w", c.File, policyplan.NeedsFleetStore(rm.Policy{Name: s.Name}))
+		}
 	}
 	host, err := a.Host(ctx)
 	if err != nil {

@@ -123,6 +123,8 @@ func TestPolicyAddFleetRefusedOnSQLite(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("[[policy]]\nname = \"home\"\nrepo = \"octo/app\"\nscale_set = \"home\"\nmax = 4\nfleet = true\n"), 0o600))
 	stderr = e.fails(2, "policy", "apply", file)
 	assert.Contains(t, stderr, "[store] url; docs/fleet.md")
+	_, err = os.Stat(e.dataDir)
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written by apply either")
 
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "4")
 	stderr = e.fails(2, "policy", "edit", "home", "--fleet")
