@@ -53,10 +53,33 @@ type JobStatus struct {
 	// WaitReason says why a waiting job waits ("at max 2", "memory: …",
 	// "runner starting", "GitHub unavailable: …"); "" for a running job.
 	WaitReason string `json:"wait_reason"`
+	// Host and HostName are the host a fleet policy's waiting job was
+	// placed on, PlacedWhy why there (store.FleetPlacement); zero and ""
+	// for other jobs.
+	Host      rm.HostID `json:"host"`
+	HostName  string    `json:"host_name"`
+	PlacedWhy string    `json:"placed_why"`
 }
 
 // Waiting reports whether the job waits for a runner.
 func (j JobStatus) Waiting() bool { return j.State != JobRunning }
+
+// WaitWhy is why a waiting job waits, for people, and for a fleet
+// policy's job the host it was placed on and why there: "on beta (least
+// loaded): runner starting".
+func (j JobStatus) WaitWhy() string {
+	if j.HostName == "" {
+		return j.WaitReason
+	}
+	on := "on " + j.HostName
+	if j.PlacedWhy != "" {
+		on += " (" + j.PlacedWhy + ")"
+	}
+	if j.WaitReason == "" {
+		return on
+	}
+	return on + ": " + j.WaitReason
+}
 
 // jobsOf is the loop's jobs view after a pass: the jobs its source listed
 // as pending, less those a live runner of the loop already holds, with why

@@ -87,7 +87,7 @@ func (p *pass) publish(live int) {
 	for _, pol := range p.policies {
 		ps := PolicyStatus{
 			ID: pol.ID, Name: pol.Name, Target: pol.Target.String(), Mode: pol.Target.Mode().String(),
-			Paused: pol.Paused, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted,
+			Paused: pol.Paused, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted, Fleet: pol.Fleet,
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
 			WaitStatus:        waits,

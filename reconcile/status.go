@@ -276,6 +276,11 @@ type PolicyStatus struct {
 	Boot      time.Duration `json:"boot_ns"`
 	// JobStart is how fast its jobs started in the last hour.
 	JobStart JobStartStatus `json:"job_start"`
+	// Fleet: the policy is the fleet's (rm.Policy.Fleet), served by every
+	// host sharing the store; FleetSet is its scale set across the fleet
+	// (Status.WithFleetSets), nil when the store did not tell.
+	Fleet    bool            `json:"fleet"`
+	FleetSet *FleetSetStatus `json:"fleet_set"`
 }
 
 // AttemptStatus is one live (or just ended) attempt's figures.
@@ -353,7 +358,7 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 		return Status{}, err
 	}
 	SortJobs(out.Jobs)
-	return out, nil
+	return out.WithFleetSets(ctx, st)
 }
 
 // WithPolicies overlays the policies' settings (name, target, mode, paused,
@@ -376,7 +381,7 @@ func (s Status) WithPolicies(policies []rm.Policy) Status {
 		}
 		ps := &merged[i]
 		ps.Name, ps.Target, ps.Mode = set.Name, set.Target, set.Mode
-		ps.Paused, ps.MinIdle, ps.Max = set.Paused, set.MinIdle, set.Max
+		ps.Paused, ps.MinIdle, ps.Max, ps.Fleet = set.Paused, set.MinIdle, set.Max, set.Fleet
 	}
 	s.Policies = merged
 	return s
@@ -403,6 +408,7 @@ func policyStatusOf(p rm.Policy) PolicyStatus {
 	return PolicyStatus{
 		ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
 		Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max, SpareCap: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0,
+		Fleet: p.Fleet,
 	}
 }
 

@@ -70,7 +70,7 @@ func drawJobs(p painter, m Model, y0, y1 int) {
 		if j.Repository != "" {
 			name += " (" + j.Repository + ")"
 		}
-		since, what, sty := j.QueuedAt, j.WaitReason, styleWarn
+		since, what, sty := j.QueuedAt, j.WaitWhy(), styleWarn
 		if !j.Waiting() {
 			since, what, sty = j.StartedAt, j.Attempt.String()+" "+j.RunnerName, styleNormal
 		}

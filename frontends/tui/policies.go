@@ -211,7 +211,11 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 			state, st = "paused", styleDim
 		}
 		selected := r.ID == m.SelPolicy
-		vals := []string{r.Name, shortTarget(r.Target), r.Mode, state, counts, itoa(r.Demand + r.Queued), ""}
+		mode := r.Mode
+		if r.Fleet {
+			mode = "fleet"
+		}
+		vals := []string{r.Name, shortTarget(r.Target), mode, state, counts, itoa(r.Demand + r.Queued), ""}
 		drawRow(p, y, formatRow(policyCols, ws, vals), st, selected, focused)
 
 		// The last column, in a style of its own.

@@ -45,6 +45,13 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 		state, st = "paused", styleDim
 	}
 	d.line("state", span{state, st}, span{fmt.Sprintf(" · %s · %s", r.Mode, r.Target), styleNormal})
+	if r.Fleet {
+		fleet := "the fleet's: every host serves it, max is the fleet's"
+		if r.FleetSet != nil {
+			fleet = r.FleetSet.Summary()
+		}
+		d.wrapped("fleet", fleet, styleNormal, y1)
+	}
 	d.line("runners", span{fmt.Sprintf("live %d (idle %d, busy %d) · min idle %d · max %d", r.Live, r.Idle, r.Busy, r.MinIdle, r.Max), styleNormal})
 	d.line("demand", span{fmt.Sprintf("%d assigned + %d queued at GitHub · admitted %d · waiting %d", r.Demand, r.Queued, r.Admitted, r.Waiting), styleNormal})
 	if r.Waiting > 0 && r.WaitReason != "" {

@@ -84,6 +84,11 @@ func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
 			if st.Fleet == nil {
 				st.Fleet = s.fleetStatus(ctx)
 			}
+			// Who holds each fleet policy's session and each host's
+			// share; a failed read shows the daemon's figures alone.
+			if withSets, err := st.WithFleetSets(ctx, s.Store); err == nil {
+				st = withSets
+			}
 			return st, nil
 		}
 		if ctx.Err() != nil {

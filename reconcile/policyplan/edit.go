@@ -28,6 +28,10 @@ type Edit struct {
 	// Spare is the most warm spares (0: none; rm.SpareAuto: sized by the
 	// day).
 	Spare *int
+	// Fleet makes the policy the fleet's (true) or its host's again
+	// (false: the host that added it, Policy.Host); refused while it has
+	// live runners (CheckFleetFlip).
+	Fleet *bool
 }
 
 // Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid).
@@ -41,6 +45,7 @@ func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	set(&p.MemoryEstimate, e.MemoryEstimate)
 	set(&p.Paused, e.Paused)
 	set(&p.Spare, e.Spare)
+	set(&p.Fleet, e.Fleet)
 	if e.RunnerDir != nil {
 		dir, err := CheckRunnerDir(*e.RunnerDir)
 		if err != nil {
@@ -79,6 +84,12 @@ func (e Edit) Write(ctx context.Context, st store.Store, p rm.Policy) (rm.Policy
 	if len(changes) == 0 {
 		return p, nil, nil
 	}
+	if err := CheckStore(st, q); err != nil {
+		return p, nil, err
+	}
+	if err := CheckFleetFlip(ctx, st, p, q); err != nil {
+		return p, nil, err
+	}
 	q.UpdatedAt = time.Now().UTC()
 	if err := st.UpdatePolicy(ctx, q); err != nil {
 		var taken *store.TargetTakenError
@@ -91,6 +102,32 @@ func (e Edit) Write(ctx context.Context, st store.Store, p rm.Policy) (rm.Policy
 		return p, nil, fmt.Errorf("write policy %s to the journal: %w", q.Name, err)
 	}
 	return q, changes, nil
+}
+
+// CheckFleetFlip refuses to make a policy the fleet's, or a host's again,
+// while it has live runners. A host policy's runners and its scale set's
+// message session are its host's: made the fleet's, another host could
+// take the fleet's lease and serve the scale set beside them. A fleet
+// policy's runners run on any host: made one host's, those elsewhere would
+// be left to a host that no longer serves the policy, and only their own
+// host may conclude them. Paused and drained, the change is safe.
+func CheckFleetFlip(ctx context.Context, st store.Store, old, new rm.Policy) error {
+	if old.Fleet == new.Fleet || old.ID.IsZero() {
+		return nil
+	}
+	live, err := st.ActiveAttempts(ctx, old.ID)
+	if err != nil {
+		return err
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	what := "make it the fleet's"
+	if old.Fleet {
+		what = "make it one host's"
+	}
+	return fmt.Errorf("policy %s has %d live runner(s): pause it (`runner-manager policy pause %s`), wait for them to finish (`runner-manager status`), then %s and resume it (while runners live, their host holds the scale set's session); nothing was changed",
+		old.Name, len(live), old.Name, what)
 }
 
 func set[T any](dst *T, v *T) {
@@ -120,7 +157,15 @@ func Changes(old, new rm.Policy) []string {
 	add("container", old.Container, new.Container)
 	add("vm", old.VM, new.VM)
 	add("state", State(old), State(new))
+	add("fleet", yesNo(old.Fleet), yesNo(new.Fleet))
 	return out
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // ShortTarget writes a target without the default runner group:
@@ -175,6 +220,6 @@ func equal(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
 		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
 		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
-		a.Spare == b.Spare &&
+		a.Spare == b.Spare && a.Fleet == b.Fleet &&
 		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && a.VM == b.VM
 }

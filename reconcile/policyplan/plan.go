@@ -134,9 +134,13 @@ type Plan []Step
 
 // Make compares the file with host's policies in the journal: a policy
 // missing from the journal is added, one that differs is changed (keeping
-// its id), and one of host's the file does not list is removed. It refuses
-// a name that another host's policy holds, and the removal of a policy
-// with live runners (the user pauses it first); nothing is written.
+// its id), and one of host's the file does not list is removed. Fleet
+// policies are every host's: any host's file changes one, only the file of
+// the host that added it removes it. It refuses a name that another
+// host's policy holds, a fleet policy in a store that cannot serve one
+// (CheckStore), the removal of a policy with live runners (the user pauses
+// it first) and a change of who serves one with live runners
+// (CheckFleetFlip); nothing is written.
 func Make(ctx context.Context, st store.Store, host rm.HostID, f File) (Plan, error) {
 	if err := f.Check(); err != nil {
 		return nil, err
@@ -157,6 +161,9 @@ func Make(ctx context.Context, st store.Store, host rm.HostID, f File) (Plan, er
 		if err != nil {
 			return nil, err
 		}
+		if err := CheckStore(st, want); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
 		old, ok := byName[s.Name]
 		switch {
 		case !ok:
@@ -166,12 +173,28 @@ func Make(ctx context.Context, st store.Store, host rm.HostID, f File) (Plan, er
 			return nil, invalid("%s: policy %q belongs to another host (%s): rename it in the file", f.Path, s.Name, old.Host)
 		}
 		want.ID, want.CreatedAt, want.UpdatedAt = old.ID, old.CreatedAt, old.UpdatedAt
-		if ch := Changes(old, want); len(ch) > 0 || !equal(old, want) {
+		// A fleet policy keeps the host that added it, whichever host's
+		// file changes it; made a host policy by this file, it is this
+		// host's.
+		if old.Fleet && want.Fleet {
+			want.Host = old.Host
+		}
+		ch := Changes(old, want)
+		if old.Host != want.Host && !want.Fleet {
+			ch = append(ch, fmt.Sprintf("host %s → %s (this host)", old.Host, want.Host))
+		}
+		if len(ch) > 0 || !equal(old, want) {
+			if err := CheckFleetFlip(ctx, st, old, want); err != nil {
+				return nil, err
+			}
 			plan = append(plan, Step{Op: Change, Policy: want, Changes: ch})
 		}
 	}
 	for _, p := range existing {
-		if !p.IsOwnedBy(host) || listed[p.Name] {
+		// A fleet policy is every host's to serve but only its adder's
+		// file removes it: another host's file that does not list it
+		// must not take it from the whole fleet.
+		if !p.IsOwnedBy(host) || listed[p.Name] || p.Host != host {
 			continue
 		}
 		live, err := st.ActiveAttempts(ctx, p.ID)

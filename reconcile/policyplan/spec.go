@@ -36,6 +36,9 @@ type Spec struct {
 	MemoryEstimate config.Size `toml:"memory_estimate"`
 	RunnerDir      string      `toml:"runner_dir"`
 	Paused         bool        `toml:"paused"`
+	// Fleet makes the policy the fleet's (rm.Policy.Fleet): served by
+	// every host sharing a PostgreSQL store.
+	Fleet bool `toml:"fleet"`
 	// Spare is nil when the file says nothing: rm.DefaultSpare (auto).
 	Spare *Spare `toml:"spare"`
 	// MemoryLimit caps each attempt's memory (0: none).
@@ -150,7 +153,7 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	p := rm.Policy{
 		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box, VM: machine,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(),
-		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused,
+		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Fleet: s.Fleet,
 		Spare: rm.DefaultSpare,
 	}
 	if s.Spare != nil {
@@ -167,6 +170,9 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Policy, error) {
 	p, err := s.Build(host)
 	if err != nil {
+		return p, err
+	}
+	if err := CheckStore(st, p); err != nil {
 		return p, err
 	}
 	if p.Target.ScaleSet != "" {
@@ -193,6 +199,27 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Po
 		return p, err
 	}
 	return p, nil
+}
+
+// CheckStore refuses (rm.ErrInvalid) a fleet policy in a store that
+// cannot serve one: its hosts must share the store, and it must hold the
+// lease and the shares of the fleet's scale sets (store.FleetSets:
+// PostgreSQL). The SQLite journal is one host's.
+func CheckStore(st store.Store, p rm.Policy) error {
+	if !p.Fleet {
+		return nil
+	}
+	if _, ok := st.(store.FleetSets); ok {
+		return nil
+	}
+	return NeedsFleetStore(p)
+}
+
+// NeedsFleetStore is the refusal of fleet policy p in a store of one
+// host's: for a caller that knows so before it opens the store (nothing
+// is written then, not even the store).
+func NeedsFleetStore(p rm.Policy) error {
+	return invalid("policy %q is a fleet policy (--fleet, fleet = true), served by every host sharing the store: that store must be PostgreSQL ([store] url; docs/fleet.md), and this one is one host's (the SQLite journal in the data directory); nothing was written", p.Name)
 }
 
 // CheckRunnerDir returns dir with a leading "~" expanded and made absolute

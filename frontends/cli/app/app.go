@@ -211,10 +211,14 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 		}
 		return nil, err
 	}
-	a.st = st
+	a.st = storeOpened(st)
 	a.onClose(st.Close)
-	return st, nil
+	return a.st, nil
 }
+
+// storeOpened is the store a command works on, given the one opened (the
+// identity; tests stand a fleet store's boundary over the SQLite journal).
+var storeOpened = func(st store.Store) store.Store { return st }
 
 // ExistingStore opens the journal only if it exists: commands that only
 // read say so instead of creating an empty data directory. A PostgreSQL

@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 )
 
@@ -30,11 +33,17 @@ each, with the keys of policy add:
   runner_group = "Default"   # optional
   runner_dir = "/opt/runner" # optional (~, $VAR; relative: beside the file)
   paused = false             # optional
+  fleet = false              # optional: true makes it the fleet's (policy add --fleet)
 
 Policies missing from the journal are added, those that differ are changed,
 and this host's policies the file does not list are removed. Every policy is
 checked, and removals of policies with live runners refused, before anything
-is written; then all the changes are made at once, or none of them.`
+is written; then all the changes are made at once, or none of them.
+
+A fleet policy (fleet = true) needs a PostgreSQL store and is every host's:
+any host's file may change it, and only the file of the host that added it
+removes it. Turning fleet on or off is refused while the policy has live
+runners: pause it and let them finish first.`
 }
 
 // Run applies the file.
@@ -43,6 +52,19 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 	f, err := policyplan.ReadFile(c.File)
 	if err != nil {
 		return err
+	}
+	for _, s := range f.Policy {
+		if !s.Fleet {
+			continue
+		}
+		// The SQLite journal is not made for a file it cannot hold.
+		cfg, err := a.Config()
+		if err != nil {
+			return err
+		}
+		if !daemon.StoreConfigOf(cfg).Postgres() {
+			return fmt.Errorf("%s: %w", c.File, policyplan.NeedsFleetStore(rm.Policy{Name: s.Name}))
+		}
 	}
 	host, err := a.Host(ctx)
 	if err != nil {

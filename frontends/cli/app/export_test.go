@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 
+	"github.com/runner-manager/runner-manager/store"
+
 	"github.com/runner-manager/runner-manager/frontends/tui"
 )
 
@@ -32,4 +34,12 @@ func SetLingering(f func(username string) bool) func() {
 	old := lingering
 	lingering = f
 	return func() { lingering = old }
+}
+
+// SetStoreOpened wraps every store a command opens (a fleet store's
+// boundary over the SQLite journal).
+func SetStoreOpened(wrap func(store.Store) store.Store) func() {
+	old := storeOpened
+	storeOpened = wrap
+	return func() { storeOpened = old }
 }

@@ -30,6 +30,9 @@ func (c *JobsCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
+	if live {
+		st = a.withFleetSets(ctx, st)
+	}
 	if c.JSON {
 		out := jobsJSON{Daemon: live, Jobs: st.Jobs, Waits: st.Waits()}
 		if out.Jobs == nil {
@@ -82,7 +85,7 @@ func renderJobs(w io.Writer, st reconcile.Status, now time.Time) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "JOB\tWORKFLOW\tPOLICY\tSTATE\tFOR\tWHY")
 		for _, j := range waiting {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", jobLabel(j), cmpOr(j.Workflow, "-"), cmpOr(j.PolicyName, "-"), j.State, since(now, j.QueuedAt), j.WaitReason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", jobLabel(j), cmpOr(j.Workflow, "-"), cmpOr(j.PolicyName, "-"), j.State, since(now, j.QueuedAt), j.WaitWhy())
 		}
 		if err := tw.Flush(); err != nil {
 			return err

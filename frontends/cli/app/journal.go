@@ -103,9 +103,9 @@ func (a *App) ReadStore(ctx context.Context) (store.Store, error) {
 		return nil, fmt.Errorf("data dir %s is read-only (%v), and the journal could not be read there: %w", dir, probe, err)
 	}
 	fmt.Fprintf(a.Stderr, "note: data dir %s is read-only (%v): the journal is open for reading only\n", dir, probe)
-	a.st = st
+	a.st = storeOpened(st)
 	a.onClose(st.Close)
-	return st, nil
+	return a.st, nil
 }
 
 // journalOpenError names the real cause of a journal that would not open

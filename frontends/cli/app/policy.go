@@ -13,9 +13,11 @@ import (
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/reconcile/install"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // PolicyCmd groups the policy commands.
@@ -88,6 +90,7 @@ type PolicyAddCmd struct {
 	MemoryEstimate config.Size      `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string           `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool             `help:"Add it paused."`
+	Fleet          bool             `help:"Served by every host of the fleet (a PostgreSQL journal): one holds the scale set's session, each job is placed on a host with room; --max bounds the fleet's jobs at once."`
 	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    config.Size      `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
@@ -130,7 +133,14 @@ Everything is checked before anything is written, at GitHub too when
 credentials are configured: the repository (organization, enterprise)
 exists and they may manage its runners, the runner group exists, and
 whether the scale set exists (the daemon creates it if not). --offline
-skips GitHub.`
+skips GitHub.
+
+A policy is this host's; with --fleet it is the fleet's, served by every
+host sharing a PostgreSQL store ([store] url): one host holds the scale
+set's session at a time, and each job goes to a host with room. --max then
+bounds the fleet's jobs at once, and each host's own admission (memory,
+disk, [host] max_jobs) its share (docs/fleet.md):
+  runner-manager policy add home --repo octo-org/app --scale-set home --max 12 --fleet`
 }
 
 // Run adds the policy.
@@ -142,7 +152,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policyplan.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet,
 		Backend: c.Backend, Image: c.Image, CPUs: c.CPUs, Network: c.Network, Env: c.Env, Volumes: c.Volume,
 	}
 	// Check with a placeholder host first: nothing is written (not even
@@ -150,6 +160,17 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	draft, err := spec.Build(rm.NewHostID())
 	if err != nil {
 		return err
+	}
+	if draft.Fleet {
+		// Known from the configuration: the SQLite journal is not made
+		// for a policy it cannot hold.
+		cfg, err := a.Config()
+		if err != nil {
+			return err
+		}
+		if !daemon.StoreConfigOf(cfg).Postgres() {
+			return policyplan.NeedsFleetStore(draft)
+		}
 	}
 	checked := func() {}
 	if !c.Offline {
@@ -169,13 +190,23 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	a.printf("added policy %s: %s, max %d, min idle %d%s\n", p.Name, p.Target, p.Max, p.MinIdle, pausedNote(p))
+	a.printf("added policy %s: %s, max %d, min idle %d%s%s\n", p.Name, p.Target, p.Max, p.MinIdle, fleetNote(p), pausedNote(p))
 	checked()
-	a.noteAdmissible(p)
+	if !p.Fleet { // a fleet's max is no one host's to hold
+		a.noteAdmissible(p)
+	}
 	a.noteLabels(ctx, st, c.Labels, p)
 	a.warnNoRunner(p)
 	a.pokeDaemon(ctx)
 	return nil
+}
+
+// fleetNote says a policy is the fleet's.
+func fleetNote(p rm.Policy) string {
+	if p.Fleet {
+		return ", the fleet's (every host serves it)"
+	}
+	return ""
 }
 
 func pausedNote(p rm.Policy) string {
@@ -219,14 +250,15 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 		a.printf("no policies: add one with `runner-manager policy add NAME --repo OWNER/REPO --scale-set NAME`\n")
 		return nil
 	}
+	hosts := hostNames(ctx, st)
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
+	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tHOST\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
 	for _, p := range ps {
 		state := policyplan.State(p)
 		if !p.RemovedAt.IsZero() {
 			state = "removed " + p.RemovedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), p.Max, p.MinIdle, policyplan.Estimate(p), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), servedBy(p, hosts), p.Max, p.MinIdle, policyplan.Estimate(p), state)
 	}
 	return tw.Flush()
 }
@@ -276,7 +308,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
 		{"live attempts", fmt.Sprint(len(live))},
-		{"host", p.Host.String()},
+		{"host", hostRow(p, hostNames(ctx, st))},
 		{"created", p.CreatedAt.Local().Format(time.RFC3339)},
 		{"updated", p.UpdatedAt.Local().Format(time.RFC3339)},
 	} {
@@ -286,6 +318,32 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		fmt.Fprintf(tw, "%s:\t%s\n", row[0], row[1])
 	}
 	return tw.Flush()
+}
+
+// hostNames maps the store's hosts to their names; empty when it cannot
+// tell (ids are shown then).
+func hostNames(ctx context.Context, st store.Store) map[rm.HostID]string {
+	out := map[rm.HostID]string{}
+	hosts, err := st.Hosts(ctx)
+	if err != nil {
+		return out
+	}
+	for _, h := range hosts {
+		out[h.ID] = h.Name
+	}
+	return out
+}
+
+// servedBy is who serves a policy, for people: "fleet" (every host) or
+// its host's name.
+func servedBy(p rm.Policy, hosts map[rm.HostID]string) string {
+	if p.Fleet {
+		return "fleet"
+	}
+	if n := hosts[p.Host]; n != "" {
+		return n
+	}
+	return cmpOr(p.Host.String(), "-")
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -308,6 +366,7 @@ type PolicyEditCmd struct {
 	RunnerGroup    *string           `help:"Runner group." placeholder:"GROUP"`
 	ScaleSet       *string           `help:"Switch to scale-set mode with this scale set." placeholder:"NAME"`
 	Labels         []string          `help:"Switch to classic mode with these labels." placeholder:"A,B" sep:","`
+	Fleet          *bool             `help:"Make it the fleet's, served by every host of a PostgreSQL store (--fleet), or its host's again (--no-fleet): refused while it has live runners." negatable:""`
 }
 
 // Run changes the policy.
@@ -321,7 +380,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	e := policyplan.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
-		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels}
+		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Fleet: c.Fleet}
 	if c.Spare != nil {
 		e.Spare = new(int(*c.Spare))
 	}
@@ -337,6 +396,10 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return nil
 	}
 	a.printf("changed policy %s: %s\n", before.Name, strings.Join(changes, ", "))
+	if before.Fleet && !after.Fleet {
+		a.printf("policy %s is served by host %s only now, the host that added it (`runner-manager policy move %s --host HOST` hands it to another)\n",
+			after.Name, servedBy(after, hostNames(ctx, st)), after.Name)
+	}
 	if c.Labels != nil {
 		a.noteLabels(ctx, st, c.Labels, after)
 	}
@@ -408,9 +471,23 @@ type policyJSON struct {
 	SpareAuto      bool     `json:"spare_auto"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
+	Fleet          bool     `json:"fleet"`
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
 	RemovedAt      *string  `json:"removed_at"`
+}
+
+// hostRow is policy show's host: its id and name, and for a fleet
+// policy that every host serves it.
+func hostRow(p rm.Policy, hosts map[rm.HostID]string) string {
+	h := p.Host.String()
+	if n := hosts[p.Host]; n != "" {
+		h = n + " (" + h + ")"
+	}
+	if p.Fleet {
+		return "the fleet's: every host serves it (added by " + h + ")"
+	}
+	return h
 }
 
 // implicitRow is policy show's row of the implicit labels: "" (no row) in
@@ -433,7 +510,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Fleet: p.Fleet,
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
 	}

@@ -24,7 +24,8 @@ host's daemon picks it up within seconds, and this one stops serving it.
 
 It is refused while the policy has live runners, which only their own host
 may conclude: pause it, wait for them to finish (runner-manager status),
-move it, and resume it.
+move it, and resume it. A fleet policy (policy add --fleet) is every host's:
+there is nothing to move.
 
 Example:
   runner-manager policy move gpu --host mac-mini`
@@ -39,6 +40,9 @@ func (c *PolicyMoveCmd) Run(ctx context.Context, a *App) error {
 	p, err := policyplan.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
+	}
+	if p.Fleet {
+		return invalid("policy %q is the fleet's: every host serves it; there is nothing to move (`runner-manager policy edit %s --no-fleet` makes it one host's)", p.Name, p.Name)
 	}
 	to, err := daemon.FindHost(ctx, st, c.Host)
 	if err != nil {

@@ -34,6 +34,9 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	if live && st.Fleet == nil {
 		st.Fleet = a.fleetStatus(ctx)
 	}
+	if live {
+		st = a.withFleetSets(ctx, st)
+	}
 	if cfg, err := a.Config(); err == nil {
 		// Stale as this host's heartbeat setting says: a fleet's hosts share it.
 		st.Fleet.Judge(time.Now().UTC(), daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
@@ -95,6 +98,29 @@ func (a *App) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
 	}
 	fmt.Fprintf(a.Stderr, "runner-manager: the fleet's hosts are not shown: %v\n", err)
 	return nil
+}
+
+// withFleetSets adds to a daemon's figures what the store tells of its
+// fleet policies (reconcile.Status.WithFleetSets): who holds each one's
+// session, each host's share, where each job went. A store that cannot
+// tell leaves st as it is, with a warning.
+func (a *App) withFleetSets(ctx context.Context, st reconcile.Status) reconcile.Status {
+	fleet := false
+	for _, p := range st.Policies {
+		fleet = fleet || (p.Fleet && p.FleetSet == nil)
+	}
+	if !fleet {
+		return st
+	}
+	s, err := a.ExistingStore(ctx)
+	if err == nil {
+		var out reconcile.Status
+		if out, err = st.WithFleetSets(ctx, s); err == nil {
+			return out
+		}
+	}
+	fmt.Fprintf(a.Stderr, "runner-manager: the fleet policies' shares are not shown: %v\n", err)
+	return st
 }
 
 // currentStatus is the running daemon's status (live), else what the
@@ -188,12 +214,17 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 		if p.Boot > 0 {
 			boot = p.Boot.Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Name, p.Mode, p.Busy, p.Max,
+		mode := p.Mode
+		if p.Fleet {
+			mode = "fleet"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\n", p.Name, mode, p.Busy, p.Max,
 			p.Spares, p.SpareTarget, p.Idle, p.Waiting, p.Admitted, bytesOrDash(p.ExpectedPeakBytes), boot, policyNote(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	renderFleetSets(w, st.Policies)
 	renderJobStarts(w, st.Policies)
 	if len(st.Attempts) == 0 {
 		return nil
@@ -290,6 +321,16 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// renderFleetSets prints, for each fleet policy the store told of, which
+// host holds its scale set's session and what each host serves of it.
+func renderFleetSets(w io.Writer, policies []reconcile.PolicyStatus) {
+	for _, p := range policies {
+		if p.FleetSet != nil {
+			fmt.Fprintf(w, "fleet %s: %s\n", p.Name, p.FleetSet.Summary())
+		}
+	}
 }
 
 // busyRunners is how many jobs run on this host's runners: its busy ones.
