@@ -189,6 +189,7 @@ func TestFleetPolicyHolderKilled(t *testing.T) {
 		after = l
 		return h != nil && h != victim
 	})
+	t.Logf("lease taken over %s after the kill", time.Since(killed).Round(10*time.Millisecond))
 	assert.Greater(t, after.Token, before.Token, "the new holder's token fences the old one")
 	var started time.Time
 	f.waitFor(time.Minute, "the job queued after the kill started", func() bool {
