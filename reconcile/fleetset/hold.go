@@ -113,14 +113,15 @@ type holder struct {
 // from then on this host's clock.
 func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, k kicks, suspect rm.HostID, since time.Time) error {
 	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
 	h := &holder{s: s, lease: l, suspect: suspect, since: since}
 	s.mu.Lock()
 	s.lease, s.holding = l, true
 	s.mu.Unlock()
 
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	// The renewal and the session's watch end with the hold, whatever
+	// ended it (a fenced write, the watch failing, the lease lost).
+	defer func() { stop(nil); wg.Wait() }()
 	wg.Go(func() { h.renew(ctx, stop, asked) })
 
 	demand := make(chan rm.Demand, 1)

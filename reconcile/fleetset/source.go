@@ -154,7 +154,7 @@ func (s *Source) Close(ctx context.Context) error {
 	// This host takes no more of the fleet's jobs; its busy runners still
 	// count until they end.
 	gone := store.FleetRoom{Policy: s.cfg.Policy, Host: s.cfg.Host, Busy: r.Busy, FreeMemory: store.FreeMemoryUnknown}
-	if perr := s.cfg.Sets.PublishFleetRoom(ctx, gone); perr != nil {
+	if perr := s.cfg.Sets.PublishFleetRoom(ctx, gone); perr != nil && !errors.Is(perr, store.ErrNotFound) { // removed: nothing to leave
 		err = errors.Join(err, fmt.Errorf("publish this host's leaving the fleet policy: %w", perr))
 	}
 	if held {
