@@ -35,6 +35,10 @@ type runnerWatch struct {
 	mu        sync.Mutex
 	latest    string
 	schedules map[string]schedule
+	// unusedAt is when no policy of this host was found to launch the
+	// installed runner: asked again only runnerUpdateSoon later, not at
+	// every look (a journal read every 3 s).
+	unusedAt time.Time
 }
 
 type schedule struct {
@@ -104,14 +108,23 @@ func (d *Daemon) askSchedule(ctx context.Context) {
 	version := filepath.Base(dir)
 	d.runner.mu.Lock()
 	s, had := d.runner.schedules[version]
+	unused := d.runner.unusedAt
 	d.runner.mu.Unlock()
-	if had && time.Since(s.askedAt) < runnerScheduleEvery {
+	if had && time.Since(s.askedAt) < runnerScheduleEvery || !unused.IsZero() && time.Since(unused) < runnerUpdateSoon {
 		return
 	}
 	scope, ok := d.runnerScope(ctx)
 	if !ok {
+		if ctx.Err() == nil {
+			d.runner.mu.Lock()
+			d.runner.unusedAt = time.Now()
+			d.runner.mu.Unlock()
+		}
 		return
 	}
+	d.runner.mu.Lock()
+	d.runner.unusedAt = time.Time{}
+	d.runner.mu.Unlock()
 	s = schedule{askedAt: time.Now()}
 	dep, err := d.client.RunnerDeprecation(ctx, scope, version)
 	if err == nil {

@@ -1,8 +1,10 @@
 package fleet_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -80,5 +82,64 @@ func BenchmarkIdleQueries(b *testing.B) {
 				require.True(b, h.alive(), "%s runs", h.name)
 			}
 		})
+	}
+}
+
+// BenchmarkIdleFleetPolicy measures an idle fleet serving one fleet
+// policy: three hosts, no job, the statements a minute PostgreSQL runs
+// (pg_stat_statements), per host and where they go; b.N is not used.
+//
+//	go test -run '^$' -bench IdleFleetPolicy -benchtime 1x ./simulate/fleet
+func BenchmarkIdleFleetPolicy(b *testing.B) {
+	srv := pgtest.New(b)
+	ctx := context.Background()
+	require.NoError(b, srv.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
+	require.NoError(b, srv.Stop())
+	require.NoError(b, srv.Start())
+	require.NoError(b, srv.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+	db := srv.CreateDatabase(b)
+	f := newFleetWith(b, srv.URL(db), []fakegithub.Option{fakegithub.WithPollTimeout(50 * time.Second), fakegithub.WithOfflineAfter(2 * time.Minute)})
+	f.heartbeat = 0 // the default, as a user's hosts run
+	f.bare = true
+	for _, n := range []string{"alpha", "beta", "gamma"} {
+		f.addHost(n)
+	}
+	spare := cmp.Or(os.Getenv("FLEET_BENCH_SPARE"), "auto")
+	f.hosts[0].cli("policy", "add", "shared", "--repo", repo, "--scale-set", "shared", "--max", "4", "--fleet",
+		"--runner-dir", f.runner, "--memory-estimate", "64MiB", "--spare", spare)
+	for _, h := range f.hosts {
+		h.start()
+	}
+	time.Sleep(20 * time.Second) // start-up: the lease taken, spares listening
+	conn, err := pgx.Connect(ctx, srv.URL("postgres"))
+	require.NoError(b, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
+	require.NoError(b, err)
+	b.ResetTimer()
+	window := time.Minute
+	if testing.Short() {
+		window = 20 * time.Second
+	}
+	time.Sleep(window)
+	var calls int64
+	require.NoError(b, conn.QueryRow(ctx,
+		"SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1", db).Scan(&calls))
+	b.StopTimer()
+	rows, err := conn.Query(ctx,
+		"SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) || ' … ' || right(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY calls DESC LIMIT 15", db)
+	require.NoError(b, err)
+	for rows.Next() {
+		var n int64
+		var q string
+		require.NoError(b, rows.Scan(&n, &q))
+		b.Logf("%6d  %s", n, q)
+	}
+	require.NoError(b, rows.Err())
+	perMin := float64(calls) / window.Minutes()
+	b.ReportMetric(perMin, "queries/min")
+	b.ReportMetric(perMin/3, "queries/min/host")
+	for _, h := range f.hosts {
+		require.True(b, h.alive(), "%s runs", h.name)
 	}
 }
