@@ -112,6 +112,11 @@ func deleteCreatedScaleSet(ctx context.Context, a *App, st store.Store, p rm.Pol
 	if err := a.waitDaemonLetsGo(ctx, p.ID); err != nil {
 		return left(err)
 	}
+	if p.Fleet {
+		if err := waitFleetLetsGo(ctx, st, p.ID); err != nil {
+			return left(err)
+		}
+	}
 	gh, err := a.GitHub()
 	if err != nil {
 		return left(err)
@@ -155,6 +160,36 @@ func (a *App) waitDaemonLetsGo(ctx context.Context, id rm.PolicyID) error {
 		select {
 		case <-ctx.Done():
 			return errors.New("the running daemon still serves the policy after 30 s")
+		case <-tick.C:
+		}
+	}
+}
+
+// waitFleetLetsGo waits until no host of the fleet holds a fleet
+// policy's lease, and so its session, for at most 45 s: every host's
+// daemon sees the removal at its next refresh of the policies (15 s) and
+// gives the lease up as its loop ends. A lease that runs out unrenewed
+// (its holder gone) lets go too.
+func waitFleetLetsGo(ctx context.Context, st store.Store, id rm.PolicyID) error {
+	sets, ok := st.(store.FleetSets)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		l, err := sets.FleetLease(ctx, id)
+		if errors.Is(err, store.ErrNotFound) || err == nil && (l.Holder.IsZero() || l.Left <= 0) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("the fleet's lease of the policy could not be read: %w", err)
+			}
+			return fmt.Errorf("host %s of the fleet still holds the policy's session after 45 s", l.Holder)
 		case <-tick.C:
 		}
 	}
