@@ -328,6 +328,9 @@ func StatusFromJournal(ctx context.Context, st store.Store, host rm.HostID, now 
 		}
 		ps := policyStatusOf(p)
 		for _, a := range live {
+			if p.Fleet && !host.IsZero() && !strings.HasPrefix(a.RunnerName, rm.RunnerNamePrefix(host)) {
+				continue // a fleet policy's runner of another host
+			}
 			ps.Live++
 			switch a.State {
 			case rm.StateIdle:

@@ -6,11 +6,13 @@ import (
 
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/internal/tmptest"
+	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 )
 
 // TestMain runs the tests in a temporary directory of their own, removes
-// the fake runner they built, and fails them if they leave anything else.
+// the fake runner they built, stops the PostgreSQL server a test started,
+// and fails them if they leave anything else.
 func TestMain(m *testing.M) {
 	tmptest.Enter()
-	os.Exit(tmptest.Leave(m.Run(), fakegithub.RemoveRunnerBuild))
+	os.Exit(tmptest.Leave(pgtest.Run(m), fakegithub.RemoveRunnerBuild))
 }
