@@ -458,3 +458,42 @@ func TestFleetPolicyHostJoinsAndLeaves(t *testing.T) {
 	t.Logf("jobs per host: %v", perHost)
 	assert.Positive(t, perHost[delta.name], "the host that joined took jobs")
 }
+
+// TestFleetPolicy300Jobs is the fleet policy's goal run: 3 hosts, one
+// fleet policy of max 12, 300 jobs of 200–500 ms: each served once, never
+// more than max at once fleet-wide, none left. It logs the time, the jobs
+// each host ran and the most each ran at once.
+func TestFleetPolicy300Jobs(t *testing.T) {
+	const max, n = 12, 300
+	f := newSharedFleet(t, max, "alpha", "beta", "gamma")
+	for _, h := range f.hosts {
+		h.start()
+	}
+	st := f.open()
+	f.waitFor(time.Minute, "a host holds the fleet's lease", func() bool { h, _ := f.holderOf(t, st); return h != nil })
+	start := time.Now()
+	for i := range n {
+		f.fake.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{sharedLabel}, Duration: time.Duration(200+100*(i%4)) * time.Millisecond,
+			MemoryBytes: 4 << 20, Name: fmt.Sprintf("shared-job-%d", i%5)})
+	}
+	f.waitFor(3*time.Minute, fmt.Sprintf("%d jobs completed", n), func() bool { all, _ := f.jobsDone(""); return all == n })
+	took := time.Since(start)
+	holder, _ := f.holderOf(t, st)
+	for _, h := range f.hosts {
+		require.NoError(t, h.stop(30*time.Second))
+	}
+	perHost := checkFleetServed(t, f, max)
+	byHost := map[string][]fakegithub.JobRecord{}
+	for _, j := range f.fake.Jobs() {
+		on := f.runnerHostName(t, st, j.RunnerName)
+		byHost[on] = append(byHost[on], j)
+	}
+	most := map[string]int{}
+	for h, js := range byHost {
+		most[h] = maxAtOnce(js)
+	}
+	t.Logf("%d jobs in %s (%.1f jobs/s), %s holding at the end; jobs per host %v; most at once %d fleet-wide, per host %v",
+		n, took.Round(100*time.Millisecond), float64(n)/took.Seconds(), holder.name, perHost, maxAtOnce(f.fake.Jobs()), most)
+	assert.Zero(t, perHost[""], "every job ran on a runner of a host of the fleet")
+	assert.Len(t, perHost, 3, "every host ran jobs: %v", perHost)
+}
