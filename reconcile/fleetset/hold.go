@@ -294,7 +294,7 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 // shares (when they changed) and the job events under the lease.
 func (h *holder) share(ctx context.Context, rooms bool) error {
 	s := h.s
-	if err := h.refresh(ctx, false); err != nil && rooms {
+	if err := h.refresh(ctx, rooms); err != nil && rooms {
 		return err
 	}
 	h.mu.Lock()

@@ -24,13 +24,24 @@ const sharedLabel = "shared"
 // max, added by the first host.
 func newSharedFleet(t *testing.T, max int, names ...string) *fleet {
 	t.Helper()
-	f := newFleetWith(t, pgtest.Start(t), nil)
+	return newSharedFleetOn(t, pgtest.Start(t), max, nil, names...)
+}
+
+// newSharedFleetOn is newSharedFleet on database url, with more flags of
+// the policy's `policy add` (a --memory-estimate there replaces 64MiB).
+func newSharedFleetOn(t *testing.T, url string, max int, policyArgs []string, names ...string) *fleet {
+	t.Helper()
+	f := newFleetWith(t, url, nil)
 	f.bare = true
 	for _, n := range names {
 		f.addHost(n)
 	}
-	f.hosts[0].cli("policy", "add", "shared", "--repo", repo, "--scale-set", sharedLabel, "--max", fmt.Sprint(max), "--fleet",
-		"--runner-dir", f.runner, "--memory-estimate", "64MiB")
+	args := []string{"policy", "add", "shared", "--repo", repo, "--scale-set", sharedLabel, "--max", fmt.Sprint(max), "--fleet",
+		"--runner-dir", f.runner}
+	if !slices.Contains(policyArgs, "--memory-estimate") {
+		args = append(args, "--memory-estimate", "64MiB")
+	}
+	f.hosts[0].cli(append(args, policyArgs...)...)
 	return f
 }
 
