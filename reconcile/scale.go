@@ -372,6 +372,7 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining bool) {
 	l := p.l
 	sim := sess.withoutSpares() // GitHub is told jobs: spares yield to them
+	free := sim // the room's free memory: before the capacity's simulated admissions
 	per := make(map[rm.PolicyID]int, len(livePer))
 	total := 0
 	for id, n := range livePer {
@@ -423,7 +424,7 @@ func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining 
 	p.admitted = per
 	l.capacity.Store(int64(total))
 	if ro, ok := l.cfg.Target.Demand.(rm.RoomObserver); ok {
-		ro.ObserveRoom(p.room(sim, total, gone))
+		ro.ObserveRoom(p.room(free, total, gone))
 	}
 }
 
