@@ -372,7 +372,7 @@ func (p *pass) launchBudgets(ctx context.Context) map[rm.PolicyID]int {
 func (p *pass) setCapacity(sess *session, livePer map[rm.PolicyID]int, draining bool) {
 	l := p.l
 	sim := sess.withoutSpares() // GitHub is told jobs: spares yield to them
-	free := sim // the room's free memory: before the capacity's simulated admissions
+	free := sim                 // the room's free memory: before the capacity's simulated admissions
 	per := make(map[rm.PolicyID]int, len(livePer))
 	total := 0
 	for id, n := range livePer {
