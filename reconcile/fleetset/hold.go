@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -245,6 +246,17 @@ func (h *holder) refresh(ctx context.Context, force bool) error {
 		h.policy, h.policyAt = p, now
 		h.mu.Unlock()
 	}
+	rooms, err := s.cfg.Sets.FleetRooms(ctx, s.cfg.Policy)
+	if err != nil {
+		return fmt.Errorf("read the fleet's rooms: %w", err)
+	}
+	// A host that joined since the heartbeats were read would be taken
+	// for one gone, and its runners' events dropped: read them again.
+	h.mu.Lock()
+	needHosts = needHosts || slices.ContainsFunc(rooms, func(r store.FleetRoom) bool {
+		return !slices.ContainsFunc(h.hosts, func(fh store.FleetHost) bool { return fh.ID == r.Host })
+	})
+	h.mu.Unlock()
 	if needHosts {
 		hosts, err := s.cfg.Journal.FleetHosts(ctx)
 		if err != nil {
@@ -253,10 +265,6 @@ func (h *holder) refresh(ctx context.Context, force bool) error {
 		h.mu.Lock()
 		h.hosts, h.hostsAt = hosts, now
 		h.mu.Unlock()
-	}
-	rooms, err := s.cfg.Sets.FleetRooms(ctx, s.cfg.Policy)
-	if err != nil {
-		return fmt.Errorf("read the fleet's rooms: %w", err)
 	}
 	h.mu.Lock()
 	h.rooms = rooms
@@ -294,13 +302,18 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 // shares (when they changed) and the job events under the lease.
 func (h *holder) share(ctx context.Context, rooms bool) error {
 	s := h.s
-	if err := h.refresh(ctx, false); err != nil && rooms {
+	h.mu.Lock()
+	_, unknown := h.route(h.pending)
+	h.mu.Unlock()
+	// An event of a runner no host known is named by a host that joined
+	// since the heartbeats were read: read them, rather than drop it.
+	if err := h.refresh(ctx, unknown > 0); err != nil && (rooms || unknown > 0) {
 		return err
 	}
 	h.mu.Lock()
 	d, pol, lease := h.last, h.policy, h.lease
 	live, gone := h.split(time.Now())
-	events := h.route(h.pending)
+	events, _ := h.route(h.pending)
 	written := h.written
 	h.mu.Unlock()
 	spares := pol.Spares()
@@ -328,20 +341,24 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 }
 
 // route addresses each job event to the host whose runner it names (by
-// the runner's name: rm-<host>-<attempt>); one no host's runner is
-// dropped (h.mu held).
-func (h *holder) route(events []rm.JobEvent) []store.FleetEvent {
-	var out []store.FleetEvent
+// the runner's name: rm-<host>-<attempt>), and counts those that name no
+// host known; those are dropped (h.mu held).
+func (h *holder) route(events []rm.JobEvent) (out []store.FleetEvent, unknown int) {
 	for _, e := range events {
 		if e.RunnerName == "" {
 			continue
 		}
+		found := false
 		for _, fh := range h.hosts {
 			if strings.HasPrefix(e.RunnerName, rm.RunnerNamePrefix(fh.ID)) {
 				out = append(out, store.FleetEvent{Host: fh.ID, Event: e})
+				found = true
 				break
 			}
 		}
+		if !found {
+			unknown++
+		}
 	}
-	return out
+	return out, unknown
 }
