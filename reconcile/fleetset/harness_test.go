@@ -256,13 +256,30 @@ type host struct {
 	done chan struct{} // closed when the watch returned err
 	err  error
 
+	room   rm.Room // as first observed
+	serves bool    // the loop observes a room after each share
+
 	mu      sync.Mutex
 	demands []rm.Demand
 }
 
 // addHost registers a host, publishes room as its loop would and starts
-// its source's watch with cfg's figures (TTL and the like).
+// its source's watch with cfg's figures (TTL and the like). Its loop
+// observes no room after.
 func (f *fleet) addHost(cfg fleetset.Config, room rm.Room) *host {
+	f.t.Helper()
+	return f.add(cfg, room, false)
+}
+
+// addServing is addHost with a loop that serves each share it is given
+// at once: after each, it observes room with as many runners starting as
+// the share wants.
+func (f *fleet) addServing(cfg fleetset.Config, room rm.Room) *host {
+	f.t.Helper()
+	return f.add(cfg, room, true)
+}
+
+func (f *fleet) add(cfg fleetset.Config, room rm.Room, serves bool) *host {
 	f.t.Helper()
 	h := &host{f: f, id: rm.NewHostID(), st: f.open()}
 	h.sess = &session{f: f}
@@ -272,7 +289,7 @@ func (f *fleet) addHost(cfg fleetset.Config, room rm.Room) *host {
 	cfg.Logger = slog.New(slog.NewTextHandler(tlog{f.t}, nil)).With("host", h.id.String()[:8])
 	src, err := fleetset.New(cfg)
 	require.NoError(f.t, err)
-	h.src = src
+	h.src, h.room, h.serves = src, room, serves
 	h.src.ObserveRoom(room)
 	h.start()
 	return h
@@ -288,6 +305,11 @@ func (h *host) start() {
 			h.mu.Lock()
 			h.demands = append(h.demands, d)
 			h.mu.Unlock()
+			if h.serves {
+				r := h.room
+				r.Idle = max(d.Wanted-r.Busy, 0)
+				h.src.ObserveRoom(r)
+			}
 		})
 	}()
 	h.f.t.Cleanup(h.kill)

@@ -106,6 +106,7 @@ type holder struct {
 	pending  []rm.JobEvent
 	policy   rm.Policy
 	policyAt time.Time
+	shorts   map[rm.HostID]short
 }
 
 // hold serves the fleet's scale set while the lease holds: it renews the
@@ -145,6 +146,8 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 	})
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
+	handBack := time.NewTimer(time.Hour)
+	defer handBack.Stop()
 	for {
 		var err error
 		select {
@@ -168,6 +171,14 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 			err = h.share(ctx, true)
 		case <-retry.C:
 			err = h.share(ctx, true)
+		case <-handBack.C:
+			err = h.share(ctx, true)
+		}
+		h.mu.Lock()
+		next, due := h.nextHandBack(time.Now())
+		h.mu.Unlock()
+		if due {
+			handBack.Reset(next + 10*time.Millisecond)
 		}
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -278,8 +289,8 @@ func (h *holder) refresh(ctx context.Context, force bool) error {
 	return nil
 }
 
-// split parts the rooms into hosts heard from and hosts gone quiet (h.mu
-// held).
+// split parts the rooms into hosts heard from and hosts gone quiet or
+// handed back (h.mu held).
 func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 	seen := make(map[rm.HostID]store.FleetHost, len(h.hosts))
 	for _, fh := range h.hosts {
@@ -289,7 +300,9 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 		fh, ok := seen[r.Host]
 		quiet := !ok || fh.Stale(now, h.s.cfg.Stale) ||
 			r.Host == h.suspect && !fh.SeenAt.After(h.since)
-		if quiet && r.Host != h.s.cfg.Host {
+		// This host is not gone to itself, though it may fail to start
+		// what it was given as any host may.
+		if quiet && r.Host != h.s.cfg.Host || h.handBack(r, now) {
 			gone = append(gone, r)
 		} else {
 			live = append(live, r)
@@ -336,6 +349,7 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 	h.mu.Lock()
 	h.written = shares
 	h.pending = h.pending[:0]
+	h.split(time.Now()) // start the clock of each host now short
 	h.mu.Unlock()
 	return nil
 }

@@ -181,3 +181,33 @@ func TestSourceListenerLost(t *testing.T) {
 	}, wait, 100*time.Millisecond, "both hosts read their shares after the restart")
 	f.neverTwo()
 }
+
+// TestSourceHandBack: a host that does not start the jobs placed on it
+// (its loop publishes no new room) has them placed elsewhere after
+// HandBack, and nothing more until it publishes again.
+func TestSourceHandBack(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 8)
+	cfg := short()
+	cfg.TTL, cfg.HandBack = 3*time.Second, 1500*time.Millisecond
+	a, b := f.addServing(cfg, rm.Room{Capacity: 2}), f.addServing(cfg, rm.Room{Capacity: 2})
+	h := f.awaitHolder(a, b)
+	stuck := f.addHost(cfg, rm.Room{Capacity: 2})
+	require.Eventually(t, func() bool { return h.sess.Max() == 6 }, wait, 5*time.Millisecond)
+
+	jobs := []rm.PendingJob{{ID: "j1", Assigned: true}, {ID: "j2", Assigned: true}, {ID: "j3", Assigned: true}}
+	fed := time.Now()
+	require.True(t, h.sess.Feed(rm.Demand{Wanted: 3, Pending: jobs, PendingListed: true, At: fed}))
+	require.Eventually(t, func() bool { d, ok := stuck.last(); return ok && d.Wanted == 1 }, wait, 5*time.Millisecond, "a job is placed on the stuck host")
+
+	placed := func(o *host) int { d, _ := o.last(); return d.Wanted }
+	require.Eventually(t, func() bool { return placed(stuck) == 0 && placed(a)+placed(b) == 3 }, wait, 5*time.Millisecond, "its job is placed elsewhere")
+	assert.GreaterOrEqual(t, time.Since(fed), cfg.HandBack, "not before HandBack")
+	assert.Equal(t, 4, h.sess.Max(), "it counts as gone: only its busy jobs count")
+	d, _ := stuck.last()
+	assert.Empty(t, d.Pending)
+
+	// Heard from again (a new room), it counts again.
+	stuck.src.ObserveRoom(rm.Room{Capacity: 3})
+	require.Eventually(t, func() bool { return h.sess.Max() == 7 }, wait, 5*time.Millisecond, "published again, it is given room again")
+	f.neverTwo()
+}
