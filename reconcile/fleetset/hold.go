@@ -279,14 +279,19 @@ func (h *holder) refresh(ctx context.Context, force bool) error {
 	}
 	h.mu.Lock()
 	h.rooms = rooms
-	live, gone := h.split(now)
+	h.tell(h.split(now))
+	h.mu.Unlock()
+	return nil
+}
+
+// tell sets the capacity told to GitHub by the hosts as split (h.mu
+// held).
+func (h *holder) tell(live, gone []store.FleetRoom) {
 	max := h.policy.Max
 	if h.policy.Paused {
 		max = 0
 	}
-	h.mu.Unlock()
 	h.capacity.Store(int64(Capacity(max, live, gone)))
-	return nil
 }
 
 // split parts the rooms into hosts heard from and hosts gone quiet or
@@ -326,6 +331,7 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 	h.mu.Lock()
 	d, pol, lease := h.last, h.policy, h.lease
 	live, gone := h.split(time.Now())
+	h.tell(live, gone) // a host handed back just now has no room
 	events, _ := h.route(h.pending)
 	written := h.written
 	h.mu.Unlock()
@@ -349,7 +355,7 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 	h.mu.Lock()
 	h.written = shares
 	h.pending = h.pending[:0]
-	h.split(time.Now()) // start the clock of each host now short
+	h.tell(h.split(time.Now())) // start the clock of each host now short
 	h.mu.Unlock()
 	return nil
 }
