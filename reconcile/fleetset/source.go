@@ -270,7 +270,12 @@ func (s *Source) publish(ctx context.Context) {
 		if published && room == last {
 			continue
 		}
-		if err := s.cfg.Sets.PublishFleetRoom(ctx, room); err != nil {
+		// A statement cut off by ctx may still land after the watch
+		// ended, over the room Close publishes: it runs to its end.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := s.cfg.Sets.PublishFleetRoom(wctx, room)
+		cancel()
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -97,8 +97,12 @@ func TestSourceCutHolder(t *testing.T) {
 	require.Eventually(t, func() bool { return f.lease(other.st).Holder == other.id }, wait, 5*time.Millisecond, "the other host takes the lease")
 	newLease := f.lease(other.st)
 	require.Greater(t, newLease.Token, oldLease.Token)
-	tookAt, ok := other.sets.firstTake(newLease.Token)
-	require.True(t, ok)
+	var tookAt time.Time
+	require.Eventually(t, func() bool {
+		var ok bool
+		tookAt, ok = other.sets.firstTake(newLease.Token)
+		return ok
+	}, wait, 5*time.Millisecond, "the take's answer came")
 	require.Eventually(t, func() bool { return !old.sess.Watching() }, wait, 5*time.Millisecond)
 	old.sess.mu.Lock()
 	stopped := old.sess.stoppedAt
