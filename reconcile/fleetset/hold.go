@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,7 @@ type holder struct {
 	pending  []rm.JobEvent
 	policy   rm.Policy
 	policyAt time.Time
+	shorts   map[rm.HostID]short
 }
 
 // hold serves the fleet's scale set while the lease holds: it renews the
@@ -144,6 +146,8 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 	})
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
+	handBack := time.NewTimer(time.Hour)
+	defer handBack.Stop()
 	for {
 		var err error
 		select {
@@ -167,6 +171,14 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 			err = h.share(ctx, true)
 		case <-retry.C:
 			err = h.share(ctx, true)
+		case <-handBack.C:
+			err = h.share(ctx, true)
+		}
+		h.mu.Lock()
+		next, due := h.nextHandBack(time.Now())
+		h.mu.Unlock()
+		if due {
+			handBack.Reset(next + 10*time.Millisecond)
 		}
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -245,6 +257,17 @@ func (h *holder) refresh(ctx context.Context, force bool) error {
 		h.policy, h.policyAt = p, now
 		h.mu.Unlock()
 	}
+	rooms, err := s.cfg.Sets.FleetRooms(ctx, s.cfg.Policy)
+	if err != nil {
+		return fmt.Errorf("read the fleet's rooms: %w", err)
+	}
+	// A host that joined since the heartbeats were read would be taken
+	// for one gone, and its runners' events dropped: read them again.
+	h.mu.Lock()
+	needHosts = needHosts || slices.ContainsFunc(rooms, func(r store.FleetRoom) bool {
+		return !slices.ContainsFunc(h.hosts, func(fh store.FleetHost) bool { return fh.ID == r.Host })
+	})
+	h.mu.Unlock()
 	if needHosts {
 		hosts, err := s.cfg.Journal.FleetHosts(ctx)
 		if err != nil {
@@ -254,24 +277,25 @@ func (h *holder) refresh(ctx context.Context, force bool) error {
 		h.hosts, h.hostsAt = hosts, now
 		h.mu.Unlock()
 	}
-	rooms, err := s.cfg.Sets.FleetRooms(ctx, s.cfg.Policy)
-	if err != nil {
-		return fmt.Errorf("read the fleet's rooms: %w", err)
-	}
 	h.mu.Lock()
 	h.rooms = rooms
-	live, gone := h.split(now)
+	h.tell(h.split(now))
+	h.mu.Unlock()
+	return nil
+}
+
+// tell sets the capacity told to GitHub by the hosts as split (h.mu
+// held).
+func (h *holder) tell(live, gone []store.FleetRoom) {
 	max := h.policy.Max
 	if h.policy.Paused {
 		max = 0
 	}
-	h.mu.Unlock()
 	h.capacity.Store(int64(Capacity(max, live, gone)))
-	return nil
 }
 
-// split parts the rooms into hosts heard from and hosts gone quiet (h.mu
-// held).
+// split parts the rooms into hosts heard from and hosts gone quiet or
+// handed back (h.mu held).
 func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 	seen := make(map[rm.HostID]store.FleetHost, len(h.hosts))
 	for _, fh := range h.hosts {
@@ -281,7 +305,9 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 		fh, ok := seen[r.Host]
 		quiet := !ok || fh.Stale(now, h.s.cfg.Stale) ||
 			r.Host == h.suspect && !fh.SeenAt.After(h.since)
-		if quiet && r.Host != h.s.cfg.Host {
+		// This host is not gone to itself, though it may fail to start
+		// what it was given as any host may.
+		if quiet && r.Host != h.s.cfg.Host || h.handBack(r, now) {
 			gone = append(gone, r)
 		} else {
 			live = append(live, r)
@@ -294,13 +320,20 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 // shares (when they changed) and the job events under the lease.
 func (h *holder) share(ctx context.Context, rooms bool) error {
 	s := h.s
-	if err := h.refresh(ctx, rooms); err != nil && rooms {
+	h.mu.Lock()
+	_, unknown := h.route(h.pending)
+	h.mu.Unlock()
+	// An event of a runner no host known is named by a host that joined
+	// since the heartbeats were read: read them, rather than drop it.
+	force := rooms || unknown > 0
+	if err := h.refresh(ctx, force); err != nil && force {
 		return err
 	}
 	h.mu.Lock()
 	d, pol, lease := h.last, h.policy, h.lease
 	live, gone := h.split(time.Now())
-	events := h.route(h.pending)
+	h.tell(live, gone) // a host handed back just now has no room
+	events, _ := h.route(h.pending)
 	written := h.written
 	h.mu.Unlock()
 	spares := pol.Spares()
@@ -323,25 +356,30 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 	h.mu.Lock()
 	h.written = shares
 	h.pending = h.pending[:0]
+	h.tell(h.split(time.Now())) // start the clock of each host now short
 	h.mu.Unlock()
 	return nil
 }
 
 // route addresses each job event to the host whose runner it names (by
-// the runner's name: rm-<host>-<attempt>); one no host's runner is
-// dropped (h.mu held).
-func (h *holder) route(events []rm.JobEvent) []store.FleetEvent {
-	var out []store.FleetEvent
+// the runner's name: rm-<host>-<attempt>), and counts those that name no
+// host known; those are dropped (h.mu held).
+func (h *holder) route(events []rm.JobEvent) (out []store.FleetEvent, unknown int) {
 	for _, e := range events {
 		if e.RunnerName == "" {
 			continue
 		}
+		found := false
 		for _, fh := range h.hosts {
 			if strings.HasPrefix(e.RunnerName, rm.RunnerNamePrefix(fh.ID)) {
 				out = append(out, store.FleetEvent{Host: fh.ID, Event: e})
+				found = true
 				break
 			}
 		}
+		if !found {
+			unknown++
+		}
 	}
-	return out
+	return out, unknown
 }

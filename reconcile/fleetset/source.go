@@ -20,9 +20,10 @@ import (
 // never serves beside it. A host killed mid-hold is replaced within TTL
 // plus one try.
 const (
-	DefaultTTL    = 6 * time.Second
-	DefaultResync = 30 * time.Second
-	DefaultStale  = 45 * time.Second
+	DefaultTTL      = 6 * time.Second
+	DefaultResync   = 30 * time.Second
+	DefaultStale    = 45 * time.Second
+	DefaultHandBack = 20 * time.Second
 )
 
 // Journal is what the source reads of the journal besides the fleet sets:
@@ -50,7 +51,11 @@ type Config struct {
 	// host may go unheard (its heartbeat) before nothing is placed on it
 	// (DefaultStale).
 	TTL, Resync, Stale time.Duration
-	Logger             *slog.Logger
+	// HandBack is how long a host may show fewer runners than its share
+	// wants, publishing no new room, before the holder places its jobs
+	// elsewhere (DefaultHandBack).
+	HandBack time.Duration
+	Logger   *slog.Logger
 }
 
 // Source is a fleet policy's demand source on one host (rm.DemandSource,
@@ -62,7 +67,7 @@ type Source struct {
 	mu        sync.Mutex
 	room      rm.Room
 	roomKnown bool
-	lease     store.FleetLease // held, when holding
+	lease     store.FleetLease // the last taken, held or not
 	holding   bool
 	waitErr   error
 	waitSince time.Time
@@ -91,6 +96,9 @@ func New(cfg Config) (*Source, error) {
 	}
 	if cfg.Stale <= 0 {
 		cfg.Stale = DefaultStale
+	}
+	if cfg.HandBack <= 0 {
+		cfg.HandBack = DefaultHandBack
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -146,8 +154,11 @@ func (s *Source) setWaiting(err error) {
 // wait for it to expire.
 func (s *Source) Close(ctx context.Context) error {
 	err := s.cfg.Session.Close(ctx)
+	// The loop's watch has ended by now, and with it the hold, so the
+	// last lease taken is given up whether or not it still held: a
+	// release under a token the database no longer has does nothing.
 	s.mu.Lock()
-	l, held := s.lease, s.holding
+	l := s.lease
 	s.holding = false
 	r := s.room
 	s.mu.Unlock()
@@ -157,7 +168,7 @@ func (s *Source) Close(ctx context.Context) error {
 	if perr := s.cfg.Sets.PublishFleetRoom(ctx, gone); perr != nil && !errors.Is(perr, store.ErrNotFound) { // removed: nothing to leave
 		err = errors.Join(err, fmt.Errorf("publish this host's leaving the fleet policy: %w", perr))
 	}
-	if held {
+	if l.Token > 0 {
 		if rerr := s.cfg.Sets.ReleaseFleetLease(ctx, l); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("give the fleet lease up: %w", rerr))
 		}
@@ -259,7 +270,12 @@ func (s *Source) publish(ctx context.Context) {
 		if published && room == last {
 			continue
 		}
-		if err := s.cfg.Sets.PublishFleetRoom(ctx, room); err != nil {
+		// A statement cut off by ctx may still land after the watch
+		// ended, over the room Close publishes: it runs to its end.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := s.cfg.Sets.PublishFleetRoom(wctx, room)
+		cancel()
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

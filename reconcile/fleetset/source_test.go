@@ -1,0 +1,217 @@
+package fleetset_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/reconcile/fleetset"
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
+)
+
+// short is a source's figures for a test: a lease of 600 ms.
+func short() fleetset.Config {
+	return fleetset.Config{TTL: 600 * time.Millisecond, Resync: time.Minute, Stale: time.Minute, HandBack: time.Minute}
+}
+
+// neverTwo asserts that no two sessions ever watched at once: the
+// sessions count each other, so no instant is missed between samples.
+func (f *fleet) neverTwo() {
+	f.t.Helper()
+	assert.Zero(f.t, f.over.Load(), "two hosts watched the fleet's session at once")
+}
+
+// TestSourceOneHolder: of three hosts, one holds the session; it tells
+// GitHub the sum of the rooms (at most max), and every host's loop gets
+// its share of the demand the session reports.
+func TestSourceOneHolder(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 5)
+	hosts := []*host{
+		f.addHost(short(), rm.Room{Capacity: 2}),
+		f.addHost(short(), rm.Room{Capacity: 2}),
+		f.addHost(short(), rm.Room{Capacity: 3}),
+	}
+	h := f.awaitHolder(hosts...)
+	require.Eventually(t, func() bool { return h.sess.Max() == 5 }, wait, 5*time.Millisecond, "the holder tells GitHub the rooms' sum, at most max")
+
+	require.True(t, h.sess.Feed(rm.Demand{Wanted: 4, At: time.Now()}))
+	got := map[rm.HostID]int{}
+	require.Eventually(t, func() bool {
+		total := 0
+		for _, o := range hosts {
+			d, ok := o.last()
+			if !ok {
+				return false
+			}
+			got[o.id] = d.Wanted
+			total += d.Wanted
+			if !d.SparesShared || !d.PendingListed {
+				return false
+			}
+		}
+		return total == 4
+	}, wait, 5*time.Millisecond, "every host gets its share")
+	for _, o := range hosts {
+		assert.LessOrEqual(t, got[o.id], 2, "no host is given more than a share of the load")
+		assert.GreaterOrEqual(t, got[o.id], 1, "each host is given some of 4 jobs over 7 slots")
+	}
+	assert.Never(t, func() bool { return f.holder(hosts...) != h }, time.Second, 5*time.Millisecond, "the hold goes on: no other host holds")
+	f.neverTwo()
+}
+
+// TestSourceKilledHolder: a holder whose watch ends without Close (a
+// kill) leaves the lease to expire; another host takes it within TTL and
+// a try, under a greater token, and the old session has stopped.
+func TestSourceKilledHolder(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 4)
+	a, b := f.addHost(short(), rm.Room{Capacity: 2}), f.addHost(short(), rm.Room{Capacity: 2})
+	old := f.awaitHolder(a, b)
+	other := map[*host]*host{a: b, b: a}[old]
+	before := f.lease(other.st)
+	old.kill()
+	killed := time.Now()
+	assert.False(t, old.sess.Watching(), "the killed host's session stopped")
+	assert.Same(t, other, f.awaitHolder(a, b))
+	took := time.Since(killed)
+	after := f.lease(other.st)
+	assert.Equal(t, other.id, after.Holder)
+	assert.Greater(t, after.Token, before.Token)
+	assert.Less(t, took, 600*time.Millisecond+2*time.Second, "taken over within TTL and a try")
+	f.neverTwo()
+}
+
+// TestSourceCutHolder: a holder cut from the journal but alive stops its
+// session before another host can take the lease (the database's expiry),
+// and a share written under its old lease later is fenced.
+func TestSourceCutHolder(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 4)
+	a, b := f.addHost(short(), rm.Room{Capacity: 2}), f.addHost(short(), rm.Room{Capacity: 2})
+	old := f.awaitHolder(a, b)
+	other := map[*host]*host{a: b, b: a}[old]
+	oldLease := f.lease(other.st)
+	old.cut.Store(true)
+	require.Eventually(t, func() bool { return f.lease(other.st).Holder == other.id }, wait, 5*time.Millisecond, "the other host takes the lease")
+	newLease := f.lease(other.st)
+	require.Greater(t, newLease.Token, oldLease.Token)
+	var tookAt time.Time
+	require.Eventually(t, func() bool {
+		var ok bool
+		tookAt, ok = other.sets.firstTake(newLease.Token)
+		return ok
+	}, wait, 5*time.Millisecond, "the take's answer came")
+	require.Eventually(t, func() bool { return !old.sess.Watching() }, wait, 5*time.Millisecond)
+	old.sess.mu.Lock()
+	stopped := old.sess.stoppedAt
+	old.sess.mu.Unlock()
+	assert.True(t, stopped.Before(tookAt), "the cut holder stopped (%s) before the lease was taken (%s)", stopped.Format(time.StampMicro), tookAt.Format(time.StampMicro))
+	f.neverTwo()
+
+	// Back on the journal, its old lease writes nothing.
+	old.cut.Store(false)
+	err := old.st.ShareFleetDemand(t.Context(), oldLease, []store.FleetShare{{Host: old.id, Wanted: 2}}, nil)
+	require.ErrorIs(t, err, store.ErrFenced)
+	assert.Same(t, other, f.awaitHolder(a, b), "the new holder keeps it")
+}
+
+// TestSourceEventsRouted: a job event the holder's session reports goes
+// to the host whose runner it names, once.
+func TestSourceEventsRouted(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 4)
+	a, b := f.addHost(short(), rm.Room{Capacity: 2}), f.addHost(short(), rm.Room{Capacity: 2})
+	h := f.awaitHolder(a, b)
+	to := map[*host]*host{a: b, b: a}[h]
+	first := rm.JobEvent{Kind: rm.JobStarted, JobID: "j1", RunnerName: rm.RunnerName(to.id, rm.NewAttemptID())}
+	require.True(t, h.sess.Feed(rm.Demand{Wanted: 1, Events: []rm.JobEvent{first}, At: time.Now()}))
+	require.Eventually(t, func() bool { return len(to.events()) == 1 }, wait, 5*time.Millisecond, "the event reaches its runner's host")
+	assert.Equal(t, first, to.events()[0])
+
+	second := rm.JobEvent{Kind: rm.JobCompleted, JobID: "j1", RunnerName: first.RunnerName, Result: "succeeded"}
+	require.True(t, h.sess.Feed(rm.Demand{Wanted: 0, Events: []rm.JobEvent{second}, At: time.Now()}))
+	require.Eventually(t, func() bool { return len(to.events()) >= 2 }, wait, 5*time.Millisecond)
+	assert.Equal(t, []rm.JobEvent{first, second}, to.events(), "each event once, in order")
+	assert.Empty(t, h.events(), "the holder's own loop got none of them")
+}
+
+// TestSourceClose: a holder's Close, after its watch ended, gives the
+// lease up at once (the next host does not wait for it to expire) and
+// publishes that its host takes nothing more.
+func TestSourceClose(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 4)
+	long := short()
+	long.TTL = 30 * time.Second
+	a, b := f.addHost(long, rm.Room{Capacity: 2, Busy: 1}), f.addHost(long, rm.Room{Capacity: 2})
+	old := f.awaitHolder(a, b)
+	other := map[*host]*host{a: b, b: a}[old]
+	old.kill()
+	closed := time.Now()
+	require.NoError(t, old.src.Close(t.Context()))
+	assert.Same(t, other, f.awaitHolder(a, b))
+	assert.Less(t, time.Since(closed), 10*time.Second, "taken at once, not after the lease's 30 s")
+	rooms, err := other.st.FleetRooms(t.Context(), f.policy.ID)
+	require.NoError(t, err)
+	for _, r := range rooms {
+		if r.Host == old.id {
+			assert.Zero(t, r.Capacity, "the closed host takes nothing more")
+		}
+	}
+	f.neverTwo()
+}
+
+// TestSourceListenerLost: when the database restarts, every listener is
+// lost; the hosts listen again and read their shares, so a share written
+// after arrives without the resync's minute.
+func TestSourceListenerLost(t *testing.T) {
+	srv := pgtest.New(t)
+	f := newFleet(t, srv.URL(srv.CreateDatabase(t)), 4)
+	cfg := short()
+	cfg.TTL = 3 * time.Second
+	a, b := f.addHost(cfg, rm.Room{Capacity: 2}), f.addHost(cfg, rm.Room{Capacity: 2})
+	f.awaitHolder(a, b)
+	require.NoError(t, srv.Stop())
+	require.NoError(t, srv.Start())
+	var h *host
+	require.Eventually(t, func() bool {
+		if h = f.holder(a, b); h == nil {
+			return false
+		}
+		h.sess.Feed(rm.Demand{Wanted: 4, At: time.Now()})
+		da, oka := a.last()
+		db, okb := b.last()
+		return oka && okb && da.Wanted == 2 && db.Wanted == 2
+	}, wait, 100*time.Millisecond, "both hosts read their shares after the restart")
+	f.neverTwo()
+}
+
+// TestSourceHandBack: a host that does not start the jobs placed on it
+// (its loop publishes no new room) has them placed elsewhere after
+// HandBack, and nothing more until it publishes again.
+func TestSourceHandBack(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 8)
+	cfg := short()
+	cfg.TTL, cfg.HandBack = 3*time.Second, 1500*time.Millisecond
+	a, b := f.addServing(cfg, rm.Room{Capacity: 2}), f.addServing(cfg, rm.Room{Capacity: 2})
+	h := f.awaitHolder(a, b)
+	stuck := f.addHost(cfg, rm.Room{Capacity: 2})
+	require.Eventually(t, func() bool { return h.sess.Max() == 6 }, wait, 5*time.Millisecond)
+
+	jobs := []rm.PendingJob{{ID: "j1", Assigned: true}, {ID: "j2", Assigned: true}, {ID: "j3", Assigned: true}}
+	fed := time.Now()
+	require.True(t, h.sess.Feed(rm.Demand{Wanted: 3, Pending: jobs, PendingListed: true, At: fed}))
+	require.Eventually(t, func() bool { d, ok := stuck.last(); return ok && d.Wanted == 1 }, wait, 5*time.Millisecond, "a job is placed on the stuck host")
+
+	placed := func(o *host) int { d, _ := o.last(); return d.Wanted }
+	require.Eventually(t, func() bool { return placed(stuck) == 0 && placed(a)+placed(b) == 3 }, wait, 5*time.Millisecond, "its job is placed elsewhere")
+	assert.GreaterOrEqual(t, time.Since(fed), cfg.HandBack, "not before HandBack")
+	assert.Equal(t, 4, h.sess.Max(), "it counts as gone: only its busy jobs count")
+	d, _ := stuck.last()
+	assert.Empty(t, d.Pending)
+
+	// Heard from again (a new room), it counts again.
+	stuck.src.ObserveRoom(rm.Room{Capacity: 3})
+	require.Eventually(t, func() bool { return h.sess.Max() == 7 }, wait, 5*time.Millisecond, "published again, it is given room again")
+	f.neverTwo()
+}
