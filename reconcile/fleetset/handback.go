@@ -50,7 +50,7 @@ func (h *holder) handBack(r store.FleetRoom, now time.Time) bool {
 	h.shorts[r.Host] = sh
 	h.s.log.Warn("a host has not started the jobs placed on it; placing them elsewhere until it publishes its room again",
 		"host", r.Host.String(), "wanted", wanted(h.written, r.Host), "busy", r.Busy, "idle", r.Idle, "for", now.Sub(sh.since).Round(time.Second))
-	return false
+	return true
 }
 
 // nextHandBack is how long until a host short of its share would be

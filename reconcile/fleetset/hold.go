@@ -190,16 +190,18 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 	}
 }
 
-// renew renews the lease every TTL/3 and stops the hold when another host
-// took it, or a margin before it would expire unrenewed.
+// renew renews the lease every TTL/2 and stops the hold when another host
+// took it, or a margin before it would expire unrenewed. A renewal that
+// fails is tried again after renewRetry, not a period later: with the
+// margin at TTL/4, the next period would already be past the deadline.
 func (h *holder) renew(ctx context.Context, stop context.CancelCauseFunc, asked time.Time) {
 	s := h.s
 	margin := s.cfg.TTL / 4
 	h.mu.Lock()
 	deadline := asked.Add(h.lease.Left - margin)
 	h.mu.Unlock()
-	every := time.NewTicker(s.cfg.TTL / 3)
-	defer every.Stop()
+	next := time.NewTimer(s.cfg.TTL / 2)
+	defer next.Stop()
 	for {
 		expire := time.NewTimer(time.Until(deadline))
 		select {
@@ -209,7 +211,7 @@ func (h *holder) renew(ctx context.Context, stop context.CancelCauseFunc, asked 
 		case <-expire.C:
 			stop(fmt.Errorf("%w: not renewed in time (the journal does not answer)", errLeaseLost))
 			return
-		case <-every.C:
+		case <-next.C:
 		}
 		expire.Stop()
 		asked := time.Now()
@@ -225,6 +227,7 @@ func (h *holder) renew(ctx context.Context, stop context.CancelCauseFunc, asked 
 			if ctx.Err() == nil {
 				s.log.Warn("cannot renew the fleet lease; retrying until it would expire", "error", err.Error(), "stop_in", time.Until(deadline).Round(time.Millisecond))
 			}
+			next.Reset(min(renewRetry, s.cfg.TTL/8))
 			continue
 		}
 		h.mu.Lock()
@@ -236,8 +239,12 @@ func (h *holder) renew(ctx context.Context, stop context.CancelCauseFunc, asked 
 		h.lease = l
 		h.mu.Unlock()
 		deadline = asked.Add(l.Left - margin)
+		next.Reset(s.cfg.TTL / 2)
 	}
 }
+
+// renewRetry is how soon a failed renewal is tried again.
+const renewRetry = 250 * time.Millisecond
 
 // refresh reads the rooms (and, at most every 10 s, the hosts' heartbeats
 // and the policy) and sets the capacity told to GitHub.

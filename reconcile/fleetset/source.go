@@ -14,7 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// The lease's figures: a holder renews every TTL/3 and stops serving a
+// The lease's figures: a holder renews every TTL/2 and stops serving a
 // margin before its lease would expire unrenewed, so that the next holder,
 // which takes the lease only once it has expired on the database's clock,
 // never serves beside it. A host killed mid-hold is replaced within TTL
