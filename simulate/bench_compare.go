@@ -38,6 +38,10 @@ type CompareOptions struct {
 	Max, MinIdle int
 	// Gap between two arrivals (0: all at once, a backlog).
 	Gap time.Duration
+	// Day, when set, spreads the arrivals (Gap is then unused) over a
+	// working day compressed into Day: a quiet night, bursts at each
+	// working hour, an evening's trickle (dayWeights).
+	Day time.Duration
 	// RunnerBoot is the fake runner's start-up, launch to listening
 	// (default fakegithub.DefaultRunnerBootDelay; negative: none).
 	RunnerBoot time.Duration
@@ -57,7 +61,7 @@ type CompareOptions struct {
 	// RunnerExecutable and Logger are as in Options.
 	RunnerExecutable string
 	Logger           *slog.Logger
-	// Timeout bounds each scaler's run (default 5 min).
+	// Timeout bounds each scaler's run (default 5 min, or Day + 2 min).
 	Timeout time.Duration
 }
 
@@ -99,7 +103,7 @@ func (o *CompareOptions) setDefaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Minute
+		o.Timeout = max(5*time.Minute, o.Day+2*time.Minute)
 	}
 }
 
@@ -150,6 +154,7 @@ type CompareReport struct {
 	Jobs         int     `json:"jobs"`
 	Max          int     `json:"max"`
 	GapMS        float64 `json:"gap_ms"`
+	DayMS        float64 `json:"day_ms,omitempty"`
 	RunnerBootMS float64 `json:"runner_boot_ms"`
 	Spare        int     `json:"spare"`
 	// SpareAuto: the manager's spares were sized by the day (its default);
@@ -183,10 +188,18 @@ type compareJob struct {
 
 func (o CompareOptions) plan(label string) []compareJob {
 	rng := rand.New(rand.NewPCG(o.Seed, 0xc0a9))
+	var day []time.Duration
+	if o.Day > 0 {
+		day = dayArrivals(rand.New(rand.NewPCG(o.Seed, 0xda7)), o.Jobs, o.Day)
+	}
 	out := make([]compareJob, 0, o.Jobs)
 	for i := range o.Jobs {
 		d := o.MinDuration + time.Duration(rng.Int64N(int64(o.MaxDuration-o.MinDuration)+1))
-		out = append(out, compareJob{at: time.Duration(i) * o.Gap, spec: fakegithub.JobSpec{
+		at := time.Duration(i) * o.Gap
+		if day != nil {
+			at = day[i]
+		}
+		out = append(out, compareJob{at: at, spec: fakegithub.JobSpec{
 			Repo: Repo, Labels: []string{label}, Name: fmt.Sprintf("job-%02d", i+1),
 			Duration: d, MemoryBytes: 8 << 20, CPUMillicores: 20,
 		}})
@@ -198,7 +211,7 @@ func (o CompareOptions) plan(label string) []compareJob {
 // and reports both.
 func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error) {
 	opts.setDefaults()
-	rep := CompareReport{Jobs: opts.Jobs, Max: opts.Max, GapMS: msOf(opts.Gap), RunnerBootMS: msOf(opts.RunnerBoot),
+	rep := CompareReport{Jobs: opts.Jobs, Max: opts.Max, GapMS: msOf(opts.Gap), DayMS: msOf(opts.Day), RunnerBootMS: msOf(opts.RunnerBoot),
 		Spare: opts.policySpare(), MinIdle: opts.MinIdle, MinDurationMS: msOf(opts.MinDuration), MaxDurationMS: msOf(opts.MaxDuration)}
 	rep.Mode = "scale-set"
 	if opts.policySpare() == rm.SpareAuto {

@@ -57,14 +57,18 @@ manager and through a baseline scaler written the way actions/scaleset's
 README and examples/dockerscaleset prescribe (listener, JIT configuration, a
 runner per desired count, no admission, no spares), each against a fake GitHub
 whose runners take --boot to start: as a backlog (--compare-jobs at once), the
-same from a warm start (both keeping max runners idle), and arriving every
---gap, below capacity. It prints makespan, efficiency (Σ job durations / max
+same from a warm start (both keeping max runners idle), arriving every
+--gap, below capacity, and --day-jobs over a working day compressed into
+--day (a quiet night, bursts at each working hour, an evening's trickle). It
+prints makespan, efficiency (Σ job durations / max
 over the makespan), wait p50/p95, GitHub calls per job and the runners' peak
 memory for both, and their ratios; then the manager alone in classic mode, at
 its default demand poll, jobs below capacity: queue → runner started and REST
-calls per job.
+calls per job. --repeat N runs it all N times and adds each figure's mean
+and range.
 
-  go run ./frontends/cli bench --compare`
+  go run ./frontends/cli bench --compare
+  go run ./frontends/cli bench --compare --repeat 3 --out compare.json`
 }
 
 // Run runs the bench.

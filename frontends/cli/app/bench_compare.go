@@ -19,19 +19,66 @@ type benchCompareFlags struct {
 	Boot        time.Duration `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
 	Spare       int           `help:"The manager's warm spares in the side-by-side runs: 0 the policy's default (sized by the day), N at most N, -1 none (default ${default})." default:"0" placeholder:"N" group:"compare"`
 	Gap         time.Duration `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
+	Day         time.Duration `help:"A working day compressed into DURATION (quiet night, bursts at each working hour, an evening's trickle), side by side; 0 skips it (default ${default})." default:"2m" placeholder:"DURATION" group:"compare"`
+	DayJobs     int           `name:"day-jobs" help:"Jobs of the compressed day (default ${default})." default:"120" placeholder:"N" group:"compare"`
+	Repeat      int           `help:"Runs of every case, back to back, the same jobs each time; with more than one, a summary gives each figure's mean and range (default ${default})." default:"1" placeholder:"N" group:"compare"`
 }
 
 // compareScenario is one side-by-side run.
 type compareScenario struct {
 	Name   string                 `json:"name"`
+	Run    int                    `json:"run,omitempty"` // 1…--repeat, when more than one
 	Report simulate.CompareReport `json:"report"`
 }
 
-// runCompare runs the backlog and the below-capacity scenarios.
+// runCompare runs every case --repeat times and, with more than one run,
+// prints each figure's spread.
 func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
-	if c.CompareJobs < 1 {
+	switch {
+	case c.CompareJobs < 1:
 		return invalid("--compare-jobs must be at least 1")
+	case c.Repeat < 1:
+		return invalid("--repeat must be at least 1")
+	case c.Day < 0:
+		return invalid("--day must not be negative")
+	case c.Day > 0 && c.DayJobs < 1:
+		return invalid("--day-jobs must be at least 1")
 	}
+	var out []compareScenario
+	for run := 1; run <= c.Repeat; run++ {
+		if c.Repeat > 1 {
+			fmt.Fprintf(a.Stdout, "bench --compare: run %d of %d\n", run, c.Repeat)
+		}
+		got, err := c.compareOnce(ctx, a)
+		for i := range got {
+			if c.Repeat > 1 {
+				got[i].Run = run
+			}
+		}
+		out = append(out, got...)
+		if err != nil {
+			return err
+		}
+	}
+	if c.Repeat > 1 {
+		printSpread(a.Stdout, out)
+	}
+	if c.Out != "" {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err == nil {
+			err = os.WriteFile(c.Out, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("write the report: %w", err)
+		}
+		fmt.Fprintf(a.Stdout, "report: %s\n", c.Out)
+	}
+	return nil
+}
+
+// compareOnce runs each case once: the backlog cold and warm, below
+// capacity, the compressed day, then classic mode alone.
+func (c *BenchCmd) compareOnce(ctx context.Context, a *App) ([]compareScenario, error) {
 	boot := c.Boot
 	if boot == 0 {
 		boot = -1 // none
@@ -42,18 +89,26 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 	}
 	var out []compareScenario
 	maxN := cmpMax(c.Max)
-	for _, sc := range []struct {
+	type scenario struct {
 		name    string
+		jobs    int
 		gap     time.Duration
+		day     time.Duration
 		minIdle int
-	}{{"backlog", 0, 0}, {"backlog, warm start (min idle = max)", 0, maxN}, {"below capacity", c.Gap, 0}} {
+	}
+	cases := []scenario{{"backlog", c.CompareJobs, 0, 0, 0}, {"backlog, warm start (min idle = max)", c.CompareJobs, 0, 0, maxN},
+		{"below capacity", c.CompareJobs, c.Gap, 0, 0}}
+	if c.Day > 0 {
+		cases = append(cases, scenario{"a working day", c.DayJobs, 0, c.Day, 0})
+	}
+	for _, sc := range cases {
 		opts := base
-		opts.Gap, opts.MinIdle = sc.gap, sc.minIdle
-		fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs, max %d, runner boot %s ...\n", sc.name, c.CompareJobs, cmpMax(c.Max), c.Boot)
+		opts.Jobs, opts.Gap, opts.Day, opts.MinIdle = sc.jobs, sc.gap, sc.day, sc.minIdle
+		fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs, max %d, runner boot %s ...\n", sc.name, sc.jobs, maxN, c.Boot)
 		rep, err := simulate.RunCompare(ctx, opts)
 		printCompare(a.Stdout, sc.name, rep)
 		if err != nil {
-			return err
+			return out, err
 		}
 		out = append(out, compareScenario{Name: sc.name, Report: rep})
 	}
@@ -68,20 +123,9 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 	rep, err := simulate.RunCompare(ctx, opts)
 	printClassic(a.Stdout, name, rep)
 	if err != nil {
-		return err
+		return out, err
 	}
-	out = append(out, compareScenario{Name: name, Report: rep})
-	if c.Out != "" {
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err == nil {
-			err = os.WriteFile(c.Out, append(b, '\n'), 0o644)
-		}
-		if err != nil {
-			return fmt.Errorf("write the report: %w", err)
-		}
-		fmt.Fprintf(a.Stdout, "report: %s\n", c.Out)
-	}
-	return nil
+	return append(out, compareScenario{Name: name, Report: rep}), nil
 }
 
 func printCompare(w io.Writer, name string, r simulate.CompareReport) {
@@ -90,8 +134,12 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	if r.SpareAuto {
 		spares = fmt.Sprintf("the manager's warm spares sized by the day (its default), up to %d", r.Spare)
 	}
-	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, arrivals every %s, runner boot %s; %s\n",
-		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, simulate.FormatMS(r.GapMS), simulate.FormatMS(r.RunnerBootMS), spares)
+	arrivals := "arrivals every " + simulate.FormatMS(r.GapMS)
+	if r.DayMS > 0 {
+		arrivals = "arrivals over a day of " + simulate.FormatMS(r.DayMS)
+	}
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, %s, runner boot %s; %s\n",
+		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, arrivals, simulate.FormatMS(r.RunnerBootMS), spares)
 	fmt.Fprintf(w, "  %-26s %16s %16s %8s\n", "", "runner-manager", "baseline", "ratio")
 	row := func(label, mv, bv string, ratio float64) {
 		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)

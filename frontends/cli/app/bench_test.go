@@ -67,3 +67,10 @@ func TestBenchHelpGolden(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	golden(t, "help-root-bench", r.stdout)
 }
+
+func TestBenchCompareRefusesBadFigures(t *testing.T) {
+	e := newEnv(t)
+	assert.Contains(t, e.fails(2, "bench", "--compare", "--repeat", "0"), "--repeat must be at least 1")
+	assert.Contains(t, e.fails(2, "bench", "--compare", "--day=-1s"), "--day must not be negative")
+	assert.Contains(t, e.fails(2, "bench", "--compare", "--day-jobs", "0"), "--day-jobs must be at least 1")
+}
