@@ -33,9 +33,9 @@ import (
 
 const (
 	idleFakeEnv   = "RUNNER_MANAGER_IDLE_FAKE_GITHUB"
-	idleForEnv    = "RUNNER_MANAGER_IDLE_FOR" // the window; unset skips BenchmarkIdle
+	idleForEnv    = "RUNNER_MANAGER_IDLE_FOR"      // the window; unset skips BenchmarkIdle
+	idleCountsEnv = "RUNNER_MANAGER_IDLE_POLICIES" // how many policies, a list ("10,30,100"); 10 by default
 	idleRepo      = "acme/app"
-	idlePolicies  = 10
 	idleLongPoll  = 50 * time.Second // what GitHub's message queue holds a poll
 	idleTokenPart = "ghp_idle"
 )
@@ -190,15 +190,32 @@ func BenchmarkIdle(b *testing.B) {
 	if err != nil {
 		b.Fatalf("%s=%q: %v", idleForEnv, v, err)
 	}
+	counts := []int{10}
+	if v := os.Getenv(idleCountsEnv); v != "" {
+		counts = counts[:0]
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("%s=%q: want a list of counts above 0", idleCountsEnv, v)
+			}
+			counts = append(counts, n)
+		}
+	}
 	for _, mode := range []rm.Mode{rm.ModeScaleSet, rm.ModeClassic} {
-		b.Run(mode.String(), func(b *testing.B) {
-			// One window whatever b.N: the figures are rates over it.
-			idleOnce(b, mode, window)
-		})
+		for _, n := range counts {
+			name := mode.String()
+			if len(counts) > 1 || n != 10 {
+				name += fmt.Sprintf("/policies=%d", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				// One window whatever b.N: the figures are rates over it.
+				idleOnce(b, mode, n, window)
+			})
+		}
 	}
 }
 
-func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
+func idleOnce(b *testing.B, mode rm.Mode, idlePolicies int, window time.Duration) {
 	fake := startIdleFake(b)
 	client, err := github.New(github.Config{WebURL: fake.web, APIURL: fake.api, Token: fake.token, UserAgent: "runner-manager-idle-bench"})
 	if err != nil {
@@ -269,7 +286,7 @@ func idleOnce(b *testing.B, mode rm.Mode, window time.Duration) {
 	}()
 
 	// Settle: every loop started and its first passes done.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30*time.Second + time.Duration(idlePolicies)*time.Second)
 	for {
 		st := sup.Status()
 		ready := 0
