@@ -49,6 +49,9 @@ type CompareOptions struct {
 	// default, sized by the day (rm.SpareAuto), as a user who sets nothing
 	// gets it; N > 0 at most N; negative: none.
 	Spare int
+	// MaxSpares is the host's bound on warm spares (reconcile.Admission's
+	// MaxSpares: 0 its default, reconcile.DefaultMaxSpares).
+	MaxSpares int
 	// Classic runs the manager alone in classic mode (labels, the
 	// repository's demand polled at github.DefaultClassicPoll): there is no
 	// baseline for it, and no spare.
@@ -268,7 +271,7 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		pids = &pidLauncher{Launcher: native}
 		cfg := daemon.Config{
 			Launchers: map[rm.Backend]rm.Launcher{rm.BackendNative: pids},
-			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir},
+			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir, MaxSpares: o.MaxSpares},
 		}
 		cfg.Loop.ScaleDownAfter = 2 * time.Second
 		return cfg

@@ -18,6 +18,7 @@ type benchCompareFlags struct {
 	CompareJobs int           `name:"compare-jobs" help:"Jobs of each side-by-side run (default ${default})." default:"40" placeholder:"N" group:"compare"`
 	Boot        time.Duration `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
 	Spare       int           `help:"The manager's warm spares in the side-by-side runs: 0 the policy's default (sized by the day), N at most N, -1 none (default ${default})." default:"0" placeholder:"N" group:"compare"`
+	MaxSpares   int           `name:"max-spares" help:"The host's bound on warm spares, all policies together, as [admission] max_spares: 0 its default (8) (default ${default})." default:"0" placeholder:"N" group:"compare"`
 	Gap         time.Duration `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
 	Day         time.Duration `help:"A working day compressed into DURATION (quiet night, bursts at each working hour, an evening's trickle), side by side; 0 skips it (default ${default})." default:"2m" placeholder:"DURATION" group:"compare"`
 	DayJobs     int           `name:"day-jobs" help:"Jobs of the compressed day (default ${default})." default:"120" placeholder:"N" group:"compare"`
@@ -37,6 +38,8 @@ func (c *BenchCmd) runCompare(ctx context.Context, a *App) error {
 	switch {
 	case c.CompareJobs < 1:
 		return invalid("--compare-jobs must be at least 1")
+	case c.MaxSpares < -1:
+		return invalid("--max-spares must be -1 (none), 0 (the default) or more")
 	case c.Repeat < 1:
 		return invalid("--repeat must be at least 1")
 	case c.Day < 0:
@@ -83,7 +86,7 @@ func (c *BenchCmd) compareOnce(ctx context.Context, a *App) ([]compareScenario, 
 	if boot == 0 {
 		boot = -1 // none
 	}
-	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, Seed: c.Seed}
+	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, MaxSpares: c.MaxSpares, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
 		base.Logger = a.Logger()
 	}
