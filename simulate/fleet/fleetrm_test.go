@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,14 @@ func TestFleetPolicyRemoved(t *testing.T) {
 	}
 	f.hosts[1].cli("policy", "pause", "shared")
 	f.waitFor(time.Minute, "the spares stopped", func() bool { return len(f.fake.Runners()) == 0 })
+	// What `policy rm` checks is the journal: a spare whose registration
+	// is gone at GitHub is live there until its host concludes it, moments
+	// later (as `status` shows a person before they remove the policy).
+	id := f.fleetPolicy(t, st).ID
+	f.waitFor(time.Minute, "no attempt of the policy is live in the journal", func() bool {
+		live, err := st.ActiveAttempts(context.Background(), id)
+		return err == nil && len(live) == 0
+	})
 	out := f.hosts[1].cli("policy", "rm", "shared")
 	assert.Contains(t, out, "deleted its scale set")
 	// A host that still served it would find it gone and create it again:
