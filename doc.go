@@ -5,21 +5,30 @@
 // where demand comes from) with what they exchange. It imports nothing
 // heavy; every dependency lives in a subpackage of its own.
 //
-// The module's packages, from the bottom up:
+// The module's packages, from the bottom up (docs/architecture.md draws
+// them with their imports):
 //
 //   - runnermanager (this package): the vocabulary and the ports, nothing
 //     else.
-//   - store: the journal of hosts, policies and attempts (SQLite), with a
-//     conformance suite any implementation must pass (store/storetest).
-//   - platform: process tables and trees, host memory and disk, the native
-//     launcher, the memory peaks file.
+//   - store: the contract of the journal of hosts, policies and attempts,
+//     with no database and no cgo; store/sqlite (one SQLite file) and
+//     store/postgres (a fleet's shared PostgreSQL) implement it over the
+//     statements they share (store/internal/sqlstore), and store/storetest
+//     is the conformance suite both pass.
+//   - platform: what backends and the daemon share of the OS: process
+//     tables and trees, cgroups, host memory and disk, runner installs, the
+//     memory peaks file. Each launcher is a package of its own beside it:
+//     platform/native, platform/container, platform/vm.
 //   - meter: AttemptMeters, per-attempt metering, exit detection and the
 //     banking of memory peaks per policy.
 //   - github: GitHub as a Registrar and a DemandSource, in a scale-set and
 //     a classic REST implementation, the webhook receiver, and
 //     github/fakegithub, a fake GitHub for tests and the demo.
 //   - reconcile: the level-based Loop (one per scale target), the supervisor
-//     that runs a host's loops, and memory/disk admission.
+//     that runs a host's loops, and memory/disk admission, over the root's
+//     ports and store's contract alone; reconcile/fleetset is a fleet
+//     policy's demand source, reconcile/daemon the entry point that wires a
+//     whole host from the adapters above.
 //   - metrics: the Prometheus collectors (runner_manager_…), fed from the
 //     supervisor's Status, the journal and the GitHub transport.
 //   - simulate: a busy day against github/fakegithub with real runner
@@ -30,7 +39,12 @@
 //   - examples: the library embedded (examples/embed: the default host,
 //     and with -own a launcher and a demand source of its own), and a
 //     simulation run from Go code.
+//   - internal/backoff and internal/bytesize: the one jittered backoff and
+//     the one byte formatter every package uses.
 //
-// Dependencies point down: frontends, examples → (simulate, metrics) →
-// reconcile → (meter, github, platform, store) → runnermanager.
+// Dependencies point down: frontends, examples → simulate →
+// reconcile/daemon → (metrics, reconcile) → store → runnermanager.
+// reconcile imports no adapter: reconcile/daemon wires the adapters
+// (github, store/sqlite, store/postgres, the platform launchers, meter)
+// into it.
 package runnermanager

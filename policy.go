@@ -1,6 +1,7 @@
 package runnermanager
 
 import (
+	"math"
 	"regexp"
 	"time"
 )
@@ -100,6 +101,29 @@ const MemoryLimitFromPeaks uint64 = 1<<64 - 1
 // runner's own listener and worker (a .NET program of about 100 MiB) would
 // be killed before any job runs.
 const MinMemoryLimit uint64 = 256 << 20
+
+// PeakMemoryLimit is the one rule for a memory limit drawn from peaks:
+// twice what admission expects an attempt to peak at, at least
+// MinMemoryLimit. Every backend that limits from peaks uses it, so that a
+// policy's attempts are held to the same figure whichever runs them. It
+// is 0 (no limit) when nothing is expected or twice expected overflows:
+// such a figure is beyond any host.
+func PeakMemoryLimit(expected uint64) uint64 {
+	if expected == 0 || expected > math.MaxUint64/2 {
+		return 0
+	}
+	return max(2*expected, MinMemoryLimit)
+}
+
+// MemoryLimitFor is the memory limit of each attempt of p, given the peak
+// admission expects of it (read only for MemoryLimitFromPeaks): 0 for
+// none, p's fixed MemoryLimit, or PeakMemoryLimit(expected).
+func (p Policy) MemoryLimitFor(expected uint64) uint64 {
+	if p.MemoryLimit == MemoryLimitFromPeaks {
+		return PeakMemoryLimit(expected)
+	}
+	return p.MemoryLimit
+}
 
 // SpareAuto is the Policy.Spare of spares sized by the day: the manager
 // keeps as many warm spares as its measured job ends and boot time call

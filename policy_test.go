@@ -134,3 +134,29 @@ func TestPolicySpares(t *testing.T) {
 	}
 	assert.Equal(t, rm.SpareAuto, rm.DefaultSpare, "front ends size spares by the day unless told")
 }
+
+// One memory-limit rule serves every backend: twice the expected peak, at
+// least MinMemoryLimit, none when nothing is expected or twice it overflows.
+func TestMemoryLimitFor(t *testing.T) {
+	tests := map[string]struct {
+		limit, expected, want uint64
+	}{
+		"None":            {0, 1 << 30, 0},
+		"Fixed":           {3 << 30, 1 << 30, 3 << 30},
+		"FixedIgnores":    {3 << 30, 0, 3 << 30},
+		"FromPeaks":       {rm.MemoryLimitFromPeaks, 1 << 30, 2 << 30},
+		"FromSmallPeaks":  {rm.MemoryLimitFromPeaks, 10 << 20, rm.MinMemoryLimit},
+		"AtMinimum":       {rm.MemoryLimitFromPeaks, rm.MinMemoryLimit / 2, rm.MinMemoryLimit},
+		"NothingExpected": {rm.MemoryLimitFromPeaks, 0, 0},
+		"LargestDoubled":  {rm.MemoryLimitFromPeaks, 1<<63 - 1, 1<<64 - 2},
+		"Overflow":        {rm.MemoryLimitFromPeaks, 1 << 63, 0},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tt.want, rm.Policy{MemoryLimit: tt.limit}.MemoryLimitFor(tt.expected))
+			if tt.limit == rm.MemoryLimitFromPeaks {
+				assert.Equal(t, tt.want, rm.PeakMemoryLimit(tt.expected))
+			}
+		})
+	}
+}

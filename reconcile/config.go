@@ -66,9 +66,11 @@ const (
 )
 
 // Meters is what the loops and the supervisor ask of the attempt meters
-// (meter.AttemptMeters implements it): an attempt's memory and usage,
-// what a new attempt of a policy is expected to peak at, the sampling of
-// the host's live attempts, and being told how each attempt ended.
+// (meter.AttemptMeters implements it, as reconcile/daemon states): an
+// attempt's memory and usage, what a new attempt of a policy is expected
+// to peak at, the sampling of the host's live attempts, and being told how
+// each attempt ended. It sits here, not in the root, because sampling
+// reads the journal (store.Store), which the root cannot name.
 type Meters interface {
 	// CurrentRSS is the attempt's tree memory at the last sample.
 	CurrentRSS(a rm.AttemptID) (uint64, bool)

@@ -7,23 +7,15 @@ import (
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
-// memoryLimit is the memory limit of each attempt of policy pol: none (0),
-// its fixed MemoryLimit, or, for rm.MemoryLimitFromPeaks, twice what
-// admission expects the attempt to peak at (at least rm.MinMemoryLimit).
+// memoryLimit is the memory limit of each attempt of policy pol, by the
+// root's one rule (rm.Policy.MemoryLimitFor); the expected peak is asked
+// of admission only for a limit drawn from it.
 func (l *Loop) memoryLimit(pol rm.Policy) uint64 {
-	switch pol.MemoryLimit {
-	case 0:
-		return 0
-	case rm.MemoryLimitFromPeaks:
-		exp := l.cfg.Admission.expectedPeak(l.cfg.Meters, pol)
-		limit := exp * 2
-		if limit/2 != exp {
-			return 0 // beyond any host: no limit
-		}
-		return max(limit, rm.MinMemoryLimit)
-	default:
-		return pol.MemoryLimit
+	var expected uint64
+	if pol.MemoryLimit == rm.MemoryLimitFromPeaks {
+		expected = l.cfg.Admission.expectedPeak(l.cfg.Meters, pol)
 	}
+	return pol.MemoryLimitFor(expected)
 }
 
 // limitMemory asks the launcher to limit the attempt's memory before its

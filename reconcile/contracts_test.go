@@ -7,14 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
-)
-
-// The module's implementations of what reconcile declares.
-var (
-	_ reconcile.Meters = (*meter.AttemptMeters)(nil)
 )
 
 // TestLaunchersByBackend: a policy's runners go to the launcher of its

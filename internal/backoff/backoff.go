@@ -1,7 +1,8 @@
 // Package backoff owns the capped exponential backoff every retry of the
-// manager waits by (the loop driver's, a watch's reconnect, the GitHub
-// transport's, a store's contention), so that the formula and its jitter
-// are written once.
+// manager waits by (the loop driver's, a watch's reconnect, the retries
+// GitHub's own clients make that ours mirror, a fleet lease's and the
+// heartbeat's, a store's contention), so that the formula and its jitter
+// are written once. docs/architecture.md, "Who waits", lists the owners.
 package backoff
 
 import (

@@ -91,9 +91,8 @@ func (b *Backend) SetExpectedPeak(f func(rm.Policy) uint64) {
 }
 
 // peakLimit is the memory limit of a container whose policy sets none:
-// twice what admission expects it to peak at, at least
-// rm.MinMemoryLimit, as rm.MemoryLimitFromPeaks gives, so that one job
-// cannot take the host; 0 when nothing is expected.
+// the one a policy limited from its peaks gets (rm.PeakMemoryLimit), so
+// that one job cannot take the host; 0 when nothing is expected.
 func (b *Backend) peakLimit(p rm.Policy) uint64 {
 	b.mu.Lock()
 	expected := b.expectedPeak
@@ -101,11 +100,7 @@ func (b *Backend) peakLimit(p rm.Policy) uint64 {
 	if expected == nil {
 		return 0
 	}
-	exp := expected(p)
-	if exp == 0 || exp*2/2 != exp {
-		return 0
-	}
-	return max(exp*2, rm.MinMemoryLimit)
+	return rm.PeakMemoryLimit(expected(p))
 }
 
 // SetMemoryLimit is the memory limit of the attempt's container, set

@@ -539,3 +539,7 @@ func (d *Daemon) OwnedPolicies(ctx context.Context) (int, error) {
 }
 
 var _ daemonapi.Daemon = (*Daemon)(nil)
+
+// The wiring states what meter fills of reconcile: meter, an adapter,
+// does not import the core it serves.
+var _ reconcile.Meters = (*meter.AttemptMeters)(nil)

@@ -126,17 +126,18 @@ func (f *vmFloor) floor(p rm.PolicyID) uint64 {
 	return f.floors[p]
 }
 
-// vmPeakFloor is the floor of pol's attempts (0 for none).
+// vmPeakFloor is the floor of pol's attempts (0 for none): its guest,
+// sized by the limit the loop gives the launcher (rm.Policy.MemoryLimitFor,
+// at least vm.MinMemoryMiB as the launcher takes it), else [vm] memory,
+// plus QEMU's own. A limit drawn from peaks is the expected peak's own
+// rule: a floor from it would feed on itself.
 func vmPeakFloor(pol rm.Policy, defaultMiB int) uint64 {
-	if pol.Backend != rm.BackendVM {
+	if pol.Backend != rm.BackendVM || pol.MemoryLimit == rm.MemoryLimitFromPeaks {
 		return 0
 	}
-	switch pol.MemoryLimit {
-	case rm.MemoryLimitFromPeaks:
-		return 0
-	case 0:
-		return uint64(defaultMiB+vm.QEMUOverheadMiB) << 20
-	default:
-		return max(pol.MemoryLimit>>20, vm.MinMemoryMiB)<<20 + vm.QEMUOverheadMiB<<20
+	guest := uint64(defaultMiB) << 20
+	if limit := pol.MemoryLimitFor(0); limit != 0 {
+		guest = max(limit>>20, vm.MinMemoryMiB) << 20
 	}
+	return guest + vm.QEMUOverheadMiB<<20
 }

@@ -27,7 +27,10 @@ import (
 // directory per version.
 const RunnersDir = "runners"
 
-// Downloads is what Offered asks of GitHub.
+// Downloads is what Offered asks of GitHub. It is install's own narrow
+// seam, not a port of the system: one consumer, and one implementation,
+// github.Client, which every caller (the CLI, doctor) passes and so
+// checks at its build; nothing plugs another in.
 type Downloads interface {
 	RunnerDownloads(ctx context.Context, scope rm.Scope) ([]rm.RunnerDownload, error)
 }
@@ -96,7 +99,9 @@ func Runner(ctx context.Context, gh Downloads, scope rm.Scope, dataDir string, o
 	return put(ctx, d, version, dataDir, o)
 }
 
-// Releases is what Latest asks of GitHub.
+// Releases is what Latest, Stage and Updater ask of GitHub: like
+// Downloads, install's own seam, filled by github.Client, which the CLI
+// (Latest) and reconcile/daemon (Updater) pass.
 type Releases interface {
 	LatestRunnerRelease(ctx context.Context) (string, []rm.RunnerDownload, error)
 }

@@ -18,12 +18,6 @@ import (
 
 const token = "ghp_install_test"
 
-// GitHub's client is what install asks of GitHub.
-var (
-	_ install.Downloads = (*github.Client)(nil)
-	_ install.Releases  = (*github.Client)(nil)
-)
-
 func TestRunner(t *testing.T) {
 	srv := githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))
 	client, err := github.New(github.Config{WebURL: srv.URL(), APIURL: srv.APIURL(), Token: token})
