@@ -251,3 +251,67 @@ func TestMemoryLimitIsTheGuestsSize(t *testing.T) {
 	require.Equal(t, uint64(256<<20), m.LimitBytes)
 	require.NotEqual(t, 0, p.ExitCode(), "the runner was killed")
 }
+
+// A VM in a cgroup is metered from it (rm.GroupMeter): the guest's memory
+// is QEMU's, so the group holds what the job touched in the guest, and
+// the CPU QEMU spent; the launcher tells QEMU's exit from its own wait.
+// Where VMs run outside cgroups the meters are sent to QEMU's process
+// tree (GroupUsage answers false).
+func TestGroupUsageMetersTheVM(t *testing.T) {
+	const touched = 128 << 20
+	s, _, jit := fakeJob(t, fakegithub.JobSpec{Duration: 4 * time.Second, MemoryBytes: touched})
+	l := newLauncher(t, hostPort(t, s))
+	a := rm.NewAttemptID()
+	p, err := l.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Cleanup(a, false) })
+	contained := canContain(t)
+	running, known := l.RunnerRunning(a, p.PID(), p.Start())
+	require.True(t, known, "the launcher watches its QEMU")
+	require.True(t, running)
+	_, known = l.RunnerRunning(a, p.PID(), p.Start()+1)
+	require.False(t, known, "another start stamp is not its QEMU")
+	if contained {
+		require.NotEmpty(t, l.CgroupsInUse(), "the launch opened the VMs' cgroups")
+	}
+
+	var peak uint64
+	var cpu time.Duration
+	looks := 0
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(90 * time.Second)
+watch:
+	for {
+		select {
+		case <-p.Done():
+			break watch
+		case <-deadline:
+			t.Fatal("the VM did not end within 90s")
+		case <-tick.C:
+		}
+		u, ok := l.GroupUsage(a)
+		if !contained {
+			require.False(t, ok, "no cgroup, no group usage")
+			continue
+		}
+		require.True(t, ok, "a running VM's cgroup is read")
+		looks++
+		peak = max(peak, u.MemoryBytes)
+		cpu = max(cpu, u.CPUTime)
+	}
+	require.Equal(t, 0, p.ExitCode())
+	running, known = l.RunnerRunning(a, p.PID(), p.Start())
+	require.True(t, known)
+	require.False(t, running, "QEMU's exit is known at once")
+	if !contained {
+		return
+	}
+	t.Logf("the VM's cgroup over %d looks: peak %d MiB, CPU %v", looks, peak>>20, cpu)
+	require.GreaterOrEqual(t, peak, uint64(touched), "the memory the job touched in the guest is in QEMU's cgroup")
+	require.Positive(t, cpu, "QEMU's CPU time is in its cgroup")
+
+	require.NoError(t, l.Cleanup(a, false))
+	_, ok := l.GroupUsage(a)
+	require.False(t, ok, "the cgroup of a cleaned attempt is gone")
+}

@@ -45,10 +45,11 @@ const DefaultKeepFailed = 24 * time.Hour
 // it failed; the settings may ask for AccelTCG instead.
 var ErrKVMUnusable = rm.NewReasonError(rm.LaunchFailed, "KVM cannot run the guest here")
 
-// The launcher contract and its memory capability, as the root states them.
+// The launcher contract and its capabilities, as the root states them.
 var (
 	_ rm.Launcher        = (*Launcher)(nil)
 	_ rm.MemoryContainer = (*Launcher)(nil)
+	_ rm.GroupMeter      = (*Launcher)(nil)
 )
 
 // Launcher runs each attempt in a QEMU microVM of its own, booted from

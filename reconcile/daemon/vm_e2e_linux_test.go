@@ -23,6 +23,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
@@ -31,8 +32,9 @@ import (
 // TestVME2EJobs: 10 jobs through the daemon at max 2, each in a microVM
 // of its own booted from the policy's image (QEMU's software CPU, as
 // these machines cannot nest KVM): every job completed once, by its own
-// runner, never more than 2 at once, each attempt metered from QEMU's
-// process, and nothing left (no VM directory, no registration).
+// runner, never more than 2 at once, each attempt metered from its VM's
+// cgroup (QEMU's process tree where there are none), and nothing left
+// (no VM directory, no registration).
 func TestVME2EJobs(t *testing.T) {
 	const jobs, most = 10, 2
 	im := vmtest.FakeRunnerImage(t)
@@ -81,12 +83,18 @@ func TestVME2EJobs(t *testing.T) {
 	}
 	assert.LessOrEqual(t, peak, most, "never more jobs at once than the policy's max")
 	metered := 0
+	source := rm.UsageFromProcessTree
+	if c, err := platform.OpenCgroups("vme2e-probe"); err == nil {
+		_ = c.Close()
+		source = rm.UsageFromCgroup // QEMU runs in the attempt's cgroup
+	}
 	for _, a := range attemptsOf(t, d.Store(), p) {
 		if a.Outcome.Kind == rm.CompletedJob && a.PID != 0 && a.Usage.PeakRSSBytes > 0 {
 			metered++
+			assert.Equal(t, source, a.Usage.Source, "attempt %s is metered from its VM's %s", a.ID, source)
 		}
 	}
-	assert.NotZero(t, metered, "attempts are metered from QEMU's process")
+	assert.NotZero(t, metered, "attempts are metered from their VMs")
 	assert.Empty(t, w.gh.Runners(), "no registration left")
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	t.Logf("%d jobs at max %d in VMs (TCG): %v; queue→start p50 %v, max %v; %d of %d attempts metered",
