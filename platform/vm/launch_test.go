@@ -315,3 +315,60 @@ watch:
 	_, ok := l.GroupUsage(a)
 	require.False(t, ok, "the cgroup of a cleaned attempt is gone")
 }
+
+// A manager killed before the journal had its VM's pid leaves the VM's
+// directory and its QEMU running: a new launcher over the same data
+// directory lists the directory (rm.RootLister; kept logs, the overlays'
+// templates and names of no attempt are not listed), and its Cleanup
+// kills that QEMU, which it neither launched nor adopted, and removes
+// the directory and the cgroup.
+func TestRootsAndCleanupOfAnOrphanVM(t *testing.T) {
+	s, _, jit := fakeJob(t, fakegithub.JobSpec{Duration: time.Hour})
+	im := vmtest.FakeRunnerImage(t)
+	data := t.TempDir()
+	settings := vm.Settings{Image: im.Dir, MemoryMiB: 256, CPUs: 1, Accel: vm.AccelTCG, Forward: []string{hostPort(t, s)}}
+	killed, err := vm.NewLauncher(data, settings)
+	require.NoError(t, err)
+	a := rm.NewAttemptID()
+	p, err := killed.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Stop(context.Background(), time.Second) })
+	for _, other := range []string{".failed", ".overlays", "not-an-attempt"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(data, "vm", other), 0o700))
+	}
+
+	restarted, err := vm.NewLauncher(data, settings)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, restarted.Close()) })
+	roots, err := restarted.Roots()
+	require.NoError(t, err)
+	require.Equal(t, []rm.AttemptID{a}, roots)
+	select {
+	case <-p.Done():
+		t.Fatal("QEMU ended by itself: nothing is left to sweep")
+	default:
+	}
+
+	groups := func() []rm.AttemptID { return nil }
+	if canContain(t) {
+		c, err := platform.OpenCgroups(platform.CgroupScope(data) + "-vm")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		groups = func() []rm.AttemptID {
+			ids, err := c.List()
+			require.NoError(t, err)
+			return ids
+		}
+		require.Equal(t, []rm.AttemptID{a}, groups(), "QEMU runs in the attempt's cgroup")
+	}
+
+	require.NoError(t, restarted.Cleanup(a, false))
+	waitDone(t, p, 10*time.Second) // killed; the killed launcher's wait reaps it
+	require.Equal(t, -1, p.ExitCode(), "the guest reported no exit: its QEMU was killed")
+	_, err = os.Stat(restarted.Dir(a))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Empty(t, groups(), "the attempt's cgroup is removed")
+	roots, err = restarted.Roots()
+	require.NoError(t, err)
+	require.Empty(t, roots)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // TestVME2EJobs: 10 jobs through the daemon at max 2, each in a microVM
@@ -326,4 +327,91 @@ func qemusOf(t *testing.T, dataDir string) []int {
 		}
 	}
 	return pids
+}
+
+// TestVME2EOrphanVMsAtStart: a daemon killed at the wrong moment leaves
+// VMs running that the journal cannot name: one of an attempt it does not
+// know, and one launched after its runner's registration but before the
+// journal had its QEMU's pid. The restarted daemon stops both QEMUs and
+// removes their directories: the first by the sweep of the VM launcher's
+// roots at start, the second when its first pass concludes the attempt
+// Failed(LaunchFailed) and removes its registration.
+func TestVME2EOrphanVMsAtStart(t *testing.T) {
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon's log:\n%s", tail(logs.String(), 60))
+		}
+	})
+	cfg := vmDaemonConfig(w.dataDir, w.github(), log)
+	d, err := daemon.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := vmPolicy(t, d, im.Dir)
+	host := d.Host().ID
+
+	// What the killed daemon left: two registrations, a journal row for
+	// the second (registering, no pid), and a VM for each.
+	reg, err := github.NewScaleSetTarget(t.Context(), d.GitHub(), p.Target, github.ScaleSetOptions{})
+	require.NoError(t, err)
+	unknown, unlogged := rm.NewAttemptID(), rm.NewAttemptID()
+	jitUnknown, err := reg.JITConfig(t.Context(), "orphan-"+unknown.String())
+	require.NoError(t, err)
+	jitUnlogged, err := reg.JITConfig(t.Context(), rm.RunnerName(host, unlogged))
+	require.NoError(t, err)
+	require.NoError(t, d.Store().RecordAttempt(t.Context(), storetest.NewAttempt().ID(unlogged).Policy(p.ID).Host(host).
+		State(rm.StateRegistering).RunnerName(jitUnlogged.RunnerName).GitHubRunnerID(jitUnlogged.RunnerID).CreatedAt(time.Now()).Build()))
+	killed, err := vm.NewLauncher(w.dataDir, vm.Settings{Image: im.Dir, MemoryMiB: cfg.VM.MemoryMiB, CPUs: cfg.VM.CPUs,
+		Accel: vm.AccelTCG, Forward: []string{vm.HostPortOf(w.gh.URL()), vm.HostPortOf(w.gh.APIURL())}})
+	require.NoError(t, err)
+	var vms []rm.Process
+	for a, jit := range map[rm.AttemptID]rm.JITConfig{unknown: jitUnknown, unlogged: jitUnlogged} {
+		proc, err := killed.Launch(t.Context(), rm.LaunchSpec{Attempt: a, Policy: p, JITConfig: jit.Encoded})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = proc.Stop(context.Background(), time.Second) })
+		vms = append(vms, proc)
+	}
+	require.Eventually(t, func() bool {
+		online := 0
+		for _, r := range w.gh.Runners() {
+			if r.Online {
+				online++
+			}
+		}
+		return online == 2
+	}, 3*time.Minute, 100*time.Millisecond, "the orphan VMs' runners listen: they would not end by themselves")
+	require.Len(t, qemusOf(t, w.dataDir), 2)
+
+	stop := start(t, d)
+	for _, proc := range vms {
+		select {
+		case <-proc.Done():
+		case <-time.After(time.Minute):
+			t.Fatalf("QEMU %d still runs a minute after the daemon's start", proc.PID())
+		}
+	}
+	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 && len(qemusOf(t, w.dataDir)) == 0 },
+		time.Minute, 100*time.Millisecond, "no VM and no VM directory left")
+	require.Eventually(t, func() bool {
+		a, err := d.Store().Attempt(t.Context(), unlogged)
+		return err == nil && !a.Live()
+	}, time.Minute, 100*time.Millisecond, "the attempt launched before the crash is concluded")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, r := range w.gh.Runners() {
+			assert.NotEqual(c, jitUnlogged.RunnerName, r.Name, "its registration is removed")
+		}
+	}, 90*time.Second, 100*time.Millisecond)
+	require.NoError(t, stop())
+
+	a, err := d.Store().Attempt(t.Context(), unlogged)
+	require.NoError(t, err)
+	assert.Equal(t, rm.Failed, a.Outcome.Kind)
+	assert.Equal(t, rm.LaunchFailed, a.Outcome.Reason)
+	assert.Contains(t, logs.String(), `cleaned a left-over attempt directory" attempt=`+unknown.String())
+	_, err = d.Store().Attempt(t.Context(), unknown)
+	assert.Error(t, err, "the journal never knew the first")
+	require.NoError(t, killed.Close())
 }
