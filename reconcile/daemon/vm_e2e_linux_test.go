@@ -415,3 +415,44 @@ func TestVME2EOrphanVMsAtStart(t *testing.T) {
 	assert.Error(t, err, "the journal never knew the first")
 	require.NoError(t, killed.Close())
 }
+
+// TestVME2EGuestOOM: a job over its VM policy's memory limit meets the
+// guest's OOM killer (the guest is the limit's size); the daemon concludes
+// the attempt Failed(OOMKilled), banks the limit as its peak, and cleans
+// the VM.
+func TestVME2EGuestOOM(t *testing.T) {
+	const limit = 256 << 20
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon's log:\n%s", tail(logs.String(), 60))
+		}
+	})
+	d, err := daemon.New(vmDaemonConfig(w.dataDir, w.github(), log))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := vmPolicyWith(t, d, im.Dir, func(p *rm.Policy) { p.Max, p.MemoryLimit = 1, limit })
+	stop := start(t, d)
+	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"vm"}, Duration: 3 * time.Second, MemoryBytes: 220 << 20})
+
+	var oom rm.Attempt
+	require.Eventually(t, func() bool {
+		for _, a := range attemptsOf(t, d.Store(), p) {
+			if a.Outcome.Kind == rm.Failed {
+				oom = a
+				return true
+			}
+		}
+		return false
+	}, 3*time.Minute, 100*time.Millisecond, "the attempt whose job the guest's OOM killer ended is concluded")
+	require.NoError(t, stop())
+	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 && len(qemusOf(t, w.dataDir)) == 0 },
+		time.Minute, 100*time.Millisecond, "no VM and no VM directory left")
+
+	assert.Equal(t, rm.OOMKilled, oom.Outcome.Reason, "outcome %s", oom.Outcome)
+	assert.GreaterOrEqual(t, oom.Usage.PeakRSSBytes, uint64(limit), "the limit is banked as the job's peak")
+	t.Logf("outcome %s, peak %d MiB (%s)", oom.Outcome, oom.Usage.PeakRSSBytes>>20, oom.Usage.Source)
+}
