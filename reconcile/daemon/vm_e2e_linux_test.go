@@ -55,7 +55,13 @@ func TestVME2EJobs(t *testing.T) {
 	defer cancel()
 	require.NoError(t, w.gh.WaitJobsCompleted(ctx))
 	took := time.Since(began)
-	require.Eventually(t, func() bool { return ended(t, d.Store(), p) == jobs }, time.Minute, 100*time.Millisecond)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		outcomes := map[string]int{}
+		for _, a := range attemptsOf(t, d.Store(), p) {
+			outcomes[string(a.State)+" "+a.Outcome.String()]++
+		}
+		assert.Equal(c, jobs, ended(t, d.Store(), p), "attempts by state and outcome: %v", outcomes)
+	}, time.Minute, 100*time.Millisecond)
 	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 }, time.Minute, 100*time.Millisecond,
 		"every attempt's VM directory (its overlay) is removed")
 	require.NoError(t, stop())
