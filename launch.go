@@ -25,8 +25,9 @@ import (
 //     argv. ctx bounds the preparation only: the runner outlives it.
 //   - The returned Process is named by a host process (PID, Start): the
 //     journal records it to re-adopt the runner after a restart, and the
-//     meters sample the process tree under it (usage is the meters'
-//     business, not the launcher's). Done closes at the runner's exit;
+//     meters sample the process tree under it, or the attempt's group
+//     where the launcher is a GroupMeter (usage is the meters' business,
+//     not the launcher's). Done closes at the runner's exit;
 //     ExitCode is the listener's code (-1 when unknown); Stop ends the
 //     runner and all it started.
 //   - Adopt finds a runner launched before a restart by its attempt and
@@ -175,8 +176,8 @@ func (s LaunchSpec) LogValue() slog.Value { return slog.StringValue(s.String()) 
 // Process is a runner a launcher started or re-adopted. Whatever the
 // backend, it is named by a process of this host: PID and Start are what
 // the journal records to re-adopt it after a restart, and the process tree
-// under PID is what the meters sample (a container's or a VM's processes
-// are host processes too).
+// under PID is what the meters sample where the attempt has no group of a
+// GroupMeter (a container's or a VM's processes are host processes too).
 type Process interface {
 	// PID is the host process whose exit is the runner's end.
 	PID() int
