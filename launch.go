@@ -14,8 +14,9 @@ import (
 // launcher is another implementation of the same four methods, registered
 // per backend: the reconcile loop does not change for it. A launcher needs
 // this package alone; what it can do beyond the four methods it says by
-// the optional interfaces below (MemoryContainer, RootLister,
-// LeftoverRemover), which the supervisor and the daemon ask for.
+// the optional interfaces below (MemoryContainer, GroupMeter, RootLister,
+// LeftoverRemover, JobHookReader), which the supervisor, the meters and
+// the daemon ask for.
 //
 // The contract, whatever the backend:
 //   - Launch prepares the attempt's own root (its _work/ and _diag/, where
@@ -24,8 +25,9 @@ import (
 //     argv. ctx bounds the preparation only: the runner outlives it.
 //   - The returned Process is named by a host process (PID, Start): the
 //     journal records it to re-adopt the runner after a restart, and the
-//     meters sample the process tree under it (usage is the meters'
-//     business, not the launcher's). Done closes at the runner's exit;
+//     meters sample the process tree under it, or the attempt's group
+//     where the launcher is a GroupMeter (usage is the meters' business,
+//     not the launcher's). Done closes at the runner's exit;
 //     ExitCode is the listener's code (-1 when unknown); Stop ends the
 //     runner and all it started.
 //   - Adopt finds a runner launched before a restart by its attempt and
@@ -77,6 +79,41 @@ type GroupMemory struct {
 	LimitBytes uint64
 	// OOMKills is how many processes the kernel killed for going over it.
 	OOMKills uint64
+}
+
+// GroupMeter is a Launcher that runs each attempt in a group of its own
+// (a cgroup: the native launcher's runner, the vm launcher's QEMU) whose
+// usage the meters read instead of walking the process tree under the
+// attempt's Process: O(1) per attempt where the process table costs
+// O(processes), and every process of the attempt counted, those that left
+// the tree (setsid, a double fork, a VM's relays) included. An attempt
+// without a group is metered from its process tree. A GroupMeter that is
+// also a MemoryContainer is asked for an ended attempt's GroupMemory too.
+type GroupMeter interface {
+	// GroupUsage reads what the attempt's group uses now; false when it
+	// has none, or is not this launcher's.
+	GroupUsage(attempt AttemptID) (GroupUsage, bool)
+	// RunnerRunning says whether the attempt's process (pid, start) still
+	// runs, from the launcher's own exit notification; known is false for
+	// one the launcher does not watch (the meters ask the process table).
+	RunnerRunning(attempt AttemptID, pid int, start uint64) (running, known bool)
+	// CgroupsInUse says where the groups are, for the meters' log at
+	// start; "" when the launcher runs its attempts without.
+	CgroupsInUse() string
+}
+
+// GroupUsage is what an attempt's group uses at one look.
+type GroupUsage struct {
+	// MemoryBytes is the group's memory in use: its anonymous memory and
+	// file pages (tmpfs and shared memory included) less the file cache
+	// the kernel can drop at once (inactive file pages), what kubelet calls
+	// the working set, without the kernel's own allocations. Where the
+	// group has no memory controller it is the sum of its processes'
+	// resident sets.
+	MemoryBytes uint64
+	// CPUTime is the user + system time of every process that ran in the
+	// group, exited ones included.
+	CPUTime time.Duration
 }
 
 // RootLister is a Launcher that can list the attempts it holds a root
@@ -139,8 +176,8 @@ func (s LaunchSpec) LogValue() slog.Value { return slog.StringValue(s.String()) 
 // Process is a runner a launcher started or re-adopted. Whatever the
 // backend, it is named by a process of this host: PID and Start are what
 // the journal records to re-adopt it after a restart, and the process tree
-// under PID is what the meters sample (a container's or a VM's processes
-// are host processes too).
+// under PID is what the meters sample where the attempt has no group of a
+// GroupMeter (a container's or a VM's processes are host processes too).
 type Process interface {
 	// PID is the host process whose exit is the runner's end.
 	PID() int

@@ -1,32 +1,27 @@
 package meter
 
 import (
+	"strings"
+
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
-// Groups is what the meters read of a launcher that puts each attempt in
-// a cgroup of its own (platform/native's Launcher): the group's usage, O(1)
-// per attempt where the process table costs O(processes), and every
-// process of the attempt counted, those that left the runner's tree
-// (setsid, a double fork) included. An attempt without a group is metered
-// from its runner's process tree, as without Groups.
-type Groups interface {
-	// GroupUsage reads the attempt's group now; false when it has none.
-	GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool)
-	// GroupMemory is the kernel's word on the group's memory (its peak,
-	// its limit, the processes it killed for going over); false without.
-	GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool)
-	// RunnerRunning says whether the runner (pid, start) still runs, from
-	// the launcher's own exit notification; known is false for a runner
-	// the launcher does not watch (the process table is asked then).
-	RunnerRunning(a rm.AttemptID, pid int, start uint64) (running, known bool)
-	// CgroupsInUse says where the groups are; "" when there are none.
-	CgroupsInUse() string
+// WithGroups meters each attempt that g, a launcher that runs attempts in
+// groups of their own (rm.GroupMeter: the native and vm launchers, where
+// the host has cgroups), holds a group for from that group. Given several
+// times, each launcher is asked in turn; an attempt no launcher holds a
+// group for is metered from its process tree. A g that is also an
+// rm.MemoryContainer is asked, before those of WithGroupMemory, for the
+// kernel's word on an ended attempt's memory.
+func WithGroups(g rm.GroupMeter) Option {
+	return func(o *options) {
+		o.groups = append(o.groups, g)
+		if mc, ok := g.(rm.MemoryContainer); ok {
+			o.groupMemory = append(o.groupMemory, mc)
+		}
+	}
 }
-
-// WithGroups meters each attempt that has a cgroup from it (see Groups).
-func WithGroups(g Groups) Option { return func(o *options) { o.groups = g } }
 
 // WithGroupMemory adds a launcher that holds each attempt's memory in a
 // group of its own (the container launcher, in its container) to those
@@ -39,11 +34,15 @@ func WithGroupMemory(mc rm.MemoryContainer) Option {
 
 // logSource says once, at start, what the meters read.
 func (ms *AttemptMeters) logSource() {
-	if ms.groups != nil {
-		if in := ms.groups.CgroupsInUse(); in != "" {
-			ms.log.Info("metering: each attempt from its cgroup (its runner's process tree where it has none)", "cgroups", in)
-			return
+	var in []string
+	for _, g := range ms.groups {
+		if s := g.CgroupsInUse(); s != "" {
+			in = append(in, s)
 		}
+	}
+	if len(in) > 0 {
+		ms.log.Info("metering: each attempt from its cgroup (its runner's process tree where it has none)", "cgroups", strings.Join(in, "; "))
+		return
 	}
 	ms.log.Info("metering: each attempt from its runner's process tree, in one look at the process table a pass (no cgroups: processes that leave the tree are not counted)")
 }
@@ -57,13 +56,14 @@ func (ms *AttemptMeters) look(roots []root) (usage []platform.TreeUsage, source 
 	source = make([]string, len(roots))
 	present = make([]bool, len(roots))
 	var rest []int
+roots:
 	for i, r := range roots {
-		if ms.groups != nil {
-			if u, has := ms.groups.GroupUsage(r.attempt); has {
+		for _, g := range ms.groups {
+			if u, has := g.GroupUsage(r.attempt); has {
 				usage[i] = platform.TreeUsage{RSSBytes: u.MemoryBytes, CPUTime: u.CPUTime}
 				source[i] = rm.UsageFromCgroup
-				present[i] = ms.running(r)
-				continue
+				present[i] = ms.running(g, r)
+				continue roots
 			}
 		}
 		rest = append(rest, i)
@@ -88,10 +88,10 @@ func (ms *AttemptMeters) look(roots []root) (usage []platform.TreeUsage, source 
 	return usage, source, present, true
 }
 
-// running says whether a metered-by-group root's runner still runs: the
+// running says whether a root metered from g's group still runs: the
 // launcher's exit notification, else the process table.
-func (ms *AttemptMeters) running(r root) bool {
-	if running, known := ms.groups.RunnerRunning(r.attempt, r.pid, r.start); known {
+func (ms *AttemptMeters) running(g rm.GroupMeter, r root) bool {
+	if running, known := g.RunnerRunning(r.attempt, r.pid, r.start); known {
 		return running
 	}
 	if r.start == 0 {
@@ -106,9 +106,6 @@ func (ms *AttemptMeters) running(r root) bool {
 // may have missed the last climb. 0 otherwise.
 func (ms *AttemptMeters) oomPeak(a rm.AttemptID) uint64 {
 	m, ok := rm.GroupMemory{}, false
-	if ms.groups != nil {
-		m, ok = ms.groups.GroupMemory(a)
-	}
 	for _, mc := range ms.memory {
 		if ok {
 			break

@@ -13,23 +13,20 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
-// The native launcher is what the meters read groups of.
-var _ meter.Groups = (*native.Launcher)(nil)
-
 // groups is a launcher's cgroups as the meters see them, set by the test.
 type groups struct {
+	where   string
 	mu      sync.Mutex
-	usage   map[rm.AttemptID]platform.GroupUsage
+	usage   map[rm.AttemptID]rm.GroupUsage
 	memory  map[rm.AttemptID]rm.GroupMemory
 	running map[rm.AttemptID]bool
 	reads   int
 }
 
-func (g *groups) GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool) {
+func (g *groups) GroupUsage(a rm.AttemptID) (rm.GroupUsage, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.reads++
@@ -51,7 +48,19 @@ func (g *groups) RunnerRunning(a rm.AttemptID, pid int, start uint64) (bool, boo
 	return r, ok
 }
 
-func (g *groups) CgroupsInUse() string { return "cgroup v2 /test (membership)" }
+func (g *groups) SetMemoryLimit(rm.AttemptID, uint64) error { return nil }
+
+func (g *groups) CgroupsInUse() string {
+	if g.where == "" {
+		return "cgroup v2 /test (membership)"
+	}
+	return g.where
+}
+
+var (
+	_ rm.GroupMeter      = (*groups)(nil)
+	_ rm.MemoryContainer = (*groups)(nil)
+)
 
 func TestMeterFromGroups(t *testing.T) {
 	st, host, policy := journal(t, "acme/repo", 4)
@@ -61,7 +70,7 @@ func TestMeterFromGroups(t *testing.T) {
 		require.NoError(t, st.RecordAttempt(t.Context(), a))
 	}
 	g := &groups{
-		usage:   map[rm.AttemptID]platform.GroupUsage{grouped.ID: {MemoryBytes: 300 << 20, CPUTime: time.Second}},
+		usage:   map[rm.AttemptID]rm.GroupUsage{grouped.ID: {MemoryBytes: 300 << 20, CPUTime: time.Second}},
 		running: map[rm.AttemptID]bool{grouped.ID: true},
 	}
 	var logs bytes.Buffer
@@ -88,7 +97,7 @@ func TestMeterFromGroups(t *testing.T) {
 	// Every attempt in a group: no look at the table at all.
 	looked = nil
 	g.mu.Lock()
-	g.usage[plain.ID] = platform.GroupUsage{MemoryBytes: 60 << 20}
+	g.usage[plain.ID] = rm.GroupUsage{MemoryBytes: 60 << 20}
 	g.running[plain.ID] = true
 	g.mu.Unlock()
 	require.Empty(t, ms.SampleOnce(st, host.ID))
@@ -101,12 +110,54 @@ func TestMeterFromGroups(t *testing.T) {
 	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(st, host.ID))
 }
 
+// Two launchers with groups (native runners and VMs): each attempt is
+// read from the group of the launcher that holds it, and its exit asked
+// of that launcher; the process table is not looked at.
+func TestMeterFromGroupsOfTwoLaunchers(t *testing.T) {
+	st, host, policy := journal(t, "acme/repo", 4)
+	runner := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(1001).ProcessStart(7).Build()
+	qemu := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(2).ProcessID(1002).ProcessStart(8).Build()
+	for _, a := range []rm.Attempt{runner, qemu} {
+		require.NoError(t, st.RecordAttempt(t.Context(), a))
+	}
+	native := &groups{where: "native groups",
+		usage:   map[rm.AttemptID]rm.GroupUsage{runner.ID: {MemoryBytes: 100 << 20, CPUTime: time.Second}},
+		running: map[rm.AttemptID]bool{runner.ID: true}}
+	vms := &groups{where: "vm groups",
+		usage:   map[rm.AttemptID]rm.GroupUsage{qemu.ID: {MemoryBytes: 400 << 20, CPUTime: 2 * time.Second}},
+		running: map[rm.AttemptID]bool{qemu.ID: true}}
+	var logs bytes.Buffer
+	ms := meter.New("", meter.WithGroups(native), meter.WithGroups(vms), meter.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	assert.Contains(t, logs.String(), "native groups; vm groups")
+	var looked [][]int
+	ms.SetSampler(func(pids []int) map[int]platform.TreeUsage {
+		looked = append(looked, pids)
+		return map[int]platform.TreeUsage{}
+	})
+
+	require.Empty(t, ms.SampleOnce(st, host.ID))
+	assert.Empty(t, looked, "both attempts are in groups")
+	for a, want := range map[rm.AttemptID]uint64{runner.ID: 100 << 20, qemu.ID: 400 << 20} {
+		u, ok := ms.Peek(a)
+		require.True(t, ok)
+		assert.Equal(t, want, u.PeakRSSBytes)
+		assert.Equal(t, rm.UsageFromCgroup, u.Source)
+	}
+
+	// The VM launcher says its QEMU exited: announced at once, though the
+	// native launcher knows nothing of it.
+	vms.mu.Lock()
+	vms.running[qemu.ID] = false
+	vms.mu.Unlock()
+	assert.Equal(t, []rm.PolicyID{policy.ID}, ms.SampleOnce(st, host.ID))
+}
+
 func TestMeterOOMKilledPeakCounts(t *testing.T) {
 	st, host, policy := journal(t, "acme/repo", 4)
 	a := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(1001).ProcessStart(7).Build()
 	require.NoError(t, st.RecordAttempt(t.Context(), a))
 	g := &groups{
-		usage:   map[rm.AttemptID]platform.GroupUsage{a.ID: {MemoryBytes: 200 << 20}},
+		usage:   map[rm.AttemptID]rm.GroupUsage{a.ID: {MemoryBytes: 200 << 20}},
 		running: map[rm.AttemptID]bool{a.ID: true},
 		memory:  map[rm.AttemptID]rm.GroupMemory{a.ID: {PeakBytes: 512 << 20, LimitBytes: 512 << 20, OOMKills: 1}},
 	}
@@ -139,7 +190,7 @@ func (m memoryOnly) GroupMemory(a rm.AttemptID) (rm.GroupMemory, bool) {
 }
 
 // An attempt of another launcher (WithGroupMemory) killed at its limit
-// banks its limit too; the Groups of the native launcher are asked first.
+// banks its limit too; the group meters' (WithGroups) are asked first.
 func TestMeterOOMKilledPeakOfAnotherLauncher(t *testing.T) {
 	st, host, policy := journal(t, "acme/repo", 4)
 	boxed := storetest.NewAttempt().Policy(policy.ID).State(rm.StateBusy).GitHubRunnerID(1).ProcessID(1001).ProcessStart(7).Build()
@@ -160,7 +211,7 @@ func TestMeterOOMKilledPeakOfAnotherLauncher(t *testing.T) {
 
 	u, ok := ms.Peek(both.ID)
 	require.True(t, ok)
-	assert.Equal(t, uint64(1<<30), u.PeakRSSBytes, "the Groups' word comes first")
+	assert.Equal(t, uint64(1<<30), u.PeakRSSBytes, "the group meter's word comes first")
 	u, ok = ms.Peek(boxed.ID)
 	require.True(t, ok)
 	assert.Equal(t, uint64(384<<20), u.PeakRSSBytes, "the container's limit, which the job reached")

@@ -12,8 +12,8 @@
 // (PeaksOf, ExpectedPeak), in the peaks file. The meters never read an
 // outcome back from the journal.
 //
-// Where the launcher keeps each attempt in a cgroup of its own
-// (WithGroups), the attempt is read from its group instead: O(1) per
+// Where a launcher keeps each attempt in a cgroup of its own
+// (rm.GroupMeter, WithGroups), the attempt is read from its group instead: O(1) per
 // attempt, and every process it started counted, those that left the
 // runner's tree included; its usage says which source it came from.
 //
@@ -139,10 +139,10 @@ type AttemptMeters struct {
 	alive  func(pid int, start uint64) bool
 	now    func() time.Time
 	log    *slog.Logger
-	// groups, when set, meters attempts from their cgroups (cgroup.go).
-	groups Groups
-	// memory are more launchers asked for an ended attempt's group memory
-	// (WithGroupMemory).
+	// groups meter the attempts they hold a cgroup for (cgroup.go).
+	groups []rm.GroupMeter
+	// memory are the launchers asked for an ended attempt's group memory:
+	// the groups' (WithGroups), then WithGroupMemory's.
 	memory []rm.MemoryContainer
 	// observe is told of each pass's samples (WithObserver).
 	observe func([]Sample)
@@ -169,7 +169,7 @@ func New(peaksFile string, opts ...Option) *AttemptMeters {
 	if o.log != nil {
 		ms.log = o.log
 	}
-	ms.groups, ms.memory, ms.observe = o.groups, o.memory, o.observe
+	ms.groups, ms.memory, ms.observe = o.groups, append(o.groupMemory, o.memory...), o.observe
 	ms.logSource()
 	if peaksFile != "" {
 		peaks, err := platform.LoadPeaks(peaksFile, platform.PeaksLogger(ms.log), platform.PeaksAtMost(o.hostMemory))

@@ -13,9 +13,12 @@ type Option func(*options)
 type options struct {
 	log        *slog.Logger
 	hostMemory uint64
-	groups     Groups
-	memory     []rm.MemoryContainer
-	observe    func([]Sample)
+	groups     []rm.GroupMeter
+	// groupMemory are the groups' launchers that hold memory too, asked
+	// before memory.
+	groupMemory []rm.MemoryContainer
+	memory      []rm.MemoryContainer
+	observe     func([]Sample)
 }
 
 // WithLogger sets where the meters warn (a peaks file that is corrupt or

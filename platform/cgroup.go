@@ -35,20 +35,6 @@ func CgroupScope(dataDir string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// GroupUsage is what an attempt's cgroup uses at one look.
-type GroupUsage struct {
-	// MemoryBytes is the group's memory in use: its anonymous memory and
-	// file pages (tmpfs and shared memory included) less the file cache
-	// the kernel can drop at once (inactive file pages), what kubelet calls
-	// the working set, without the kernel's own allocations. Where the
-	// group has no memory controller it is the sum of its processes'
-	// resident sets.
-	MemoryBytes uint64
-	// CPUTime is the user + system time of every process that ran in the
-	// group, exited ones included.
-	CPUTime time.Duration
-}
-
 // Leftover is a process found in an attempt when it ended, and stopped.
 type Leftover struct {
 	PID     int

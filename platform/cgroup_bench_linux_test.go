@@ -90,7 +90,7 @@ func BenchmarkContainedSample(b *testing.B) {
 	})
 	b.Run("Cgroups", func(b *testing.B) {
 		b.ReportAllocs()
-		var u GroupUsage
+		var u rm.GroupUsage
 		cpu := processCPU()
 		for b.Loop() {
 			for i, a := range ids {

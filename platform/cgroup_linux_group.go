@@ -104,20 +104,20 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b 
 // one pread(2) of a descriptor the group keeps open; no walk of the
 // process table. Without a memory controller the members' stat files are
 // read too (O(members)).
-func (g *Cgroup) Usage() (GroupUsage, error) {
+func (g *Cgroup) Usage() (rm.GroupUsage, error) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	buf := *bp
 	g.fdMu.RLock()
 	defer g.fdMu.RUnlock()
 	if err := g.openFiles(); err != nil {
-		return GroupUsage{}, g.readErr(err)
+		return rm.GroupUsage{}, g.readErr(err)
 	}
-	var u GroupUsage
+	var u rm.GroupUsage
 	if g.cpuFD >= 0 {
 		b, err := preadAll(g.cpuFD, buf)
 		if err != nil {
-			return GroupUsage{}, g.readErr(err)
+			return rm.GroupUsage{}, g.readErr(err)
 		}
 		if g.cpuV2 {
 			usec, _ := statValue(b, []byte("usage_usec "))
@@ -130,7 +130,7 @@ func (g *Cgroup) Usage() (GroupUsage, error) {
 	if g.statFD >= 0 {
 		b, err := preadAll(g.statFD, buf)
 		if err != nil {
-			return GroupUsage{}, g.readErr(err)
+			return rm.GroupUsage{}, g.readErr(err)
 		}
 		anon, _ := statValue(b, g.mem.anonKey)
 		file, _ := statValue(b, g.mem.fileKey)
@@ -142,7 +142,7 @@ func (g *Cgroup) Usage() (GroupUsage, error) {
 	// where no counter of the group has it).
 	pids, err := g.members(buf)
 	if err != nil {
-		return GroupUsage{}, g.readErr(err)
+		return rm.GroupUsage{}, g.readErr(err)
 	}
 	var cpu time.Duration
 	for _, pid := range pids {

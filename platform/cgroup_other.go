@@ -58,7 +58,7 @@ func (g *Cgroup) Attempt() rm.AttemptID { return rm.AttemptID{} }
 func (g *Cgroup) Start(cmd *exec.Cmd) error { return errNoCgroups }
 
 // Usage reads what the group uses now.
-func (g *Cgroup) Usage() (GroupUsage, error) { return GroupUsage{}, errNoCgroups }
+func (g *Cgroup) Usage() (rm.GroupUsage, error) { return rm.GroupUsage{}, errNoCgroups }
 
 // Memory reads the kernel's word on the group's memory.
 func (g *Cgroup) Memory() (rm.GroupMemory, error) { return rm.GroupMemory{}, ErrNoMemoryController }

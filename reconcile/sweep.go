@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -19,17 +21,36 @@ const rootSweepMinAge = time.Minute
 // process does not know.
 const rootSweepEvery = 30 * time.Second
 
-// sweepRoots cleans the attempt roots no live attempt owns: those of
-// attempts the journal does not know, and those of attempts that ended
-// (at least minAge ago) with their Cleanup never done. A failed attempt's
-// root is kept as the launcher keeps failed roots. It returns how many it
-// cleaned.
+// sweepRoots cleans the attempt roots no live attempt owns, of every
+// launcher that lists its roots (rm.RootLister: the native runners' roots,
+// the VMs' directories): those of attempts the journal does not know, and
+// those of attempts that ended (at least minAge ago) with their Cleanup
+// never done. A failed attempt's root is kept as its launcher keeps failed
+// roots. It returns how many it cleaned.
 func (s *Supervisor) sweepRoots(ctx context.Context, minAge time.Duration) int {
-	rl, ok := s.cfg.Launcher.(rm.RootLister)
-	if !ok {
-		return 0
+	n := 0
+	for _, l := range s.rootListers() {
+		n += s.sweepRootsOf(ctx, l, minAge)
 	}
-	ids, err := rl.Roots()
+	return n
+}
+
+// rootListers are the launchers that list their roots (rm.RootLister):
+// the default launcher first, then the other backends' in their order.
+func (s *Supervisor) rootListers() []rm.Launcher {
+	ls := []rm.Launcher{s.cfg.Launcher}
+	for _, b := range slices.Sorted(maps.Keys(s.cfg.Launchers)) {
+		ls = append(ls, s.cfg.Launchers[b])
+	}
+	return slices.DeleteFunc(ls, func(l rm.Launcher) bool {
+		_, ok := l.(rm.RootLister)
+		return !ok
+	})
+}
+
+// sweepRootsOf sweeps the roots of l, a RootLister, which cleans them.
+func (s *Supervisor) sweepRootsOf(ctx context.Context, l rm.Launcher, minAge time.Duration) int {
+	ids, err := l.(rm.RootLister).Roots()
 	if err != nil {
 		s.log.Warn("cannot list attempt directories to sweep", "err", err)
 		return 0
@@ -54,7 +75,7 @@ func (s *Supervisor) sweepRoots(ctx context.Context, minAge time.Duration) int {
 		default:
 			failed = a.Outcome.Kind == rm.Failed
 		}
-		if err := s.cfg.Launcher.Cleanup(id, failed); err != nil {
+		if err := l.Cleanup(id, failed); err != nil {
 			s.log.Warn("could not clean a left-over attempt directory", "attempt", id.String(), "err", err)
 			continue
 		}

@@ -55,6 +55,46 @@ func TestStartSweepsAttemptRootsNoLiveAttemptOwns(t *testing.T) {
 	assert.Contains(t, f.logs.String(), "cleaned a left-over attempt directory")
 }
 
+// Every backend's launcher that lists its roots is swept, each root by
+// the launcher that listed it: a VM directory of an attempt the journal
+// does not know is cleaned as a native root is.
+func TestStartSweepsRootsOfEveryBackend(t *testing.T) {
+	f := newFleet(t)
+	dataDir, otherDir := t.TempDir(), t.TempDir()
+	orphan, live := rm.NewAttemptID(), rm.NewAttemptID()
+	home := f.policy(storetest.NewPolicy().Name("home").Autoscale("home", 4))
+	require.NoError(t, f.st.RecordAttempt(t.Context(), storetest.NewAttempt().ID(live).Policy(home.ID).Host(f.host.ID).
+		State(rm.StateStarting).GitHubRunnerID(6).Build()))
+	root := func(id rm.AttemptID) string { return filepath.Join(otherDir, "attempts", id.String()) }
+	for _, id := range []rm.AttemptID{orphan, live} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root(id), "_work"), 0o700))
+	}
+	other := &listed{Launcher: native.NewLauncher(otherDir)}
+
+	cfg := f.config()
+	cfg.DataDir = dataDir
+	cfg.Launcher = native.NewLauncher(dataDir)
+	cfg.Launchers = map[rm.Backend]rm.Launcher{rm.BackendVM: other}
+	sup, err := reconcile.NewSupervisor(cfg)
+	require.NoError(t, err)
+	require.NoError(t, sup.RunOnce(t.Context()))
+
+	assert.NoDirExists(t, root(orphan), "the other backend's orphan root is swept")
+	assert.DirExists(t, root(live), "a live attempt's root is its loop's")
+	assert.Equal(t, []rm.AttemptID{orphan}, other.cleaned, "by the launcher that listed it")
+}
+
+// listed is a launcher that lists its roots and says what it cleaned.
+type listed struct {
+	*native.Launcher
+	cleaned []rm.AttemptID
+}
+
+func (l *listed) Cleanup(a rm.AttemptID, failed bool) error {
+	l.cleaned = append(l.cleaned, a)
+	return l.Launcher.Cleanup(a, failed)
+}
+
 // A runner working in a deleted directory belongs to a data directory that
 // is gone, perhaps with its daemon still running: the start sweep of a new
 // data directory at the same path leaves it alone.

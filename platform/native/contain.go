@@ -114,10 +114,10 @@ func (l *Launcher) Cgroups() *platform.Cgroups { return l.cgroups() }
 
 // GroupUsage reads what the attempt's cgroup uses now; false when it has
 // none (the meters then walk its runner's process tree).
-func (l *Launcher) GroupUsage(a rm.AttemptID) (platform.GroupUsage, bool) {
+func (l *Launcher) GroupUsage(a rm.AttemptID) (rm.GroupUsage, bool) {
 	g, ok := l.findGroup(a)
 	if !ok {
-		return platform.GroupUsage{}, false
+		return rm.GroupUsage{}, false
 	}
 	u, err := g.Usage()
 	return u, err == nil

@@ -98,6 +98,7 @@ type Launcher struct {
 var (
 	_ rm.Launcher        = (*Launcher)(nil)
 	_ rm.MemoryContainer = (*Launcher)(nil)
+	_ rm.GroupMeter      = (*Launcher)(nil)
 	_ rm.RootLister      = (*Launcher)(nil)
 	_ rm.JobHookReader   = (*Launcher)(nil)
 )

@@ -71,6 +71,50 @@ func (l *Launcher) startContained(a rm.AttemptID, cmd *exec.Cmd, guestMiB int, l
 	}
 }
 
+// GroupUsage reads what the attempt's cgroup uses now: QEMU (the guest's
+// memory is QEMU's), its relays, its disk's page cache less what the
+// kernel can drop; false when the VM runs outside a cgroup, or is not
+// this launcher's (the meters then walk QEMU's process tree).
+func (l *Launcher) GroupUsage(a rm.AttemptID) (rm.GroupUsage, bool) {
+	l.mu.Lock()
+	p := l.procs[a]
+	l.mu.Unlock()
+	if p == nil || p.group == nil {
+		return rm.GroupUsage{}, false
+	}
+	u, err := p.group.Usage()
+	return u, err == nil
+}
+
+// RunnerRunning says whether the attempt's QEMU (pid, start) still runs,
+// from its exit notification (Wait for a launched one, a pidfd for an
+// adopted one); known is false for a QEMU this launcher does not watch.
+func (l *Launcher) RunnerRunning(a rm.AttemptID, pid int, start uint64) (running, known bool) {
+	l.mu.Lock()
+	p := l.procs[a]
+	l.mu.Unlock()
+	if p == nil || p.pid != pid || (start != 0 && p.start != start) {
+		return false, false
+	}
+	select {
+	case <-p.done:
+		return false, true
+	default:
+		return true, true
+	}
+}
+
+// CgroupsInUse says where the VMs' cgroups are, once the first launch or
+// adoption opened them; "" before, and where VMs run outside cgroups.
+func (l *Launcher) CgroupsInUse() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cg == nil {
+		return ""
+	}
+	return l.cg.String() + " (VMs)"
+}
+
 // emptyGroup stops what is left in the attempt's cgroup and removes it.
 func (l *Launcher) emptyGroup(a rm.AttemptID) error {
 	c := l.cgroups()

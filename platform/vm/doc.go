@@ -19,6 +19,7 @@
 //
 // A VM's processes are the host's QEMU process: a Process is named by
 // QEMU's pid and start stamp, which the journal records to re-adopt the
-// VM after a restart, and the meters sample QEMU's memory and CPU as a
-// native runner's.
+// VM after a restart. QEMU runs in the attempt's cgroup where the host
+// allows it, and the meters read the VM from it as a native runner from
+// its own (rm.GroupMeter); elsewhere they sample QEMU's process tree.
 package vm

@@ -45,10 +45,12 @@ const DefaultKeepFailed = 24 * time.Hour
 // it failed; the settings may ask for AccelTCG instead.
 var ErrKVMUnusable = rm.NewReasonError(rm.LaunchFailed, "KVM cannot run the guest here")
 
-// The launcher contract and its memory capability, as the root states them.
+// The launcher contract and its capabilities, as the root states them.
 var (
 	_ rm.Launcher        = (*Launcher)(nil)
 	_ rm.MemoryContainer = (*Launcher)(nil)
+	_ rm.GroupMeter      = (*Launcher)(nil)
+	_ rm.RootLister      = (*Launcher)(nil)
 )
 
 // Launcher runs each attempt in a QEMU microVM of its own, booted from
@@ -61,7 +63,9 @@ var (
 // job on the serial console, which QEMU writes to console.log.
 //
 // It implements the launcher contract: Launch, Adopt (by QEMU's pid and
-// start stamp), RanJob (from the console) and Cleanup.
+// start stamp), RanJob (from the console) and Cleanup; and the optional
+// capabilities MemoryContainer (the guest's size), GroupMeter (QEMU's
+// cgroup) and RootLister (the VM directories, swept by the supervisor).
 type Launcher struct {
 	dataDir    string
 	s          Settings
@@ -398,8 +402,9 @@ func (l *Launcher) RanJob(a rm.AttemptID) bool {
 	return err == nil && c.RanJob
 }
 
-// Cleanup stops the attempt's VM if it still runs and removes its
-// directory, overlay and all; a failed attempt's console and QEMU logs are
+// Cleanup stops the attempt's VM if it still runs (launched, adopted, or
+// left running by a manager killed before the journal had its pid) and
+// removes its directory, overlay and all; a failed attempt's console and QEMU logs are
 // kept in <data>/vm/.failed/<attempt>/ for KeepFailed. Every call prunes
 // kept logs older than that. A missing directory is not an error.
 func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
@@ -412,13 +417,17 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 	delete(l.limits, a)
 	l.mu.Unlock()
 	var errs []error
+	dir := l.Dir(a)
 	if p != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, p.Stop(ctx, 2*time.Second))
 		cancel()
+	} else {
+		// A VM no process of this launcher watches: one launched by a
+		// manager killed before the journal had its QEMU's pid.
+		errs = append(errs, killOrphan(dir, 5*time.Second))
 	}
 	errs = append(errs, l.emptyGroup(a))
-	dir := l.Dir(a)
 	if failed && l.keepFailed > 0 {
 		errs = append(errs, l.keepLogs(a, dir))
 	}

@@ -6,10 +6,78 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 )
+
+// Roots lists the attempts that have a directory under <data>/vm/, in one
+// ReadDir: what a crash between an attempt's conclusion and its Cleanup
+// leaves, or one before the journal recorded its QEMU (rm.RootLister). The
+// supervisor cleans those no live attempt owns, at start and while it
+// runs, with Cleanup, which kills a QEMU still running there. Kept failed
+// logs (.failed/), the overlays' templates and entries that name no
+// attempt are not listed; a missing directory lists nothing. An attempt's
+// directory outlives its cgroup (made after it, removed before it), so
+// no cgroup is left without its directory.
+func (l *Launcher) Roots() ([]rm.AttemptID, error) {
+	ents, err := os.ReadDir(filepath.Join(l.dataDir, vmDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list VM directories: %w", err)
+	}
+	var ids []rm.AttemptID
+	for _, e := range ents {
+		a, err := rm.ParseAttemptID(e.Name())
+		if err != nil || a.IsZero() || !e.IsDir() || a.String() != e.Name() {
+			continue // not ours to judge
+		}
+		ids = append(ids, a)
+	}
+	return ids, nil
+}
+
+// killOrphan kills the QEMU running in dir that this launcher neither
+// launched nor adopted (one launched by a manager killed before the
+// journal had its pid), and waits, up to grace, for it to be gone:
+// SIGKILL, as nothing of a VM no attempt owns is worth keeping.
+func killOrphan(dir string, grace time.Duration) error {
+	pids := qemusIn(dir)
+	for _, pid := range pids {
+		if err := signalPID(pid, sigKill); err != nil && !isGone(err) {
+			return fmt.Errorf("kill QEMU %d of %s: %w", pid, dir, err)
+		}
+	}
+	deadline := time.Now().Add(grace)
+	for len(pids) > 0 && time.Now().Before(deadline) {
+		pids = slices.DeleteFunc(pids, func(pid int) bool { return !namesDir(pid, dir) })
+		if len(pids) > 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if len(pids) > 0 {
+		return fmt.Errorf("QEMU %v of %s still runs %s after SIGKILL", pids, dir, grace)
+	}
+	return nil
+}
+
+// qemusIn lists the processes whose command line is a QEMU of the attempt
+// directory dir, from /proc.
+func qemusIn(dir string) []int {
+	procs, _ := os.ReadDir("/proc")
+	var out []int
+	for _, pe := range procs {
+		pid, err := strconv.Atoi(pe.Name())
+		if err == nil && namesDir(pid, dir) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
 
 // Leftover is a VM directory under a data directory, and its QEMU if one
 // still runs.

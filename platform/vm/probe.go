@@ -35,7 +35,7 @@ func (l *Launcher) probe(ctx context.Context, im Image) error {
 	s.QEMU = progs.qemu
 	_, err = bootProbe(ctx, s, im, filepath.Join(l.dataDir, vmDir))
 	if err != nil {
-		return fmt.Errorf("%w: %w (set the backend's accel to %q for QEMU's software CPU, about 4× slower)", ErrKVMUnusable, err, AccelTCG)
+		return fmt.Errorf("%w: %w (set [vm] accel = %q in the configuration to run QEMU's software CPU instead, about 4× slower)", ErrKVMUnusable, err, AccelTCG)
 	}
 	return nil
 }

@@ -365,15 +365,20 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		if n, ok := d.native.(*native.Launcher); ok && d.cfg.JobReport {
 			opts = append(opts, meter.WithObserver(jobReportObserver(n, d.log)))
 		}
-		if g, ok := d.native.(meter.Groups); ok {
-			// The native launcher's attempts run in cgroups where the host
-			// allows it: the meters read them instead of walking /proc.
-			opts = append(opts, meter.WithGroups(g))
-		}
+		ls := []rm.Launcher{d.native}
 		for _, b := range slices.Sorted(maps.Keys(others)) {
-			if mc, ok := others[b].(rm.MemoryContainer); ok {
+			ls = append(ls, others[b])
+		}
+		for _, l := range ls {
+			switch l := l.(type) {
+			case rm.GroupMeter:
+				// The native runners' and the VMs' attempts run in cgroups
+				// where the host allows it: the meters read them instead of
+				// walking /proc (and ask them for an OOM's peak).
+				opts = append(opts, meter.WithGroups(l))
+			case rm.MemoryContainer:
 				// A container the OOM killer ended banks its limit as its peak.
-				opts = append(opts, meter.WithGroupMemory(mc))
+				opts = append(opts, meter.WithGroupMemory(l))
 			}
 		}
 		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)

@@ -23,16 +23,19 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // TestVME2EJobs: 10 jobs through the daemon at max 2, each in a microVM
 // of its own booted from the policy's image (QEMU's software CPU, as
 // these machines cannot nest KVM): every job completed once, by its own
-// runner, never more than 2 at once, each attempt metered from QEMU's
-// process, and nothing left (no VM directory, no registration).
+// runner, never more than 2 at once, each attempt metered from its VM's
+// cgroup (QEMU's process tree where there are none), and nothing left
+// (no VM directory, no registration).
 func TestVME2EJobs(t *testing.T) {
 	const jobs, most = 10, 2
 	im := vmtest.FakeRunnerImage(t)
@@ -52,7 +55,13 @@ func TestVME2EJobs(t *testing.T) {
 	defer cancel()
 	require.NoError(t, w.gh.WaitJobsCompleted(ctx))
 	took := time.Since(began)
-	require.Eventually(t, func() bool { return ended(t, d.Store(), p) == jobs }, time.Minute, 100*time.Millisecond)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		outcomes := map[string]int{}
+		for _, a := range attemptsOf(t, d.Store(), p) {
+			outcomes[string(a.State)+" "+a.Outcome.String()]++
+		}
+		assert.Equal(c, jobs, ended(t, d.Store(), p), "attempts by state and outcome: %v", outcomes)
+	}, time.Minute, 100*time.Millisecond)
 	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 }, time.Minute, 100*time.Millisecond,
 		"every attempt's VM directory (its overlay) is removed")
 	require.NoError(t, stop())
@@ -81,12 +90,18 @@ func TestVME2EJobs(t *testing.T) {
 	}
 	assert.LessOrEqual(t, peak, most, "never more jobs at once than the policy's max")
 	metered := 0
+	source := rm.UsageFromProcessTree
+	if c, err := platform.OpenCgroups("vme2e-probe"); err == nil {
+		_ = c.Close()
+		source = rm.UsageFromCgroup // QEMU runs in the attempt's cgroup
+	}
 	for _, a := range attemptsOf(t, d.Store(), p) {
 		if a.Outcome.Kind == rm.CompletedJob && a.PID != 0 && a.Usage.PeakRSSBytes > 0 {
 			metered++
+			assert.Equal(t, source, a.Usage.Source, "attempt %s is metered from its VM's %s", a.ID, source)
 		}
 	}
-	assert.NotZero(t, metered, "attempts are metered from QEMU's process")
+	assert.NotZero(t, metered, "attempts are metered from their VMs")
 	assert.Empty(t, w.gh.Runners(), "no registration left")
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	t.Logf("%d jobs at max %d in VMs (TCG): %v; queue→start p50 %v, max %v; %d of %d attempts metered",
@@ -318,4 +333,132 @@ func qemusOf(t *testing.T, dataDir string) []int {
 		}
 	}
 	return pids
+}
+
+// TestVME2EOrphanVMsAtStart: a daemon killed at the wrong moment leaves
+// VMs running that the journal cannot name: one of an attempt it does not
+// know, and one launched after its runner's registration but before the
+// journal had its QEMU's pid. The restarted daemon stops both QEMUs and
+// removes their directories: the first by the sweep of the VM launcher's
+// roots at start, the second when its first pass concludes the attempt
+// Failed(LaunchFailed) and removes its registration.
+func TestVME2EOrphanVMsAtStart(t *testing.T) {
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon's log:\n%s", tail(logs.String(), 60))
+		}
+	})
+	cfg := vmDaemonConfig(w.dataDir, w.github(), log)
+	d, err := daemon.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := vmPolicy(t, d, im.Dir)
+	host := d.Host().ID
+
+	// What the killed daemon left: two registrations, a journal row for
+	// the second (registering, no pid), and a VM for each.
+	reg, err := github.NewScaleSetTarget(t.Context(), d.GitHub(), p.Target, github.ScaleSetOptions{})
+	require.NoError(t, err)
+	unknown, unlogged := rm.NewAttemptID(), rm.NewAttemptID()
+	jitUnknown, err := reg.JITConfig(t.Context(), "orphan-"+unknown.String())
+	require.NoError(t, err)
+	jitUnlogged, err := reg.JITConfig(t.Context(), rm.RunnerName(host, unlogged))
+	require.NoError(t, err)
+	require.NoError(t, d.Store().RecordAttempt(t.Context(), storetest.NewAttempt().ID(unlogged).Policy(p.ID).Host(host).
+		State(rm.StateRegistering).RunnerName(jitUnlogged.RunnerName).GitHubRunnerID(jitUnlogged.RunnerID).CreatedAt(time.Now()).Build()))
+	killed, err := vm.NewLauncher(w.dataDir, vm.Settings{Image: im.Dir, MemoryMiB: cfg.VM.MemoryMiB, CPUs: cfg.VM.CPUs,
+		Accel: vm.AccelTCG, Forward: []string{vm.HostPortOf(w.gh.URL()), vm.HostPortOf(w.gh.APIURL())}})
+	require.NoError(t, err)
+	var vms []rm.Process
+	for a, jit := range map[rm.AttemptID]rm.JITConfig{unknown: jitUnknown, unlogged: jitUnlogged} {
+		proc, err := killed.Launch(t.Context(), rm.LaunchSpec{Attempt: a, Policy: p, JITConfig: jit.Encoded})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = proc.Stop(context.Background(), time.Second) })
+		vms = append(vms, proc)
+	}
+	require.Eventually(t, func() bool {
+		online := 0
+		for _, r := range w.gh.Runners() {
+			if r.Online {
+				online++
+			}
+		}
+		return online == 2
+	}, 3*time.Minute, 100*time.Millisecond, "the orphan VMs' runners listen: they would not end by themselves")
+	require.Len(t, qemusOf(t, w.dataDir), 2)
+
+	stop := start(t, d)
+	for _, proc := range vms {
+		select {
+		case <-proc.Done():
+		case <-time.After(time.Minute):
+			t.Fatalf("QEMU %d still runs a minute after the daemon's start", proc.PID())
+		}
+	}
+	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 && len(qemusOf(t, w.dataDir)) == 0 },
+		time.Minute, 100*time.Millisecond, "no VM and no VM directory left")
+	require.Eventually(t, func() bool {
+		a, err := d.Store().Attempt(t.Context(), unlogged)
+		return err == nil && !a.Live()
+	}, time.Minute, 100*time.Millisecond, "the attempt launched before the crash is concluded")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, r := range w.gh.Runners() {
+			assert.NotEqual(c, jitUnlogged.RunnerName, r.Name, "its registration is removed")
+		}
+	}, 90*time.Second, 100*time.Millisecond)
+	require.NoError(t, stop())
+
+	a, err := d.Store().Attempt(t.Context(), unlogged)
+	require.NoError(t, err)
+	assert.Equal(t, rm.Failed, a.Outcome.Kind)
+	assert.Equal(t, rm.LaunchFailed, a.Outcome.Reason)
+	assert.Contains(t, logs.String(), `cleaned a left-over attempt directory" attempt=`+unknown.String())
+	_, err = d.Store().Attempt(t.Context(), unknown)
+	assert.Error(t, err, "the journal never knew the first")
+	require.NoError(t, killed.Close())
+}
+
+// TestVME2EGuestOOM: a job over its VM policy's memory limit meets the
+// guest's OOM killer (the guest is the limit's size); the daemon concludes
+// the attempt Failed(OOMKilled), banks the limit as its peak, and cleans
+// the VM.
+func TestVME2EGuestOOM(t *testing.T) {
+	const limit = 256 << 20
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon's log:\n%s", tail(logs.String(), 60))
+		}
+	})
+	d, err := daemon.New(vmDaemonConfig(w.dataDir, w.github(), log))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := vmPolicyWith(t, d, im.Dir, func(p *rm.Policy) { p.Max, p.MemoryLimit = 1, limit })
+	stop := start(t, d)
+	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"vm"}, Duration: 3 * time.Second, MemoryBytes: 220 << 20})
+
+	var oom rm.Attempt
+	require.Eventually(t, func() bool {
+		for _, a := range attemptsOf(t, d.Store(), p) {
+			if a.Outcome.Kind == rm.Failed {
+				oom = a
+				return true
+			}
+		}
+		return false
+	}, 3*time.Minute, 100*time.Millisecond, "the attempt whose job the guest's OOM killer ended is concluded")
+	require.NoError(t, stop())
+	require.Eventually(t, func() bool { return len(vmDirs(t, w.dataDir)) == 0 && len(qemusOf(t, w.dataDir)) == 0 },
+		time.Minute, 100*time.Millisecond, "no VM and no VM directory left")
+
+	assert.Equal(t, rm.OOMKilled, oom.Outcome.Reason, "outcome %s", oom.Outcome)
+	assert.GreaterOrEqual(t, oom.Usage.PeakRSSBytes, uint64(limit), "the limit is banked as the job's peak")
+	t.Logf("outcome %s, peak %d MiB (%s)", oom.Outcome, oom.Usage.PeakRSSBytes>>20, oom.Usage.Source)
 }
