@@ -166,7 +166,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 	if o.Downloading != nil {
 		o.Downloading(d.URL)
 	}
-	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, stage); err != nil {
+	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, stage, o.Progress); err != nil {
 		if ctx.Err() != nil {
 			return r, err // stopped, not failed
 		}
