@@ -189,14 +189,21 @@ func TestJSONSchemas(t *testing.T) {
 
 	t.Run("StatusFromDaemon", func(t *testing.T) {
 		pid := rm.NewPolicyID()
+		now := time.Now().UTC() // as the daemon gives its times
+		cpu, days, ends := 12.5, 40, now.Add(40*24*time.Hour)
 		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
-			At:       time.Now().UTC(),
+			At:             now,
+			HostCPUPercent: &cpu,
+			Manager:        &reconcile.ManagerStatus{PID: 4242, Since: now.Add(-time.Hour), Version: "v1.2.3", DataDir: e.dataDir},
+			Runner: &reconcile.RunnerStatus{Version: "2.330.0", AutoUpdate: true, Latest: "2.331.0", Trial: "2.331.0", TrialAttempt: rm.NewAttemptID(),
+				Bad:         &reconcile.RunnerUpdateFailure{Version: "2.329.0", At: now, Reason: "checksum mismatch", RetryAt: now.Add(6 * time.Hour)},
+				RuntimeEnds: &ends, RegistrationEnds: &ends, DaysLeft: &days, ScheduleFrom: "github"},
 			Host:     rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
 			Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Max: 4}},
-			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: time.Now(), Job: &rm.Job{ID: "j1", Name: "build"}}},
+			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: now, Job: &rm.Job{ID: "j1", Name: "build"}}},
 			Jobs: []reconcile.JobStatus{{ID: "j1", State: reconcile.JobRunning, Policy: pid, PolicyName: "home", Attempt: rm.NewAttemptID()},
 				{ID: "j2", State: reconcile.JobQueued, Labels: []string{"home"}, Policy: pid, PolicyName: "home", WaitReason: "at max 4"}},
-			Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
+			Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: now.Add(time.Hour), SeenAt: now},
 			Refusals: map[string]int{"memory": 3},
 		}})
 		out := e.ok("status", "--json")
@@ -205,6 +212,9 @@ func TestJSONSchemas(t *testing.T) {
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &got))
 		assert.Equal(t, true, got["daemon"])
+		assert.Equal(t, 12.5, got["host_cpu_percent"], "the fixture's every section is checked")
+		assert.Equal(t, float64(40), got["runner"].(map[string]any)["days_left"])
+		assert.Equal(t, float64(4242), got["manager"].(map[string]any)["pid"])
 		assert.Equal(t, map[string]any{"memory": float64(3)}, got["refusals"])
 	})
 }
