@@ -32,7 +32,8 @@ const maxExtracted = 4 << 30
 // runner. Nothing is left behind on failure. destDir must not exist yet
 // (fs.ErrExist). An archive entry leading outside destDir (an absolute path,
 // "..", a link out) refuses the whole archive. File modes are kept.
-func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, destDir string) error {
+// progress, if not nil, is told how the download goes (see Progress).
+func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, destDir string, progress Progress) error {
 	want, err := hex.DecodeString(strings.TrimSpace(sha256hex))
 	if err != nil || len(want) != sha256.Size {
 		return fmt.Errorf("install runner: checksum %q is not a SHA-256 (64 hex digits)", sha256hex)
@@ -48,7 +49,7 @@ func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, des
 		return fmt.Errorf("install runner: %w", err)
 	}
 
-	archive, err := download(ctx, client, url, parent, want)
+	archive, err := download(ctx, client, url, parent, want, progress)
 	if errors.Is(err, errEmptyDownload) {
 		return fmt.Errorf("install runner: the runner package downloaded from %s is empty (the server answered 2xx with no body): nothing was installed", url)
 	}
@@ -98,9 +99,17 @@ const downloadTries = 3
 // ("archive: EOF").
 var errEmptyDownload = errors.New("empty download")
 
+// Progress is told done bytes of total as a download goes; total is -1
+// while the server has not said its size, and done == total on the last
+// call, once the whole body is in. A runner package is some 200 MB, so it
+// is told sparsely: when the whole percent changes (each MiB when the size
+// is unknown), not for every read. A download tried again starts again
+// from 0.
+type Progress func(done, total int64)
+
 // download writes url's body to a temp file in dir and checks its SHA-256.
 // The returned file is open and rewound; the caller removes it.
-func download(ctx context.Context, client *http.Client, url, dir string, want []byte) (*os.File, error) {
+func download(ctx context.Context, client *http.Client, url, dir string, want []byte, progress Progress) (*os.File, error) {
 	f, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
 		return nil, err
@@ -115,7 +124,7 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 	h := sha256.New()
 	var size int64
 	for try := 1; ; try++ {
-		n, again, err := fetch(ctx, client, url, f, h)
+		n, again, err := fetch(ctx, client, url, f, h, progress)
 		if err == nil {
 			size = n
 			break
@@ -149,7 +158,7 @@ func download(ctx context.Context, client *http.Client, url, dir string, want []
 
 // fetch copies one answer to url into f and h, returning its size; again
 // says whether a failure is worth another try.
-func fetch(ctx context.Context, client *http.Client, url string, f io.Writer, h io.Writer) (n int64, again bool, err error) {
+func fetch(ctx context.Context, client *http.Client, url string, f io.Writer, h io.Writer, progress Progress) (n int64, again bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, false, err
@@ -163,11 +172,43 @@ func fetch(ctx context.Context, client *http.Client, url string, f io.Writer, h 
 		code := resp.StatusCode
 		return 0, code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests, fmt.Errorf("server answered %s", resp.Status)
 	}
-	n, err = io.Copy(io.MultiWriter(f, h), resp.Body)
+	var w io.Writer = io.MultiWriter(f, h)
+	if progress != nil {
+		w = &progressWriter{w: w, total: resp.ContentLength, tell: progress}
+		progress(0, resp.ContentLength)
+	}
+	n, err = io.Copy(w, resp.Body)
 	if err != nil {
 		return n, true, fmt.Errorf("download: %w", err)
 	}
+	if progress != nil {
+		progress(n, n)
+	}
 	return n, false, nil
+}
+
+// progressWriter counts what passes and tells Progress at each new whole
+// percent of total (each MiB when total is unknown), short of the end:
+// fetch tells the end once the body is all in.
+type progressWriter struct {
+	w           io.Writer
+	done, total int64
+	told        int64 // the last percent (or MiB) told
+	tell        Progress
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.done += int64(n)
+	step := p.done >> 20
+	if p.total > 0 {
+		step = p.done * 100 / p.total
+	}
+	if step != p.told && (p.total <= 0 || p.done < p.total) {
+		p.told = step
+		p.tell(p.done, p.total)
+	}
+	return n, err
 }
 
 // extract unpacks a gzip'd tar or a zip archive (told apart by their magic

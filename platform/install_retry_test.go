@@ -78,7 +78,7 @@ func TestInstallRunnerDownloadStatuses(t *testing.T) {
 			t.Cleanup(srv.Close)
 			parent := filepath.Join(t.TempDir(), "runners")
 			dest := filepath.Join(parent, "2.330.0")
-			err := platform.InstallRunner(t.Context(), srv.Client(), srv.URL+"/actions-runner.tar.gz", sum(good), dest)
+			err := platform.InstallRunner(t.Context(), srv.Client(), srv.URL+"/actions-runner.tar.gz", sum(good), dest, nil)
 			mu.Lock()
 			assert.Equal(t, tc.hits, hits, "downloads")
 			mu.Unlock()

@@ -129,7 +129,7 @@ func TestInstallRunner(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "runners", "2.321.0")
 
-	require.NoError(t, platform.InstallRunner(t.Context(), nil, url, sum(archive), dest))
+	require.NoError(t, platform.InstallRunner(t.Context(), nil, url, sum(archive), dest, nil))
 	assert.Equal(t, int32(1), hits.Load())
 	assert.Equal(t, []string{"2.321.0"}, leftovers(t, filepath.Join(parent, "runners")), "no temp files left")
 
@@ -169,7 +169,7 @@ func TestInstallRunner(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dest, got, "an installed runner is found")
 
-	err = platform.InstallRunner(t.Context(), nil, url, sum(archive), dest)
+	err = platform.InstallRunner(t.Context(), nil, url, sum(archive), dest, nil)
 	require.ErrorIs(t, err, fs.ErrExist, "never over an installed runner")
 	assert.Equal(t, int32(1), hits.Load(), "refused before downloading")
 }
@@ -182,7 +182,7 @@ func TestInstallRunnerZip(t *testing.T) {
 	)
 	url, _ := serve(t, archive, 0)
 	dest := filepath.Join(t.TempDir(), "2.321.0")
-	require.NoError(t, platform.InstallRunner(t.Context(), http.DefaultClient, url, sum(archive), dest))
+	require.NoError(t, platform.InstallRunner(t.Context(), http.DefaultClient, url, sum(archive), dest, nil))
 	b, err := os.ReadFile(filepath.Join(dest, "bin", "Runner.Listener.exe"))
 	require.NoError(t, err)
 	assert.Equal(t, "MZ", string(b))
@@ -242,7 +242,7 @@ func TestInstallRunnerRefused(t *testing.T) {
 			top := t.TempDir()
 			parent := filepath.Join(top, "data", "runners")
 			dest := filepath.Join(parent, "2.321.0")
-			err := platform.InstallRunner(t.Context(), nil, url, sha, dest)
+			err := platform.InstallRunner(t.Context(), nil, url, sha, dest, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), "EOF")
@@ -258,12 +258,12 @@ func TestInstallRunnerBadInput(t *testing.T) {
 	url, hits := serve(t, archive, 0)
 	dest := filepath.Join(t.TempDir(), "2.321.0")
 
-	err := platform.InstallRunner(t.Context(), nil, url, "not-a-sha", dest)
+	err := platform.InstallRunner(t.Context(), nil, url, "not-a-sha", dest, nil)
 	require.ErrorContains(t, err, "not a SHA-256")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err = platform.InstallRunner(ctx, nil, url, sum(archive), dest)
+	err = platform.InstallRunner(ctx, nil, url, sum(archive), dest, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int32(0), hits.Load())
 	assert.NoDirExists(t, dest)

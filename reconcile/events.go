@@ -42,6 +42,7 @@ func (p *pass) applyEvents(ctx context.Context) {
 		}
 		a := it.a
 		changed, named := false, false
+		starting := a.State == rm.StateStarting
 		if a.State == rm.StateStarting || a.State == rm.StateIdle {
 			a, _ = a.MoveTo(rm.StateBusy, p.now)
 			changed = true
@@ -52,6 +53,9 @@ func (p *pass) applyEvents(ctx context.Context) {
 		}
 		if changed && p.record(ctx, it, a) {
 			it.log.Info("runner took a job", "job", a.Job.ID, "job_name", a.Job.Name, "event", string(ev.Kind))
+			if starting && ev.Kind == rm.JobStarted {
+				p.bootSeen(it, ev)
+			}
 			if split, ok := a.StartSplit(); named && ev.Kind == rm.JobStarted && ok {
 				l.jobStarted(it.pol, split, p.now)
 			}

@@ -263,7 +263,8 @@ type PolicyStatus struct {
 
 	// Spares are the warm spares live now (idle runners beyond the jobs),
 	// SpareTarget how many the loop keeps, Boot the measured boot of the
-	// policy's runners (launch → listening; 0 until measured).
+	// policy's runners (launch → taking a waiting job, from the runner's
+	// own act, never a poll's sighting: boot.go; 0 until measured).
 	Spares      int `json:"spares"`
 	SpareTarget int `json:"spare_target"`
 	// SpareCap is the most spares the policy keeps (rm.Policy.Spares),

@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/template"
 
@@ -31,6 +32,11 @@ type Spec struct {
 	// EnvFile is where secrets go (GITHUB_TOKEN=...), systemd only. It is
 	// optional: the unit starts without it.
 	EnvFile string
+	// TokenEnv is the variable the configuration reads the token from
+	// (its token_env), which the unit's comment tells to set in EnvFile;
+	// "" when the configuration reads no token from the environment
+	// (token_file, a GitHub App's key file): the comment then names none.
+	TokenEnv string
 	// User selects a per-user service (systemctl --user, a LaunchAgent)
 	// rather than a system one.
 	User bool
@@ -40,6 +46,8 @@ type Spec struct {
 	RunAs string
 }
 
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 func (s Spec) validate() error {
 	for name, p := range map[string]string{"executable": s.Executable, "config": s.ConfigPath, "data dir": s.DataDir} {
 		if p == "" || !filepath.IsAbs(p) && !strings.HasPrefix(p, "/") {
@@ -48,6 +56,9 @@ func (s Spec) validate() error {
 		if strings.ContainsAny(p, "\n\"\\%$") {
 			return fmt.Errorf("%w: the %s path %q holds a character a service file cannot carry", rm.ErrInvalid, name, p)
 		}
+	}
+	if s.TokenEnv != "" && !envName.MatchString(s.TokenEnv) {
+		return fmt.Errorf("%w: token_env %q is not an environment variable's name (letters, digits and _, not first a digit)", rm.ErrInvalid, s.TokenEnv)
 	}
 	if s.RunAs != "" && s.User {
 		return fmt.Errorf("%w: --run-as is for a system service; a --user service runs as you", rm.ErrInvalid)
@@ -70,7 +81,12 @@ Environment=RUNNER_MANAGER_CONFIG={{.ConfigPath}}
 Environment=RUNNER_MANAGER_DATA_DIR={{.DataDir}}
 Environment=RUNNER_MANAGER_LOG_FORMAT=json
 {{- if .EnvFile}}
-# Put the token here as GITHUB_TOKEN (or the variable token_env names).
+{{- if .TokenEnv}}
+# Put the token here as {{.TokenEnv}}=... (the configuration's token_env).
+{{- else}}
+# What the configuration reads from the environment goes here, as
+# NAME=value (its GitHub credentials come from a file it names).
+{{- end}}
 EnvironmentFile=-{{.EnvFile}}
 {{- end}}
 {{- if .RunAs}}

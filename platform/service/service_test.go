@@ -35,6 +35,7 @@ func TestGolden(t *testing.T) {
 		DataDir:    "/var/lib/runner-manager",
 		EnvFile:    "/etc/runner-manager/env",
 		RunAs:      "runner",
+		TokenEnv:   "ACME_RUNNER_TOKEN",
 	}
 	user := service.Spec{
 		Executable: "/home/ada/go/bin/runner-manager",
@@ -77,6 +78,22 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// The unit tells to set the token in the variable the configuration
+// reads, not GITHUB_TOKEN whatever token_env says.
+func TestTokenEnvNamed(t *testing.T) {
+	spec := service.Spec{Executable: "/bin/x", ConfigPath: "/c.toml", DataDir: "/d", EnvFile: "/e", TokenEnv: "ACME_TOKEN"}
+	unit, err := service.Systemd(spec)
+	require.NoError(t, err)
+	assert.Contains(t, unit, "# Put the token here as ACME_TOKEN=... (the configuration's token_env).\nEnvironmentFile=-/e\n")
+	assert.NotContains(t, unit, "GITHUB_TOKEN")
+
+	spec.TokenEnv = "" // credentials from a file
+	unit, err = service.Systemd(spec)
+	require.NoError(t, err)
+	assert.NotContains(t, unit, "token here")
+	assert.Contains(t, unit, "its GitHub credentials come from a file")
+}
+
 func TestNoSecrets(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "ghp_supersecret")
 	spec := service.Spec{Executable: "/bin/rm-x", ConfigPath: "/c.toml", DataDir: "/d", EnvFile: "/e"}
@@ -99,6 +116,8 @@ func TestRefused(t *testing.T) {
 		{"relative", "linux", func(s *service.Spec) { s.DataDir = "state" }},
 		{"newline", "linux", func(s *service.Spec) { s.ConfigPath = "/c\nExecStart=/bin/evil" }},
 		{"run-as user", "linux", func(s *service.Spec) { s.User = true; s.RunAs = "bob" }},
+		{"token_env newline", "linux", func(s *service.Spec) { s.TokenEnv = "T\nExecStart=/bin/evil" }},
+		{"token_env not a name", "linux", func(s *service.Spec) { s.TokenEnv = "1TOKEN" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

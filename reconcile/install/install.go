@@ -83,6 +83,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Downloading, if set, is told the package's URL before the download.
 	Downloading func(url string)
+	// Progress, if set, is told how the download goes, a few hundred
+	// times at most (platform.Progress); a frontend prints it.
+	Progress platform.Progress
 }
 
 // Runner installs the runner GitHub offers scope into dataDir's runners
@@ -150,7 +153,7 @@ func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Op
 	if hc == nil {
 		hc = &http.Client{Timeout: 15 * time.Minute}
 	}
-	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, r.Dir); err != nil {
+	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, r.Dir, o.Progress); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Result{}, fmt.Errorf("%s exists but holds no runner: remove it and install again", r.Dir)
 		}

@@ -166,7 +166,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 	if o.Downloading != nil {
 		o.Downloading(d.URL)
 	}
-	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, stage); err != nil {
+	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, stage, o.Progress); err != nil {
 		if ctx.Err() != nil {
 			return r, err // stopped, not failed
 		}
@@ -185,8 +185,9 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 }
 
 // Check stages the latest release if it is new, then prunes.
+// A download is logged sparsely (logDownload).
 func (u Updater) Check(ctx context.Context) (Result, []string, error) {
-	r, err := Stage(ctx, u.GitHub, u.DataDir, Options{})
+	r, err := Stage(ctx, u.GitHub, u.DataDir, logDownload(u.Log))
 	if err != nil {
 		return r, nil, fmt.Errorf("update the runner: %w", err)
 	}
@@ -198,6 +199,30 @@ func (u Updater) Check(ctx context.Context) (Result, []string, error) {
 	}
 	removed, err := Prune(u.DataDir, keep)
 	return r, removed, err
+}
+
+// logDownload logs an update's download for a daemon's log: where from,
+// then each quarter of it; a 200 MB package over a slow link makes four
+// lines, never one per read. The end is the caller's line ("installed").
+func logDownload(log *slog.Logger) Options {
+	if log == nil {
+		return Options{}
+	}
+	quarter := int64(0)
+	return Options{
+		Downloading: func(url string) { log.Info("downloading a newer runner", "url", url) },
+		Progress: func(done, total int64) {
+			if total <= 0 || done >= total {
+				return
+			}
+			if q := done * 4 / total; q > quarter {
+				quarter = q
+				log.Info("downloading a newer runner", "percent", q*25, "bytes", done, "of", total)
+			} else if q < quarter {
+				quarter = q // tried again
+			}
+		},
+	}
 }
 
 // Once calls Check and logs what it did; a failure is logged (once per

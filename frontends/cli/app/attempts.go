@@ -244,8 +244,8 @@ func (c *AttemptShowCmd) Run(ctx context.Context, a *App) error {
 	}
 	usage := ""
 	if at.Usage.Samples > 0 {
-		usage = fmt.Sprintf("peak RSS %s, CPU average %dm, busiest %dm, %d samples",
-			bytesize.Format(at.Usage.PeakRSSBytes), at.Usage.CPUAvgMillicores, at.Usage.CPUPeakMillicores, at.Usage.Samples)
+		usage = fmt.Sprintf("peak RSS %s, CPU average %s cores, busiest %s cores, %d samples",
+			bytesize.Format(at.Usage.PeakRSSBytes), cores(at.Usage.CPUAvgMillicores), cores(at.Usage.CPUPeakMillicores), at.Usage.Samples)
 	}
 	process := ""
 	if at.PID != 0 {

@@ -130,6 +130,8 @@ func TestAttemptShow(t *testing.T) {
 	assert.Contains(t, out, "failed(launch_failed): runner dir missing")
 	assert.Contains(t, out, "policy:")
 	assert.Contains(t, out, "home")
+	out = e.ok("attempt", "show", list[0].ID.String())
+	assert.Contains(t, out, "peak RSS 300MiB, CPU average 0.90 cores, busiest 1.90 cores, 12 samples", "CPU in cores, as everywhere")
 
 	var j map[string]any
 	require.NoError(t, json.Unmarshal([]byte(e.ok("attempt", "show", "--json", list[0].ID.String())), &j))

@@ -2,6 +2,11 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 
 	"github.com/runner-manager/runner-manager/reconcile/install"
 )
@@ -60,9 +65,7 @@ func (c *RunnerInstallCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := install.Runner(ctx, client, scope, dataDir, install.Options{
-		Version: c.Version, Downloading: func(url string) { a.printf("downloading %s\n", url) },
-	})
+	r, err := install.Runner(ctx, client, scope, dataDir, downloadOptions(a, c.Version))
 	return c.report(a, r, err)
 }
 
@@ -76,9 +79,7 @@ func (c *RunnerInstallCmd) latest(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := install.Latest(ctx, client, dataDir, install.Options{
-		Version: c.Version, Downloading: func(url string) { a.printf("downloading %s\n", url) },
-	})
+	r, err := install.Latest(ctx, client, dataDir, downloadOptions(a, c.Version))
 	return c.report(a, r, err)
 }
 
@@ -93,4 +94,53 @@ func (c *RunnerInstallCmd) report(a *App, r install.Result, err error) error {
 		a.printf("installed runner %s (sha256 %s verified) in %s\n", r.Version, r.SHA256, r.Dir)
 	}
 	return nil
+}
+
+// downloadOptions prints the package's URL and then how its download goes.
+func downloadOptions(a *App, version string) install.Options {
+	p := &downloadProgress{w: a.Stdout, tty: isTerminal(a.Stdout)}
+	return install.Options{
+		Version:     version,
+		Downloading: func(url string) { a.printf("downloading %s\n", url) },
+		Progress:    p.tell,
+	}
+}
+
+// downloadProgress prints a download's progress: on a terminal one line
+// rewritten in place; elsewhere (a log, a pipe) a line at each quarter, so
+// a 200 MB package makes four lines, not hundreds.
+type downloadProgress struct {
+	w       io.Writer
+	tty     bool
+	quarter int64 // the last quarter printed, off a terminal
+	done    int64
+	width   int // of the line on the terminal, to blank what is left of it
+}
+
+func (p *downloadProgress) tell(done, total int64) {
+	if done < p.done {
+		p.quarter = 0 // tried again: from the start
+	}
+	p.done = done
+	end := total > 0 && done == total
+	line := fmt.Sprintf("downloaded %s", bytesize.Format(uint64(done)))
+	if total > 0 {
+		line = fmt.Sprintf("downloaded %s of %s (%d %%)", bytesize.Format(uint64(done)), bytesize.Format(uint64(total)), done*100/total)
+	}
+	if p.tty {
+		pad := max(p.width-len(line), 0)
+		p.width = len(line)
+		fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+		if end {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	if total <= 0 {
+		return // the size unknown: only the end, told with it
+	}
+	if q := done * 4 / total; q > p.quarter {
+		p.quarter = q
+		fmt.Fprintln(p.w, line)
+	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,9 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 		return service.Spec{}, err
 	}
 	spec := service.Spec{Executable: exe, User: user, RunAs: runAs, DataDir: cfg.DataDir, EnvFile: envFile}
+	if g := cfg.GitHub; !g.UsesApp() && g.TokenFile == "" {
+		spec.TokenEnv = cmp.Or(g.TokenEnv, config.DefaultTokenEnv)
+	}
 	if spec.ConfigPath, err = a.ConfigPath(); err != nil {
 		return service.Spec{}, err
 	}

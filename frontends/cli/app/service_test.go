@@ -75,11 +75,11 @@ func TestServiceInstallNamesTheTokenSource(t *testing.T) {
 	defer app.SetExecutable("/usr/local/bin/runner-manager")()
 	defer app.SetLingering(func(string) bool { return true })()
 	for _, tc := range []struct {
-		name, github, want, not string
+		name, github, want, not, unit string
 	}{
-		{"Default", "", "as GITHUB_TOKEN=... (the variable token_env names)", "token_file"},
-		{"TokenEnv", `token_env = "MY_TOKEN"`, "as MY_TOKEN=... (the variable token_env names)", "GITHUB_TOKEN"},
-		{"TokenFile", `token_file = "/etc/runner-manager/token"`, "The token is read from /etc/runner-manager/token (token_file)", "GITHUB_TOKEN"},
+		{"Default", "", "as GITHUB_TOKEN=... (the variable token_env names)", "token_file", "# Put the token here as GITHUB_TOKEN=..."},
+		{"TokenEnv", `token_env = "MY_TOKEN"`, "as MY_TOKEN=... (the variable token_env names)", "GITHUB_TOKEN", "# Put the token here as MY_TOKEN=..."},
+		{"TokenFile", `token_file = "/etc/runner-manager/token"`, "The token is read from /etc/runner-manager/token (token_file)", "GITHUB_TOKEN", "credentials come from a file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -88,6 +88,15 @@ func TestServiceInstallNamesTheTokenSource(t *testing.T) {
 			out := e.ok("--config", cfg, "service", "install", "--user")
 			assert.Contains(t, out, tc.want)
 			assert.NotContains(t, out, tc.not)
+			units, err := filepath.Glob(filepath.Join(e.home, "*", "systemd", "user", "runner-manager.service"))
+			require.NoError(t, err)
+			require.Len(t, units, 1, out)
+			unit, err := os.ReadFile(units[0])
+			require.NoError(t, err)
+			assert.Contains(t, string(unit), tc.unit, "the unit's comment names the variable the configuration reads")
+			if tc.name != "Default" {
+				assert.NotContains(t, string(unit), "GITHUB_TOKEN")
+			}
 		})
 	}
 }

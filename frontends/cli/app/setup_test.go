@@ -45,6 +45,7 @@ func TestRunnerInstall(t *testing.T) {
 	withFakeGitHub(t, e)
 	out := e.ok("runner", "install", "--repo", "octo/app")
 	assert.Contains(t, out, "verified")
+	assert.Regexp(t, `downloaded \S+ of \S+ \(100 %\)\n`, out, "the download's progress, to its end")
 	v := fakegithub.RunnerVersion
 	listener := filepath.Join(e.dataDir, "runners", v, "bin", fakegithub.ListenerName())
 	_, err := os.Stat(listener)
