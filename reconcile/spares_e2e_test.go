@@ -39,6 +39,12 @@ func TestE2ESpares(t *testing.T) {
 		return n
 	}
 	require.Eventually(t, func() bool { return online() == 1 }, 60*time.Second, 20*time.Millisecond, "a spare listens before any job")
+	listening := map[string]bool{}
+	for _, r := range w.fake.Runners() {
+		if strings.HasPrefix(r.Name, prefix) && r.Online && !r.Busy {
+			listening[r.Name] = true
+		}
+	}
 
 	id := w.enqueue(1, 200*time.Millisecond, 8<<20)[0]
 	require.NoError(t, w.fake.WaitFor(waitCtxE2E(t, 60*time.Second), func() bool {
@@ -48,7 +54,7 @@ func TestE2ESpares(t *testing.T) {
 	j, _ := w.fake.Job(id)
 	waited := j.StartedAt.Sub(j.QueuedAt)
 	t.Logf("queued → started: %s (runner boot %s)", waited.Round(time.Millisecond), boot)
-	assert.Less(t, waited, boot, "the job found a runner listening")
+	assert.True(t, listening[j.RunnerName], "the job was taken by %s, not by a runner listening before it was queued (%v)", j.RunnerName, listening)
 	require.Eventually(t, func() bool { return online() == 1 }, 60*time.Second, 20*time.Millisecond, "a new spare replaces the one that took the job")
 
 	stop()
