@@ -98,3 +98,27 @@ func TestSparesNeverLiveTwoMinutes(t *testing.T) {
 		})
 	}
 }
+
+// TestSparesIdleListNothing: a scale-set loop whose spares are recycled
+// through ten idle minutes never asks for GitHub's REST runner list past
+// the first answer that it cannot (scale-set runners are not in it): it
+// looks each spare up at the scale-set service instead, which costs no
+// REST quota.
+func TestSparesIdleListNothing(t *testing.T) {
+	e := spareEnv(t, 2, 1, nil)
+	e.target.cannotList = true
+	e.demand(0)
+	e.pass()
+	launched := e.launcher.launches()
+	for range 10 * 60 / 5 {
+		for _, a := range e.live() {
+			e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
+		}
+		e.clock.Advance(5 * time.Second)
+		e.pass()
+	}
+	assert.Greater(t, e.launcher.launches()-launched, 4, "spares were recycled through the ten minutes")
+	assert.Equal(t, 1, e.target.count("list"), "one list, answered: cannot")
+	assert.Positive(t, e.target.count("lookup"), "each spare looked up instead")
+	t.Logf("launches %d, lookups %d, removals %d", e.launcher.launches()-launched, e.target.count("lookup"), e.target.count("remove"))
+}
