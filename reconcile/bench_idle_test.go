@@ -231,7 +231,10 @@ func BenchmarkIdle(b *testing.B) {
 
 func idleOnce(b *testing.B, mode rm.Mode, idlePolicies, spare int, window time.Duration) {
 	fake := startIdleFake(b)
-	runnerDir := githubtest.BuildFakeRunner(b) // the spares' runner
+	runnerDir := b.TempDir()
+	if spare != 0 && mode == rm.ModeScaleSet {
+		runnerDir = githubtest.BuildFakeRunner(b) // the spares' runner
+	}
 	client, err := github.New(github.Config{WebURL: fake.web, APIURL: fake.api, Token: fake.token, UserAgent: "runner-manager-idle-bench"})
 	if err != nil {
 		b.Fatal(err)
