@@ -198,3 +198,52 @@ func TestBuildInfo(t *testing.T) {
 	assert.Contains(t, out, `runner_manager_build_info{commit="`)
 	assert.Contains(t, out, `version="`+cmp.Or(bi.Main.Version, "unknown")+`"} 1`)
 }
+
+// TestJobAndRunnerGauges: the four gauges named as ARC's listener names
+// them carry each policy's own figures, as the status has them at each
+// scrape: assigned jobs (GitHub's totalAssignedJobs, the demand), the jobs
+// its runners run, its idle and its busy runners. A policy gone from the
+// status is gone from them.
+func TestJobAndRunnerGauges(t *testing.T) {
+	home, ci := rm.NewPolicyID(), rm.NewPolicyID()
+	st := reconcile.Status{Policies: []reconcile.PolicyStatus{
+		{ID: home, Name: "home", Live: 9, Idle: 3, Busy: 4, Demand: 7, Max: 4},
+		{ID: ci, Name: "ci", Live: 2, Idle: 2, Busy: 0, Demand: 0, Max: 2},
+	}}
+	var mu sync.Mutex
+	m := metrics.New(func() reconcile.Status { mu.Lock(); defer mu.Unlock(); return st }, nil, nil)
+	values := func() map[string]string {
+		out := map[string]string{}
+		for _, l := range strings.Split(scrape(t, m), "\n") {
+			for _, g := range []string{"assigned_jobs", "running_jobs", "idle_runners", "busy_runners"} {
+				if strings.HasPrefix(l, "runner_manager_"+g+"{") {
+					name, v, _ := strings.Cut(l, " ")
+					out[name] = v
+				}
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string]string{
+		`runner_manager_assigned_jobs{policy="home"}`: "7",
+		`runner_manager_running_jobs{policy="home"}`:  "4",
+		`runner_manager_idle_runners{policy="home"}`:  "3",
+		`runner_manager_busy_runners{policy="home"}`:  "4",
+		`runner_manager_assigned_jobs{policy="ci"}`:   "0",
+		`runner_manager_running_jobs{policy="ci"}`:    "0",
+		`runner_manager_idle_runners{policy="ci"}`:    "2",
+		`runner_manager_busy_runners{policy="ci"}`:    "0",
+	}, values())
+
+	// The next scrape reads the status again: a job ended on home, two
+	// were assigned to ci and taken by its idle runners; home went away.
+	mu.Lock()
+	st.Policies = []reconcile.PolicyStatus{{ID: ci, Name: "ci", Live: 2, Idle: 0, Busy: 2, Demand: 2, Max: 2}}
+	mu.Unlock()
+	assert.Equal(t, map[string]string{
+		`runner_manager_assigned_jobs{policy="ci"}`: "2",
+		`runner_manager_running_jobs{policy="ci"}`:  "2",
+		`runner_manager_idle_runners{policy="ci"}`:  "0",
+		`runner_manager_busy_runners{policy="ci"}`:  "2",
+	}, values())
+}

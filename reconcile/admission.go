@@ -156,7 +156,10 @@ func (a *Admission) Capacity(q Ask) int {
 func (a *Admission) Status() MemoryStatus {
 	a.statMu.Lock()
 	defer a.statMu.Unlock()
-	return a.last
+	st := a.last
+	n := a.maxSpares()
+	st.MaxSpares = &n
+	return st
 }
 
 func (a *Admission) defaultEstimate() uint64 {
@@ -398,12 +401,16 @@ func (p *pass) noteFit(pol *rm.Policy, r Refusal) {
 }
 
 // maxSpares is the host's bound on warm spares (MaxSpares, its default).
-func (a *Admission) maxSpares() int {
+func (a *Admission) maxSpares() int { return SpareBound(a.MaxSpares) }
+
+// SpareBound is the host's bound on warm spares that [admission]
+// max_spares sets: 0 its default (DefaultMaxSpares), -1 none.
+func SpareBound(maxSpares int) int {
 	switch {
-	case a.MaxSpares < 0:
+	case maxSpares < 0:
 		return 0
-	case a.MaxSpares == 0:
+	case maxSpares == 0:
 		return DefaultMaxSpares
 	}
-	return a.MaxSpares
+	return maxSpares
 }

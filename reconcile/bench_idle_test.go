@@ -22,11 +22,13 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/install"
+	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -35,6 +37,7 @@ const (
 	idleFakeEnv   = "RUNNER_MANAGER_IDLE_FAKE_GITHUB"
 	idleForEnv    = "RUNNER_MANAGER_IDLE_FOR"      // the window; unset skips BenchmarkIdle
 	idleCountsEnv = "RUNNER_MANAGER_IDLE_POLICIES" // how many policies, a list ("10,30,100"); 10 by default
+	idleSparesEnv = "RUNNER_MANAGER_IDLE_SPARES"   // each policy's spare: "auto" (the default, as policy add) or N
 	idleRepo      = "acme/app"
 	idleLongPoll  = 50 * time.Second // what GitHub's message queue holds a poll
 	idleTokenPart = "ghp_idle"
@@ -171,12 +174,15 @@ func selfStatus(b *testing.B, field string) uint64 {
 // real journal, with the production timings (passes every minute while
 // idle, meters sampling every 2 s, policies re-read every 5 s), its GitHub
 // side against the fake GitHub served by another process with a 50 s long
-// poll. Nothing is queued. After the loops settle, it measures one window
+// poll. Nothing is queued; each policy keeps its default warm spares
+// (RUNNER_MANAGER_IDLE_SPARES: auto, or N), fake runners listening and
+// recycled as a user's would be. After the loops settle, it measures one window
 // of real time (RUNNER_MANAGER_IDLE_FOR; unset, it skips) and reports this
 // process's CPU (getrusage, % of one core), its resident memory at the end
 // (VmRSS) and peak (VmHWM), and the GitHub requests made in the window
 // (REST: all, and those charged to the rate limit; scale-set service), and
-// the loops' passes (how many a minute, how long each).
+// the loops' passes (how many a minute, how long each), the spares live
+// at the end and the runners launched in the window.
 // Budget: ≤ 30 MB RSS, ≤ 0.5 % of one core; 0 REST calls per hour in
 // scale-set mode. Run it alone:
 //
@@ -201,6 +207,14 @@ func BenchmarkIdle(b *testing.B) {
 			counts = append(counts, n)
 		}
 	}
+	spare := rm.DefaultSpare
+	if v := os.Getenv(idleSparesEnv); v != "" && v != "auto" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			b.Fatalf("%s=%q: want auto or a count of 0 or more", idleSparesEnv, v)
+		}
+		spare = n
+	}
 	for _, mode := range []rm.Mode{rm.ModeScaleSet, rm.ModeClassic} {
 		for _, n := range counts {
 			name := mode.String()
@@ -209,14 +223,18 @@ func BenchmarkIdle(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				// One window whatever b.N: the figures are rates over it.
-				idleOnce(b, mode, n, window)
+				idleOnce(b, mode, n, spare, window)
 			})
 		}
 	}
 }
 
-func idleOnce(b *testing.B, mode rm.Mode, idlePolicies int, window time.Duration) {
+func idleOnce(b *testing.B, mode rm.Mode, idlePolicies, spare int, window time.Duration) {
 	fake := startIdleFake(b)
+	runnerDir := b.TempDir()
+	if spare != 0 && mode == rm.ModeScaleSet {
+		runnerDir = githubtest.BuildFakeRunner(b) // the spares' runner
+	}
 	client, err := github.New(github.Config{WebURL: fake.web, APIURL: fake.api, Token: fake.token, UserAgent: "runner-manager-idle-bench"})
 	if err != nil {
 		b.Fatal(err)
@@ -236,7 +254,7 @@ func idleOnce(b *testing.B, mode rm.Mode, idlePolicies int, window time.Duration
 		b.Fatal(err)
 	}
 	for i := range idlePolicies {
-		pb := storetest.NewPolicy().Name(fmt.Sprintf("idle-%02d", i)).Repository(idleRepo).Host(host.ID).Max(8).RunnerDir(dataDir)
+		pb := storetest.NewPolicy().Name(fmt.Sprintf("idle-%02d", i)).Repository(idleRepo).Host(host.ID).Max(8).RunnerDir(runnerDir).Spare(spare)
 		if mode == rm.ModeScaleSet {
 			pb = pb.Autoscale(fmt.Sprintf("idle-%02d", i), 8)
 		} else {
@@ -306,6 +324,7 @@ func idleOnce(b *testing.B, mode rm.Mode, idlePolicies int, window time.Duration
 	time.Sleep(3 * time.Second)
 
 	b.ResetTimer()
+	launched0 := idleAttempts(b, st)
 	rest0, charged0, ss0 := fake.calls(b)
 	passes0, passTime0 := passes.Load(), passTime.Load()
 	cpu0, t0 := selfCPU(), time.Now()
@@ -313,6 +332,11 @@ func idleOnce(b *testing.B, mode rm.Mode, idlePolicies int, window time.Duration
 	cpu, elapsed := selfCPU()-cpu0, time.Since(t0)
 	n, took := passes.Load()-passes0, time.Duration(passTime.Load()-passTime0)
 	rest, charged, ss := fake.calls(b)
+	launched := idleAttempts(b, st) - launched0
+	spares := 0
+	for _, ps := range sup.Status().Policies {
+		spares += ps.Spares
+	}
 	b.StopTimer()
 	rss, hwm := selfStatus(b, "VmRSS"), selfStatus(b, "VmHWM")
 	b.ReportMetric(100*cpu.Seconds()/elapsed.Seconds(), "%core")
@@ -323,7 +347,20 @@ func idleOnce(b *testing.B, mode rm.Mode, idlePolicies int, window time.Duration
 	b.ReportMetric(float64(charged-charged0)/elapsed.Hours(), "rest-charged/h")
 	b.ReportMetric(float64(ss-ss0)/elapsed.Minutes(), "scaleset-calls/min")
 	b.ReportMetric(float64(n)/elapsed.Minutes(), "passes/min")
+	b.ReportMetric(float64(spares), "spares")
+	b.ReportMetric(float64(launched)/elapsed.Hours(), "launches/h")
 	if n > 0 {
 		b.ReportMetric(float64(took.Microseconds())/float64(n), "µs/pass")
 	}
+}
+
+// idleAttempts is how many attempts the journal holds: the runners the
+// window launched are the difference.
+func idleAttempts(b *testing.B, st store.Store) int {
+	b.Helper()
+	as, err := st.Attempts(context.Background(), store.AttemptFilter{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(as)
 }

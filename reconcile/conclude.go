@@ -41,6 +41,7 @@ func (p *pass) concludeExited(ctx context.Context) {
 			listed:       listed && l.listed,
 			stop:         rt.stop,
 			deregistered: rt.deregistered,
+			removedIdle:  !rt.missingSince.IsZero() && !rt.deregistered,
 			// GitHub's word is in once the demand source reported a figure
 			// taken after the exit; JobWordGrace caps the wait for a silent
 			// one. A drain concludes with what is known: it waits for jobs,

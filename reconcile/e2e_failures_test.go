@@ -230,7 +230,10 @@ func TestE2ERunnerFailures(t *testing.T) {
 		seen := map[rm.AttemptID]bool{}
 		a := w.nextEnded(30*time.Second, seen)
 		assert.Equal(t, first.ID, a.ID)
-		assert.Equal(t, rm.Zombie, a.Outcome.Reason, a.Outcome.String())
+		// It had no job: GitHub removed it idle, and it would not go.
+		assert.Equal(t, rm.ExitedIdleWithoutWork, a.Outcome.Kind, a.Outcome.String())
+		assert.Contains(t, a.Outcome.Detail, "removed idle by GitHub")
+		assert.Contains(t, a.Outcome.Detail, "zombie")
 		assert.False(t, platform.Alive(first.PID, first.ProcessStart), "the zombie was stopped")
 		w.waitFor(30*time.Second, "a new idle runner", func() bool {
 			for _, b := range w.attempts() {

@@ -31,6 +31,12 @@ type exitFacts struct {
 	// its registration (the runner then exits by itself).
 	stop         stopReason
 	deregistered bool
+	// removedIdle: GitHub removed its registration while its process
+	// lived (a lookup found it gone) and the manager had not: GitHub
+	// drops idle runners after minutes (actions/runner #4726). Without a
+	// job that is an idle end, whatever the runner did next (exit 0 as
+	// the real one does, another code, or stay alive, deaf, a zombie).
+	removedIdle bool
 	// waited: GitHub's word on its job can no longer be on its way: the
 	// demand source reported a figure taken after the exit was seen (its
 	// job events came with it), or the job-word grace passed, or a drain
@@ -45,7 +51,8 @@ type exitFacts struct {
 // that exits 143 after the manager's SIGTERM did not fail.
 //
 //	stop: start timeout, no job          → Failed(StartTimeout)
-//	stop: zombie                         → CompletedJob if its job completed, else Failed(Zombie)
+//	stop: zombie                         → CompletedJob if its job completed; ExitedIdleWithoutWork
+//	                                       without a job (GitHub removed it idle); else Failed(Zombie)
 //	stop: hung after its job ended       → CompletedJob (GitHub said its job completed)
 //	stop: user, scale-down, drain, idle timeout, shutdown, or deregistered by the manager:
 //	  no job                             → ExitedIdleWithoutWork, whatever the exit code
@@ -59,6 +66,7 @@ type exitFacts struct {
 //	exit ≠ 0, during a job               → Failed(ProcessExitedUnexpectedly); CompletedJob if
 //	                                       GitHub says later the job completed (lateOutcome)
 //	exit 0 or unknown, nothing known     → wait for the word; then ExitedIdleWithoutWork
+//	exit ≠ 0, no job, removed by GitHub  → wait for the word; then ExitedIdleWithoutWork
 //	exit ≠ 0, no job                     → Failed(ProcessExitedUnexpectedly) with the code's meaning
 func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 	f.job = f.job || f.ranJob
@@ -74,6 +82,9 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 	case stopZombie:
 		if f.jobCompleted {
 			return rm.Outcome{Kind: rm.CompletedJob, Detail: "hung after its job (zombie); stopped"}, false
+		}
+		if f.removedIdle && !f.job {
+			return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: removedIdleDetail + "; it stayed alive, deaf (zombie), and was stopped"}, false
 		}
 		return rm.FailedWith(rm.Zombie, "alive but GitHub no longer lists its registration; stopped"), false
 	case stopHung:
@@ -114,16 +125,26 @@ func outcomeFor(f exitFacts) (o rm.Outcome, wait bool) {
 		return o, false
 	case f.job:
 		return rm.FailedWith(rm.ProcessExitedUnexpectedly, exitMeaning(f.exitCode)+" during its job"), false
-	case !clean:
+	case !clean && !f.removedIdle:
 		return rm.FailedWith(rm.ProcessExitedUnexpectedly, exitMeaning(f.exitCode)), false
 	case !f.waited:
 		return rm.Outcome{}, true
+	case f.removedIdle:
+		code := "exit code unknown"
+		if f.exitCode >= 0 {
+			code = exitMeaning(f.exitCode)
+		}
+		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: removedIdleDetail + " (" + code + ")"}, false
 	case f.exitCode < 0:
 		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "exited without a job (exit code unknown)"}, false
 	default:
 		return rm.Outcome{Kind: rm.ExitedIdleWithoutWork, Detail: "exited 0 without a job"}, false
 	}
 }
+
+// removedIdleDetail names the end of a runner GitHub removed while it
+// listened without a job: no failure of the runner's nor the manager's.
+const removedIdleDetail = "removed idle by GitHub"
 
 // stoppedDetail explains an idle exit the manager caused: why it stopped
 // the runner and, when known, the code it exited with (143 or 137 after a

@@ -24,6 +24,8 @@ func TestOutcomeFor(t *testing.T) {
 		{name: "StartTimeoutButRanJob", f: exitFacts{exitCode: 0, stop: stopStartTimeout, ranJob: true}, kind: rm.CompletedJob},
 		// stop: zombie
 		{name: "Zombie", f: exitFacts{exitCode: -1, stop: stopZombie}, kind: rm.Failed, reason: rm.Zombie},
+		{name: "ZombieRemovedIdle", f: exitFacts{exitCode: 143, stop: stopZombie, removedIdle: true}, kind: rm.ExitedIdleWithoutWork, detail: "removed idle by GitHub; it stayed alive"},
+		{name: "ZombieWithAJobTrace", f: exitFacts{exitCode: 143, stop: stopZombie, removedIdle: true, ranJob: true}, kind: rm.Failed, reason: rm.Zombie},
 		{name: "ZombieAfterItsJob", f: exitFacts{exitCode: -1, stop: stopZombie, job: true, jobCompleted: true}, kind: rm.CompletedJob, detail: "zombie"},
 		// the manager's and a user's stops: never a runner failure
 		{name: "ScaledDown143", f: exitFacts{exitCode: 143, stop: stopScaleDown, deregistered: true}, kind: rm.ExitedIdleWithoutWork, detail: "scaled down (exit code 143"},
@@ -63,6 +65,13 @@ func TestOutcomeFor(t *testing.T) {
 		{name: "UnknownExitWaits", f: exitFacts{exitCode: -1}, wait: true},
 		{name: "IdleExit", f: exitFacts{exitCode: 0, waited: true}, kind: rm.ExitedIdleWithoutWork, detail: "exited 0 without a job"},
 		{name: "IdleExitUnknownCode", f: exitFacts{exitCode: -1, waited: true}, kind: rm.ExitedIdleWithoutWork, detail: "exit code unknown"},
+		// removed idle by GitHub, not by the manager
+		{name: "RemovedIdleExit0Waits", f: exitFacts{exitCode: 0, removedIdle: true}, wait: true},
+		{name: "RemovedIdleExit0", f: exitFacts{exitCode: 0, removedIdle: true, waited: true}, kind: rm.ExitedIdleWithoutWork, detail: "removed idle by GitHub (exit code 0)"},
+		{name: "RemovedIdleExit1Waits", f: exitFacts{exitCode: 1, removedIdle: true}, wait: true},
+		{name: "RemovedIdleExit1", f: exitFacts{exitCode: 1, removedIdle: true, waited: true}, kind: rm.ExitedIdleWithoutWork, detail: "removed idle by GitHub (exit code 1"},
+		{name: "RemovedIdleUnknownCode", f: exitFacts{exitCode: -1, removedIdle: true, waited: true}, kind: rm.ExitedIdleWithoutWork, detail: "removed idle by GitHub (exit code unknown)"},
+		{name: "RemovedThenCrashDuringJob", f: exitFacts{exitCode: 2, removedIdle: true, job: true}, kind: rm.Failed, reason: rm.ProcessExitedUnexpectedly, detail: "during its job"},
 		// exit ≠ 0, no job, not stopped by the manager
 		{name: "Refused", f: exitFacts{exitCode: 1}, kind: rm.Failed, reason: rm.ProcessExitedUnexpectedly, detail: "exit code 1: the runner refused"},
 		{name: "Retryable", f: exitFacts{exitCode: 2}, kind: rm.Failed, reason: rm.ProcessExitedUnexpectedly, detail: "retryable"},

@@ -277,8 +277,44 @@ func TestZombie(t *testing.T) {
 	require.Eventually(t, p.wasStopped, 5*time.Second, time.Millisecond)
 	e.pass()
 	got := e.attempt(a.ID)
-	assert.Equal(t, rm.StateFailed, got.State)
-	assert.Equal(t, rm.Zombie, got.Outcome.Reason)
+	// GitHub removed it while it listened without a job: an idle end,
+	// not a failure, though it had to be stopped.
+	assert.Equal(t, rm.StateFinished, got.State)
+	assert.Equal(t, rm.ExitedIdleWithoutWork, got.Outcome.Kind, got.Outcome.String())
+	assert.Contains(t, got.Outcome.Detail, "removed idle by GitHub")
+	assert.Contains(t, got.Outcome.Detail, "zombie")
+	assert.Contains(t, e.logs.String(), "runner is a zombie")
+}
+
+// TestRemovedIdleExitsNonZero: a runner GitHub removed while it listened
+// without a job, which then exits with an error code (the real runner
+// exits 1 when its registration is gone as it opens a session), ended
+// idle once GitHub's word on a job could no longer be on its way.
+func TestRemovedIdleExitsNonZero(t *testing.T) {
+	e := newEnv(t, storetest.NewPolicy().Autoscale("home", 1), func(c *reconcile.Config) {
+		c.ZombieGrace = time.Minute
+		c.RunnerListEvery = time.Millisecond
+	})
+	a, p := launchOne(t, e)
+	e.target.set(a.RunnerName, func(r *rm.Runner) { r.Online = true })
+	e.clock.Advance(time.Second)
+	e.pass()
+	require.Equal(t, rm.StateIdle, e.attempt(a.ID).State, "seen online")
+
+	e.target.drop(a.RunnerName) // GitHub removed it, idle
+	e.clock.Advance(time.Second)
+	e.pass()
+	p.exit(1)
+	e.clock.Advance(time.Second)
+	e.pass()
+	assert.True(t, e.attempt(a.ID).Live(), "waits for GitHub's word on a job")
+	e.clock.Advance(reconcile.DefaultJobWordGrace)
+	e.pass()
+	got := e.attempt(a.ID)
+	assert.Equal(t, rm.ExitedIdleWithoutWork, got.Outcome.Kind, got.Outcome.String())
+	assert.Contains(t, got.Outcome.Detail, "removed idle by GitHub (exit code 1")
+	require.NotNil(t, got.ExitCode)
+	assert.Equal(t, 1, *got.ExitCode)
 }
 
 func TestLaunchFailure(t *testing.T) {

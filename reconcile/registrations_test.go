@@ -92,7 +92,8 @@ func TestLookupModeZombie(t *testing.T) {
 	require.Eventually(t, p.wasStopped, 5*time.Second, time.Millisecond)
 	e.pass()
 	got := e.attempt(a.ID)
-	assert.Equal(t, rm.Zombie, got.Outcome.Reason, got.Outcome.String())
+	assert.Equal(t, rm.ExitedIdleWithoutWork, got.Outcome.Kind, got.Outcome.String())
+	assert.Contains(t, got.Outcome.Detail, "removed idle by GitHub")
 }
 
 func TestAListThatLacksARunnerIsConfirmed(t *testing.T) {

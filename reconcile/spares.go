@@ -39,7 +39,8 @@ import (
 // A spare listening longer than SpareRecycleAfter is recycled before
 // GitHub drops it (idle JIT runners have been seen removed after 2 to 6
 // minutes): its replacement is launched first, and it is stopped once
-// another spare listens. Scale-down and stop treat spares as any idle
+// another spare listens, and in any case spareStopBy (under 2 minutes)
+// after its runner started. Scale-down and stop treat spares as any idle
 // runner. Spares are runners like any other to GitHub: whichever listens
 // first takes the next job, so a spare is a count (the non-busy runners
 // beyond the jobs that need one), not an identity; planSpares names the
@@ -70,9 +71,15 @@ const (
 	// many job durations per loop.
 	bootSamples = 16
 	durSamples  = 16
-	// spareRecycleGrace is how long past SpareRecycleAfter an expired spare
+	// spareRecycleGrace is how long past its recycling an expired spare
 	// waits for its replacement before it is stopped anyway.
-	spareRecycleGrace = 30 * time.Second
+	spareRecycleGrace = 20 * time.Second
+	// spareStopBy bounds a spare's life from its runner's start, whatever
+	// SpareRecycleAfter says, a replacement's fate or GitHub's answers:
+	// GitHub has been seen dropping idle JIT runners from 2 minutes of
+	// listening on, and a runner listens at most from its start. The
+	// margin under 2 minutes covers the pass the deadline wakes.
+	spareStopBy = 2*time.Minute - 10*time.Second
 )
 
 // Why the manager stops a spare.
@@ -116,119 +123,6 @@ type sparePlan struct {
 // keepsSpares: the policy's loop keeps warm spares for it.
 func keepsSpares(pol *rm.Policy) bool {
 	return pol.Active() && pol.Spares() > 0
-}
-
-// jobEnded notes a job's end (its runner's exit) for the rate.
-func (s *spareState) jobEnded(at time.Time) {
-	s.ends = append(s.ends, at)
-	if over := len(s.ends) - maxQueuedEvents; over > 0 {
-		s.ends = slices.Delete(s.ends, 0, over)
-	}
-}
-
-// rate is the jobs ending per second over the last spareRateWindow.
-func (s *spareState) rate(now time.Time) float64 {
-	s.ends = slices.DeleteFunc(s.ends, func(t time.Time) bool { return now.Sub(t) > spareRateWindow })
-	if len(s.ends) == 0 {
-		return 0
-	}
-	oldest := slices.MinFunc(s.ends, func(a, b time.Time) int { return a.Compare(b) })
-	span := max(now.Sub(oldest), spareMinRateSpan)
-	return float64(len(s.ends)) / span.Seconds()
-}
-
-// booted notes one boot of a policy's runner.
-func (s *spareState) booted(pol rm.PolicyID, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	if s.boots == nil {
-		s.boots = make(map[rm.PolicyID][]time.Duration)
-	}
-	b := append(s.boots[pol], d)
-	if over := len(b) - bootSamples; over > 0 {
-		b = slices.Delete(b, 0, over)
-	}
-	s.boots[pol] = b
-}
-
-// boot is a policy's measured boot: the fastest of its last samples, each
-// an upper bound (a runner takes a job, or is seen online, only after it
-// listens). ok is false while nothing was measured.
-func (s *spareState) boot(pol rm.PolicyID) (time.Duration, bool) {
-	b := s.boots[pol]
-	if len(b) == 0 {
-		return 0, false
-	}
-	return slices.Min(b), true
-}
-
-func (s *spareState) bootOr(pol rm.PolicyID) time.Duration {
-	if d, ok := s.boot(pol); ok {
-		return d
-	}
-	return DefaultBootEstimate
-}
-
-// cost is what a spare of pol is counted at: the largest RSS an idle
-// runner of it was seen at, else DefaultSpareMemory.
-func (s *spareState) cost(pol rm.PolicyID) uint64 {
-	if v := s.idleRSS[pol]; v > 0 {
-		return v
-	}
-	return DefaultSpareMemory
-}
-
-// meanJob is the mean duration of the last jobs, 0 while none ended.
-func (s *spareState) meanJob() time.Duration {
-	if len(s.durs) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, d := range s.durs {
-		sum += d
-	}
-	return sum / time.Duration(len(s.durs))
-}
-
-// endRate is the jobs ending per second: the larger of the ends seen and
-// those busy runners will bring, at the mean job duration; until a job's
-// length is measured, a job is taken to last one boot (more spares, at
-// most the cap, rather than a burst's next jobs waiting a boot each).
-func (s *spareState) endRate(now time.Time, busy int, boot time.Duration) float64 {
-	r := s.rate(now)
-	d := s.meanJob()
-	if d <= 0 {
-		d = boot
-	}
-	if d > 0 && busy > 0 {
-		r = max(r, float64(busy)/d.Seconds())
-	}
-	return r
-}
-
-// concluded takes what an ended attempt tells of boots, job durations
-// and job ends.
-func (s *spareState) concluded(a rm.Attempt, ranJob bool, ended time.Time) {
-	if ranJob {
-		s.jobEnded(ended)
-		if !a.BusyAt.IsZero() && ended.After(a.BusyAt) {
-			s.durs = append(s.durs, ended.Sub(a.BusyAt))
-			if over := len(s.durs) - durSamples; over > 0 {
-				s.durs = slices.Delete(s.durs, 0, over)
-			}
-		}
-	}
-	if a.StartedAt.IsZero() {
-		return
-	}
-	first := a.BusyAt
-	if !a.IdleAt.IsZero() && (first.IsZero() || a.IdleAt.Before(first)) {
-		first = a.IdleAt
-	}
-	if !first.IsZero() {
-		s.booted(a.Policy, first.Sub(a.StartedAt))
-	}
 }
 
 // spareTarget is how many spares the loop keeps now beyond wanted, busy
@@ -357,9 +251,26 @@ func (p *pass) measureIdle(idle []*item) {
 	}
 }
 
+// spareDue is when a spare is due for recycling (listening for after,
+// and at the latest spareRecycleGrace before stopBy) and when it is
+// stopped whether or not a replacement listens: spareRecycleGrace later,
+// and never past spareStopBy from its runner's start.
+func (p *pass) spareDue(it *item, after time.Duration) (recycle, stopBy time.Time) {
+	since, _ := p.listeningSince(it)
+	stopBy = it.a.StartedAt.Add(spareStopBy)
+	recycle = since.Add(after)
+	if latest := stopBy.Add(-spareRecycleGrace); latest.Before(recycle) {
+		recycle = latest
+	}
+	if g := recycle.Add(spareRecycleGrace); g.Before(stopBy) {
+		stopBy = g
+	}
+	return recycle, stopBy
+}
+
 // tendSpares stops the spares that must yield their memory to a job, and
-// recycles those listening past SpareRecycleAfter once another spare
-// listens (or their grace is over); it counts the rest.
+// recycles those due (spareDue) once another spare listens, or at their
+// stopBy whatever happens; it counts the rest.
 func (p *pass) tendSpares(ctx context.Context, sp *sparePlan, idle []*item) {
 	l := p.l
 	after := cmp.Or(l.cfg.SpareRecycleAfter, DefaultSpareRecycleAfter)
@@ -383,33 +294,47 @@ func (p *pass) tendSpares(ctx context.Context, sp *sparePlan, idle []*item) {
 			continue
 		}
 		since, ok := p.listeningSince(it)
-		if ok && !p.now.Before(since.Add(after)) {
+		recycle, _ := p.spareDue(it, after)
+		if !p.now.Before(recycle) {
 			expired = append(expired, it)
 			continue
 		}
 		sp.fresh++
 		sp.freshPer[it.pol.ID]++
+		p.deadline(recycle)
 		if ok {
 			listening++
-			p.deadline(since.Add(after))
 		} else {
 			p.deadline(since)
 		}
 	}
 	for _, it := range expired {
 		since, _ := p.listeningSince(it)
-		if listening == 0 && p.now.Before(since.Add(after+spareRecycleGrace)) {
+		_, stopBy := p.spareDue(it, after)
+		if listening == 0 && p.now.Before(stopBy) {
 			sp.expiring++
 			sp.expPer[it.pol.ID]++
-			p.deadline(since.Add(after + spareRecycleGrace))
+			p.deadline(stopBy)
 			continue
 		}
-		if p.deregister(ctx, it, false) {
-			it.log.Info("recycling a spare before GitHub drops it", "listening_for", p.now.Sub(since).Round(time.Second))
+		// At its stopBy it goes even if GitHub cannot be told first (its
+		// registration is removed at its conclusion or reaped), unless
+		// GitHub says a job was just given to it.
+		late := !p.now.Before(stopBy)
+		if p.deregister(ctx, it, false) || (late && !p.refusedBusy(it)) {
+			it.log.Info("recycling a spare before GitHub drops it", "listening_for", p.now.Sub(since).Round(time.Second),
+				"running_for", p.now.Sub(it.a.StartedAt).Round(time.Second))
 			p.stop(ctx, it, stopSpareRecycled)
 			sp.stopping++
 		}
 	}
+}
+
+// refusedBusy: GitHub refused to remove the attempt's registration, a
+// job being just assigned to it.
+func (p *pass) refusedBusy(it *item) bool {
+	rt, _ := p.l.tab.get(it.a.ID)
+	return rt.refusedBusy
 }
 
 // keep is how many live runners beyond wanted the spares account for.
@@ -509,6 +434,12 @@ func (p *pass) launchSpares(ctx context.Context, todo []*item) int {
 			l.watchProcess(it.a.ID, it.proc)
 			p.items = append(p.items, it)
 			p.deadline(it.a.StartedAt.Add(l.cfg.StartTimeout))
+			if p.spares.expiring > 0 {
+				// Listening a boot later: the spare it replaces goes then.
+				p.deadline(it.a.StartedAt.Add(l.spares.bootOr(it.pol.ID)))
+			}
+			recycle, _ := p.spareDue(it, cmp.Or(l.cfg.SpareRecycleAfter, DefaultSpareRecycleAfter))
+			p.deadline(recycle)
 		}
 	}
 	return n

@@ -16,6 +16,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/native"
 )
 
@@ -38,6 +39,12 @@ func TestE2ESpares(t *testing.T) {
 		return n
 	}
 	require.Eventually(t, func() bool { return online() == 1 }, 60*time.Second, 20*time.Millisecond, "a spare listens before any job")
+	listening := map[string]bool{}
+	for _, r := range w.fake.Runners() {
+		if strings.HasPrefix(r.Name, prefix) && r.Online && !r.Busy {
+			listening[r.Name] = true
+		}
+	}
 
 	id := w.enqueue(1, 200*time.Millisecond, 8<<20)[0]
 	require.NoError(t, w.fake.WaitFor(waitCtxE2E(t, 60*time.Second), func() bool {
@@ -47,7 +54,7 @@ func TestE2ESpares(t *testing.T) {
 	j, _ := w.fake.Job(id)
 	waited := j.StartedAt.Sub(j.QueuedAt)
 	t.Logf("queued → started: %s (runner boot %s)", waited.Round(time.Millisecond), boot)
-	assert.Less(t, waited, boot, "the job found a runner listening")
+	assert.True(t, listening[j.RunnerName], "the job was taken by %s, not by a runner listening before it was queued (%v)", j.RunnerName, listening)
 	require.Eventually(t, func() bool { return online() == 1 }, 60*time.Second, 20*time.Millisecond, "a new spare replaces the one that took the job")
 
 	stop()
@@ -128,6 +135,56 @@ func TestE2EStopRemovesASpareLaunchedJustBefore(t *testing.T) {
 			entries, _ := os.ReadDir(filepath.Join(w.dataDir, "attempts"))
 			for _, e := range entries {
 				assert.True(t, strings.HasPrefix(e.Name(), "."), "no attempt directory is left: %s", e.Name())
+			}
+		})
+	}
+}
+
+// GitHub drops idle JIT runners after minutes (actions/runner #4726): a
+// spare it drops ends idle, never failed, whether its runner exits as
+// the real one does or stays alive, deaf; the loop replaces it.
+func TestE2ESpareDroppedIdleByGitHub(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		zombie bool
+	}{{"Exits", false}, {"StaysAlive", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []fakegithub.Option{fakegithub.WithRunnerBootDelay(100 * time.Millisecond), fakegithub.WithDropIdleRunnersAfter(500 * time.Millisecond)}
+			if tc.zombie {
+				opts = append(opts, fakegithub.Zombie())
+			}
+			w := newWorld(t, worldOpts{mode: rm.ModeScaleSet, max: 2, spare: 1, fake: opts})
+			cfg := w.supervisorConfig(nil, nil)
+			cfg.Loop.ZombieGrace = 500 * time.Millisecond
+			cfg.Loop.RunnerListEvery = 100 * time.Millisecond
+			// A loop of spares alone passes at the idle cadence: looked up
+			// that often, a deaf one is found within the test.
+			cfg.Loop.IdleRequeue = 200 * time.Millisecond
+			w.run(cfg)
+			seen := map[rm.AttemptID]bool{}
+			for range 2 {
+				a := w.nextEnded(60*time.Second, seen)
+				assert.Equal(t, rm.ExitedIdleWithoutWork, a.Outcome.Kind, a.Outcome.String())
+				assert.False(t, a.Job.Known())
+				assert.False(t, platform.Alive(a.PID, a.ProcessStart), "its runner is gone")
+				if tc.zombie {
+					assert.Contains(t, a.Outcome.Detail, "removed idle by GitHub; it stayed alive")
+				} else {
+					require.NotNil(t, a.ExitCode, a.Outcome.String())
+					assert.Equal(t, 0, *a.ExitCode, "the runner exits 0, as the real one does")
+				}
+				t.Logf("%s: %s", a.ID, a.Outcome)
+			}
+			w.waitFor(60*time.Second, "a spare live again", func() bool {
+				for _, a := range w.attempts() {
+					if a.Live() && !seen[a.ID] {
+						return true
+					}
+				}
+				return false
+			})
+			for _, a := range w.attempts() {
+				assert.NotEqual(t, rm.StateFailed, a.State, "%s: %s", a.ID, a.Outcome)
 			}
 		})
 	}

@@ -309,8 +309,10 @@ func TestSparesScaleDownAndStop(t *testing.T) {
 	e.pass()
 	require.Equal(t, len(e.live()), e.byState()[rm.StateIdle])
 
-	// The rate forgets the ends: one spare is kept, the rest scaled down.
-	e.clock.Advance(2 * time.Minute)
+	// The rate forgets the ends (a minute): one spare is kept, the rest
+	// scaled down, before any is due for recycling (90 s after its start
+	// at the latest, whatever SpareRecycleAfter says).
+	e.clock.Advance(33 * time.Second)
 	e.demand(0)
 	e.pass()
 	e.pass()
@@ -339,7 +341,7 @@ func TestSparesScaleDownAndStop(t *testing.T) {
 	// its recycling with no replacement yet.
 	last := e.live()[0]
 	require.Equal(t, rm.StateIdle, last.State)
-	e.clock.Advance(last.IdleAt.Add(time.Hour + 10*time.Second).Sub(e.clock.Now())) // expired, in its grace
+	e.clock.Advance(last.StartedAt.Add(95 * time.Second).Sub(e.clock.Now())) // expired, in its grace
 	e.loop.SetDraining(true)
 	e.pass()
 	require.Eventually(t, e.launcher.proc(last.ID).wasStopped, 5*time.Second, time.Millisecond)
@@ -383,8 +385,10 @@ func TestSparesAloneKeepTheLoopIdle(t *testing.T) {
 	assert.Equal(t, reconcile.DefaultIdleRequeue, res.RequeueAfter, "not the active cadence")
 	e.clock.Advance(reconcile.DefaultIdleRequeue)
 	res = e.pass()
-	listening := reconcile.DefaultBootEstimate
-	assert.Equal(t, listening+reconcile.DefaultSpareRecycleAfter-reconcile.DefaultIdleRequeue, res.RequeueAfter,
+	// Due 90 s after its start: listening from its boot (10 s by default)
+	// it would be due at 100 s, past the latest recycling its strict bound
+	// allows (20 s before it is stopped whatever happens, at 110 s).
+	assert.Equal(t, 90*time.Second-reconcile.DefaultIdleRequeue, res.RequeueAfter,
 		"next: when the spare is due for recycling")
 }
 

@@ -235,6 +235,10 @@ type MemoryStatus struct {
 	// DiskFreeBytes and DiskFloorBytes of the data directory's filesystem.
 	DiskFreeBytes  uint64 `json:"disk_free_bytes"`
 	DiskFloorBytes uint64 `json:"disk_floor_bytes"`
+	// MaxSpares is the host's bound on warm spares, all policies
+	// together ([admission] max_spares, its default applied; 0: none).
+	// Nil when unknown.
+	MaxSpares *int `json:"max_spares,omitempty"`
 }
 
 // PolicyStatus is one policy's figures.

@@ -49,6 +49,9 @@ var (
 	polDocs = pid(3)
 )
 
+// hostSpares is the fixture host's bound on warm spares.
+var hostSpares = 1
+
 func at(hh, mm, ss int) time.Time { return time.Date(2025, 6, 1, hh, mm, ss, 0, time.UTC) }
 
 // fixtureStatus is a busy host: three policies (one paused), four live
@@ -59,15 +62,17 @@ func fixtureStatus() reconcile.Status {
 		Host: rm.Host{ID: hostID, Name: "build-01", MemoryBytes: 16 * gib, CPUs: 8, OS: "linux", Arch: "amd64"},
 		Memory: reconcile.MemoryStatus{
 			TotalBytes: 16 * gib, AvailableBytes: 9*gib + 512*mib, ReserveBytes: 2 * gib,
-			CommittedBytes: 5 * gib, DiskFreeBytes: 120 * gib, DiskFloorBytes: 10 * gib,
+			CommittedBytes: 5 * gib, DiskFreeBytes: 120 * gib, DiskFloorBytes: 10 * gib, MaxSpares: &hostSpares,
 		},
 		Policies: []reconcile.PolicyStatus{
 			{ID: polHome, Name: "home", Target: "repo:octo/app group=Default scale-set=home", Mode: "scale-set",
-				Live: 3, Idle: 1, Busy: 2, MinIdle: 1, Max: 4, Demand: 3, Admitted: 4},
+				Live: 3, Idle: 1, Busy: 2, MinIdle: 1, Max: 4, Demand: 3, Admitted: 4,
+				Spares: 1, SpareTarget: 2, SpareAuto: true, SpareCap: 8, Boot: 2300 * time.Millisecond,
+				SpareNote: "spares: the host keeps 1 warm spares at most"},
 			{ID: polGPU, Name: "gpu", Target: "org:acme group=Default labels=gpu,linux", Mode: "classic", Paused: true,
 				Max: 2, Demand: 1, LastRefusal: "memory: needs 6.0G, 2.1G free"},
 			{ID: polDocs, Name: "docs", Target: "repo:octo/docs group=Default scale-set=docs", Mode: "scale-set",
-				Live: 1, Busy: 1, Max: 2, Demand: 1, Admitted: 1},
+				Live: 1, Busy: 1, Max: 2, Demand: 1, Admitted: 1, SpareTarget: 1, SpareCap: 1},
 		},
 		Attempts: []reconcile.AttemptStatus{
 			{ID: aid(1), Policy: polHome, RunnerName: rm.RunnerName(hostID, aid(1)), State: rm.StateBusy, Job: &rm.Job{ID: "j1", Name: "ci / build (linux)"},

@@ -185,8 +185,21 @@ var policyCols = []column{
 	{title: "MODE", w: 9},
 	{title: "STATE", w: 6},
 	{title: "L/I/B/MAX", w: 12, right: true},
+	{title: "SPARES", w: 6, right: true},
 	{title: "DEMAND", w: 6, right: true},
-	{title: "WAITS / LAST REFUSAL", w: 12, flex: 3},
+	{title: "NOTE", w: 12, flex: 3},
+}
+
+// spareHeld is why a policy's spares stay below their target, without
+// the "spares: " its refusal starts with where the row says so already.
+func spareHeld(note string) string { return strings.TrimPrefix(note, "spares: ") }
+
+// spareCell is a policy's warm spares, live/target ("-": it keeps none).
+func spareCell(r reconcile.PolicyStatus) string {
+	if r.SpareCap == 0 && r.Spares == 0 {
+		return "-"
+	}
+	return itoa(r.Spares) + "/" + itoa(r.SpareTarget)
 }
 
 // drawPolicies draws the policies table from row y, n of its rows at most.
@@ -215,11 +228,16 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 		if r.Fleet {
 			mode = "fleet"
 		}
-		vals := []string{r.Name, shortTarget(r.Target), mode, state, counts, itoa(r.Demand + r.Queued), ""}
+		vals := []string{r.Name, shortTarget(r.Target), mode, state, counts, spareCell(r.PolicyStatus), itoa(r.Demand + r.Queued), ""}
 		drawRow(p, y, formatRow(policyCols, ws, vals), st, selected, focused)
 
-		// The last column, in a style of its own.
+		// The last column, in a style of its own: as status's note, why
+		// jobs wait, else an error, else a refusal, else why spares are
+		// held back.
 		last, lastStyle := r.LastRefusal, st
+		if last == "" && r.SpareNote != "" {
+			last = "spares held: " + spareHeld(r.SpareNote)
+		}
 		if r.Waiting > 0 {
 			last, lastStyle = waitCell(r.PolicyStatus), styleWarn
 		}

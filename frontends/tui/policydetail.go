@@ -6,6 +6,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
+	"github.com/runner-manager/runner-manager/reconcile"
 )
 
 // policyDetailPane is the policy detail view's part of the model: the
@@ -54,6 +55,12 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 	}
 	d.line("runners", span{fmt.Sprintf("live %d (idle %d, busy %d) · min idle %d · max %d", r.Live, r.Idle, r.Busy, r.MinIdle, r.Max), styleNormal})
 	d.line("demand", span{fmt.Sprintf("%d assigned + %d queued at GitHub · admitted %d · waiting %d", r.Demand, r.Queued, r.Admitted, r.Waiting), styleNormal})
+	if sp := spareLine(r.PolicyStatus, m.Status.Memory.MaxSpares); sp != "" {
+		d.line("spares", span{sp, styleNormal})
+	}
+	if r.SpareNote != "" {
+		d.wrapped("held", spareHeld(r.SpareNote), styleWarn, y1)
+	}
 	if r.Waiting > 0 && r.WaitReason != "" {
 		d.wrapped("waits", r.WaitReason, styleWarn, y1)
 	}
@@ -165,4 +172,25 @@ func policyAttemptLine(a rm.Attempt, m Model) string {
 		job = "-"
 	}
 	return fmt.Sprintf("%s %-9s wait %6s  peak %5s  %s", clock(a.CreatedAt, m.Now), a.State, wait, peak, job)
+}
+
+// spareLine is a policy's warm spares for its detail: live and wanted,
+// how the target is set, the host's bound and the boot the target is
+// sized by ("": the policy keeps none).
+func spareLine(r reconcile.PolicyStatus, hostBound *int) string {
+	if r.SpareCap == 0 && r.Spares == 0 {
+		return ""
+	}
+	how := "fixed"
+	if r.SpareAuto {
+		how = "auto"
+	}
+	out := fmt.Sprintf("%d live, %d wanted (%s, at most %d)", r.Spares, r.SpareTarget, how, r.SpareCap)
+	if hostBound != nil {
+		out += fmt.Sprintf(" · host bound %d", *hostBound)
+	}
+	if r.Boot > 0 {
+		out += " · boot " + fmtDuration(r.Boot)
+	}
+	return out
 }

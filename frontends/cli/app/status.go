@@ -154,6 +154,8 @@ func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 	id, _ := LoadOrCreateHostID(cfg.DataDir) // zero: every policy
 	st, err := reconcile.StatusFromJournal(ctx, s, id, time.Now().UTC())
 	st.Memory = reconcile.HostMemoryStatus(platform.NewMachine(), cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
+	bound := reconcile.SpareBound(cfg.Admission.MaxSpares)
+	st.Memory.MaxSpares = &bound
 	return st, err
 }
 
@@ -170,6 +172,9 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 	if m.TotalBytes > 0 {
 		fmt.Fprintf(w, "memory:   %s total, %s available, %s reserved, %s committed to runners\n",
 			bytesize.Format(m.TotalBytes), bytesize.Format(m.AvailableBytes), bytesize.Format(m.ReserveBytes), bytesize.Format(m.CommittedBytes))
+	}
+	if m.MaxSpares != nil {
+		fmt.Fprintf(w, "spares:   %d warm; the host keeps %d at most ([admission] max_spares)\n", warmSpares(st), *m.MaxSpares)
 	}
 	if st.HostCPUPercent != nil {
 		if st.Host.CPUs > 0 {
@@ -241,6 +246,15 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 			cmpOr(at.JobLabel(), "-"), age, bytesOrDash(at.RSSBytes), bytesOrDash(at.PeakRSSBytes), cores(at.CPUMillicores))
 	}
 	return tw.Flush()
+}
+
+// warmSpares is the host's live warm spares, all policies together.
+func warmSpares(st reconcile.Status) int {
+	n := 0
+	for _, p := range st.Policies {
+		n += p.Spares
+	}
+	return n
 }
 
 // policyNote says what a person asks of a policy first: why its jobs

@@ -51,10 +51,11 @@ func serveDaemon(t *testing.T, dataDir string, d daemonapi.Daemon) {
 func TestStatusFromDaemon(t *testing.T) {
 	e := newEnv(t)
 	pid := rm.NewPolicyID()
+	bound := 3
 	d := &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
 		At:      time.Now().UTC(),
 		Host:    rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
-		Memory:  reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30},
+		Memory:  reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30, MaxSpares: &bound},
 		Manager: &reconcile.ManagerStatus{PID: 4242, Since: time.Now().Add(-5 * time.Minute).UTC(), Version: "v1.2.3", DataDir: "/srv/rm"},
 		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Live: 2, Idle: 1, Busy: 1, Max: 4,
 			Admitted: 3, Demand: 5, ExpectedPeakBytes: 1536 << 20, LastRefusal: "memory: 1.5GiB more would pass the reserve",
@@ -72,7 +73,8 @@ func TestStatusFromDaemon(t *testing.T) {
 	for _, want := range []string{"box", "16GiB total", "3GiB committed", "4321 of 5000", "memory 3", "home", "refused: memory", "rm-x-1", "700MiB", "1.20", "1.5GiB",
 		"daemon:   running, pid 4242", "(5m0s ago), version v1.2.3, data /srv/rm",
 		"1/4", "1/1", "2.3s", // home: 1 job of 4 and 1 spare of 1, booting in 2.3 s
-		"2/2", "7 waiting: at max 2"} {
+		"2/2", "7 waiting: at max 2",
+		"spares:   1 warm; the host keeps 3 at most ([admission] max_spares)"} {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "not running")
@@ -112,6 +114,9 @@ func TestStatusWithoutDaemon(t *testing.T) {
 	assert.Equal(t, 1, byName["gpu"].Idle)
 	assert.NotZero(t, got.Memory.TotalBytes)
 	assert.NotEmpty(t, got.Host.Name)
+	require.NotNil(t, got.Memory.MaxSpares)
+	assert.Equal(t, reconcile.DefaultMaxSpares, *got.Memory.MaxSpares, "the host's bound: [admission] max_spares, its default")
+	assert.Contains(t, out, "the host keeps 8 at most ([admission] max_spares)")
 }
 
 func TestServiceInstall(t *testing.T) {
