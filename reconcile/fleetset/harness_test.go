@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,13 +67,39 @@ func (w tlog) Write(b []byte) (int, error) { w.t.Log(strings.TrimSpace(string(b)
 var errCut = errors.New("injected: the journal does not answer")
 
 // cutSets is a host's fleet sets behind a switch that fails every call,
-// recording when each lease was taken.
+// recording when each lease was taken and every try to take it.
 type cutSets struct {
 	store.FleetSets
 	cut *atomic.Bool
 
 	mu     sync.Mutex
 	leases []taken
+	tries  []try
+}
+
+// try is one call to take the lease: when it was asked and answered, and
+// the lease taken or the one held by another host (with its time left).
+type try struct {
+	asked, answered time.Time
+	lease           store.FleetLease
+	took, held      bool
+}
+
+// triesAskedAfter are the tries to take the lease asked after t, and the
+// one before the first of them, if any.
+func (c *cutSets) triesAskedAfter(t time.Time) (before *try, after []try) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, tr := range c.tries {
+		if tr.asked.After(t) {
+			if i > 0 {
+				b := c.tries[i-1]
+				before = &b
+			}
+			return before, slices.Clone(c.tries[i:])
+		}
+	}
+	return nil, nil
 }
 
 // taken is a lease this host got, and when the answer came.
@@ -85,12 +112,19 @@ func (c *cutSets) AcquireFleetLease(ctx context.Context, p rm.PolicyID, h rm.Hos
 	if c.cut.Load() {
 		return store.FleetLease{}, errCut
 	}
+	asked := time.Now()
 	l, err := c.FleetSets.AcquireFleetLease(ctx, p, h, ttl)
-	if err == nil {
-		c.mu.Lock()
-		c.leases = append(c.leases, taken{l, time.Now()})
-		c.mu.Unlock()
+	tr := try{asked: asked, answered: time.Now(), lease: l, took: err == nil}
+	var held *store.FleetLeaseHeldError
+	if errors.As(err, &held) {
+		tr.lease, tr.held = held.Lease, true
 	}
+	c.mu.Lock()
+	if err == nil {
+		c.leases = append(c.leases, taken{l, tr.answered})
+	}
+	c.tries = append(c.tries, tr)
+	c.mu.Unlock()
 	return l, err
 }
 
