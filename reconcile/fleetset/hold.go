@@ -320,7 +320,30 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 			live = append(live, r)
 		}
 	}
-	return live, gone
+	return live, h.boundGone(live, gone)
+}
+
+// boundGone caps the jobs the rooms of hosts gone quiet count as running
+// by what GitHub says runs, less what the live hosts run. A host cut from
+// the journal keeps the last room it published, and its runners finish
+// their jobs meanwhile: counted at that room it would hold the fleet's
+// jobs from the live hosts until it came back. A live host's room that
+// lags its runners errs the other way for a pass (h.mu held).
+func (h *holder) boundGone(live, gone []store.FleetRoom) []store.FleetRoom {
+	if !h.last.RunningCounted || len(gone) == 0 {
+		return gone
+	}
+	left := h.last.Running
+	for _, r := range live {
+		left -= r.Busy
+	}
+	left = max(left, 0)
+	out := slices.Clone(gone)
+	for i := range out {
+		out[i].Busy = min(out[i].Busy, left)
+		left -= out[i].Busy
+	}
+	return out
 }
 
 // share places the last demand figure over the hosts and writes the

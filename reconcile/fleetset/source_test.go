@@ -241,3 +241,27 @@ func TestSourceHandBack(t *testing.T) {
 	require.Eventually(t, func() bool { return h.sess.Max() == 7 }, wait, 5*time.Millisecond, "published again, it is given room again")
 	f.neverTwo()
 }
+
+// TestSourceGoneHostsJobsEnd: the jobs a host gone quiet was running
+// count only while GitHub says they run. Its last room stands in the
+// journal (a host cut from it publishes nothing new), and counted at
+// that room it would hold the fleet's jobs from the live hosts until it
+// came back.
+func TestSourceGoneHostsJobsEnd(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 3)
+	gone := f.addHost(short(), rm.Room{Capacity: 2, Busy: 2})
+	f.awaitHolder(gone)
+	live := f.addHost(short(), rm.Room{Capacity: 2})
+	gone.kill() // its room (2 busy) stays; the next holder suspects it
+	require.Same(t, live, f.awaitHolder(gone, live))
+
+	require.True(t, live.sess.Feed(rm.Demand{Wanted: 3, Running: 2, RunningCounted: true, At: time.Now()}))
+	require.Eventually(t, func() bool { d, _ := live.last(); return d.Wanted == 1 }, wait, 5*time.Millisecond,
+		"the gone host's 2 jobs still run: the live host is given the one waiting")
+
+	// Its runners finished their jobs; two new ones wait.
+	require.True(t, live.sess.Feed(rm.Demand{Wanted: 2, Running: 0, RunningCounted: true, At: time.Now()}))
+	require.Eventually(t, func() bool { d, _ := live.last(); return d.Wanted == 2 }, wait, 5*time.Millisecond,
+		"the jobs the gone host ran are over: the live host is given the two waiting")
+	f.neverTwo()
+}
