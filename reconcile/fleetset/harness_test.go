@@ -71,6 +71,8 @@ var errCut = errors.New("injected: the journal does not answer")
 type cutSets struct {
 	store.FleetSets
 	cut *atomic.Bool
+	// deaf fails ListenFleet alone: the host hears no notice.
+	deaf atomic.Bool
 
 	mu     sync.Mutex
 	leases []taken
@@ -183,7 +185,7 @@ func (c *cutSets) TakeFleetShare(ctx context.Context, p rm.PolicyID, h rm.HostID
 }
 
 func (c *cutSets) ListenFleet(ctx context.Context) (<-chan store.FleetNotice, error) {
-	if c.cut.Load() {
+	if c.cut.Load() || c.deaf.Load() {
 		return nil, errCut
 	}
 	return c.FleetSets.ListenFleet(ctx)
@@ -302,7 +304,7 @@ type host struct {
 // observes no room after.
 func (f *fleet) addHost(cfg fleetset.Config, room rm.Room) *host {
 	f.t.Helper()
-	return f.add(cfg, room, false)
+	return f.add(cfg, room, false, false)
 }
 
 // addServing is addHost with a loop that serves each share it is given
@@ -310,15 +312,23 @@ func (f *fleet) addHost(cfg fleetset.Config, room rm.Room) *host {
 // the share wants.
 func (f *fleet) addServing(cfg fleetset.Config, room rm.Room) *host {
 	f.t.Helper()
-	return f.add(cfg, room, true)
+	return f.add(cfg, room, true, false)
 }
 
-func (f *fleet) add(cfg fleetset.Config, room rm.Room, serves bool) *host {
+// addDeaf is addHost for a host that hears no notice (its listener never
+// connects): only its resync, or a kick of its own, reads its share.
+func (f *fleet) addDeaf(cfg fleetset.Config, room rm.Room) *host {
+	f.t.Helper()
+	return f.add(cfg, room, false, true)
+}
+
+func (f *fleet) add(cfg fleetset.Config, room rm.Room, serves, deaf bool) *host {
 	f.t.Helper()
 	h := &host{f: f, id: rm.NewHostID(), st: f.open()}
 	h.sess = &session{f: f}
 	require.NoError(f.t, h.st.RegisterHost(f.t.Context(), store.FleetHost{Host: storetest.NewHost().ID(h.id).Name("host-" + h.id.String()[:8]).SeenAt(time.Now()).Build()}))
 	h.sets = &cutSets{FleetSets: h.st, cut: &h.cut}
+	h.sets.deaf.Store(deaf)
 	cfg.Policy, cfg.Host, cfg.Sets, cfg.Journal, cfg.Session = f.policy.ID, h.id, h.sets, cutJournal{s: h.st, cut: &h.cut}, h.sess
 	cfg.Logger = slog.New(slog.NewTextHandler(tlog{f.t}, nil)).With("host", h.id.String()[:8])
 	src, err := fleetset.New(cfg)

@@ -96,8 +96,12 @@ type holder struct {
 	mu    sync.Mutex
 	lease store.FleetLease
 
-	last     rm.Demand
-	written  []store.FleetShare
+	last    rm.Demand
+	written []store.FleetShare
+	// wrote wakes this host's own share reader after shares were written:
+	// its listener may be down (it listens again with backoff after an
+	// outage), and its notice is all that would wake it before the resync.
+	wrote    func()
 	suspect  rm.HostID
 	since    time.Time
 	hosts    []store.FleetHost
@@ -115,7 +119,7 @@ type holder struct {
 // from then on this host's clock.
 func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, k kicks, suspect rm.HostID, since time.Time) error {
 	ctx, stop := context.WithCancelCause(ctx)
-	h := &holder{s: s, lease: l, suspect: suspect, since: since}
+	h := &holder{s: s, lease: l, suspect: suspect, since: since, wrote: func() { kick(k.share) }}
 	s.mu.Lock()
 	s.lease, s.holding = l, true
 	s.mu.Unlock()
@@ -388,6 +392,9 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 	h.pending = h.pending[:0]
 	h.tell(h.split(time.Now())) // start the clock of each host now short
 	h.mu.Unlock()
+	if h.wrote != nil {
+		h.wrote()
+	}
 	return nil
 }
 

@@ -265,3 +265,21 @@ func TestSourceGoneHostsJobsEnd(t *testing.T) {
 		"the jobs the gone host ran are over: the live host is given the two waiting")
 	f.neverTwo()
 }
+
+// TestSourceHolderReadsItsOwnShare: a holder that hears no notice (its
+// listener is down, as after an outage, listening again with backoff)
+// still serves the share it wrote for itself at once, not at the resync;
+// otherwise, alone, it would hand its own jobs back and serve nothing.
+func TestSourceHolderReadsItsOwnShare(t *testing.T) {
+	f := newFleet(t, pgtest.Start(t), 2)
+	h := f.addDeaf(short(), rm.Room{Capacity: 2})
+	f.awaitHolder(h)
+	require.Eventually(t, func() bool {
+		rooms, err := h.st.FleetRooms(t.Context(), f.policy.ID)
+		return err == nil && len(rooms) == 1 && rooms[0].Capacity == 2
+	}, wait, 5*time.Millisecond, "its room is published (a demand's share reads the rooms)")
+	require.True(t, h.sess.Feed(rm.Demand{Wanted: 2, At: time.Now()}))
+	require.Eventually(t, func() bool { d, _ := h.last(); return d.Wanted == 2 }, wait, 5*time.Millisecond,
+		"the holder's loop is given its own share without a notice (resync: a minute)")
+	f.neverTwo()
+}
