@@ -40,8 +40,14 @@ type Demand struct {
 	// mode: statistics.TotalAvailableJobs + TotalAcquiredJobs: offered, or
 	// taken and waiting for capacity; classic mode counts them in Wanted).
 	Queued int
-	Events []JobEvent
-	At     time.Time
+	// Running is how many of the Wanted jobs run now, when RunningCounted
+	// (scale-set mode: statistics.TotalRunningJobs). A fleet policy's
+	// holder bounds by it what the hosts it no longer hears from can still
+	// be running.
+	Running        int
+	RunningCounted bool
+	Events         []JobEvent
+	At             time.Time
 	// Pending lists, oldest first, the jobs counted in Wanted or Queued
 	// that no runner has started yet, as far as the source knows them one
 	// by one (scale-set mode: from the JobAvailable and JobAssigned

@@ -253,6 +253,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				d := rm.Demand{At: t.c.cfg.Now()}
 				if st := sess.Session().Statistics; st != nil {
 					d.Wanted, d.Queued = st.TotalAssignedJobs, queued(st)
+					d.Running, d.RunningCounted = st.TotalRunningJobs, true
 					d.Pending, d.PendingListed = t.pending.apply(nil, st, d.At), true
 				}
 				wanted = d.Wanted
@@ -422,6 +423,7 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 	d := rm.Demand{At: now}
 	if msg.Statistics != nil {
 		d.Wanted, d.Queued = msg.Statistics.TotalAssignedJobs, queued(msg.Statistics)
+		d.Running, d.RunningCounted = msg.Statistics.TotalRunningJobs, true
 	}
 	for _, j := range msg.JobAssignedMessages {
 		d.Events = append(d.Events, jobEvent(rm.JobAssigned, j.JobMessageBase, 0, "", "", now))

@@ -25,6 +25,9 @@ const (
 	// RefusedSpares refuses a warm spare at the host's bound on spares
 	// (Admission.MaxSpares); a job's launch never meets it.
 	RefusedSpares = "spares"
+	// RefusedMaxJobs refuses at the host's bound on jobs at once, all
+	// policies together (Admission.MaxJobs, [host] max_jobs).
+	RefusedMaxJobs = "max_jobs"
 )
 
 // DefaultMaxSpares is the host's bound on warm spares, all policies
@@ -53,8 +56,9 @@ func (r Refusal) String() string { return r.Reason + ": " + r.Detail }
 //	Σ over the host's live attempts of max(current RSS, expected peak of its policy)
 //	  + expected(P) ≤ total memory − Reserve,
 //
-// the data directory's filesystem has at least DiskFloor free, and P has
-// fewer than Max live attempts. expected(P) is the meters' ExpectedPeak of
+// the data directory's filesystem has at least DiskFloor free, P has
+// fewer than Max live attempts, and the host runs fewer than MaxJobs jobs
+// (when set). expected(P) is the meters' ExpectedPeak of
 // P's banked peaks, else P's MemoryEstimate, else DefaultEstimate.
 //
 // A P whose expected(P) alone exceeds total − Reserve would never be
@@ -82,6 +86,11 @@ type Admission struct {
 	// MaxSpares bounds the host's warm spares, all policies together (0:
 	// DefaultMaxSpares; -1: none at all).
 	MaxSpares int
+	// MaxJobs bounds the host's jobs at once, all policies together, host
+	// and fleet ones alike (0: no bound). A job is a live attempt that is
+	// not a warm spare; the spares count too when one is admitted, as a
+	// spare beyond the bound could not take a job.
+	MaxJobs int
 
 	mu sync.Mutex // held by a session: one decision at a time, host-wide
 	// seen are the policies the loops' passes last read, by id (under
@@ -108,12 +117,18 @@ type Ask struct {
 	DiskKnown bool
 	// Live and Max are the candidate policy's.
 	Live, Max int
+	// Jobs is the host's jobs at once, all policies together: checked
+	// against Admission.MaxJobs.
+	Jobs int
 }
 
 // Decide answers one question: admitted, or the refusal and its figures.
 func (a *Admission) Decide(q Ask) (Refusal, bool) {
 	if q.Live >= q.Max {
 		return Refusal{Reason: RefusedMax, Detail: fmt.Sprintf("%d live of max %d", q.Live, q.Max)}, false
+	}
+	if a.MaxJobs > 0 && q.Jobs >= a.MaxJobs {
+		return Refusal{Reason: RefusedMaxJobs, Detail: fmt.Sprintf("host max_jobs %d: %d jobs at once on this host", a.MaxJobs, q.Jobs)}, false
 	}
 	if q.DiskKnown && q.DiskFree < a.DiskFloor {
 		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
@@ -147,6 +162,7 @@ func (a *Admission) Capacity(q Ask) int {
 		}
 		q.Committed += q.Expected
 		q.Live++
+		q.Jobs++
 		n++
 	}
 	return n
@@ -240,7 +256,10 @@ type session struct {
 	// spareCount is the host's live spares, yielding ones too, and those
 	// admitted in the session: against Admission.MaxSpares.
 	spareCount int
-	tab        *table
+	// jobs is the host's live attempts that are not spares, and those
+	// admitted in the session: against Admission.MaxJobs.
+	jobs int
+	tab  *table
 }
 
 // begin locks admission host-wide and reads the figures: host memory, disk
@@ -307,6 +326,8 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 		s.committed += c
 		if spare {
 			s.spareCount++
+		} else {
+			s.jobs++
 		}
 		if yieldable {
 			s.addSpare(at.ID, c)
@@ -327,7 +348,7 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 
 func (s *session) ask(expected uint64, live, max int) Ask {
 	return Ask{TotalMemory: s.total, Committed: s.committed, Expected: expected,
-		DiskFree: s.diskFree, DiskKnown: s.diskKnown, Live: live, Max: max}
+		DiskFree: s.diskFree, DiskKnown: s.diskKnown, Live: live, Max: max, Jobs: s.jobs}
 }
 
 // admit decides one candidate and, when admitted, commits its expected peak.
@@ -343,6 +364,7 @@ func (s *session) admit(expected uint64, live, max int) (Refusal, bool) {
 	r, ok := s.a.Decide(q)
 	if ok {
 		s.committed += expected
+		s.jobs++
 		s.yieldSpares()
 	}
 	return r, ok

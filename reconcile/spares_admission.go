@@ -64,6 +64,9 @@ func (s *session) admitSpare(cost uint64, live, capN int) (Refusal, bool) {
 	if n := s.a.maxSpares(); s.spareCount >= n {
 		return Refusal{Reason: RefusedSpares, Detail: fmt.Sprintf("the host keeps %d warm spares at most ([admission] max_spares)", n)}, false
 	}
+	if n := s.a.MaxJobs; n > 0 && s.jobs+s.spareCount >= n {
+		return Refusal{Reason: RefusedMaxJobs, Detail: fmt.Sprintf("host max_jobs %d: %d jobs and %d spares on this host", n, s.jobs, s.spareCount)}, false
+	}
 	r, ok := s.a.Decide(s.ask(cost, live, capN))
 	if !ok || r.HostTooSmall {
 		return r, false

@@ -33,7 +33,7 @@ func FromConfig(c *config.Config, userAgent string) (Config, error) {
 		Admission: &reconcile.Admission{
 			Memory: machine, Reserve: c.Admission.MemoryReserve.Bytes(),
 			DiskFree: machine.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
-			MaxSpares: c.Admission.MaxSpares,
+			MaxSpares: c.Admission.MaxSpares, MaxJobs: c.Host.MaxJobs,
 		},
 		StoreConfig:   StoreConfigOf(c),
 		MetricsAddr:   c.Daemon.MetricsAddr,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,13 +67,41 @@ func (w tlog) Write(b []byte) (int, error) { w.t.Log(strings.TrimSpace(string(b)
 var errCut = errors.New("injected: the journal does not answer")
 
 // cutSets is a host's fleet sets behind a switch that fails every call,
-// recording when each lease was taken.
+// recording when each lease was taken and every try to take it.
 type cutSets struct {
 	store.FleetSets
 	cut *atomic.Bool
+	// deaf fails ListenFleet alone: the host hears no notice.
+	deaf atomic.Bool
 
 	mu     sync.Mutex
 	leases []taken
+	tries  []try
+}
+
+// try is one call to take the lease: when it was asked and answered, and
+// the lease taken or the one held by another host (with its time left).
+type try struct {
+	asked, answered time.Time
+	lease           store.FleetLease
+	took, held      bool
+}
+
+// triesAskedAfter are the tries to take the lease asked after t, and the
+// one before the first of them, if any.
+func (c *cutSets) triesAskedAfter(t time.Time) (before *try, after []try) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, tr := range c.tries {
+		if tr.asked.After(t) {
+			if i > 0 {
+				b := c.tries[i-1]
+				before = &b
+			}
+			return before, slices.Clone(c.tries[i:])
+		}
+	}
+	return nil, nil
 }
 
 // taken is a lease this host got, and when the answer came.
@@ -85,12 +114,19 @@ func (c *cutSets) AcquireFleetLease(ctx context.Context, p rm.PolicyID, h rm.Hos
 	if c.cut.Load() {
 		return store.FleetLease{}, errCut
 	}
+	asked := time.Now()
 	l, err := c.FleetSets.AcquireFleetLease(ctx, p, h, ttl)
-	if err == nil {
-		c.mu.Lock()
-		c.leases = append(c.leases, taken{l, time.Now()})
-		c.mu.Unlock()
+	tr := try{asked: asked, answered: time.Now(), lease: l, took: err == nil}
+	var held *store.FleetLeaseHeldError
+	if errors.As(err, &held) {
+		tr.lease, tr.held = held.Lease, true
 	}
+	c.mu.Lock()
+	if err == nil {
+		c.leases = append(c.leases, taken{l, tr.answered})
+	}
+	c.tries = append(c.tries, tr)
+	c.mu.Unlock()
 	return l, err
 }
 
@@ -149,7 +185,7 @@ func (c *cutSets) TakeFleetShare(ctx context.Context, p rm.PolicyID, h rm.HostID
 }
 
 func (c *cutSets) ListenFleet(ctx context.Context) (<-chan store.FleetNotice, error) {
-	if c.cut.Load() {
+	if c.cut.Load() || c.deaf.Load() {
 		return nil, errCut
 	}
 	return c.FleetSets.ListenFleet(ctx)
@@ -268,7 +304,7 @@ type host struct {
 // observes no room after.
 func (f *fleet) addHost(cfg fleetset.Config, room rm.Room) *host {
 	f.t.Helper()
-	return f.add(cfg, room, false)
+	return f.add(cfg, room, false, false)
 }
 
 // addServing is addHost with a loop that serves each share it is given
@@ -276,15 +312,23 @@ func (f *fleet) addHost(cfg fleetset.Config, room rm.Room) *host {
 // the share wants.
 func (f *fleet) addServing(cfg fleetset.Config, room rm.Room) *host {
 	f.t.Helper()
-	return f.add(cfg, room, true)
+	return f.add(cfg, room, true, false)
 }
 
-func (f *fleet) add(cfg fleetset.Config, room rm.Room, serves bool) *host {
+// addDeaf is addHost for a host that hears no notice (its listener never
+// connects): only its resync, or a kick of its own, reads its share.
+func (f *fleet) addDeaf(cfg fleetset.Config, room rm.Room) *host {
+	f.t.Helper()
+	return f.add(cfg, room, false, true)
+}
+
+func (f *fleet) add(cfg fleetset.Config, room rm.Room, serves, deaf bool) *host {
 	f.t.Helper()
 	h := &host{f: f, id: rm.NewHostID(), st: f.open()}
 	h.sess = &session{f: f}
 	require.NoError(f.t, h.st.RegisterHost(f.t.Context(), store.FleetHost{Host: storetest.NewHost().ID(h.id).Name("host-" + h.id.String()[:8]).SeenAt(time.Now()).Build()}))
 	h.sets = &cutSets{FleetSets: h.st, cut: &h.cut}
+	h.sets.deaf.Store(deaf)
 	cfg.Policy, cfg.Host, cfg.Sets, cfg.Journal, cfg.Session = f.policy.ID, h.id, h.sets, cutJournal{s: h.st, cut: &h.cut}, h.sess
 	cfg.Logger = slog.New(slog.NewTextHandler(tlog{f.t}, nil)).With("host", h.id.String()[:8])
 	src, err := fleetset.New(cfg)

@@ -96,8 +96,12 @@ type holder struct {
 	mu    sync.Mutex
 	lease store.FleetLease
 
-	last     rm.Demand
-	written  []store.FleetShare
+	last    rm.Demand
+	written []store.FleetShare
+	// wrote wakes this host's own share reader after shares were written:
+	// its listener may be down (it listens again with backoff after an
+	// outage), and its notice is all that would wake it before the resync.
+	wrote    func()
 	suspect  rm.HostID
 	since    time.Time
 	hosts    []store.FleetHost
@@ -115,7 +119,7 @@ type holder struct {
 // from then on this host's clock.
 func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, k kicks, suspect rm.HostID, since time.Time) error {
 	ctx, stop := context.WithCancelCause(ctx)
-	h := &holder{s: s, lease: l, suspect: suspect, since: since}
+	h := &holder{s: s, lease: l, suspect: suspect, since: since, wrote: func() { kick(k.share) }}
 	s.mu.Lock()
 	s.lease, s.holding = l, true
 	s.mu.Unlock()
@@ -320,7 +324,30 @@ func (h *holder) split(now time.Time) (live, gone []store.FleetRoom) {
 			live = append(live, r)
 		}
 	}
-	return live, gone
+	return live, h.boundGone(live, gone)
+}
+
+// boundGone caps the jobs the rooms of hosts gone quiet count as running
+// by what GitHub says runs, less what the live hosts run. A host cut from
+// the journal keeps the last room it published, and its runners finish
+// their jobs meanwhile: counted at that room it would hold the fleet's
+// jobs from the live hosts until it came back. A live host's room that
+// lags its runners errs the other way for a pass (h.mu held).
+func (h *holder) boundGone(live, gone []store.FleetRoom) []store.FleetRoom {
+	if !h.last.RunningCounted || len(gone) == 0 {
+		return gone
+	}
+	left := h.last.Running
+	for _, r := range live {
+		left -= r.Busy
+	}
+	left = max(left, 0)
+	out := slices.Clone(gone)
+	for i := range out {
+		out[i].Busy = min(out[i].Busy, left)
+		left -= out[i].Busy
+	}
+	return out
 }
 
 // share places the last demand figure over the hosts and writes the
@@ -365,6 +392,9 @@ func (h *holder) share(ctx context.Context, rooms bool) error {
 	h.pending = h.pending[:0]
 	h.tell(h.split(time.Now())) // start the clock of each host now short
 	h.mu.Unlock()
+	if h.wrote != nil {
+		h.wrote()
+	}
 	return nil
 }
 

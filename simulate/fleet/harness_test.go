@@ -103,6 +103,8 @@ type host struct {
 	config  string
 	logPath string
 	label   string // its policy's scale set, or its classic label
+	// env is more of its daemon's environment ("KEY=value").
+	env []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -171,7 +173,7 @@ func (h *host) environ() []string {
 	if h.f.heartbeat > 0 {
 		env = append(env, "RUNNER_MANAGER_HEARTBEAT="+h.f.heartbeat.String())
 	}
-	return env
+	return append(env, h.env...)
 }
 
 // cli runs the program as this host and returns its standard output,

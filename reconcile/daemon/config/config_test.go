@@ -109,6 +109,40 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, config.DefaultHungGrace, c.Daemon.HungGrace)
 }
 
+func TestHostMaxJobs(t *testing.T) {
+	file := writeFile(t, "[host]\nname = \"build-1\"\nmax_jobs = 3\n")
+	tests := []struct {
+		name string
+		path string
+		env  map[string]string
+		want int
+		from config.OriginKind
+	}{
+		{name: "default", want: 0, from: config.FromDefault},
+		{name: "file", path: file, want: 3, from: config.FromFile},
+		{name: "env over file", path: file, env: map[string]string{"RUNNER_MANAGER_MAX_JOBS": "5"}, want: 5, from: config.FromEnv},
+		{name: "zero: no bound", env: map[string]string{"RUNNER_MANAGER_MAX_JOBS": "0"}, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := map[string]string{"HOME": "/h"}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			path := tt.path
+			if path == "" {
+				path = filepath.Join(t.TempDir(), "missing.toml")
+			}
+			c, err := config.Load(config.Sources{Path: path, LookupEnv: env(e)})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, c.Host.MaxJobs)
+			if tt.from != "" {
+				assert.Equal(t, tt.from, c.Origins["host.max_jobs"].Kind)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -146,6 +180,12 @@ func TestErrors(t *testing.T) {
 			explain: []string{"$RUNNER_MANAGER_HUNG_GRACE", "daemon.hung_grace"}},
 		{name: "bad host name", file: "[host]\nname = \" padded \"\n",
 			explain: []string{"config.toml:2", "host.name"}},
+		{name: "negative max jobs", file: "[host]\nmax_jobs = -1\n",
+			explain: []string{"config.toml:2", "host.max_jobs", "0 (no bound)"}},
+		{name: "huge max jobs", file: "[host]\nmax_jobs = 1000000\n",
+			explain: []string{"config.toml:2", "host.max_jobs", "100000"}},
+		{name: "bad env max jobs", file: "", env: map[string]string{"RUNNER_MANAGER_MAX_JOBS": "four"},
+			explain: []string{"$RUNNER_MANAGER_MAX_JOBS", "host.max_jobs"}},
 		{name: "bad env heartbeat", file: "", env: map[string]string{"RUNNER_MANAGER_HEARTBEAT": "1h"},
 			explain: []string{"$RUNNER_MANAGER_HEARTBEAT", "fleet.heartbeat", "10m0s"}},
 		{name: "bad env", file: "", env: map[string]string{"RUNNER_MANAGER_DISK_FLOOR": "lots"},

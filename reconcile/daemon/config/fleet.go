@@ -12,6 +12,10 @@ type Host struct {
 	// Name is the host's name in status, the TUI and `policy move --host`;
 	// "" takes the machine's hostname.
 	Name string `toml:"name" env:"RUNNER_MANAGER_HOST_NAME"`
+	// MaxJobs bounds the jobs this host runs at once, all its policies
+	// together, host and fleet ones alike: for a host whose limit is not
+	// memory (CPU, a licence, a shared device). 0: no bound.
+	MaxJobs int `toml:"max_jobs" env:"RUNNER_MANAGER_MAX_JOBS"`
 }
 
 // Fleet says how often a host tells the fleet it is alive.
@@ -20,6 +24,10 @@ type Fleet struct {
 	// a host not heard from for three of them is shown stale.
 	Heartbeat Age `toml:"heartbeat" env:"RUNNER_MANAGER_HEARTBEAT"`
 }
+
+// MaxHostJobs is the largest [host] max_jobs: beyond it the bound is a
+// typo, not a machine.
+const MaxHostJobs = 100000
 
 // DefaultHeartbeat is [fleet] heartbeat's default.
 const DefaultHeartbeat = Age(15 * time.Second)
@@ -35,6 +43,9 @@ const (
 func (c *Config) validateFleet() error {
 	if n := c.Host.Name; n != strings.TrimSpace(n) || strings.ContainsAny(n, "\n\r\t") || len(n) > 255 {
 		return c.errAt("host.name", "%q is not a host name (no surrounding spaces or control characters, at most 255 bytes)", n)
+	}
+	if n := c.Host.MaxJobs; n < 0 || n > MaxHostJobs {
+		return c.errAt("host.max_jobs", "%d is not between 0 (no bound) and %d", n, MaxHostJobs)
 	}
 	if h := c.Fleet.Heartbeat; h < MinHeartbeat || h > MaxHeartbeat {
 		return c.errAt("fleet.heartbeat", "%s is outside %s to %s", h, MinHeartbeat, MaxHeartbeat)
