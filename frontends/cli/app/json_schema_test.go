@@ -191,9 +191,11 @@ func TestJSONSchemas(t *testing.T) {
 		pid := rm.NewPolicyID()
 		now := time.Now().UTC() // as the daemon gives its times
 		cpu, days, ends := 12.5, 40, now.Add(40*24*time.Hour)
+		maxSpares := 8
 		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
 			At:             now,
 			HostCPUPercent: &cpu,
+			Memory:         reconcile.MemoryStatus{TotalBytes: 16 << 30, MaxSpares: &maxSpares},
 			Manager:        &reconcile.ManagerStatus{PID: 4242, Since: now.Add(-time.Hour), Version: "v1.2.3", DataDir: e.dataDir},
 			Runner: &reconcile.RunnerStatus{Version: "2.330.0", AutoUpdate: true, Latest: "2.331.0", Trial: "2.331.0", TrialAttempt: rm.NewAttemptID(),
 				Bad:         &reconcile.RunnerUpdateFailure{Version: "2.329.0", At: now, Reason: "checksum mismatch", RetryAt: now.Add(6 * time.Hour)},
