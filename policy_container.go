@@ -48,7 +48,11 @@ func (p Policy) validateBackend() error {
 		return invalidf("policy %q: container settings (image %q) need backend %q", p.Name, p.Container.Image, BackendContainer)
 	}
 	if p.Backend != BackendVM && !p.VM.IsZero() {
-		return invalidf("policy %q: VM settings (image %q) need backend %q", p.Name, p.VM.Image, BackendVM)
+		what := fmt.Sprintf("image %q", p.VM.Image)
+		if p.VM.Image == "" {
+			what = fmt.Sprintf("forward %q", strings.Join(p.VM.Forward, ","))
+		}
+		return invalidf("policy %q: VM settings (%s) need backend %q", p.Name, what, BackendVM)
 	}
 	switch p.Backend {
 	case "", BackendNative:

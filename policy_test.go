@@ -35,6 +35,12 @@ func TestPolicyValidate(t *testing.T) {
 		"VMNoImage":      {func(p *rm.Policy) { p.Backend = rm.BackendVM }, `backend "vm" needs an image`},
 		"VMRelImage":     {vmPolicy(rm.VMSettings{Image: "images/runner"}), `VM image "images/runner": want a clean absolute path`},
 		"NativeVMImage":  {func(p *rm.Policy) { p.VM.Image = "/images/runner" }, `VM settings (image "/images/runner") need backend "vm"`},
+		"NativeVMFwd":    {func(p *rm.Policy) { p.VM.Forward = []string{"10.1.2.3:80"} }, `VM settings (forward "10.1.2.3:80") need backend "vm"`},
+		"VMFwdNoPort":    {vmPolicy(rm.VMSettings{Image: "/i", Forward: []string{"cache.lan"}}), `VM forward "cache.lan": want host:port`},
+		"VMFwdPort":      {vmPolicy(rm.VMSettings{Image: "/i", Forward: []string{"cache.lan:0"}}), `VM forward "cache.lan:0": port "0" is not 1-65535`},
+		"VMFwdIPv6":      {vmPolicy(rm.VMSettings{Image: "/i", Forward: []string{"[::1]:80"}}), "IPv6 is not supported"},
+		"VMFwdGuestNet":  {vmPolicy(rm.VMSettings{Image: "/i", Forward: []string{"10.0.2.2:80"}}), "10.0.2.0/24 is the guest's own network"},
+		"VMFwdHost":      {vmPolicy(rm.VMSettings{Image: "/i", Forward: []string{"a_b:80"}}), `"a_b" is neither an IPv4 address nor a host name`},
 		"VMContainer":    {func(p *rm.Policy) { vmPolicy(rm.VMSettings{Image: "/i"})(p); p.Container.Image = "runner" }, `need backend "container"`},
 		"NoImage":        {func(p *rm.Policy) { p.Backend = rm.BackendContainer }, `backend "container" needs an image`},
 		"BadImage":       {container(rm.ContainerSettings{Image: "Has Space"}), `image "Has Space" is not an image reference`},
@@ -74,6 +80,7 @@ func TestPolicyValidate(t *testing.T) {
 			Network: "bridge", Env: []string{"HTTP_PROXY", "CI_*"}, Volumes: []string{"/var/cache/go:/cache:ro", "npm:/npm"}}),
 		"ContainerLocal": container(rm.ContainerSettings{Image: "localhost:5000/team/runner@sha256:" + strings.Repeat("a", 64)}),
 		"VM":             vmPolicy(rm.VMSettings{Image: "/var/lib/runner-manager/images/debian"}),
+		"VMForward":      vmPolicy(rm.VMSettings{Image: "/i", Forward: []string{"127.0.0.1:8080", "cache.lan:443"}}),
 	}
 	for name, edit := range ok {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package vm
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +76,49 @@ func TestPlanNet(t *testing.T) {
 	require.NoError(t, err)
 	_, err = planNet(fws)
 	require.ErrorContains(t, err, "one port serves one IP")
+}
+
+// A policy's forwards reach its own guests, beside the host's and the
+// runner's services, and those of no other policy; QEMU's network is
+// made of them all.
+func TestGuestForwardsOfPolicy(t *testing.T) {
+	b64 := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	jit := b64(map[string]string{".runner": b64(map[string]string{"gitHubUrl": "https://github.com/octo-org/app"})})
+	host := []string{"127.0.0.1:9100"}
+	open := rm.LaunchSpec{Attempt: rm.NewAttemptID(), JITConfig: jit, Policy: rm.Policy{Name: "forks",
+		VM: rm.VMSettings{Image: "/i", Forward: []string{"cache.lan:8080", "192.168.1.5:5000", "127.0.0.1:9100"}}}}
+	fws, err := guestForwards(host, open)
+	require.NoError(t, err)
+	n, err := planNet(fws)
+	require.NoError(t, err)
+	var rules []string
+	for _, g := range n.guestfwd {
+		rules = append(rules, g.rule("/bin/busybox nc"))
+	}
+	require.Equal(t, []string{
+		"tcp:10.0.2.100:9100-cmd:/bin/busybox nc 127.0.0.1 9100",
+		"tcp:10.0.2.101:8080-cmd:/bin/busybox nc cache.lan 8080",
+		"tcp:10.0.2.102:5000-cmd:/bin/busybox nc 192.168.1.5 5000",
+		"tcp:10.0.2.103:443-cmd:/bin/busybox nc github.com 443",
+	}, rules, "the host's, the policy's (a host's service named again once), the runner's")
+	q := qemuArgs{s: Settings{Accel: AccelTCG}.withDefaults(), dir: "/d", net: n, nc: "/bin/busybox nc"}
+	require.Contains(t, strings.Join(q.argv(), " "), ",guestfwd=tcp:10.0.2.101:8080-cmd:/bin/busybox nc cache.lan 8080,")
+
+	closed := open
+	closed.Policy = rm.Policy{Name: "home", VM: rm.VMSettings{Image: "/i"}}
+	fws, err = guestForwards(host, closed)
+	require.NoError(t, err)
+	require.Equal(t, []forward{{host: "127.0.0.1", port: 9100, ip: true}, {host: "github.com", port: 443}}, fws,
+		"another policy's guests reach the host's and the runner's services only")
+
+	bad := open
+	bad.Policy.VM.Forward = []string{"cache.lan"}
+	_, err = guestForwards(host, bad)
+	require.ErrorContains(t, err, `policy "forks": forward "cache.lan": want host:port`)
 }
 
 func TestSettingsValidate(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -192,7 +191,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err := l.Probe(ctx, im); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	fws, err := parseForwards(append(slices.Clone(l.s.Forward), RunnerServices(spec.JITConfig)...))
+	fws, err := guestForwards(l.s.Forward, spec)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}

@@ -2,10 +2,11 @@ package vm
 
 import (
 	"fmt"
-	"net"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // Accel is how QEMU runs the guest's CPU.
@@ -62,9 +63,10 @@ type Settings struct {
 	Accel Accel
 	// Network is NetworkRestricted when empty.
 	Network Network
-	// Forward are the host services the guest reaches besides its
-	// runner's own (RunnerServices: the services its JIT configuration
-	// names, always reached), as "host:port"
+	// Forward are the host services every guest reaches besides its
+	// policy's (rm.VMSettings.Forward) and its runner's own
+	// (RunnerServices: the services its JIT configuration names, always
+	// reached), as "host:port"
 	// (IPv4 address or name). An address the guest dials as it is (the
 	// host's 127.0.0.1:8080 is the guest's 127.0.0.1:8080: a relay in the
 	// guest forwards it); a name resolves in the guest (/etc/hosts) to an
@@ -75,8 +77,6 @@ type Settings struct {
 	// QEMUImg is the qemu-img program; found on PATH when empty.
 	QEMUImg string
 }
-
-var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
 
 // withDefaults fills the empty fields with their defaults.
 func (s Settings) withDefaults() Settings {
@@ -131,37 +131,35 @@ type forward struct {
 	ip   bool
 }
 
-// parseForwards parses Settings.Forward.
+// guestForwards are the services an attempt's guest reaches: the host's
+// (Settings.Forward), its policy's (rm.VMSettings.Forward) and its
+// runner's (RunnerServices); nothing else, so a policy opens a service to
+// its own guests only.
+func guestForwards(host []string, spec rm.LaunchSpec) ([]forward, error) {
+	all := slices.Concat(host, spec.Policy.VM.Forward, RunnerServices(spec.JITConfig))
+	fws, err := parseForwards(all)
+	if err != nil && len(spec.Policy.VM.Forward) > 0 {
+		return nil, fmt.Errorf("policy %q: %w", spec.Policy.Name, err)
+	}
+	return fws, err
+}
+
+// parseForwards parses Settings.Forward (each by rm.ParseForward), a
+// service named twice once.
 func parseForwards(list []string) ([]forward, error) {
 	var out []forward
 	seen := map[string]bool{}
 	for _, f := range list {
-		host, p, err := net.SplitHostPort(f)
+		host, port, ip, err := rm.ParseForward(f)
 		if err != nil {
-			return nil, fmt.Errorf("forward %q: want host:port: %w", f, err)
+			return nil, err
 		}
-		port, err := strconv.Atoi(p)
-		if err != nil || port < 1 || port > 65535 {
-			return nil, fmt.Errorf("forward %q: port %q is not 1-65535", f, p)
-		}
-		fw := forward{host: host, port: port}
-		if ip := net.ParseIP(host); ip != nil {
-			if ip.To4() == nil {
-				return nil, fmt.Errorf("forward %q: IPv6 is not supported (the guest's network is QEMU's IPv4 user network)", f)
-			}
-			if strings.HasPrefix(host, "10.0.2.") {
-				return nil, fmt.Errorf("forward %q: 10.0.2.0/24 is the guest's own network", f)
-			}
-			fw.ip = true
-		} else if !hostName.MatchString(host) {
-			return nil, fmt.Errorf("forward %q: %q is neither an IPv4 address nor a host name", f, host)
-		}
-		key := strings.ToLower(host) + ":" + p
+		key := strings.ToLower(host) + ":" + strconv.Itoa(port)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		out = append(out, fw)
+		out = append(out, forward{host: host, port: port, ip: ip})
 	}
 	return out, nil
 }

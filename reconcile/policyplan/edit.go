@@ -221,5 +221,5 @@ func equal(a, b rm.Policy) bool {
 		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
 		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
 		a.Spare == b.Spare && a.Fleet == b.Fleet &&
-		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && a.VM == b.VM
+		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && fmt.Sprint(a.VM) == fmt.Sprint(b.VM)
 }

@@ -45,14 +45,17 @@ type Spec struct {
 	MemoryLimit config.Size `toml:"memory_limit"`
 	// Backend is "native" (the default), "container" or "vm". Image is
 	// the container backend's image reference, or the vm backend's image
-	// directory; the other settings below are for the container backend
-	// only.
+	// directory; CPUs, Network, Env and Volumes are for the container
+	// backend only, VMForward for the vm backend only.
 	Backend string   `toml:"backend"`
 	Image   string   `toml:"image"`
 	CPUs    float64  `toml:"cpus"`
 	Network string   `toml:"network"`
 	Env     []string `toml:"env"`
 	Volumes []string `toml:"volumes"`
+	// VMForward are the host services ("host:port") the vm backend's
+	// guests reach beyond the host's [vm] forward (rm.VMSettings.Forward).
+	VMForward []string `toml:"vm_forward"`
 }
 
 // backend is the spec's backend and its container or VM settings. A VM
@@ -65,8 +68,9 @@ func (s Spec) backend() (rm.Backend, rm.ContainerSettings, rm.VMSettings, error)
 	}
 	box := rm.ContainerSettings{Image: s.Image, CPUs: s.CPUs, Network: s.Network,
 		Env: slices.Clone(s.Env), Volumes: slices.Clone(s.Volumes)}
+	fwd := rm.VMSettings{Forward: slices.Clone(s.VMForward)}
 	if b != rm.BackendVM || s.Image == "" {
-		return b, box, rm.VMSettings{}, nil
+		return b, box, fwd, nil
 	}
 	box.Image = ""
 	dir, err := config.ExpandTilde(s.Image, nil)
@@ -79,7 +83,7 @@ func (s Spec) backend() (rm.Backend, rm.ContainerSettings, rm.VMSettings, error)
 	if _, err := vm.OpenImage(dir); err != nil {
 		return b, box, rm.VMSettings{}, invalid("policy %q: %v", s.Name, err)
 	}
-	return b, box, rm.VMSettings{Image: dir}, nil
+	return b, box, rm.VMSettings{Image: dir, Forward: fwd.Forward}, nil
 }
 
 func invalid(format string, args ...any) error {

@@ -164,7 +164,8 @@ func TestMigratePolicyRemoved(t *testing.T) {
 	_, err = db.Exec(`ALTER TABLE policies DROP COLUMN removed_at; ALTER TABLE policies DROP COLUMN removed_name;
 		ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
 		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at;
-		ALTER TABLE policies DROP COLUMN spare_auto; ALTER TABLE policies DROP COLUMN fleet; PRAGMA user_version = 7`)
+		ALTER TABLE policies DROP COLUMN spare_auto; ALTER TABLE policies DROP COLUMN fleet;
+		ALTER TABLE policies DROP COLUMN vm_forward; PRAGMA user_version = 7`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
@@ -243,7 +244,8 @@ func TestMigrateJobKey(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Exec(`ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
 		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at;
-		ALTER TABLE policies DROP COLUMN spare_auto; ALTER TABLE policies DROP COLUMN fleet; PRAGMA user_version = 8`)
+		ALTER TABLE policies DROP COLUMN spare_auto; ALTER TABLE policies DROP COLUMN fleet;
+		ALTER TABLE policies DROP COLUMN vm_forward; PRAGMA user_version = 8`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 

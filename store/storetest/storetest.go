@@ -178,6 +178,8 @@ func testPolicyRoundTrip(t *testing.T, s store.Store) {
 			Container(rm.ContainerSettings{Image: "localhost/runner:test"}).Build(),
 		"VM": NewPolicy().Repository("acme/vm").Host(h.ID).Autoscale("vm", 2).MemoryLimit(1 << 30).
 			VM(rm.VMSettings{Image: "/var/lib/runner-manager/images/debian"}).Build(),
+		"VMForward": NewPolicy().Repository("acme/vmfwd").Host(h.ID).Autoscale("vmfwd", 1).
+			VM(rm.VMSettings{Image: "/images/runner", Forward: []string{"127.0.0.1:8080", "cache.lan:443"}}).Build(),
 	}
 	for name, p := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -294,6 +296,17 @@ func testPolicyUpdate(t *testing.T, s store.Store) {
 	assert.Equal(t, rm.BackendVM, got.Backend)
 	assert.Equal(t, p.VM, got.VM)
 	assert.True(t, got.Container.IsZero())
+
+	p.VM.Forward = []string{"registry.lan:5000"}
+	require.NoError(t, s.UpdatePolicy(ctx, p))
+	got, err = s.Policy(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"registry.lan:5000"}, got.VM.Forward, "an update replaces the forwards")
+	p.VM.Forward = nil
+	require.NoError(t, s.UpdatePolicy(ctx, p))
+	got, err = s.Policy(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Nil(t, got.VM.Forward, "and clears them")
 }
 
 func testPolicies(t *testing.T, s store.Store) {

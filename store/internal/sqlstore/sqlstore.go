@@ -70,7 +70,7 @@ type Dialect struct {
 	// the time, the host's id).
 	Heartbeat string
 	// Labels keeps a policy's labels; Names its container's environment
-	// names and volumes.
+	// names and volumes, and its VM's forwards.
 	Labels, Names ListCodec
 	// ForeignKeyViolation tells an error of a write that named a row
 	// gone meanwhile (a policy removed by another writer); nil if a
