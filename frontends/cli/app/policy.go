@@ -94,12 +94,14 @@ type PolicyAddCmd struct {
 	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    config.Size      `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
-	Backend string   `help:"How runners are isolated: native (host processes), container (a new container per job) or vm (a new microVM per job)." enum:"native,container,vm" default:"native" group:"Container backend"`
-	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md). VM backend: the image directory (see docs/vm.md)." placeholder:"IMAGE" group:"Container backend"`
-	CPUs    float64  `name:"cpus" help:"Container backend: CPUs each container may use (default: no limit)." placeholder:"N" group:"Container backend"`
-	Network string   `help:"Container backend: the engine network (host, none, bridge or a name; default the engine's)." placeholder:"NET" group:"Container backend"`
-	Env     []string `help:"Container backend: a variable of the manager's environment to pass in (repeatable; NAME* for a prefix)." placeholder:"NAME" group:"Container backend"`
-	Volume  []string `help:"Container backend: a volume for caches, SRC:DST[:ro] (repeatable)." placeholder:"SRC:DST" group:"Container backend"`
+	Backend string   `help:"How runners are isolated: native (host processes), container (a new container per job) or vm (a new microVM per job)." enum:"native,container,vm" default:"native" group:"Container and VM backends"`
+	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md). VM backend: the image directory (see docs/vm.md)." placeholder:"IMAGE" group:"Container and VM backends"`
+	CPUs    float64  `name:"cpus" help:"Container backend: CPUs each container may use (default: no limit)." placeholder:"N" group:"Container and VM backends"`
+	Network string   `help:"Container backend: the engine network (host, none, bridge or a name; default the engine's)." placeholder:"NET" group:"Container and VM backends"`
+	Env     []string `help:"Container backend: a variable of the manager's environment to pass in (repeatable; NAME* for a prefix)." placeholder:"NAME" group:"Container and VM backends"`
+	Volume  []string `help:"Container backend: a volume for caches, SRC:DST[:ro] (repeatable)." placeholder:"SRC:DST" group:"Container and VM backends"`
+
+	VMForward []string `name:"vm-forward" help:"VM backend: a host service the guests may reach, HOST:PORT (repeatable or comma separated); by default they reach GitHub's services and the host's [vm] forward only." placeholder:"HOST:PORT" sep:"," group:"Container and VM backends"`
 }
 
 // Help is the long help of policy add.
@@ -118,7 +120,8 @@ Examples:
       --backend container --image ghcr.io/actions/actions-runner:latest \
       --memory-limit 4GiB --cpus 2 --volume gocache:/cache
   runner-manager policy add forks --repo octo-org/app --scale-set forks --max 2 \
-      --backend vm --image /var/lib/runner-manager/images/debian --memory-limit 4GiB
+      --backend vm --image /var/lib/runner-manager/images/debian --memory-limit 4GiB \
+      --vm-forward cache.lan:8080
 
 In classic mode every runner also has three implicit labels, which the
 official runner adds: self-hosted, its OS (Linux, macOS, Windows) and its
@@ -154,6 +157,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
 		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet,
 		Backend: c.Backend, Image: c.Image, CPUs: c.CPUs, Network: c.Network, Env: c.Env, Volumes: c.Volume,
+		VMForward: c.VMForward,
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
@@ -307,6 +311,8 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"memory estimate", policyplan.Estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
+		{"vm image", p.VM.Image},
+		{"vm forward", vmForwardRow(p)},
 		{"live attempts", fmt.Sprint(len(live))},
 		{"host", hostRow(p, hostNames(ctx, st))},
 		{"created", p.CreatedAt.Local().Format(time.RFC3339)},
@@ -472,6 +478,7 @@ type policyJSON struct {
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
 	Fleet          bool     `json:"fleet"`
+	VMForward      []string `json:"vm_forward"`
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
 	RemovedAt      *string  `json:"removed_at"`
@@ -511,6 +518,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
 		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Fleet: p.Fleet,
+		VMForward: append([]string{}, p.VM.Forward...),
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
 	}
@@ -520,6 +528,19 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// vmForwardRow is policy show's vm forward: "" (no row) but for a VM
+// policy, whose guests reach GitHub (and the host's [vm] forward) only
+// unless it opens more.
+func vmForwardRow(p rm.Policy) string {
+	if p.Backend != rm.BackendVM {
+		return ""
+	}
+	if len(p.VM.Forward) == 0 {
+		return "none (GitHub's services and the host's [vm] forward only)"
+	}
+	return strings.Join(p.VM.Forward, ",") + " (beside GitHub's services and the host's [vm] forward)"
 }
 
 // spareRow is policy show's spare: the cap in scale-set mode; none in

@@ -39,6 +39,7 @@ func TestPolicyAddRefused(t *testing.T) {
 		{"vm image missing", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "vm", "--image", "/nonexistent/image"}, `vm image /nonexistent/image`},
 		{"bad volume", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container", "--image", "r", "--volume", "/c"}, "want SRC:DST"},
 		{"bad cpus", []string{"--repo", "o/r", "--scale-set", "s", "--backend", "container", "--image", "r", "--cpus=-2"}, "cpus -2"},
+		{"vm forward without vm", []string{"--repo", "o/r", "--scale-set", "s", "--vm-forward", "cache.lan:80"}, `VM settings (forward "cache.lan:80") need backend "vm"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +84,28 @@ func TestPolicyAddVM(t *testing.T) {
 	assert.Equal(t, rm.VMSettings{Image: image}, p.VM)
 	assert.True(t, p.Container.IsZero())
 	assert.Equal(t, uint64(1<<30), p.MemoryLimit)
+	assert.Contains(t, e.ok("policy", "show", "forks"), "vm forward:       none (GitHub's services and the host's [vm] forward only)")
+
+	out = e.ok("policy", "add", "cached", "--repo", "octo/app", "--scale-set", "cached", "--backend", "vm", "--image", image,
+		"--vm-forward", "cache.lan:8080,127.0.0.1:9000", "--vm-forward", "registry.lan:5000")
+	assert.Contains(t, out, "added policy cached")
+	p, err = e.journal().PolicyByName(t.Context(), "cached")
+	require.NoError(t, err)
+	want := []string{"cache.lan:8080", "127.0.0.1:9000", "registry.lan:5000"}
+	assert.Equal(t, rm.VMSettings{Image: image, Forward: want}, p.VM)
+	assert.Contains(t, e.ok("policy", "show", "cached"),
+		"vm forward:       cache.lan:8080,127.0.0.1:9000,registry.lan:5000 (beside GitHub's services and the host's [vm] forward)")
+	var pj struct {
+		VMForward []string `json:"vm_forward"`
+	}
+	show := e.ok("policy", "show", "cached", "--json")
+	checkSchema(t, docSchemas(t)["policy"], show, false)
+	require.NoError(t, json.Unmarshal([]byte(show), &pj))
+	assert.Equal(t, want, pj.VMForward)
+
+	stderr := e.fails(2, "policy", "add", "bad", "--repo", "octo/app", "--scale-set", "bad", "--backend", "vm", "--image", image,
+		"--vm-forward", "10.0.2.2:80")
+	assert.Contains(t, stderr, `policy "bad": VM forward "10.0.2.2:80": 10.0.2.0/24 is the guest's own network`)
 }
 
 func TestPolicyLifecycle(t *testing.T) {
