@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/platform/vm"
 	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
@@ -245,4 +246,49 @@ func TestSpecInsert(t *testing.T) {
 	_, err = policyplan.Spec{Name: "a", Repo: "octo/app", ScaleSet: "x", Max: 1}.Insert(t.Context(), st, host)
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), "policy edit a")
+}
+
+// A file's vm_forward is a VM policy's forwards: added, changed in place
+// and, once the journal matches, no change.
+func TestPlanVMForward(t *testing.T) {
+	st, host, _ := journal(t)
+	image := t.TempDir()
+	for _, f := range []string{vm.KernelFile, vm.InitrdFile, vm.BaseDiskFile} {
+		require.NoError(t, os.WriteFile(filepath.Join(image, f), nil, 0o644))
+	}
+	path := filepath.Join(t.TempDir(), "policies.toml")
+	read := func(fwd string) (policyplan.File, error) {
+		text := "[[policy]]\nname = \"forks\"\nrepo = \"octo/app\"\nscale_set = \"forks\"\nmax = 1\n" +
+			"backend = \"vm\"\nimage = \"" + image + "\"\nvm_forward = [" + fwd + "]\n"
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+		return policyplan.ReadFile(path)
+	}
+	write := func(fwd string) policyplan.File {
+		f, err := read(fwd)
+		require.NoError(t, err)
+		return f
+	}
+	apply := func(f policyplan.File) policyplan.Plan {
+		plan, err := policyplan.Make(t.Context(), st, host, f)
+		require.NoError(t, err)
+		require.NoError(t, plan.Apply(t.Context(), st, time.Now()))
+		return plan
+	}
+
+	plan := apply(write(`"cache.lan:8080"`))
+	require.Equal(t, policyplan.Add, plan[0].Op)
+	assert.Equal(t, []string{"cache.lan:8080"}, names(t, st)["forks"].VM.Forward)
+
+	plan = apply(write(`"cache.lan:8080", "127.0.0.1:9000"`))
+	require.Equal(t, policyplan.Change, plan[0].Op)
+	assert.Equal(t, []string{"vm {" + image + " [cache.lan:8080]} → {" + image + " [cache.lan:8080 127.0.0.1:9000]}"}, plan[0].Changes)
+	assert.Equal(t, []string{"cache.lan:8080", "127.0.0.1:9000"}, names(t, st)["forks"].VM.Forward)
+
+	again, err := policyplan.Make(t.Context(), st, host, write(`"cache.lan:8080", "127.0.0.1:9000"`))
+	require.NoError(t, err)
+	assert.Empty(t, again, "the journal matches the file")
+
+	_, err = read(`"cache.lan"`)
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	assert.Contains(t, err.Error(), `policy "forks": VM forward "cache.lan": want host:port`)
 }
