@@ -28,7 +28,8 @@ type Network string
 
 const (
 	// NetworkRestricted (the default): the guest reaches the host services
-	// of Settings.Forward and nothing else, not even the host's loopback.
+	// of Settings.Forward, its policy's (rm.VMSettings.Forward) and its
+	// runner's, and nothing else, not even the host's loopback.
 	NetworkRestricted Network = "restricted"
 	// NetworkOpen: the guest reaches whatever the host's user can
 	// (QEMU's user networking without restriction), the host's loopback

@@ -14,8 +14,8 @@ import (
 )
 
 // VMConfig is how the default launcher of rm.BackendVM runs its VMs (the
-// [vm] section of the configuration); each policy names its image
-// (rm.VMSettings).
+// [vm] section of the configuration); each policy names its image and
+// may open more services to its own guests (rm.VMSettings).
 type VMConfig struct {
 	// Accel is vm.AccelKVM when empty: KVM, checked by a real boot at the
 	// first launch, else every launch is refused; vm.AccelTCG runs
@@ -29,7 +29,8 @@ type VMConfig struct {
 	// Network is vm.NetworkRestricted when empty: a guest reaches its
 	// runner's services and GitHub's API, and Forward, nothing else.
 	Network vm.Network
-	// Forward are more host services a guest reaches ("host:port").
+	// Forward are more host services every guest reaches ("host:port");
+	// a policy's rm.VMSettings.Forward are its own guests' only.
 	Forward []string
 }
 
