@@ -174,6 +174,35 @@ wait`, port, ghPort)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// A policy's forward opens a service of the host's loopback to its own
+// guest, which reaches it at the same address, while a service it does
+// not name stays out of reach.
+func TestLaunchPolicyForward(t *testing.T) {
+	serve := func(body string) int {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, body) }))
+		t.Cleanup(srv.Close)
+		return srv.Listener.Addr().(*net.TCPAddr).Port
+	}
+	opened, closed := serve("cache-hit"), serve("secret")
+	s := newFake(t)
+	script := fmt.Sprintf(`for p in %d %d; do
+  printf 'GET / HTTP/1.0\r\n\r\n' | busybox nc -w 5 127.0.0.1 $p | busybox tail -1 | busybox sed "s/^/port $p: /"
+done`, opened, closed)
+	_, jit := enqueue(t, s, fakegithub.JobSpec{Duration: 100 * time.Millisecond, Script: script})
+	l := newLauncher(t)
+	a := rm.NewAttemptID()
+	pol := rm.Policy{Name: "cached", Backend: rm.BackendVM, VM: rm.VMSettings{Forward: []string{fmt.Sprintf("127.0.0.1:%d", opened)}}}
+	p, err := l.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Cleanup(a, false) })
+	waitDone(t, p, 90*time.Second)
+	console, err := os.ReadFile(filepath.Join(l.Dir(a), vm.ConsoleName))
+	require.NoError(t, err)
+	require.Equal(t, 0, p.ExitCode(), "console:\n%s", console)
+	require.Contains(t, string(console), fmt.Sprintf("port %d: cache-hit", opened))
+	require.NotContains(t, string(console), "secret")
+}
+
 // A VM outlives its launcher: a new launcher over the same data directory
 // (a restarted manager) adopts it by QEMU's pid and start stamp, refuses
 // another stamp or attempt, and stops it; Cleanup leaves nothing.
