@@ -19,11 +19,13 @@ import (
 
 // schema is one section of docs/json.md: its key paths, those whose type
 // is a map (keys of their own, not listed), and each key's type as the
-// table writes it ("int", "time or null").
+// table writes it ("int", "time or null"), and those the table says may
+// be absent ("absent when unknown": a key printed with omitempty).
 type schema struct {
-	keys  map[string]bool
-	maps  map[string]bool
-	types map[string]string
+	keys     map[string]bool
+	maps     map[string]bool
+	types    map[string]string
+	optional map[string]bool
 }
 
 // docSchemas reads the tables of docs/json.md, by section ("## status").
@@ -31,18 +33,19 @@ func docSchemas(t *testing.T) map[string]schema {
 	t.Helper()
 	raw, err := os.ReadFile("../../../docs/json.md")
 	require.NoError(t, err)
-	row := regexp.MustCompile("^\\| `([^`]+)` \\| ([^|]+) \\|")
+	row := regexp.MustCompile("^\\| `([^`]+)` \\| ([^|]+) \\|(.*)$")
 	out := map[string]schema{}
 	var cur string
 	for _, line := range strings.Split(string(raw), "\n") {
 		if name, ok := strings.CutPrefix(line, "## "); ok {
 			cur = strings.TrimSpace(name)
-			out[cur] = schema{keys: map[string]bool{}, maps: map[string]bool{}, types: map[string]string{}}
+			out[cur] = schema{keys: map[string]bool{}, maps: map[string]bool{}, types: map[string]string{}, optional: map[string]bool{}}
 			continue
 		}
 		if m := row.FindStringSubmatch(line); m != nil && cur != "" {
 			out[cur].keys[m[1]] = true
 			out[cur].types[m[1]] = strings.TrimSpace(m[2])
+			out[cur].optional[m[1]] = strings.Contains(m[3], "absent")
 			if strings.HasPrefix(strings.TrimSpace(m[2]), "map") {
 				out[cur].maps[m[1]] = true
 			}
@@ -151,7 +154,7 @@ func checkSchema(t *testing.T, s schema, doc string, list bool) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.keys)) {
-		if objects[parentPath(k)] {
+		if objects[parentPath(k)] && !s.optional[k] {
 			_, ok := keys[k]
 			assert.True(t, ok, "documented key %q is missing", k)
 		}
