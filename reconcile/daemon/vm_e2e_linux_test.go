@@ -158,6 +158,46 @@ func TestVME2EWarmSpare(t *testing.T) {
 	assert.Equal(t, 1, ended(t, d.Store(), p), "one attempt ran the job")
 }
 
+// TestVME2EColdStart: a VM policy without spares boots a VM for each job
+// it is given, one at a time: each job is queued while no VM runs and no
+// runner is registered, and is taken by the runner of the VM booted for
+// it. Its queue → start (the cold start's figure in docs/vm.md) is
+// logged, not asserted.
+func TestVME2EColdStart(t *testing.T) {
+	const jobs = 3
+	im := vmtest.FakeRunnerImage(t)
+	w := newWorld(t)
+	d, err := daemon.New(vmDaemonConfig(w.dataDir, w.github(), testLogger(t)))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := vmPolicyWith(t, d, im.Dir, func(p *rm.Policy) { p.Max, p.Spare = 1, 0 })
+	stop := start(t, d)
+
+	var waits []time.Duration
+	for i := range jobs {
+		require.Empty(t, w.gh.Runners(), "no runner is registered before job %d is queued", i)
+		require.Empty(t, qemusOf(t, w.dataDir), "no VM runs before job %d is queued", i)
+		w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"vm"}, Duration: 100 * time.Millisecond, MemoryBytes: 16 << 20})
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		require.NoError(t, w.gh.WaitJobsCompleted(ctx))
+		cancel()
+		require.Eventually(t, func() bool {
+			return ended(t, d.Store(), p) == i+1 && len(vmDirs(t, w.dataDir)) == 0 && len(w.gh.Runners()) == 0
+		}, 2*time.Minute, 50*time.Millisecond, "job %d's attempt concluded, its VM and registration gone", i)
+	}
+	require.NoError(t, stop())
+	runners := map[string]bool{}
+	for _, j := range w.gh.Jobs() {
+		assert.Equal(t, 1, j.Starts, "job %d ran once", j.ID)
+		runners[j.RunnerName] = true
+		waits = append(waits, j.StartedAt.Sub(j.QueuedAt))
+	}
+	assert.Len(t, runners, jobs, "each job in a VM of its own")
+	slices.Sort(waits)
+	t.Logf("a job on a cold VM (TCG), %d jobs one at a time: queue→start p50 %v, each %v",
+		jobs, waits[len(waits)/2].Round(time.Millisecond), waits)
+}
+
 // vmDirs are the attempt directories left under the data directory's vm/
 // (kept failed logs in .failed are not attempts).
 func vmDirs(t *testing.T, dataDir string) []string {
