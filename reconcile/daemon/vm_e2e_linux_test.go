@@ -182,8 +182,8 @@ func TestVME2EColdStart(t *testing.T) {
 		require.NoError(t, w.gh.WaitJobsCompleted(ctx))
 		cancel()
 		require.Eventually(t, func() bool {
-			return ended(t, d.Store(), p) == i+1 && len(vmDirs(t, w.dataDir)) == 0 && len(w.gh.Runners()) == 0
-		}, 2*time.Minute, 50*time.Millisecond, "job %d's attempt concluded, its VM and registration gone", i)
+			return ended(t, d.Store(), p) == i+1 && len(vmDirs(t, w.dataDir)) == 0 && len(qemusOf(t, w.dataDir)) == 0 && len(w.gh.Runners()) == 0
+		}, 2*time.Minute, 50*time.Millisecond, "job %d's attempt concluded, its VM, directory and registration gone", i)
 	}
 	require.NoError(t, stop())
 	runners := map[string]bool{}
