@@ -15,7 +15,7 @@ import (
 // observations are left out; a policy none of whose runners took a job
 // while starting keeps its boot unmeasured (the default estimate).
 
-// bootSeen notes a boot of it's runner from a job it took (ev, a
+// bootSeen notes a boot of its runner from a job it took (ev, a
 // JobStarted) while the loop still held it starting: launched at
 // StartedAt, listening and taking the job by GitHub's handing it the
 // job (RunnerAssignedAt, GitHub's clock, when it falls within the
