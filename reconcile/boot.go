@@ -1,8 +1,6 @@
 package reconcile
 
 import (
-	"time"
-
 	rm "github.com/runner-manager/runner-manager"
 )
 
@@ -40,13 +38,4 @@ func (p *pass) bootSeen(it *item, ev rm.JobEvent) {
 		took = t
 	}
 	p.l.spares.booted(it.pol.ID, took.Sub(a.StartedAt))
-}
-
-// withoutPolledBoot is a concluded attempt as the spares' bookkeeping is
-// given it (spareState.concluded): its job's end and duration count,
-// but not a boot read from its IdleAt or BusyAt, which a poll may have
-// set; bootSeen took any boot it showed when it showed it.
-func withoutPolledBoot(a rm.Attempt) rm.Attempt {
-	a.StartedAt = time.Time{}
-	return a
 }

@@ -127,7 +127,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 		}
 	}
 	it.a, it.concluded = b, true
-	l.spares.concluded(withoutPolledBoot(b), o.Kind == rm.CompletedJob, p.now)
+	l.spares.concluded(b, o.Kind == rm.CompletedJob, p.now)
 	if l.cfg.Meters != nil {
 		l.cfg.Meters.Ended(a.ID, o)
 	}

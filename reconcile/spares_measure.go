@@ -99,26 +99,18 @@ func (s *spareState) endRate(now time.Time, busy int, boot time.Duration) float6
 	return r
 }
 
-// concluded takes what an ended attempt tells of boots, job durations
-// and job ends.
+// concluded takes what an ended attempt tells of job durations and job
+// ends. Not of boots: its IdleAt or BusyAt may be a poll's sighting, and
+// bootSeen took any boot the runner showed when it showed it (boot.go).
 func (s *spareState) concluded(a rm.Attempt, ranJob bool, ended time.Time) {
-	if ranJob {
-		s.jobEnded(ended)
-		if !a.BusyAt.IsZero() && ended.After(a.BusyAt) {
-			s.durs = append(s.durs, ended.Sub(a.BusyAt))
-			if over := len(s.durs) - durSamples; over > 0 {
-				s.durs = slices.Delete(s.durs, 0, over)
-			}
-		}
-	}
-	if a.StartedAt.IsZero() {
+	if !ranJob {
 		return
 	}
-	first := a.BusyAt
-	if !a.IdleAt.IsZero() && (first.IsZero() || a.IdleAt.Before(first)) {
-		first = a.IdleAt
-	}
-	if !first.IsZero() {
-		s.booted(a.Policy, first.Sub(a.StartedAt))
+	s.jobEnded(ended)
+	if !a.BusyAt.IsZero() && ended.After(a.BusyAt) {
+		s.durs = append(s.durs, ended.Sub(a.BusyAt))
+		if over := len(s.durs) - durSamples; over > 0 {
+			s.durs = slices.Delete(s.durs, 0, over)
+		}
 	}
 }
