@@ -23,12 +23,24 @@ import (
 // directory outlives its cgroup (made after it, removed before it), so
 // no cgroup is left without its directory.
 func (l *Launcher) Roots() ([]rm.AttemptID, error) {
-	ents, err := os.ReadDir(filepath.Join(l.dataDir, vmDir))
+	ids, err := attemptDirs(filepath.Join(l.dataDir, vmDir))
+	if err != nil {
+		return nil, fmt.Errorf("list VM directories: %w", err)
+	}
+	return ids, nil
+}
+
+// attemptDirs lists the attempts that have a directory under root (the
+// data directory's vm/), in one ReadDir: entries that name no attempt
+// (.failed/, the overlays' templates) are not listed; a missing root
+// lists nothing.
+func attemptDirs(root string) ([]rm.AttemptID, error) {
+	ents, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list VM directories: %w", err)
+		return nil, err
 	}
 	var ids []rm.AttemptID
 	for _, e := range ents {
@@ -92,20 +104,13 @@ type Leftover struct {
 // /proc: a doctor tells those no live attempt owns.
 func Leftovers(dataDir string) ([]Leftover, error) {
 	root := filepath.Join(dataDir, vmDir)
-	ents, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ids, err := attemptDirs(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []Leftover
-	for _, e := range ents {
-		a, err := rm.ParseAttemptID(e.Name())
-		if err != nil || a.IsZero() || !e.IsDir() {
-			continue
-		}
-		out = append(out, Leftover{Attempt: a, Dir: filepath.Join(root, e.Name())})
+	for _, a := range ids {
+		out = append(out, Leftover{Attempt: a, Dir: filepath.Join(root, a.String())})
 	}
 	if len(out) == 0 {
 		return nil, nil
