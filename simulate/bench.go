@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/pprof"
@@ -17,6 +18,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // BenchOptions shape a benchmark run (RunBench): a busy day compressed into
@@ -48,6 +50,13 @@ type BenchOptions struct {
 	Max int
 	// Seed makes the arrivals and the job mix repeatable (default 1).
 	Seed uint64
+	// Store is the journal the daemon keeps (a PostgreSQL store, say);
+	// nil is the SQLite file in the data directory. The bench writes its
+	// policies into it and does not close it.
+	Store store.Store
+	// CPUProfile, when not nil, gets the CPU profile of the run (pprof's
+	// format), the one the report's CPU split is read from.
+	CPUProfile io.Writer
 	// DataDir, RunnerExecutable and Logger are as in Options.
 	DataDir          string
 	RunnerExecutable string
@@ -197,6 +206,9 @@ type Bench struct {
 	plan     []arrival
 
 	cpuStart   time.Duration
+	profile    *cpuProfile
+	cpuParts   map[string]float64
+	cpuErr     error
 	sampleStop context.CancelFunc
 	sampleDone chan struct{}
 	arriveDone chan struct{}
@@ -224,7 +236,8 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		}
 	}()
 	w := world{DataDir: opts.DataDir, TempPrefix: "runner-manager-bench-", RunnerExecutable: opts.RunnerExecutable,
-		Name: "bench", Logger: opts.Logger, HostMemory: opts.HostMemory, Classic: opts.Classic, Webhooks: opts.Webhooks && opts.Classic}
+		Name: "bench", Logger: opts.Logger, HostMemory: opts.HostMemory, Classic: opts.Classic, Webhooks: opts.Webhooks && opts.Classic,
+		Store: opts.Store}
 	for i := range opts.Policies {
 		pr := benchProfiles[i%len(benchProfiles)]
 		if opts.Max > 0 {
@@ -250,6 +263,7 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 	b.plan = opts.plan(s.policies)
 	s.jobs = make([]int64, len(b.plan)) // the total Progress and Wait count to
 	b.cpuStart = processCPU()
+	b.profile = startCPUProfile(opts.CPUProfile)
 	s.run(ctx)
 	if err := s.deliverWebhooks(ctx); err != nil {
 		return nil, err
@@ -317,14 +331,16 @@ func (b *Bench) sampleStatus(ctx context.Context) {
 	}
 }
 
-// Close stops the sampling, the simulation and the launcher's spare roots.
+// Close stops the sampling, the CPU profile, the simulation and the
+// launcher's spare roots.
 func (b *Bench) Close() error {
 	if b.sampleStop != nil {
 		b.sampleStop()
 		<-b.sampleDone
 		<-b.arriveDone
 	}
-	err := b.Sim.Close()
+	_, err := b.cpuSplit()
+	err = errors.Join(err, b.Sim.Close())
 	if b.native != nil {
 		err = errors.Join(err, b.native.Close())
 	}
@@ -381,6 +397,16 @@ func RunBench(ctx context.Context, opts BenchOptions, progress func(Progress)) (
 		return rep, fmt.Errorf("only %d of %d jobs were served", rep.Served, rep.Queued)
 	}
 	return rep, nil
+}
+
+// cpuSplit stops the CPU profile on its first call and returns the CPU
+// each part of the process spent until then (nil without a profile).
+func (b *Bench) cpuSplit() (map[string]float64, error) {
+	if b.profile != nil {
+		b.cpuParts, b.cpuErr = b.profile.stop()
+		b.profile = nil
+	}
+	return b.cpuParts, b.cpuErr
 }
 
 // live counts the journal's live attempts.

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,8 +66,10 @@ type BenchReport struct {
 	Daemon    BenchDaemon    `json:"daemon"`
 
 	// JournalBytes is the journal's size on disk (database, WAL and shared
-	// memory files) at the end.
-	JournalBytes int64 `json:"journal_bytes"`
+	// memory files) at the end; JournalElsewhere says the journal was a
+	// store given to the bench (BenchOptions.Store), not a file.
+	JournalBytes     int64 `json:"journal_bytes"`
+	JournalElsewhere bool  `json:"journal_elsewhere,omitempty"`
 	// Attempts counts the journal's attempts by outcome.
 	Attempts map[string]int `json:"attempts"`
 	// LiveWhenQueueEmptied is how many attempts were live when the last
@@ -152,12 +155,29 @@ type BenchCalls struct {
 
 // BenchDaemon is what the manager's process cost: its own CPU (user +
 // system, runner processes excluded) and its peak resident memory. The
-// fake GitHub runs in the same process and is included.
+// fake GitHub runs in the same process and is included in both; the CPU is
+// also split by part, from a CPU profile of the run.
 type BenchDaemon struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// CPUPercentOfOneCore is CPUSeconds over the elapsed time.
 	CPUPercentOfOneCore float64 `json:"cpu_percent_of_one_core"`
-	PeakRSSBytes        uint64  `json:"peak_rss_bytes"`
+	// CPUSecondsByPart splits the profiled CPU (sampled 100 times a
+	// second, so within about 10 ms a part) by the part of the process
+	// that spent it: "manager" (the daemon's goroutines), "fake-github",
+	// "bench" (arrivals, sampling) and "runtime" (goroutines without a
+	// part: the garbage collector's workers, the scheduler), and
+	// "unsampled", the rest of CPUSeconds, which the profile did not see.
+	// Absent when another CPU profile of the process was running.
+	CPUSecondsByPart map[string]float64 `json:"cpu_seconds_by_part,omitempty"`
+	// ManagerCPUSeconds is the manager's own share: its goroutines' CPU
+	// plus the runtime's and the unsampled in proportion to the manager's
+	// part of the labelled CPU (an estimate: the collector works for whoever
+	// allocates). ManagerCPUPercentOfOneCore is it over the elapsed time.
+	ManagerCPUSeconds          float64 `json:"manager_cpu_seconds,omitempty"`
+	ManagerCPUPercentOfOneCore float64 `json:"manager_cpu_percent_of_one_core,omitempty"`
+	// CPUProfileError says why the split is absent or partial.
+	CPUProfileError string `json:"cpu_profile_error,omitempty"`
+	PeakRSSBytes    uint64 `json:"peak_rss_bytes"`
 	// PeakRSSSource says how PeakRSSBytes was read.
 	PeakRSSSource string `json:"peak_rss_source"`
 }
@@ -213,7 +233,9 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 	}
 
 	r.Calls = b.calls(max(r.Served, 1))
-	r.JournalBytes = fileSizes(filepath.Join(b.dataDir, "journal.db"), "", "-wal", "-shm")
+	if b.opts.Store == nil {
+		r.JournalBytes = fileSizes(filepath.Join(b.dataDir, "journal.db"), "", "-wal", "-shm")
+	}
 	return r, nil
 }
 
@@ -227,14 +249,26 @@ func (b *Bench) reportHead() BenchReport {
 	if b.opts.Classic {
 		mode, poll = "classic", float64(b.opts.ClassicPoll.Milliseconds())
 	}
+	d := BenchDaemon{CPUSeconds: cpu.Seconds(), CPUPercentOfOneCore: 100 * cpu.Seconds() / elapsed.Seconds(),
+		PeakRSSBytes: rss, PeakRSSSource: rssSrc}
+	parts, err := b.cpuSplit()
+	if err != nil {
+		d.CPUProfileError = err.Error()
+	}
+	if len(parts) > 0 {
+		parts = maps.Clone(parts)
+		addUnsampled(parts, d.CPUSeconds)
+		d.CPUSecondsByPart = parts
+		d.ManagerCPUSeconds = managerShare(parts)
+		d.ManagerCPUPercentOfOneCore = 100 * d.ManagerCPUSeconds / elapsed.Seconds()
+	}
 	return BenchReport{ClassicPollMS: poll, Webhooks: b.opts.Classic && b.opts.Webhooks,
 		Mode: mode, Host: runtime.GOOS + "/" + runtime.GOARCH + ", " + strconv.Itoa(runtime.NumCPU()) + " CPUs",
 		Seed: b.opts.Seed, Policies: len(b.policies),
 		SpanSeconds: b.opts.Span.Seconds(), ElapsedSeconds: elapsed.Seconds(),
 		Queued:   len(b.plan),
 		Attempts: map[string]int{},
-		Daemon: BenchDaemon{CPUSeconds: cpu.Seconds(), CPUPercentOfOneCore: 100 * cpu.Seconds() / elapsed.Seconds(),
-			PeakRSSBytes: rss, PeakRSSSource: rssSrc},
+		Daemon:   d, JournalElsewhere: b.opts.Store != nil,
 	}
 }
 

@@ -65,6 +65,18 @@ func TestRunBench(t *testing.T) {
 			assert.Positive(t, rep.Admission.Samples)
 			assert.Positive(t, rep.Daemon.CPUSeconds)
 			assert.Positive(t, rep.Daemon.PeakRSSBytes)
+			// The CPU split: the manager's goroutines are told from the
+			// fake GitHub's, and the parts add up to the process's CPU.
+			parts := rep.Daemon.CPUSecondsByPart
+			require.Empty(t, rep.Daemon.CPUProfileError)
+			assert.Positive(t, parts["manager"], "%v", parts)
+			sum := 0.0
+			for _, v := range parts {
+				sum += v
+			}
+			assert.GreaterOrEqual(t, sum, rep.Daemon.CPUSeconds-1e-9, "%v", parts)
+			assert.Greater(t, rep.Daemon.ManagerCPUSeconds, parts["manager"]-1e-9)
+			assert.LessOrEqual(t, rep.Daemon.ManagerCPUSeconds, sum)
 			assert.Positive(t, rep.JournalBytes)
 			if classic {
 				assert.Positive(t, rep.Calls.RESTPerJob)

@@ -95,7 +95,22 @@ func (r BenchReport) WriteText(w io.Writer) {
 		cl.RESTBudgetLowest, cl.RESTBudgetExhausted, r.LiveWhenQueueEmptied, r.Stranded)
 	fmt.Fprintf(w, "  this process:         %.2f CPU seconds (%.1f%% of one core; runners excluded, the fake GitHub included), peak RSS %s (%s)\n",
 		r.Daemon.CPUSeconds, r.Daemon.CPUPercentOfOneCore, bytesize.Format(r.Daemon.PeakRSSBytes), r.Daemon.PeakRSSSource)
-	fmt.Fprintf(w, "  journal:              %s\n", bytesize.Format(uint64(r.JournalBytes)))
+	if d := r.Daemon; len(d.CPUSecondsByPart) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(d.CPUSecondsByPart)) {
+			parts = append(parts, fmt.Sprintf("%s %.2f s", k, d.CPUSecondsByPart[k]))
+		}
+		fmt.Fprintf(w, "  CPU by part:          %s (profiled)\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  the manager's share:  %.2f CPU seconds (%.1f%% of one core: its goroutines, the runtime's and the unsampled in proportion)\n",
+			d.ManagerCPUSeconds, d.ManagerCPUPercentOfOneCore)
+	} else if d.CPUProfileError != "" {
+		fmt.Fprintf(w, "  CPU by part:          none (%s)\n", d.CPUProfileError)
+	}
+	if r.JournalElsewhere {
+		fmt.Fprintf(w, "  journal:              the store given to the bench\n")
+	} else {
+		fmt.Fprintf(w, "  journal:              %s\n", bytesize.Format(uint64(r.JournalBytes)))
+	}
 	var outcomes []string
 	for _, k := range slices.Sorted(maps.Keys(r.Attempts)) {
 		outcomes = append(outcomes, fmt.Sprintf("%d %s", r.Attempts[k], k))

@@ -14,6 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/store"
 )
 
 // world is what the demo and the bench set up alike before they differ:
@@ -32,6 +33,8 @@ type world struct {
 	Policies   []worldPolicy
 	// FakeOptions are added to the fake GitHub's (a runner boot delay).
 	FakeOptions []fakegithub.Option
+	// Store is the daemon's journal; nil is the SQLite file in DataDir.
+	Store store.Store
 	// Webhooks has the daemon serve workflow_job webhooks on a loopback
 	// port, which the fake GitHub is told to send to once it listens
 	// (Sim.deliverWebhooks), as [webhook] listen does with GitHub.
@@ -83,6 +86,9 @@ func (s *Sim) setUp(ctx context.Context, w world, mk func(dataDir string) daemon
 		cfg.Webhook = daemon.Webhook{Listen: "127.0.0.1:0", Secret: []byte(s.hookSecret)}
 	}
 	cfg.DataDir, cfg.Host, cfg.Logger = s.dataDir, s.host, w.Logger
+	if w.Store != nil {
+		cfg.Store = w.Store
+	}
 	cfg.GitHub = github.Config{WebURL: s.server.URL(), APIURL: s.server.APIURL(), Token: token,
 		UserAgent: "runner-manager-" + w.Name, Logger: w.Logger}
 	cfg.RefreshEvery, cfg.SampleEvery = time.Second, 250*time.Millisecond

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
@@ -24,7 +23,7 @@ type BenchCmd struct {
 	Max        int           `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
 	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
-	CPUProfile string        `name:"cpu-profile" help:"Write a CPU profile of this process over the run, for go tool pprof." placeholder:"FILE" type:"path"`
+	CPUProfile string        `name:"cpu-profile" help:"Write the CPU profile of this process over the run (the one the report's CPU split is read from), for go tool pprof." placeholder:"FILE" type:"path"`
 
 	benchCompareFlags
 }
@@ -45,8 +44,10 @@ are measured.
 It prints and writes as JSON: jobs served (must equal jobs queued), the wait
 from queueing to a runner (p50/p95/p99), a runner's exit to its replacement's
 start, peak runners per policy against max and admission, refusals by reason,
-GitHub calls per job, this process's CPU seconds and peak RSS, the journal's
-size. See docs/performance.md.
+GitHub calls per job, this process's CPU seconds and peak RSS, its CPU split
+by part from a profile of the run (the manager's goroutines, the fake GitHub's,
+the bench's, the runtime's) and the manager's share, the journal's size. See
+docs/performance.md.
 
   go run ./frontends/cli bench
   go run ./frontends/cli bench --classic --out classic.json
@@ -98,10 +99,7 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 			return fmt.Errorf("write the CPU profile: %w", err)
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("start the CPU profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		opts.CPUProfile = f
 	}
 	rep, err := simulate.RunBench(ctx, opts, progressPrinter(a.Stdout))
 	if rep.Queued > 0 {
