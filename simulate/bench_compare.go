@@ -127,6 +127,16 @@ type ScalerResult struct {
 	// last jobs included). ListEfficiency is ListSeconds / Makespan.
 	ListSeconds    float64 `json:"list_schedule_seconds"`
 	ListEfficiency float64 `json:"list_efficiency"`
+	// Listening is how many runners listened when the first job was
+	// queued (the quiet spares, min idle runners). ReachableSeconds is the
+	// list schedule when every job beyond those waits, besides, for a
+	// boot from the first job's queueing (bootBound): the best a scaler
+	// that kept Listening runners while quiet can do, even one starting
+	// any number of runners at once. ReachableEfficiency is Ideal over
+	// it: the efficiency such a scaler cannot beat.
+	Listening           int     `json:"listening_at_first_job"`
+	ReachableSeconds    float64 `json:"reachable_seconds"`
+	ReachableEfficiency float64 `json:"reachable_efficiency"`
 	// Wait is from a job's queueing to its start on a runner.
 	Wait Quantiles `json:"wait_ms"`
 	// The scaler's GitHub calls (the runners' own excluded): REST
@@ -413,6 +423,12 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 			}
 		}
 	}()
+	listening := 0
+	for _, r := range server.Runners() {
+		if r.Online && !r.Busy {
+			listening++
+		}
+	}
 	start := time.Now()
 	for _, j := range plan {
 		if d := time.Until(start.Add(j.at)); d > 0 {
@@ -427,11 +443,11 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 	stopSample()
 	<-sampled
 
-	res := ScalerResult{Jobs: len(plan), PeakRunners: peakRunners, PeakRunnerRSSBytes: peakRSS}
+	res := ScalerResult{Jobs: len(plan), PeakRunners: peakRunners, PeakRunnerRSSBytes: peakRSS, Listening: listening}
 	limit, remaining, _ = server.RateLimit()
 	res.RESTCharged = limit - remaining - charged0
 	res.REST, res.ScaleSet = server.CallsREST()-rest0, server.CallsScaleSet()-ss0
-	jobsResult(&res, server.Jobs(), o.Max)
+	jobsResult(&res, server.Jobs(), o.Max, o.RunnerBoot)
 	if res.Served > 0 {
 		res.CallsPerJob = float64(res.RESTCharged+res.ScaleSet) / float64(res.Served)
 	}

@@ -26,3 +26,29 @@ func TestListSchedule(t *testing.T) {
 	assert.Equal(t, 2*time.Second, listSchedule(jobs[:3], 2))
 	assert.Zero(t, listSchedule(nil, 2))
 }
+
+func TestBootBound(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	job := func(queued, d time.Duration) fakegithub.JobRecord {
+		return fakegithub.JobRecord{Status: "completed", QueuedAt: t0.Add(queued), StartedAt: t0.Add(queued), CompletedAt: t0.Add(queued + d)}
+	}
+	// Four 1 s jobs at once on two runners at a time, a 2 s boot.
+	backlog := []fakegithub.JobRecord{job(0, time.Second), job(0, time.Second), job(0, time.Second), job(0, time.Second)}
+	for _, tc := range []struct {
+		name  string
+		jobs  []fakegithub.JobRecord
+		ready int
+		want  time.Duration
+	}{
+		{"none listening: all wait a boot", backlog, 0, 4 * time.Second},
+		{"one listening: it runs at once, the rest after a boot", backlog, 1, 4 * time.Second},
+		{"two listening: the first two at once, the next two at the boot", backlog, 2, 3 * time.Second},
+		{"all listening: the list schedule", backlog, 4, 2 * time.Second},
+		// A job queued after the boot waits for nothing but a runner.
+		{"late arrival", []fakegithub.JobRecord{job(0, time.Second), job(5*time.Second, time.Second)}, 0, 6 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, bootBound(tc.jobs, 2, tc.ready, 2*time.Second))
+		})
+	}
+}

@@ -17,8 +17,9 @@ import (
 // runners hold in memory.
 
 // jobsResult fills the job figures: served, makespan, ideal, efficiency,
-// waits, the most jobs in flight.
-func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int) {
+// the bounds (queue order; with res.Listening runners listening at the
+// first job and a runner's boot), waits, the most jobs in flight.
+func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int, boot time.Duration) {
 	var first, last time.Time
 	var sum time.Duration
 	var waits []time.Duration
@@ -49,6 +50,8 @@ func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int) {
 	res.Efficiency = ratio(res.IdealSeconds, res.MakespanSeconds)
 	res.ListSeconds = listSchedule(jobs, maxN).Seconds()
 	res.ListEfficiency = ratio(res.ListSeconds, res.MakespanSeconds)
+	res.ReachableSeconds = bootBound(jobs, maxN, res.Listening, boot).Seconds()
+	res.ReachableEfficiency = ratio(res.IdealSeconds, res.ReachableSeconds)
 	slices.SortFunc(edges, func(a, b edge) int {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
@@ -65,6 +68,17 @@ func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int) {
 // listSchedule is the makespan of the served jobs, in queue order, on maxN
 // runners that take a job the instant it is queued or a runner frees.
 func listSchedule(jobs []fakegithub.JobRecord, maxN int) time.Duration {
+	return bootBound(jobs, maxN, len(jobs), 0)
+}
+
+// bootBound is the makespan of the served jobs, in queue order, at most
+// maxN at once, when only the first ready of them may start the instant
+// they are queued and every later one waits, besides, for a boot from the
+// first job's queueing: the best a scaler can do that had ready runners
+// listening when the first job came and, seeing it at once, started any
+// number of runners then, each listening a boot later. It bounds every
+// scaler alike, whatever it keeps beyond ready.
+func bootBound(jobs []fakegithub.JobRecord, maxN, ready int, boot time.Duration) time.Duration {
 	var served []fakegithub.JobRecord
 	for _, j := range jobs {
 		if j.Status == "completed" && !j.StartedAt.IsZero() {
@@ -78,9 +92,12 @@ func listSchedule(jobs []fakegithub.JobRecord, maxN int) time.Duration {
 	t0 := served[0].QueuedAt
 	free := make([]time.Duration, maxN) // when each runner frees, after t0
 	var end time.Duration
-	for _, j := range served {
+	for k, j := range served {
 		i := slices.Index(free, slices.Min(free))
 		start := max(free[i], j.QueuedAt.Sub(t0))
+		if k >= ready {
+			start = max(start, boot)
+		}
 		free[i] = start + j.CompletedAt.Sub(j.StartedAt)
 		end = max(end, free[i])
 	}

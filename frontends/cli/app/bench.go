@@ -62,7 +62,9 @@ same from a warm start (both keeping max runners idle), arriving every
 --gap, below capacity, and --day-jobs over a working day compressed into
 --day (a quiet night, bursts at each working hour, an evening's trickle). It
 prints makespan, efficiency (Σ job durations / max
-over the makespan), wait p50/p95, GitHub calls per job and the runners' peak
+over the makespan), the reachable efficiency (the best any scaler can do with
+the runners it had listening when the first job came, each other runner
+taking --boot), wait p50/p95, GitHub calls per job and the runners' peak
 memory for both, and their ratios; then the manager alone in classic mode, at
 its default demand poll, jobs below capacity: queue → runner started and REST
 calls per job. --repeat N runs it all N times and adds each figure's mean
