@@ -393,9 +393,11 @@ func waitOnline(ctx context.Context, server *fakegithub.Server, n int) error {
 
 // runPlan enqueues the plan's jobs at their times, samples the runners'
 // memory until every job completed, and measures the run from the fake's
-// job records and call counters (taken as deltas: setup excluded).
+// job records and call counters (taken as deltas: setup excluded). Its
+// error says what ended a run short: its own o.Timeout, or ctx's cause.
 func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, label string, rss func() (uint64, int)) (ScalerResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout,
+		fmt.Errorf("%w: the run's timeout of %s passed", context.DeadlineExceeded, o.Timeout))
 	defer cancel()
 	plan := o.plan(label)
 	limit, remaining, _ := server.RateLimit()
@@ -440,6 +442,9 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 		server.EnqueueJob(j.spec)
 	}
 	werr := server.WaitJobsCompleted(ctx)
+	if werr != nil && ctx.Err() != nil {
+		werr = context.Cause(ctx)
+	}
 	stopSample()
 	<-sampled
 

@@ -1,10 +1,13 @@
 package simulate
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
@@ -51,4 +54,30 @@ func TestBootBound(t *testing.T) {
 			assert.Equal(t, tc.want, bootBound(tc.jobs, 2, tc.ready, 2*time.Second))
 		})
 	}
+}
+
+// A run cut short says what ended it: its own timeout, or what stopped its
+// caller, not a bare "context deadline exceeded" that reads as the scaler
+// stalling.
+func TestRunPlanSaysWhatEndedIt(t *testing.T) {
+	server := fakegithub.NewServer(fakegithub.WithRepo(Repo))
+	defer server.Close()
+	none := func() (uint64, int) { return 0, 0 }
+	o := CompareOptions{Jobs: 2, Timeout: 50 * time.Millisecond}
+	o.setDefaults()
+
+	// No runner has the label: nothing is ever served.
+	res, err := runPlan(t.Context(), o, server, "nobody", none)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "0 of 2 jobs served: context deadline exceeded: the run's timeout of 50ms passed", err.Error())
+	assert.Zero(t, res.Served)
+
+	stopped := errors.New("the bench was interrupted")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(stopped)
+	o.Timeout = time.Hour
+	_, err = runPlan(ctx, o, server, "nobody", none)
+	assert.ErrorIs(t, err, stopped)
+	assert.NotContains(t, err.Error(), "timeout")
 }

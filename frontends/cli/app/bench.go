@@ -22,7 +22,7 @@ type BenchCmd struct {
 	Webhooks   bool          `help:"Classic mode: the fake GitHub sends workflow_job webhooks to the daemon's receiver, as with [webhook] listen."`
 	Max        int           `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
 	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
-	Timeout    time.Duration `help:"Give up after this long (default ${default})." default:"10m" placeholder:"DURATION"`
+	Timeout    time.Duration `help:"Give up after this long (default ${default}); with --compare, each scaler's run of each case (a day's at least --day + 2m), not the whole." default:"10m" placeholder:"DURATION"`
 	CPUProfile string        `name:"cpu-profile" help:"Write the CPU profile of this process over the run (the one the report's CPU split is read from), for go tool pprof." placeholder:"FILE" type:"path"`
 
 	benchCompareFlags
@@ -68,7 +68,9 @@ taking --boot), wait p50/p95, GitHub calls per job and the runners' peak
 memory for both, and their ratios; then the manager alone in classic mode, at
 its default demand poll, jobs below capacity: queue → runner started and REST
 calls per job. --repeat N runs it all N times and adds each figure's mean
-and range.
+and range. There --timeout bounds each scaler's run of each case, so that a
+run that stalls ends; the whole takes as long as its cases (about ten
+minutes a repetition with the defaults).
 
   go run ./frontends/cli bench --compare
   go run ./frontends/cli bench --compare --repeat 3 --out compare.json`
@@ -79,11 +81,13 @@ func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	if c.Jobs < 1 || c.Policies < 1 || c.Duration <= 0 || c.HostMemory == 0 {
 		return invalid("--jobs and --policies must be at least 1, --duration and --host-memory above 0")
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
-	defer cancel()
 	if c.Compare {
+		// --timeout bounds each scaler's run of each case there: one
+		// bound over them all would end --repeat 3 in its second run.
 		return c.runCompare(ctx, a)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
 	opts := simulate.BenchOptions{Jobs: c.Jobs, Policies: c.Policies, Span: c.Duration,
 		HostMemory: uint64(c.HostMemory), Classic: c.Classic, ClassicPoll: c.Poll, Webhooks: c.Webhooks, Max: c.Max, Seed: c.Seed}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {

@@ -25,6 +25,9 @@ type benchCompareFlags struct {
 	Repeat      int           `help:"Runs of every case, back to back, the same jobs each time; with more than one, a summary gives each figure's mean and range (default ${default})." default:"1" placeholder:"N" group:"compare"`
 }
 
+// compareCase runs one case side by side (tests replace it).
+var compareCase = simulate.RunCompare
+
 // compareScenario is one side-by-side run.
 type compareScenario struct {
 	Name   string                 `json:"name"`
@@ -86,7 +89,8 @@ func (c *BenchCmd) compareOnce(ctx context.Context, a *App) ([]compareScenario, 
 	if boot == 0 {
 		boot = -1 // none
 	}
-	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, MaxSpares: c.MaxSpares, Seed: c.Seed}
+	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, MaxSpares: c.MaxSpares, Seed: c.Seed,
+		Timeout: c.Timeout}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
 		base.Logger = a.Logger()
 	}
@@ -107,8 +111,11 @@ func (c *BenchCmd) compareOnce(ctx context.Context, a *App) ([]compareScenario, 
 	for _, sc := range cases {
 		opts := base
 		opts.Jobs, opts.Gap, opts.Day, opts.MinIdle = sc.jobs, sc.gap, sc.day, sc.minIdle
+		if sc.day > 0 {
+			opts.Timeout = max(c.Timeout, sc.day+2*time.Minute) // its arrivals alone take --day
+		}
 		fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs, max %d, runner boot %s ...\n", sc.name, sc.jobs, maxN, c.Boot)
-		rep, err := simulate.RunCompare(ctx, opts)
+		rep, err := compareCase(ctx, opts)
 		printCompare(a.Stdout, sc.name, rep)
 		if err != nil {
 			return out, err
@@ -123,7 +130,7 @@ func (c *BenchCmd) compareOnce(ctx context.Context, a *App) ([]compareScenario, 
 		name += ", with webhooks"
 	}
 	fmt.Fprintf(a.Stdout, "bench --compare: %s: %d jobs every %s, the default demand poll ...\n", name, c.CompareJobs, opts.Gap)
-	rep, err := simulate.RunCompare(ctx, opts)
+	rep, err := compareCase(ctx, opts)
 	printClassic(a.Stdout, name, rep)
 	if err != nil {
 		return out, err

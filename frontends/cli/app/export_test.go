@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/runner-manager/runner-manager/simulate"
 	"github.com/runner-manager/runner-manager/store"
 
 	"github.com/runner-manager/runner-manager/frontends/tui"
@@ -42,4 +43,11 @@ func SetStoreOpened(wrap func(store.Store) store.Store) func() {
 	old := storeOpened
 	storeOpened = wrap
 	return func() { storeOpened = old }
+}
+
+// SetCompareCase replaces the run of one case of bench --compare.
+func SetCompareCase(run func(context.Context, simulate.CompareOptions) (simulate.CompareReport, error)) func() {
+	old := compareCase
+	compareCase = run
+	return func() { compareCase = old }
 }
