@@ -127,14 +127,15 @@ type ScalerResult struct {
 	// last jobs included). ListEfficiency is ListSeconds / Makespan.
 	ListSeconds    float64 `json:"list_schedule_seconds"`
 	ListEfficiency float64 `json:"list_efficiency"`
-	// Listening is how many runners listened when the first job was
-	// queued (the quiet spares, min idle runners). ReachableSeconds is the
-	// list schedule when every job beyond those waits, besides, for a
-	// boot from the first job's queueing (bootBound): the best a scaler
-	// that kept Listening runners while quiet can do, even one starting
-	// any number of runners at once. ReachableEfficiency is Ideal over
-	// it: the efficiency such a scaler cannot beat.
-	Listening           int     `json:"listening_at_first_job"`
+	// Ready is how many runners were registered and free when the first
+	// job was queued, listening or still booting (the quiet spares, min
+	// idle runners). ReachableSeconds is the list schedule when every job
+	// beyond those waits, besides, for a boot from the first job's
+	// queueing (bootBound): the best a scaler that had Ready runners then
+	// can do, even one starting any number of runners at once (a booting
+	// one counts as if it listened). ReachableEfficiency is Ideal over it:
+	// the efficiency such a scaler cannot beat.
+	Ready               int     `json:"runners_ready_at_first_job"`
 	ReachableSeconds    float64 `json:"reachable_seconds"`
 	ReachableEfficiency float64 `json:"reachable_efficiency"`
 	// Wait is from a job's queueing to its start on a runner.
@@ -425,10 +426,10 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 			}
 		}
 	}()
-	listening := 0
+	ready := 0
 	for _, r := range server.Runners() {
-		if r.Online && !r.Busy {
-			listening++
+		if !r.Busy {
+			ready++ // listening, or registered and booting
 		}
 	}
 	start := time.Now()
@@ -448,7 +449,7 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 	stopSample()
 	<-sampled
 
-	res := ScalerResult{Jobs: len(plan), PeakRunners: peakRunners, PeakRunnerRSSBytes: peakRSS, Listening: listening}
+	res := ScalerResult{Jobs: len(plan), PeakRunners: peakRunners, PeakRunnerRSSBytes: peakRSS, Ready: ready}
 	limit, remaining, _ = server.RateLimit()
 	res.RESTCharged = limit - remaining - charged0
 	res.REST, res.ScaleSet = server.CallsREST()-rest0, server.CallsScaleSet()-ss0

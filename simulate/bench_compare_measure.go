@@ -17,8 +17,8 @@ import (
 // runners hold in memory.
 
 // jobsResult fills the job figures: served, makespan, ideal, efficiency,
-// the bounds (queue order; with res.Listening runners listening at the
-// first job and a runner's boot), waits, the most jobs in flight.
+// the bounds (queue order; with res.Ready runners free at the first job
+// and a runner's boot), waits, the most jobs in flight.
 func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int, boot time.Duration) {
 	var first, last time.Time
 	var sum time.Duration
@@ -50,7 +50,7 @@ func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int, boot t
 	res.Efficiency = ratio(res.IdealSeconds, res.MakespanSeconds)
 	res.ListSeconds = listSchedule(jobs, maxN).Seconds()
 	res.ListEfficiency = ratio(res.ListSeconds, res.MakespanSeconds)
-	res.ReachableSeconds = bootBound(jobs, maxN, res.Listening, boot).Seconds()
+	res.ReachableSeconds = bootBound(jobs, maxN, res.Ready, boot).Seconds()
 	res.ReachableEfficiency = ratio(res.IdealSeconds, res.ReachableSeconds)
 	slices.SortFunc(edges, func(a, b edge) int {
 		if c := a.at.Compare(b.at); c != 0 {
@@ -75,9 +75,10 @@ func listSchedule(jobs []fakegithub.JobRecord, maxN int) time.Duration {
 // maxN at once, when only the first ready of them may start the instant
 // they are queued and every later one waits, besides, for a boot from the
 // first job's queueing: the best a scaler can do that had ready runners
-// listening when the first job came and, seeing it at once, started any
-// number of runners then, each listening a boot later. It bounds every
-// scaler alike, whatever it keeps beyond ready.
+// listening (or booting: counted as listening) when the first job came
+// and, seeing it at once, started any number of runners then, each
+// listening a boot later. It bounds every scaler alike that had no more
+// than ready runners then, whatever it does after.
 func bootBound(jobs []fakegithub.JobRecord, maxN, ready int, boot time.Duration) time.Duration {
 	var served []fakegithub.JobRecord
 	for _, j := range jobs {

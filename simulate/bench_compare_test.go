@@ -32,8 +32,8 @@ func TestRunCompare(t *testing.T) {
 		assert.GreaterOrEqual(t, r.ReachableSeconds, r.ListSeconds, "%s: a boot only delays", r.Scaler)
 		assert.Positive(t, r.ReachableEfficiency, r.Scaler)
 	}
-	assert.Zero(t, rep.Baseline.Listening, "the baseline keeps no runner while quiet")
-	assert.GreaterOrEqual(t, rep.Manager.Listening, 1, "the manager's spare while quiet")
+	assert.Zero(t, rep.Baseline.Ready, "the baseline keeps no runner while quiet")
+	assert.GreaterOrEqual(t, rep.Manager.Ready, 1, "the manager's spare while quiet")
 	assert.LessOrEqual(t, rep.Manager.PeakRunners, 2+2, "max runners and the spares")
 	assert.Greater(t, rep.Manager.BootSeconds, 0.4, "the manager measured the boot")
 	assert.InDelta(t, rep.Manager.MakespanSeconds/rep.Baseline.MakespanSeconds, rep.Ratios.Makespan, 1e-9)

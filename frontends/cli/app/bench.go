@@ -63,7 +63,7 @@ same from a warm start (both keeping max runners idle), arriving every
 --day (a quiet night, bursts at each working hour, an evening's trickle). It
 prints makespan, efficiency (Σ job durations / max
 over the makespan), the reachable efficiency (the best any scaler can do with
-the runners it had listening when the first job came, each other runner
+the runners it had free when the first job came, each other runner
 taking --boot), wait p50/p95, GitHub calls per job and the runners' peak
 memory for both, and their ratios; then the manager alone in classic mode, at
 its default demand poll, jobs below capacity: queue → runner started and REST

@@ -159,7 +159,7 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	row("efficiency", fmt.Sprintf("%.3f", m.Efficiency), fmt.Sprintf("%.3f", b.Efficiency), x.Efficiency)
 	row("best in queue order", fmt.Sprintf("%.2fs", m.ListSeconds), fmt.Sprintf("%.2fs", b.ListSeconds), ratioOf(m.ListSeconds, b.ListSeconds))
 	row("  makespan's share of it", fmt.Sprintf("%.3f", m.ListEfficiency), fmt.Sprintf("%.3f", b.ListEfficiency), ratioOf(m.ListEfficiency, b.ListEfficiency))
-	row("listening at first job", fmt.Sprint(m.Listening), fmt.Sprint(b.Listening), 0)
+	row("runners at first job", fmt.Sprint(m.Ready), fmt.Sprint(b.Ready), 0)
 	row("  reachable efficiency", fmt.Sprintf("%.3f", m.ReachableEfficiency), fmt.Sprintf("%.3f", b.ReachableEfficiency), ratioOf(m.ReachableEfficiency, b.ReachableEfficiency))
 	row("wait p50", simulate.FormatMS(m.Wait.P50), simulate.FormatMS(b.Wait.P50), x.WaitP50)
 	row("wait p95", simulate.FormatMS(m.Wait.P95), simulate.FormatMS(b.Wait.P95), x.WaitP95)
