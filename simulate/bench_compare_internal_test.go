@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,4 +81,43 @@ func TestRunPlanSaysWhatEndedIt(t *testing.T) {
 	_, err = runPlan(ctx, o, server, "nobody", none)
 	assert.ErrorIs(t, err, stopped)
 	assert.NotContains(t, err.Error(), "timeout")
+}
+
+// TestBootBoundOfTheBacklog is the reachable efficiency of the compare
+// bench's backlog (its 40 jobs, max 4) by the runners free at its arrival
+// and the boot, the table of docs/performance.md (go test -v prints it).
+// More runners free never make it worse, a longer boot never better, and
+// enough runners for every job reach the list schedule.
+func TestBootBoundOfTheBacklog(t *testing.T) {
+	o := CompareOptions{}
+	o.setDefaults()
+	t0 := time.Unix(1000, 0)
+	var jobs []fakegithub.JobRecord
+	var sum time.Duration
+	for _, j := range o.plan("backlog") {
+		jobs = append(jobs, fakegithub.JobRecord{Status: "completed", QueuedAt: t0, StartedAt: t0, CompletedAt: t0.Add(j.spec.Duration)})
+		sum += j.spec.Duration
+	}
+	ideal := sum.Seconds() / float64(o.Max)
+	list := listSchedule(jobs, o.Max)
+	t.Logf("%d jobs, max %d: ideal %.2fs, best in queue order %.2fs (%.3f)", len(jobs), o.Max, ideal, list.Seconds(), ideal/list.Seconds())
+	boots := []time.Duration{0, 2 * time.Second, 10 * time.Second}
+	prev := make([]time.Duration, len(boots))
+	for _, ready := range []int{0, 1, 2, 4, 8, 20, 27, len(jobs)} {
+		line := fmt.Sprintf("ready %2d:", ready)
+		for i, boot := range boots {
+			b := bootBound(jobs, o.Max, ready, boot)
+			line += fmt.Sprintf("  boot %-4v %.3f", boot, ideal/b.Seconds())
+			assert.GreaterOrEqual(t, b, list, "a boot only delays")
+			if prev[i] > 0 {
+				assert.LessOrEqual(t, b, prev[i], "more runners free never make it later")
+			}
+			if i > 0 {
+				assert.GreaterOrEqual(t, b, bootBound(jobs, o.Max, ready, boots[i-1]), "a longer boot never makes it sooner")
+			}
+			prev[i] = b
+		}
+		t.Log(line)
+	}
+	assert.Equal(t, list, bootBound(jobs, o.Max, len(jobs), 10*time.Second))
 }
