@@ -1,14 +1,12 @@
 package jobreport
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 )
 
 // The runner's hook variables (actions/runner
@@ -71,14 +69,13 @@ func Install(root string, info Info, env []string) ([]string, error) {
 		Backend: quote(clean(info.Backend)),
 	}
 	var out []string
-	for _, h := range []struct{ env, name string }{{EnvJobStarted, StartedScript}, {EnvJobCompleted, CompletedScript}} {
+	for _, h := range []struct{ env, name, script string }{
+		{EnvJobStarted, StartedScript, startedHook},
+		{EnvJobCompleted, CompletedScript, completedHook},
+	} {
 		data.User = quote(user[h.env])
-		var b bytes.Buffer
-		if err := scripts.ExecuteTemplate(&b, h.name, data); err != nil {
-			return nil, fmt.Errorf("job report: %w", err)
-		}
 		path := filepath.Join(dir, h.name)
-		if err := writeFile(path, b.Bytes(), 0o700); err != nil {
+		if err := writeFile(path, []byte(fill(h.script, data)), 0o700); err != nil {
 			return nil, fmt.Errorf("job report: %w", err)
 		}
 		out = append(out, h.env+"="+path)
@@ -180,48 +177,19 @@ type scriptData struct {
 // the runner would have run it (HostContext.cs:812-834 picks the shell by
 // extension; ScriptHandlerHelpers.cs:15-19 gives its arguments) and is the
 // script's exit status.
-var scripts = template.Must(template.New("").Parse(`
-{{- define "runUser" -}}
-rm_user={{.User}}
-if [ -z "$rm_user" ]; then
-	exit 0
-fi
-if [ ! -f "$rm_user" ]; then
-	echo "File doesn't exist: $rm_user" >&2
-	exit 1
-fi
-case "$rm_user" in
-*.sh)
-	if command -v bash >/dev/null 2>&1; then
-		bash --noprofile --norc -e -o pipefail "$rm_user"
-	else
-		sh -e "$rm_user"
-	fi ;;
-*.ps1)
-	if command -v pwsh >/dev/null 2>&1; then
-		pwsh -command ". '$rm_user'"
-	else
-		powershell -command ". '$rm_user'"
-	fi ;;
-*.js)
-	rm_node=
-	for rm_n in {{.Root}}/externals/node*/bin/node; do
-		[ -x "$rm_n" ] && rm_node=$rm_n
-	done
-	"${rm_node:-node}" "$rm_user" ;;
-*)
-	echo "$rm_user is not a valid path to a script. Make sure it ends in '.sh', '.ps1' or '.js'." >&2
-	exit 1 ;;
-esac
-{{- end -}}
-
-{{- define "job-started.sh" -}}
-#!/bin/sh
-# Written by runner-manager for attempt {{.Attempt}}: records the job as the
+//
+// They are plain strings with placeholders (@@DIR@@ and the like), not a
+// text/template: text/template calls methods by name through reflection,
+// which keeps every exported method of every type in a program that links
+// it (6.6 MB of text and read-only data in reconcile's test binary, all of
+// it resident), for seven words to fill in.
+const (
+	startedHook = `#!/bin/sh
+# Written by runner-manager for attempt @@ATTEMPT@@: records the job as the
 # runner sees it (the manager's journal names the attempt's job from it,
 # where GitHub did not), then runs the hook the runner had before, if any.
 set +e
-rm_dir={{.Dir}}
+rm_dir=@@DIR@@
 {
 	umask 077
 	printf 'started_at=%s\nrepository=%s\nworkflow=%s\nworkflow_ref=%s\njob=%s\nrun_id=%s\nrun_attempt=%s\n' \
@@ -229,16 +197,13 @@ rm_dir={{.Dir}}
 		"$GITHUB_RUN_ID" "$GITHUB_RUN_ATTEMPT" >"$rm_dir/job.tmp" &&
 		mv -f "$rm_dir/job.tmp" "$rm_dir/job"
 } 2>/dev/null
-{{template "runUser" .}}
-{{end -}}
-
-{{- define "job-completed.sh" -}}
-#!/bin/sh
-# Written by runner-manager for attempt {{.Attempt}}: prints what the job
+`
+	completedHook = `#!/bin/sh
+# Written by runner-manager for attempt @@ATTEMPT@@: prints what the job
 # used, as the manager metered it (the figures in usage are the manager's,
 # at most one sample old), then runs the hook the runner had before, if any.
 set +e
-rm_dir={{.Dir}}
+rm_dir=@@DIR@@
 rm_report() {
 	rm_now=$(date +%s)
 	rm_started=
@@ -306,7 +271,7 @@ rm_report() {
 		echo "  usage         not metered yet (no sample of this runner's processes)"
 	fi
 	echo "  duration      $rm_duration"
-	echo "  ran on        host "{{.Host}}", policy "{{.Policy}}" ("{{.Backend}}", attempt "{{.Attempt}}")"
+	echo "  ran on        host "@@HOST@@", policy "@@POLICY@@" ("@@BACKEND@@", attempt "@@ATTEMPT@@")"
 	[ -n "$rm_peak" ] && echo "  measured      $rm_what, from its $rm_source: $rm_samples samples$rm_ago"
 	if [ -n "$GITHUB_STEP_SUMMARY" ]; then
 		{
@@ -320,14 +285,53 @@ rm_report() {
 				echo "| CPU, busiest | $rm_busiest cores |"
 			fi
 			echo "| Duration | $rm_duration |"
-			echo "| Host | "{{.Host}}" |"
-			echo "| Policy | "{{.Policy}}" ("{{.Backend}}") |"
+			echo "| Host | "@@HOST@@" |"
+			echo "| Policy | "@@POLICY@@" ("@@BACKEND@@") |"
 			echo ""
 			echo "Metered by runner-manager: $rm_what, from its ${rm_source:-nothing}, ${rm_samples:-0} samples."
 		} >>"$GITHUB_STEP_SUMMARY"
 	fi
 }
 rm_report 2>/dev/null
-{{template "runUser" .}}
-{{end -}}
-`))
+`
+	runUser = `rm_user=@@USER@@
+if [ -z "$rm_user" ]; then
+	exit 0
+fi
+if [ ! -f "$rm_user" ]; then
+	echo "File doesn't exist: $rm_user" >&2
+	exit 1
+fi
+case "$rm_user" in
+*.sh)
+	if command -v bash >/dev/null 2>&1; then
+		bash --noprofile --norc -e -o pipefail "$rm_user"
+	else
+		sh -e "$rm_user"
+	fi ;;
+*.ps1)
+	if command -v pwsh >/dev/null 2>&1; then
+		pwsh -command ". '$rm_user'"
+	else
+		powershell -command ". '$rm_user'"
+	fi ;;
+*.js)
+	rm_node=
+	for rm_n in @@ROOT@@/externals/node*/bin/node; do
+		[ -x "$rm_n" ] && rm_node=$rm_n
+	done
+	"${rm_node:-node}" "$rm_user" ;;
+*)
+	echo "$rm_user is not a valid path to a script. Make sure it ends in '.sh', '.ps1' or '.js'." >&2
+	exit 1 ;;
+esac`
+)
+
+// fill is a hook's script, its own part then runUser, with d's words in
+// place of the placeholders, replaced in one pass: a word that holds a
+// placeholder's text stays as it is.
+func fill(hook string, d scriptData) string {
+	return strings.NewReplacer("@@DIR@@", d.Dir, "@@ROOT@@", d.Root, "@@USER@@", d.User,
+		"@@ATTEMPT@@", d.Attempt, "@@POLICY@@", d.Policy, "@@HOST@@", d.Host,
+		"@@BACKEND@@", d.Backend).Replace(hook + runUser + "\n")
+}

@@ -92,6 +92,24 @@ func TestInstall(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, entries, 2, "nothing but the two hooks")
 	})
+	t.Run("Placeholders", func(t *testing.T) {
+		root := t.TempDir()
+		odd := jobreport.Info{Attempt: "@@DIR@@", Policy: "it's", Host: "@@POLICY@@", Backend: "native"}
+		_, err := jobreport.Install(root, odd, []string{jobreport.EnvJobCompleted + "=/opt/@@ROOT@@.sh"})
+		require.NoError(t, err)
+		started, err := os.ReadFile(filepath.Join(root, jobreport.HookDir, jobreport.StartedScript))
+		require.NoError(t, err)
+		completed, err := os.ReadFile(filepath.Join(root, jobreport.HookDir, jobreport.CompletedScript))
+		require.NoError(t, err)
+		assert.Contains(t, string(started), "for attempt '@@DIR@@': records")
+		assert.Contains(t, string(started), "rm_user=''\n")
+		assert.Contains(t, string(completed), `host "'@@POLICY@@'", policy "'it'\''s'" ("'native'", attempt "'@@DIR@@'")`)
+		assert.Contains(t, string(completed), "rm_user='/opt/@@ROOT@@.sh'\n", "a word is filled in once, never read for placeholders")
+		words := strings.NewReplacer("'@@DIR@@'", "", "'@@POLICY@@'", "", "'/opt/@@ROOT@@.sh'", "")
+		for _, s := range []string{string(started), string(completed)} {
+			assert.NotContains(t, words.Replace(s), "@@", "every placeholder filled")
+		}
+	})
 	t.Run("Twice", func(t *testing.T) {
 		root, _ := install(t, nil, "")
 		_, err := jobreport.Install(root, info, nil)

@@ -41,6 +41,19 @@ func watchExit(pid int, start uint64, pollEvery time.Duration) (<-chan struct{},
 	return done, nil
 }
 
+// awaitChild returns once this process's child pid has exited, leaving it
+// unreaped: the Wait that follows returns at once. It waits in the
+// runtime's poller through a pidfd, where Wait alone would hold an OS
+// thread in waitid(2) for the child's whole life (one a live runner, each
+// with its stack and, once it has run SQLite's C code, a C heap arena). A
+// child not yet waited for cannot be another process, so the pidfd is its.
+// Without pidfds it returns at once.
+func awaitChild(pid int) {
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		waitPidfd(fd)
+	}
+}
+
 // waitPidfd blocks until the pidfd is readable (the process exited) and
 // closes it. It waits in the runtime's poller, holding no thread, and falls
 // back to a blocking poll(2) if the poller refuses the descriptor.

@@ -22,6 +22,7 @@ type childProcess struct {
 var _ rm.Process = (*childProcess)(nil)
 
 func (p *childProcess) wait() {
+	awaitChild(p.pid) // in the poller, holding no thread while the runner lives
 	_ = p.cmd.Wait()
 	p.code = exitCode(p.cmd.ProcessState)
 	close(p.done)

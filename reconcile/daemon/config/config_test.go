@@ -261,6 +261,7 @@ func TestTemplateLoads(t *testing.T) {
 		{},
 		{GitHubURL: "https://ghes.example.com", TokenEnv: "MY_TOKEN", DataDir: "/srv/rm"},
 		{TokenFile: "/etc/runner-manager/token"},
+		{GitHubURL: "https://ghes.example.com/@@TOKEN_FILE@@", TokenEnv: `MY_"TOKEN"`, DataDir: "/srv/rm @@URL@@"},
 	} {
 		p := writeFile(t, config.Template(d))
 		c, err := config.Load(config.Sources{Path: p, Explicit: true, LookupEnv: env(map[string]string{"HOME": "/h"})})

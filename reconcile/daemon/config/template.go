@@ -1,8 +1,8 @@
 package config
 
 import (
-	"bytes"
-	"text/template"
+	"strconv"
+	"strings"
 )
 
 // TemplateData fills the file `init` writes.
@@ -16,7 +16,13 @@ type TemplateData struct {
 	DataDir string
 }
 
-var fileTemplate = template.Must(template.New("config").Parse(`# runner-manager configuration.
+// configFile is the file Template writes, its lines that depend on
+// TemplateData in placeholders (@@URL@@ and the like), filled in one pass.
+// Not a text/template: that was parsed at the start of every program
+// linking this package (a daemon's too, which never writes the file), and
+// a binary that executes a template keeps every exported method of its
+// types, as text/template calls methods by name.
+const configFile = `# runner-manager configuration.
 # Reference: docs/configuration.md. Every key can be overridden by the
 # environment variable named beside it, and some by a flag; precedence is
 # flag > environment > this file > default.
@@ -28,7 +34,7 @@ var fileTemplate = template.Must(template.New("config").Parse(`# runner-manager 
 
 # Where the journal, installed runners and per-attempt directories live.
 # ($RUNNER_MANAGER_DATA_DIR, --data-dir)
-{{if .DataDir}}data_dir = {{printf "%q" .DataDir}}{{else}}# data_dir = "~/.local/state/runner-manager"{{end}}
+@@DATA_DIR@@
 
 [log]
 # text or json ($RUNNER_MANAGER_LOG_FORMAT, --log-format)
@@ -38,15 +44,15 @@ level = "info"
 
 [github]
 # The web URL: https://github.com, or your GitHub Enterprise Server.
-{{if .GitHubURL}}url = {{printf "%q" .GitHubURL}}{{else}}url = "https://github.com"{{end}}
+@@URL@@
 # The REST base; derived from url when left out (https://api.github.com, or
 # https://HOST/api/v3 for a server).
 # api_url = "https://ghes.example.com/api/v3"
 
 # A token: from this environment variable...
-token_env = {{printf "%q" .TokenEnv}}
+@@TOKEN_ENV@@
 # ...or from a file readable by its owner only (chmod 600).
-{{if .TokenFile}}token_file = {{printf "%q" .TokenFile}}{{else}}# token_file = "/etc/runner-manager/token"{{end}}
+@@TOKEN_FILE@@
 # The token needs: on a repository, "Administration: read and write"
 # (fine-grained) or the repo scope (classic); on an organization,
 # "Self-hosted runners: read and write" or admin:org.
@@ -103,7 +109,7 @@ job_report = true
 # Its password: from $RUNNER_MANAGER_STORE_PASSWORD, or a file readable by
 # its owner only (chmod 600), never in this file.
 # password_file = "/etc/runner-manager/store-password"
-`))
+`
 
 // Template returns the commented configuration file `init` writes. It loads
 // without error.
@@ -111,9 +117,19 @@ func Template(d TemplateData) string {
 	if d.TokenEnv == "" {
 		d.TokenEnv = DefaultTokenEnv
 	}
-	var b bytes.Buffer
-	if err := fileTemplate.Execute(&b, d); err != nil {
-		panic(err) // the template is fixed and tested
+	dataDir := `# data_dir = "~/.local/state/runner-manager"`
+	if d.DataDir != "" {
+		dataDir = "data_dir = " + strconv.Quote(d.DataDir)
 	}
-	return b.String()
+	url := `url = "https://github.com"`
+	if d.GitHubURL != "" {
+		url = "url = " + strconv.Quote(d.GitHubURL)
+	}
+	tokenFile := `# token_file = "/etc/runner-manager/token"`
+	if d.TokenFile != "" {
+		tokenFile = "token_file = " + strconv.Quote(d.TokenFile)
+	}
+	// One pass: a value holding a placeholder's text is not read again.
+	return strings.NewReplacer("@@DATA_DIR@@", dataDir, "@@URL@@", url,
+		"@@TOKEN_ENV@@", "token_env = "+strconv.Quote(d.TokenEnv), "@@TOKEN_FILE@@", tokenFile).Replace(configFile)
 }
