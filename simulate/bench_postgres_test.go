@@ -49,10 +49,7 @@ func BenchmarkBusyPostgres(b *testing.B) {
 
 	srv := pgtest.New(b)
 	ctx := context.Background()
-	require.NoError(b, srv.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
-	require.NoError(b, srv.Stop())
-	require.NoError(b, srv.Start())
-	require.NoError(b, srv.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+	require.NoError(b, srv.LoadStatementStats(ctx))
 	db := srv.CreateDatabase(b)
 	st, err := postgres.Open(ctx, srv.URL(db))
 	require.NoError(b, err)
@@ -62,8 +59,7 @@ func BenchmarkBusyPostgres(b *testing.B) {
 	defer conn.Close(ctx)
 	var sizeBefore int64
 	require.NoError(b, conn.QueryRow(ctx, "SELECT pg_database_size($1)", db).Scan(&sizeBefore))
-	_, err = conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
-	require.NoError(b, err)
+	require.NoError(b, srv.ResetStatementStats(ctx))
 
 	b.ResetTimer()
 	runCtx, cancel := context.WithTimeout(ctx, span+10*time.Minute)
@@ -73,20 +69,15 @@ func BenchmarkBusyPostgres(b *testing.B) {
 	b.StopTimer()
 	require.NoError(b, err)
 
-	var calls, sizeAfter int64
-	require.NoError(b, conn.QueryRow(ctx,
-		"SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1", db).Scan(&calls))
-	require.NoError(b, conn.QueryRow(ctx, "SELECT pg_database_size($1)", db).Scan(&sizeAfter))
-	rows, err := conn.Query(ctx,
-		"SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) || ' … ' || right(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY calls DESC LIMIT 15", db)
+	calls, err := srv.StatementCalls(ctx, db)
 	require.NoError(b, err)
-	for rows.Next() {
-		var n int64
-		var q string
-		require.NoError(b, rows.Scan(&n, &q))
-		b.Logf("%7d  %s", n, q)
+	var sizeAfter int64
+	require.NoError(b, conn.QueryRow(ctx, "SELECT pg_database_size($1)", db).Scan(&sizeAfter))
+	top, err := srv.TopStatements(ctx, db, 15)
+	require.NoError(b, err)
+	for _, line := range top {
+		b.Log(line)
 	}
-	require.NoError(b, rows.Err())
 
 	minutes := rep.ElapsedSeconds / 60
 	b.Logf("%d policies, %d jobs over %s: served %d in %.0f s; wait p50 %.0f ms p95 %.0f ms p99 %.0f ms",

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/github/fakegithub"
@@ -29,10 +28,7 @@ func BenchmarkIdleQueries(b *testing.B) {
 		b.Run(fmt.Sprintf("hosts=%d/policies=10/spare=%d", hosts, c.spare), func(b *testing.B) {
 			srv := pgtest.New(b)
 			ctx := context.Background()
-			require.NoError(b, srv.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
-			require.NoError(b, srv.Stop())
-			require.NoError(b, srv.Start())
-			require.NoError(b, srv.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+			require.NoError(b, srv.LoadStatementStats(ctx))
 			db := srv.CreateDatabase(b)
 			names := []string{"alpha", "beta", "gamma"}[:hosts]
 			// GitHub's long polls (the scale sets' message queues, the
@@ -50,31 +46,21 @@ func BenchmarkIdleQueries(b *testing.B) {
 				h.start()
 			}
 			time.Sleep(15 * time.Second) // start-up: sessions opened, first passes
-			conn, err := pgx.Connect(ctx, srv.URL("postgres"))
-			require.NoError(b, err)
-			defer conn.Close(ctx)
-			_, err = conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
-			require.NoError(b, err)
+			require.NoError(b, srv.ResetStatementStats(ctx))
 			b.ResetTimer()
 			window := time.Minute
 			if testing.Short() {
 				window = 20 * time.Second
 			}
 			time.Sleep(window) // the idle minute measured
-			var calls int64
-			require.NoError(b, conn.QueryRow(ctx,
-				"SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1", db).Scan(&calls))
-			b.StopTimer()
-			rows, err := conn.Query(ctx,
-				"SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 50) || ' … ' || right(regexp_replace(query, '\\s+', ' ', 'g'), 90) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY calls DESC LIMIT 12", db)
+			calls, err := srv.StatementCalls(ctx, db)
 			require.NoError(b, err)
-			for rows.Next() {
-				var n int64
-				var q string
-				require.NoError(b, rows.Scan(&n, &q))
-				b.Logf("%6d  %s", n, q)
+			b.StopTimer()
+			top, err := srv.TopStatements(ctx, db, 12)
+			require.NoError(b, err)
+			for _, line := range top {
+				b.Log(line)
 			}
-			require.NoError(b, rows.Err())
 			perMin := float64(calls) / window.Minutes()
 			b.ReportMetric(perMin, "queries/min")
 			b.ReportMetric(perMin/float64(hosts), "queries/min/host")
@@ -93,10 +79,7 @@ func BenchmarkIdleQueries(b *testing.B) {
 func BenchmarkIdleFleetPolicy(b *testing.B) {
 	srv := pgtest.New(b)
 	ctx := context.Background()
-	require.NoError(b, srv.Exec(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"))
-	require.NoError(b, srv.Stop())
-	require.NoError(b, srv.Start())
-	require.NoError(b, srv.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+	require.NoError(b, srv.LoadStatementStats(ctx))
 	db := srv.CreateDatabase(b)
 	f := newFleetWith(b, srv.URL(db), []fakegithub.Option{fakegithub.WithPollTimeout(50 * time.Second), fakegithub.WithOfflineAfter(2 * time.Minute)})
 	f.heartbeat = 0 // the default, as a user's hosts run
@@ -111,31 +94,21 @@ func BenchmarkIdleFleetPolicy(b *testing.B) {
 		h.start()
 	}
 	time.Sleep(20 * time.Second) // start-up: the lease taken, spares listening
-	conn, err := pgx.Connect(ctx, srv.URL("postgres"))
-	require.NoError(b, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
-	require.NoError(b, err)
+	require.NoError(b, srv.ResetStatementStats(ctx))
 	b.ResetTimer()
 	window := time.Minute
 	if testing.Short() {
 		window = 20 * time.Second
 	}
 	time.Sleep(window)
-	var calls int64
-	require.NoError(b, conn.QueryRow(ctx,
-		"SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1", db).Scan(&calls))
-	b.StopTimer()
-	rows, err := conn.Query(ctx,
-		"SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) || ' … ' || right(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY calls DESC LIMIT 15", db)
+	calls, err := srv.StatementCalls(ctx, db)
 	require.NoError(b, err)
-	for rows.Next() {
-		var n int64
-		var q string
-		require.NoError(b, rows.Scan(&n, &q))
-		b.Logf("%6d  %s", n, q)
+	b.StopTimer()
+	top, err := srv.TopStatements(ctx, db, 15)
+	require.NoError(b, err)
+	for _, line := range top {
+		b.Log(line)
 	}
-	require.NoError(b, rows.Err())
 	perMin := float64(calls) / window.Minutes()
 	b.ReportMetric(perMin, "queries/min")
 	b.ReportMetric(perMin/3, "queries/min/host")

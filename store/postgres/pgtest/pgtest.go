@@ -214,12 +214,15 @@ func (s *Server) CreateDatabase(tb testing.TB) string {
 	return name
 }
 
+// errStopped is what the admin connection's users get from a stopped server.
+var errStopped = errors.New("the server is stopped")
+
 // Exec runs sql as the superuser in the database "postgres".
 func (s *Server) Exec(ctx context.Context, sql string, args ...any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.admin == nil {
-		return errors.New("the server is stopped")
+		return errStopped
 	}
 	_, err := s.admin.Exec(ctx, sql, args...)
 	return err
