@@ -548,3 +548,23 @@ func started(name string, job int64) rm.JobEvent {
 func completed(name string, job int64) rm.JobEvent {
 	return rm.JobEvent{Kind: rm.JobCompleted, RunnerName: name, JobID: jobKey(job), Result: "succeeded"}
 }
+
+// runLoop runs a loop of cfg (in a synctest bubble, on its clock when
+// cfg.Now is time.Now) until stop, which ends it, waits for Run to return
+// and closes it.
+func runLoop(t *testing.T, cfg reconcile.Config) (loop *reconcile.Loop, stop func()) {
+	t.Helper()
+	loop, err := reconcile.NewLoop(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = loop.Run(ctx)
+	}()
+	return loop, func() {
+		cancel()
+		<-done
+		loop.Close()
+	}
+}

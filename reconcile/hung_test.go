@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -30,14 +29,7 @@ func TestHungAfterItsJob(t *testing.T) {
 		cfg := e.cfg
 		cfg.Now = time.Now
 		cfg.ActiveRequeue, cfg.IdleRequeue = 30*time.Minute, 30*time.Minute
-		loop, err := reconcile.NewLoop(cfg)
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = loop.Run(ctx)
-		}()
+		loop, stop := runLoop(t, cfg)
 		loop.ReportDemand(rm.Demand{Wanted: 1, At: time.Now()})
 		synctest.Wait()
 		live := e.live()
@@ -79,9 +71,7 @@ func TestHungAfterItsJob(t *testing.T) {
 		live = e.live()
 		require.Len(t, live, 1, "the slot serves the next job")
 		assert.NotEqual(t, a.ID, live[0].ID)
-		cancel()
-		<-done
-		loop.Close()
+		stop()
 	})
 }
 

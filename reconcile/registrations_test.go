@@ -222,14 +222,7 @@ func TestGitHubBackoff(t *testing.T) {
 			mu.Unlock()
 		}
 		e.target.setErr(errors.New("register runner: GitHub answered 500"), nil, nil)
-		loop, err := reconcile.NewLoop(cfg)
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = loop.Run(ctx)
-		}()
+		loop, stop := runLoop(t, cfg)
 		loop.ReportDemand(rm.Demand{Wanted: 2, At: time.Now()})
 		time.Sleep(20 * time.Second)
 		e.target.setErr(nil, nil, nil)
@@ -274,9 +267,7 @@ func TestGitHubBackoff(t *testing.T) {
 		mu.Unlock()
 		require.GreaterOrEqual(t, len(after), 2, "calls %v", after)
 		assert.LessOrEqual(t, after[1]-after[0], cfg.BackoffBase, "from the base again: %v", after)
-		cancel()
-		<-done
-		loop.Close()
+		stop()
 	})
 }
 

@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -40,14 +39,7 @@ func TestSparesNeverLiveTwoMinutes(t *testing.T) {
 				cfg := e.cfg
 				cfg.Now = time.Now
 				cfg.ActiveRequeue, cfg.IdleRequeue = 30*time.Minute, 30*time.Minute
-				loop, err := reconcile.NewLoop(cfg)
-				require.NoError(t, err)
-				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					_ = loop.Run(ctx)
-				}()
+				loop, stop := runLoop(t, cfg)
 				loop.ReportDemand(rm.Demand{At: time.Now()})
 				synctest.Wait()
 				live := e.live()
@@ -91,9 +83,7 @@ func TestSparesNeverLiveTwoMinutes(t *testing.T) {
 					require.Len(t, live, 1, "its replacement")
 					assert.True(t, live[0].StartedAt.Before(old.StartedAt.Add(stoppedAfter)), "launched before the old one stopped")
 				}
-				cancel()
-				<-done
-				loop.Close()
+				stop()
 			})
 		})
 	}

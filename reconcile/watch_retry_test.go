@@ -45,18 +45,10 @@ func TestWatchRetriesWithinRetryMax(t *testing.T) {
 		}
 		cfg := e.cfg
 		cfg.Now = time.Now
-		loop, err := reconcile.NewLoop(cfg)
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = loop.Run(ctx)
-		}()
+		_, stop := runLoop(t, cfg)
 		time.Sleep(11 * time.Minute)
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 
 		mu.Lock()
 		defer mu.Unlock()
