@@ -483,15 +483,7 @@ func TestFleetPolicy300Jobs(t *testing.T) {
 		require.NoError(t, h.stop(30*time.Second))
 	}
 	perHost := checkFleetServed(t, f, max)
-	byHost := map[string][]fakegithub.JobRecord{}
-	for _, j := range f.fake.Jobs() {
-		on := f.runnerHostName(t, st, j.RunnerName)
-		byHost[on] = append(byHost[on], j)
-	}
-	most := map[string]int{}
-	for h, js := range byHost {
-		most[h] = maxAtOnce(js)
-	}
+	most := f.maxAtOncePerHost(t, st)
 	t.Logf("%d jobs in %s (%.1f jobs/s), %s holding at the end; jobs per host %v; most at once %d fleet-wide, per host %v",
 		n, took.Round(100*time.Millisecond), float64(n)/took.Seconds(), holder.name, perHost, maxAtOnce(f.fake.Jobs()), most)
 	assert.Zero(t, perHost[""], "every job ran on a runner of a host of the fleet")

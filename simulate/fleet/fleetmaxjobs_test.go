@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 )
 
 // TestFleetPolicyHostMaxJobs: each host's [host] max_jobs bounds its share
@@ -39,15 +37,9 @@ func TestFleetPolicyHostMaxJobs(t *testing.T) {
 		require.NoError(t, h.stop(30*time.Second))
 	}
 	perHost := checkFleetServed(t, f, max)
-	byHost := map[string][]fakegithub.JobRecord{}
-	for _, j := range f.fake.Jobs() {
-		on := f.runnerHostName(t, st, j.RunnerName)
-		byHost[on] = append(byHost[on], j)
-	}
-	most := map[string]int{}
-	for h, js := range byHost {
-		most[h] = maxAtOnce(js)
-		assert.LessOrEqual(t, most[h], bound[h], "%s ran no more jobs at once than its max_jobs", h)
+	most := f.maxAtOncePerHost(t, st)
+	for h, n := range most {
+		assert.LessOrEqual(t, n, bound[h], "%s ran no more jobs at once than its max_jobs", h)
 	}
 	t.Logf("jobs per host %v, most at once per host %v (max_jobs %v), fleet-wide %d", perHost, most, bound, maxAtOnce(f.fake.Jobs()))
 	assert.LessOrEqual(t, maxAtOnce(f.fake.Jobs()), 3, "the fleet ran at most the hosts' bounds together")

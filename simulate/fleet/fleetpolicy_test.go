@@ -65,6 +65,21 @@ func (f *fleet) runnerHostName(t *testing.T, st store.Store, runner string) stri
 	return ""
 }
 
+// maxAtOncePerHost is, per host name, the most of the fake's jobs its
+// runners ran at the same time.
+func (f *fleet) maxAtOncePerHost(t *testing.T, st store.Store) map[string]int {
+	byHost := map[string][]fakegithub.JobRecord{}
+	for _, j := range f.fake.Jobs() {
+		on := f.runnerHostName(t, st, j.RunnerName)
+		byHost[on] = append(byHost[on], j)
+	}
+	most := map[string]int{}
+	for h, js := range byHost {
+		most[h] = maxAtOnce(js)
+	}
+	return most
+}
+
 // maxAtOnce is the most jobs of the fake that ran at the same time.
 func maxAtOnce(jobs []fakegithub.JobRecord) int {
 	type edge struct {
