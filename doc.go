@@ -18,23 +18,23 @@
 //   - platform: what backends and the daemon share of the OS: process
 //     tables and trees, cgroups, host memory and disk, runner installs, the
 //     memory peaks file. Each launcher is a package of its own beside it:
-//     platform/native, platform/container, platform/vm.
+//     backend/native, backend/container, backend/vm.
 //   - meter: AttemptMeters, per-attempt metering, exit detection and the
 //     banking of memory peaks per policy.
 //   - github: GitHub as a Registrar and a DemandSource, in a scale-set and
 //     a classic REST implementation, the webhook receiver, and
-//     github/fakegithub, a fake GitHub for tests and the demo.
+//     simulate/fakegithub, a fake GitHub for tests and the demo.
 //   - reconcile: the level-based Loop (one per scale target), the supervisor
 //     that runs a host's loops, and memory/disk admission, over the root's
-//     ports and store's contract alone; reconcile/fleetset is a fleet
-//     policy's demand source, reconcile/daemon the entry point that wires a
+//     ports and store's contract alone; fleetdemand is a fleet
+//     policy's demand source, daemon the entry point that wires a
 //     whole host from the adapters above.
 //   - metrics: the Prometheus collectors (runner_manager_…), fed from the
 //     supervisor's Status, the journal and the GitHub transport.
-//   - simulate: a busy day against github/fakegithub with real runner
+//   - simulate: a busy day against simulate/fakegithub with real runner
 //     processes; the demo and examples/simulate run it.
-//   - frontends/cli (with its configuration, reconcile/daemon/config) and
-//     frontends/tui: the programs; reconcile/daemonapi: the daemon's local
+//   - frontends/cli (with its configuration, configfile) and
+//     frontends/tui: the programs; localapi: the daemon's local
 //     API on a unix socket, which they share.
 //   - examples: the library embedded (examples/embed: the default host,
 //     and with -own a launcher and a demand source of its own), and a
@@ -43,8 +43,8 @@
 //     the one byte formatter every package uses.
 //
 // Dependencies point down: frontends, examples → simulate →
-// reconcile/daemon → (metrics, reconcile) → store → runnermanager.
-// reconcile imports no adapter: reconcile/daemon wires the adapters
+// daemon → (metrics, reconcile) → store → runnermanager.
+// reconcile imports no adapter: daemon wires the adapters
 // (github, store/sqlite, store/postgres, the platform launchers, meter)
 // into it.
 package runnermanager

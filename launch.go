@@ -9,8 +9,8 @@ import (
 )
 
 // Launcher starts and ends the runners of one backend, one attempt each.
-// The native launcher (platform/native) runs them as processes of the
-// host, the container one (platform/container) in containers; a VM or WSL
+// The native launcher (backend/native) runs them as processes of the
+// host, the container one (backend/container) in containers; a VM or WSL
 // launcher is another implementation of the same four methods, registered
 // per backend: the reconcile loop does not change for it. A launcher needs
 // this package alone; what it can do beyond the four methods it says by

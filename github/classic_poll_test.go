@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // TestClassicDefaultPoll: at the default poll a queued job is seen within

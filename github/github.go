@@ -6,7 +6,7 @@
 // Registrar and DemandSource over GitHub, exchanging its vocabulary
 // (runners, JIT configurations, demand and job events), and share one
 // transport (authentication, rate limits, retries, conditional requests).
-// github/fakegithub is a fake GitHub for tests and the demo.
+// simulate/fakegithub is a fake GitHub for tests and the demo.
 package github
 
 import (

@@ -59,7 +59,7 @@ func BenchmarkContainedSample(b *testing.B) {
 	}
 
 	// The launcher's exit notifications: a channel per runner, closed at
-	// its exit (platform/native watches a pidfd); the roots outlive the
+	// its exit (backend/native watches a pidfd); the roots outlive the
 	// benchmark.
 	dones := make([]chan struct{}, len(roots))
 	for i := range roots {

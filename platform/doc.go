@@ -6,5 +6,5 @@
 // (Cgroups), runner installation and the layout of an installed runner,
 // the kept logs of ended attempts, the data directory's lock, and the
 // memory peaks file. The launchers live beside it, one package each:
-// platform/native, platform/container and platform/vm.
+// backend/native, backend/container and backend/vm.
 package platform

@@ -20,14 +20,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/install"
+	"github.com/runner-manager/runner-manager/runnerpkg"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/githubtest"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -283,7 +283,7 @@ func idleOnce(b *testing.B, mode rm.Mode, idlePolicies, spare int, window time.D
 			DiskFree: machine.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},
 		DataDir:  dataDir,
 		Machine:  machine,
-		Installs: install.Installs{DataDir: dataDir},
+		Installs: runnerpkg.Installs{DataDir: dataDir},
 		Budget:   client.Budget,
 		OnPass: func(_ string, took time.Duration, _ error) {
 			passes.Add(1)

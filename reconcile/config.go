@@ -66,7 +66,7 @@ const (
 )
 
 // Meters is what the loops and the supervisor ask of the attempt meters
-// (meter.AttemptMeters implements it, as reconcile/daemon states): an
+// (meter.AttemptMeters implements it, as daemon states): an
 // attempt's memory and usage, what a new attempt of a policy is expected
 // to peak at, the sampling of the host's live attempts, and being told how
 // each attempt ended. It sits here, not in the root, because sampling

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // TestE2EHungAfterItsJob: a real fake runner reports its job's end, so the

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // listsNothing is a scale-set registrar as it was before it said

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform/native"
+	"github.com/runner-manager/runner-manager/backend/native"
 )
 
 // wordOnly is the native launcher without the runner's own trace of a job

@@ -17,14 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/install"
+	"github.com/runner-manager/runner-manager/runnerpkg"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/githubtest"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -187,7 +187,7 @@ func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission)
 	}
 	return reconcile.SupervisorConfig{
 		Store: w.st, Host: w.host, Launcher: launcher, Meters: w.meters, Targets: w.targets,
-		Machine: machine, Installs: install.Installs{DataDir: w.dataDir},
+		Machine: machine, Installs: runnerpkg.Installs{DataDir: w.dataDir},
 		Admission: adm, Logger: w.log, DataDir: w.dataDir, RefreshEvery: 200 * time.Millisecond,
 		SampleEvery: 25 * time.Millisecond, Budget: w.client.Budget,
 		Loop: reconcile.LoopOptions{

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/platform/native"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // A scale-set policy with a spare keeps a runner listening before any

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/internal/tmptest"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 )
 

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/platform/native"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
 )
 

@@ -14,11 +14,11 @@ import (
 	"github.com/actions/scaleset"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/platform/native"
+	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
 	"github.com/runner-manager/runner-manager/simulate/baseline"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // CompareOptions shape a side-by-side run (RunCompare): the same jobs

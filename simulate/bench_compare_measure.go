@@ -7,8 +7,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // What a side-by-side run (RunCompare) measures of each scaler: the job

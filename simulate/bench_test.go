@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/simulate"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 func TestRunBench(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package simulate owns the simulation of a busy day: the whole manager
 // (journal, supervisor, native launcher, meters, admission), run through
-// the daemon's own entry point (reconcile/daemon) against the fake GitHub
-// of github/fakegithub, whose fake runners are real processes
+// the daemon's own entry point (daemon) against the fake GitHub
+// of simulate/fakegithub, whose fake runners are real processes
 // that use the memory and CPU their jobs ask for. It needs no token and no
 // installed runner. `runner-manager demo` and examples/simulate are thin
 // programs over it.
@@ -26,11 +26,11 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakerunner"
 	"github.com/runner-manager/runner-manager/store"
 )
 

@@ -1,12 +1,12 @@
 // Command embed shows runner-manager used as a library: daemon.New and
 // Run are the whole host `runner-manager run` is (journal, supervisor,
 // scale-set demand, native launcher, meters, memory and disk admission, the
-// local API), here against the fake GitHub of github/fakegithub so it needs
+// local API), here against the fake GitHub of simulate/fakegithub so it needs
 // no token. With a real GitHub, set daemon.Config's GitHub to
 // github.Config{Token: ...} and point the policy at your repository.
 //
 // With -own the host is given parts of the embedder's own (own.go): a
-// launcher wrapping platform/native's, in daemon.Config.Launchers, and a
+// launcher wrapping backend/native's, in daemon.Config.Launchers, and a
 // demand source, an in-process queue, through daemon.Config.Targets; its
 // runners are still registered at GitHub, under labels.
 //
@@ -28,11 +28,11 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/github/fakegithub/fakerunner"
-	"github.com/runner-manager/runner-manager/platform/native"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakerunner"
 	"github.com/runner-manager/runner-manager/store"
 )
 

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform/native"
+	"github.com/runner-manager/runner-manager/backend/native"
 )
 
 // With -own the host takes a launcher and a demand source of this
 // program's own (docs/backends.md says how to write each).
 
-// launcher is a backend of the embedder's own: platform/native's
+// launcher is a backend of the embedder's own: backend/native's
 // launcher, which it embeds (so its optional capabilities, the cgroups the
 // meters read and the memory limits, stay visible), with each launch
 // logged and remembered.

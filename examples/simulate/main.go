@@ -1,5 +1,5 @@
 // Command simulate runs a busy day from Go code: the whole manager against
-// the fake GitHub of github/fakegithub, with real runner processes (this
+// the fake GitHub of simulate/fakegithub, with real runner processes (this
 // program, under the name Runner.Listener), then prints what happened.
 //
 //	go run ./examples/simulate -jobs 40 -policies 3 -max 4

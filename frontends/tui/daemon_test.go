@@ -11,8 +11,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // fakeDaemon stands in for the supervisor behind the real socket API.
@@ -60,11 +60,11 @@ func TestDaemonSource(t *testing.T) {
 	require.ErrorContains(t, src.StopAttempt(ctx, j.busy.ID), "not running")
 
 	d := &fakeDaemon{status: liveStatus(j)}
-	l, err := daemonapi.Listen(dir)
+	l, err := localapi.Listen(dir)
 	require.NoError(t, err)
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- daemonapi.ServeListener(sctx, l, d, nil) }()
+	go func() { done <- localapi.ServeListener(sctx, l, d, nil) }()
 	defer func() {
 		cancel()
 		require.NoError(t, <-done)

@@ -13,10 +13,10 @@ import (
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/logredact"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
@@ -33,7 +33,7 @@ type mainFlags struct {
 // dataDir, with the live figures, stops and policy refreshes of the daemon
 // serving dataDir (reached over its socket; without it, the journal's view).
 func DaemonSource(st store.Store, dataDir string) *StoreSource {
-	daemon := daemonapi.NewClient(dataDir)
+	daemon := localapi.NewClient(dataDir)
 	return &StoreSource{
 		Store:   st,
 		DataDir: dataDir,
@@ -81,12 +81,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 
 	cfgPath, explicit := flags.Config, flags.Config != ""
 	if !explicit {
-		cfgPath, _ = config.DefaultConfigPath(nil) // no home: no default file
+		cfgPath, _ = configfile.DefaultConfigPath(nil) // no home: no default file
 	}
-	cfg, err := config.Load(config.Sources{
+	cfg, err := configfile.Load(configfile.Sources{
 		Path:     cfgPath,
 		Explicit: explicit,
-		Flags:    map[string]config.FlagValue{"data_dir": {Value: flags.DataDir, Name: "--data-dir"}},
+		Flags:    map[string]configfile.FlagValue{"data_dir": {Value: flags.DataDir, Name: "--data-dir"}},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)

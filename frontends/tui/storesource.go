@@ -8,9 +8,9 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/attempts"
+	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/attempts"
-	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -115,16 +115,16 @@ func (s *StoreSource) Attempts(ctx context.Context, f store.AttemptFilter) ([]rm
 
 // SetPaused writes the policy paused or active in the journal.
 func (s *StoreSource) SetPaused(ctx context.Context, id rm.PolicyID, paused bool) error {
-	return s.edit(ctx, id, policyplan.Edit{Paused: &paused})
+	return s.edit(ctx, id, policyedit.Edit{Paused: &paused})
 }
 
 // SetMax writes the policy's max in the journal; a max the policy refuses
 // (below 1 or below its min idle) is an error wrapping rm.ErrInvalid.
 func (s *StoreSource) SetMax(ctx context.Context, id rm.PolicyID, max int) error {
-	return s.edit(ctx, id, policyplan.Edit{Max: &max})
+	return s.edit(ctx, id, policyedit.Edit{Max: &max})
 }
 
-func (s *StoreSource) edit(ctx context.Context, id rm.PolicyID, e policyplan.Edit) error {
+func (s *StoreSource) edit(ctx context.Context, id rm.PolicyID, e policyedit.Edit) error {
 	p, err := s.Store.Policy(ctx, id)
 	if err != nil {
 		return fmt.Errorf("read the policy from the journal: %w", err)

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/internal/tmptest"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // TestMain runs the tests in a temporary directory of their own, removes

@@ -2,8 +2,8 @@ package chaos_test
 
 import (
 	"context"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/internal/tmptest"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github/githubtest"
 	"github.com/runner-manager/runner-manager/simulate/chaos"
+	"github.com/runner-manager/runner-manager/simulate/githubtest"
 )
 
 // chaosEnv picks the run: unset or "short" is the short form (skipped

@@ -1,6 +1,6 @@
 // Package chaos runs the real runner-manager daemon, as a child process and
 // through its CLI as a user would, against the fake GitHub
-// (github/fakegithub) on loopback with the fake runner, while named faults
+// (simulate/fakegithub) on loopback with the fake runner, while named faults
 // hit it: kills -9 and restarts, storms of 5xx, rate limits, revoked
 // credentials, a GitHub that forgets everything, connection-refused
 // outages, SIGTERM with idle and busy runners, long jobs.

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/logredact"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // keepCLIOutput keeps a CLI call's output for the credential search.

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
 	"github.com/runner-manager/runner-manager/simulate/chaos"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 func TestFindCredentials(t *testing.T) {

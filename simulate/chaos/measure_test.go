@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/github/githubtest"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/githubtest"
 )
 
 // The measurements are what the chaos run asserts: each must see what it

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // The release the fake publishes when it refuses the installed runner.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // stormDrive answers 500 on every route of the fake for d, once jobs run.

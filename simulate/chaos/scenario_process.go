@@ -7,7 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // waitCompleted waits until n jobs completed and, if busy, one runs.

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/logredact"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
 )
@@ -37,9 +37,9 @@ type App struct {
 	args []string
 	// flags are command flags that override configuration keys
 	// (run --metrics-addr), set by the command before Config is called.
-	flags map[string]config.FlagValue
+	flags map[string]configfile.FlagValue
 
-	cfg     *config.Config
+	cfg     *configfile.File
 	st      store.Store
 	host    *rm.Host
 	logger  *slog.Logger
@@ -75,31 +75,31 @@ func (a *App) setFlag(key, name, value string) {
 		return
 	}
 	if a.flags == nil {
-		a.flags = map[string]config.FlagValue{}
+		a.flags = map[string]configfile.FlagValue{}
 	}
-	a.flags[key] = config.FlagValue{Value: value, Name: name}
+	a.flags[key] = configfile.FlagValue{Value: value, Name: name}
 }
 
 // Config loads the configuration once: flag > environment > file > default.
-func (a *App) Config() (*config.Config, error) {
+func (a *App) Config() (*configfile.File, error) {
 	if a.cfg != nil {
 		return a.cfg, nil
 	}
-	src := config.Sources{Path: a.cli.Config, Explicit: a.cli.Config != ""}
+	src := configfile.Sources{Path: a.cli.Config, Explicit: a.cli.Config != ""}
 	if src.Path == "" {
-		p, err := config.DefaultConfigPath(nil)
+		p, err := configfile.DefaultConfigPath(nil)
 		if err != nil {
 			return nil, err
 		}
 		src.Path = p
 	}
-	src.Flags = map[string]config.FlagValue{}
+	src.Flags = map[string]configfile.FlagValue{}
 	for k, v := range a.flags {
 		src.Flags[k] = v
 	}
 	// Kong fills these from the flag or, failing that, the environment;
 	// only a flag given on the command line is passed as a flag, so that
-	// config.Load names the variable in its errors.
+	// configfile.Load names the variable in its errors.
 	for _, f := range []struct{ key, name, value string }{
 		{"data_dir", "--data-dir", a.cli.DataDir},
 		{"log.format", "--log-format", a.cli.LogFormat},
@@ -107,10 +107,10 @@ func (a *App) Config() (*config.Config, error) {
 		{"store.url", "--store", a.cli.Store},
 	} {
 		if f.value != "" && a.flagGiven(f.name) {
-			src.Flags[f.key] = config.FlagValue{Value: f.value, Name: f.name}
+			src.Flags[f.key] = configfile.FlagValue{Value: f.value, Name: f.name}
 		}
 	}
-	c, err := config.Load(src)
+	c, err := configfile.Load(src)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (a *App) ConfigPath() (string, error) {
 	if a.cli.Config != "" {
 		return filepath.Abs(a.cli.Config)
 	}
-	return config.DefaultConfigPath(nil)
+	return configfile.DefaultConfigPath(nil)
 }
 
 // Logger logs to standard error as the configuration says.
@@ -240,7 +240,7 @@ func (a *App) checkStoreFlag() error {
 		_, inUser := u.User.Password()
 		if inUser || u.Query().Has("password") {
 			return usagef("--store %s holds a password, which every user of this machine can read on the command line: give the URL without it, and the password in $%s or [store] password_file",
-				postgres.Describe(a.cli.Store), config.StorePasswordEnv)
+				postgres.Describe(a.cli.Store), configfile.StorePasswordEnv)
 		}
 	}
 	return nil
@@ -280,7 +280,7 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 func LoadOrCreateHostID(dataDir string) (rm.HostID, error) { return daemon.LoadOrCreateHostID(dataDir) }
 
 // Daemon is a client of the daemon serving the data directory.
-func (a *App) Daemon() (*daemonapi.Client, error) {
+func (a *App) Daemon() (*localapi.Client, error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, err
@@ -288,7 +288,7 @@ func (a *App) Daemon() (*daemonapi.Client, error) {
 	if err := dataDirProblem(c.DataDir); err != nil {
 		return nil, err
 	}
-	return daemonapi.NewClient(c.DataDir), nil
+	return localapi.NewClient(c.DataDir), nil
 }
 
 // pokeDaemon tells a running daemon that policies changed; it is quiet
@@ -300,7 +300,7 @@ func (a *App) pokeDaemon(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := d.Refresh(ctx); err != nil && !errors.Is(err, daemonapi.ErrNotRunning) {
+	if err := d.Refresh(ctx); err != nil && !errors.Is(err, localapi.ErrNotRunning) {
 		a.Logger().Warn("the daemon did not take the change now; it re-reads policies within seconds", "err", err)
 	}
 }

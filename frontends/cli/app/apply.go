@@ -7,8 +7,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/policyplan"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/policyedit"
 )
 
 // PolicyApplyCmd makes the policies match a file.
@@ -49,7 +49,7 @@ runners: pause it and let them finish first.`
 // Run applies the file.
 func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 	// Every policy is checked before the data directory is touched.
-	f, err := policyplan.ReadFile(c.File)
+	f, err := policyedit.ReadFile(c.File)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 			return err
 		}
 		if !daemon.StoreConfigOf(cfg).Postgres() {
-			return fmt.Errorf("%s: %w", c.File, policyplan.NeedsFleetStore(rm.Policy{Name: s.Name}))
+			return fmt.Errorf("%s: %w", c.File, policyedit.NeedsFleetStore(rm.Policy{Name: s.Name}))
 		}
 	}
 	host, err := a.Host(ctx)
@@ -74,7 +74,7 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	plan, err := policyplan.Make(ctx, st, host.ID, f)
+	plan, err := policyedit.Make(ctx, st, host.ID, f)
 	if err != nil {
 		return err
 	}
@@ -84,11 +84,11 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 	}
 	for _, s := range plan {
 		switch s.Op {
-		case policyplan.Add:
-			a.printf("+ add %s: %s, max %d, min idle %d%s\n", s.Policy.Name, policyplan.ShortTarget(s.Policy.Target), s.Policy.Max, s.Policy.MinIdle, pausedNote(s.Policy))
-		case policyplan.Change:
+		case policyedit.Add:
+			a.printf("+ add %s: %s, max %d, min idle %d%s\n", s.Policy.Name, policyedit.ShortTarget(s.Policy.Target), s.Policy.Max, s.Policy.MinIdle, pausedNote(s.Policy))
+		case policyedit.Change:
 			a.printf("~ change %s: %s\n", s.Policy.Name, strings.Join(s.Changes, ", "))
-		case policyplan.Remove:
+		case policyedit.Remove:
 			a.printf("- remove %s\n", s.Policy.Name)
 		}
 	}
@@ -105,12 +105,12 @@ func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 		given[sp.Name] = sp.Labels
 	}
 	for _, s := range plan {
-		if s.Op != policyplan.Remove {
+		if s.Op != policyedit.Remove {
 			a.noteLabels(ctx, st, given[s.Policy.Name], s.Policy)
 		}
 	}
 	for _, s := range plan {
-		if s.Op != policyplan.Remove {
+		if s.Op != policyedit.Remove {
 			a.warnNoRunner(s.Policy)
 			break
 		}

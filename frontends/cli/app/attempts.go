@@ -8,8 +8,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/attempts"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
-	"github.com/runner-manager/runner-manager/reconcile/attempts"
 )
 
 // Validate refuses a negative limit.

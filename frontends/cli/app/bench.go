@@ -6,24 +6,24 @@ import (
 	"os"
 	"time"
 
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 
 // BenchCmd runs the benchmark: a busy day through the real daemon code.
 type BenchCmd struct {
-	Jobs       int           `help:"Jobs to serve (default ${default})." default:"2000" placeholder:"N"`
-	Policies   int           `help:"Policies serving them, one scale set (or label set) each, with a mix of max and memory estimates (default ${default})." default:"10" placeholder:"N"`
-	Duration   time.Duration `help:"How long jobs keep arriving, in bursts, trickles and quiet spells (default ${default})." default:"1m" placeholder:"DURATION"`
-	HostMemory config.Size   `name:"host-memory" help:"The host's memory as admission sees it, whatever this machine has (default ${default})." default:"16GiB" placeholder:"SIZE"`
-	Out        string        `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
-	Classic    bool          `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
-	Poll       time.Duration `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 2s)." default:"500ms" placeholder:"DURATION"`
-	Webhooks   bool          `help:"Classic mode: the fake GitHub sends workflow_job webhooks to the daemon's receiver, as with [webhook] listen."`
-	Max        int           `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
-	Seed       uint64        `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
-	Timeout    time.Duration `help:"Give up after this long (default ${default}); with --compare, each scaler's run of each case (a day's at least --day + 2m), not the whole." default:"10m" placeholder:"DURATION"`
-	CPUProfile string        `name:"cpu-profile" help:"Write the CPU profile of this process over the run (the one the report's CPU split is read from), for go tool pprof." placeholder:"FILE" type:"path"`
+	Jobs       int             `help:"Jobs to serve (default ${default})." default:"2000" placeholder:"N"`
+	Policies   int             `help:"Policies serving them, one scale set (or label set) each, with a mix of max and memory estimates (default ${default})." default:"10" placeholder:"N"`
+	Duration   time.Duration   `help:"How long jobs keep arriving, in bursts, trickles and quiet spells (default ${default})." default:"1m" placeholder:"DURATION"`
+	HostMemory configfile.Size `name:"host-memory" help:"The host's memory as admission sees it, whatever this machine has (default ${default})." default:"16GiB" placeholder:"SIZE"`
+	Out        string          `help:"Write the report as JSON to this file (default ${default}; empty: none)." default:"bench.json" placeholder:"FILE" type:"path"`
+	Classic    bool            `help:"Classic mode (labels, REST demand polling) instead of scale sets."`
+	Poll       time.Duration   `help:"Classic mode: how often each policy polls the repository's jobs (default ${default}; the daemon polls every 2s)." default:"500ms" placeholder:"DURATION"`
+	Webhooks   bool            `help:"Classic mode: the fake GitHub sends workflow_job webhooks to the daemon's receiver, as with [webhook] listen."`
+	Max        int             `help:"Every policy's max runners (default: the mix's, 4-10)." placeholder:"N"`
+	Seed       uint64          `help:"Seed of the arrivals and the job mix (default ${default})." default:"1" placeholder:"N"`
+	Timeout    time.Duration   `help:"Give up after this long (default ${default}); with --compare, each scaler's run of each case (a day's at least --day + 2m), not the whole." default:"10m" placeholder:"DURATION"`
+	CPUProfile string          `name:"cpu-profile" help:"Write the CPU profile of this process over the run (the one the report's CPU split is read from), for go tool pprof." placeholder:"FILE" type:"path"`
 
 	benchCompareFlags
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
-	"github.com/runner-manager/runner-manager/reconcile/doctor"
+	"github.com/runner-manager/runner-manager/doctor"
+	"github.com/runner-manager/runner-manager/localapi"
 )
 
 // DoctorCmd checks the setup.
@@ -78,7 +78,7 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 				return false, err
 			}
 			_, err = d.Status(ctx)
-			if errors.Is(err, daemonapi.ErrNotRunning) {
+			if errors.Is(err, localapi.ErrNotRunning) {
 				return false, nil
 			}
 			return err == nil, err

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/doctor"
 )
 
 // userAgent names the program to GitHub.

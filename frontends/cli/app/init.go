@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
+	"github.com/runner-manager/runner-manager/configfile"
 )
 
 // InitCmd sets a host up.
@@ -51,7 +51,7 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	content := config.Template(config.TemplateData{GitHubURL: c.GitHubURL, TokenEnv: c.TokenEnv, TokenFile: c.TokenFile, DataDir: a.cli.DataDir})
+	content := configfile.Template(configfile.TemplateData{GitHubURL: c.GitHubURL, TokenEnv: c.TokenEnv, TokenFile: c.TokenFile, DataDir: a.cli.DataDir})
 	// Check the file loads before writing it.
 	tmpCheck, err := os.CreateTemp("", "runner-manager-init-*.toml")
 	if err != nil {
@@ -63,7 +63,7 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	tmpCheck.Close()
-	if _, err := config.Load(config.Sources{Path: tmpCheck.Name(), Explicit: true}); err != nil {
+	if _, err := configfile.Load(configfile.Sources{Path: tmpCheck.Name(), Explicit: true}); err != nil {
 		return fmt.Errorf("%w: %v", rm.ErrInvalid, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -91,7 +91,7 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 		return nil
 	}
 	client, err := a.GitHub()
-	if errors.Is(err, config.ErrNoCredentials) {
+	if errors.Is(err, configfile.ErrNoCredentials) {
 		a.printf("GitHub credentials: none yet (%v)\n", err)
 		next.needToken = true
 		a.printNext(next)

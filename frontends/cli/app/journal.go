@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )

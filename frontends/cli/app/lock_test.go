@@ -14,8 +14,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // startDaemon runs `run` in the background until the test ends; it returns
@@ -27,7 +27,7 @@ func startDaemon(t *testing.T, e *env, logs *lockedBuffer) (stop func() int) {
 	go func() {
 		done <- app.Run(ctx, []string{"--data-dir", e.dataDir, "run"}, app.Streams{Stdout: logs, Stderr: logs})
 	}()
-	client := daemonapi.NewClient(e.dataDir)
+	client := localapi.NewClient(e.dataDir)
 	require.Eventually(t, func() bool {
 		_, err := client.Status(ctx)
 		return err == nil
@@ -84,7 +84,7 @@ func TestRunSecondDaemonRefused(t *testing.T) {
 		"the first daemon keeps its min idle runner\n%s", logs.String())
 	runners := liveRunners(t, e)
 
-	require.NoError(t, os.Remove(daemonapi.SocketPath(e.dataDir)))
+	require.NoError(t, os.Remove(localapi.SocketPath(e.dataDir)))
 	r := e.run("run")
 	require.Equal(t, 1, r.code, "the second daemon exits 1\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "another runner-manager daemon is running on this data directory")

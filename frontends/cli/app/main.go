@@ -17,8 +17,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/logredact"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 
@@ -175,7 +175,7 @@ func commandPath(k *kong.Context) string {
 
 // exitStatus is 2 for errors of usage or configuration, 1 for others.
 func exitStatus(err error) int {
-	var ce *config.Error
+	var ce *configfile.Error
 	var pe *kong.ParseError
 	switch {
 	case errors.Is(err, rm.ErrInvalid), errors.As(err, &ce), errors.As(err, &pe), errors.Is(err, errUsage):

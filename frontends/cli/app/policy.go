@@ -10,13 +10,13 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
-	"github.com/runner-manager/runner-manager/reconcile/install"
-	"github.com/runner-manager/runner-manager/reconcile/policyplan"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -47,7 +47,7 @@ func (a *App) warnNoRunner(p rm.Policy) {
 	if err != nil {
 		return
 	}
-	if _, err := install.Newest(c.DataDir); err != nil {
+	if _, err := runnerpkg.Newest(c.DataDir); err != nil {
 		fmt.Fprintf(a.Stderr, "note: no runner is installed yet: run `runner-manager runner install` before `runner-manager run`\n")
 	}
 }
@@ -86,13 +86,13 @@ type PolicyAddCmd struct {
 	RunnerGroup    string           `help:"Runner group (default Default)." placeholder:"GROUP"`
 	Max            int              `help:"Most jobs at once: the capacity GitHub is told, so it never assigns more (default ${default}); warm spares (--spare) listen beyond it." default:"1" placeholder:"N"`
 	MinIdle        int              `help:"Idle runners kept waiting for jobs (default ${default})." default:"0" placeholder:"N"`
-	Spare          policyplan.Spare `help:"Scale-set mode: warm spares, runners listening beyond --max so the next job finds one instead of waiting for a boot: auto (the default) keeps as many as the jobs' pace and the measured boot call for, one while quiet, at most twice max (and 8), within memory and the host's max_spares; N keeps at most N; 0 none. Classic mode keeps none." default:"auto" placeholder:"auto|N"`
-	MemoryEstimate config.Size      `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
+	Spare          policyedit.Spare `help:"Scale-set mode: warm spares, runners listening beyond --max so the next job finds one instead of waiting for a boot: auto (the default) keeps as many as the jobs' pace and the measured boot call for, one while quiet, at most twice max (and 8), within memory and the host's max_spares; N keeps at most N; 0 none. Classic mode keeps none." default:"auto" placeholder:"auto|N"`
+	MemoryEstimate configfile.Size  `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string           `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool             `help:"Add it paused."`
 	Fleet          bool             `help:"Served by every host of the fleet (a PostgreSQL journal): one holds the scale set's session, each job is placed on a host with room; --max bounds the fleet's jobs at once."`
 	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
-	MemoryLimit    config.Size      `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
+	MemoryLimit    configfile.Size  `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
 
 	Backend string   `help:"How runners are isolated: native (host processes), container (a new container per job) or vm (a new microVM per job)." enum:"native,container,vm" default:"native" group:"Container and VM backends"`
 	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md). VM backend: the image directory (see docs/vm.md)." placeholder:"IMAGE" group:"Container and VM backends"`
@@ -152,7 +152,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 		return invalid("--memory-estimate 0: give what a job peaks at, such as 2GiB (leave the flag out for the default, %s)",
 			bytesize.Format(reconcile.DefaultMemoryEstimate))
 	}
-	spec := policyplan.Spec{
+	spec := policyedit.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
 		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet,
@@ -173,7 +173,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 			return err
 		}
 		if !daemon.StoreConfigOf(cfg).Postgres() {
-			return policyplan.NeedsFleetStore(draft)
+			return policyedit.NeedsFleetStore(draft)
 		}
 	}
 	checked := func() {}
@@ -258,11 +258,11 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tHOST\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
 	for _, p := range ps {
-		state := policyplan.State(p)
+		state := policyedit.State(p)
 		if !p.RemovedAt.IsZero() {
 			state = "removed " + p.RemovedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyplan.ShortTarget(p.Target), p.Target.Mode(), servedBy(p, hosts), p.Max, p.MinIdle, policyplan.Estimate(p), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyedit.ShortTarget(p.Target), p.Target.Mode(), servedBy(p, hosts), p.Max, p.MinIdle, policyedit.Estimate(p), state)
 	}
 	return tw.Flush()
 }
@@ -279,7 +279,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyplan.ByName(ctx, st, c.Name)
+	p, err := policyedit.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 	for _, row := range [][2]string{
 		{"name", p.Name},
 		{"id", p.ID.String()},
-		{"state", policyplan.State(p)},
+		{"state", policyedit.State(p)},
 		{"scope", p.Target.Scope.String()},
 		{"runner group", p.Target.RunnerGroup},
 		{"mode", p.Target.Mode().String()},
@@ -308,7 +308,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"max", fmt.Sprint(p.Max)},
 		{"min idle", fmt.Sprint(p.MinIdle)},
 		{"spare", spareRow(p)},
-		{"memory estimate", policyplan.Estimate(p)},
+		{"memory estimate", policyedit.Estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
 		{"vm image", p.VM.Image},
@@ -366,8 +366,8 @@ type PolicyEditCmd struct {
 	Rename         *string           `help:"New name." placeholder:"NAME"`
 	Max            *int              `help:"Most jobs at once (the capacity GitHub is told)." placeholder:"N"`
 	MinIdle        *int              `help:"Idle runners kept waiting for jobs." placeholder:"N"`
-	Spare          *policyplan.Spare `help:"Warm spares: auto (sized by the day), N at most, 0 none." placeholder:"auto|N"`
-	MemoryEstimate *config.Size      `help:"What a job is expected to peak at, until measured (0: the default)." placeholder:"SIZE"`
+	Spare          *policyedit.Spare `help:"Warm spares: auto (sized by the day), N at most, 0 none." placeholder:"auto|N"`
+	MemoryEstimate *configfile.Size  `help:"What a job is expected to peak at, until measured (0: the default)." placeholder:"SIZE"`
 	RunnerDir      *string           `help:"An installed runner directory (\"\": the newest runner install)." placeholder:"DIR"`
 	RunnerGroup    *string           `help:"Runner group." placeholder:"GROUP"`
 	ScaleSet       *string           `help:"Switch to scale-set mode with this scale set." placeholder:"NAME"`
@@ -381,11 +381,11 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	before, err := policyplan.ByName(ctx, st, c.Name)
+	before, err := policyedit.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}
-	e := policyplan.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
+	e := policyedit.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
 		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Fleet: c.Fleet}
 	if c.Spare != nil {
 		e.Spare = new(int(*c.Spare))
@@ -438,14 +438,14 @@ func setPaused(ctx context.Context, a *App, name string, paused bool) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyplan.ByName(ctx, st, name)
+	p, err := policyedit.ByName(ctx, st, name)
 	if err != nil {
 		return err
 	}
-	if _, changes, err := (policyplan.Edit{Paused: &paused}).Write(ctx, st, p); err != nil {
+	if _, changes, err := (policyedit.Edit{Paused: &paused}).Write(ctx, st, p); err != nil {
 		return err
 	} else if len(changes) == 0 {
-		a.printf("policy %s is already %s\n", p.Name, policyplan.State(p))
+		a.printf("policy %s is already %s\n", p.Name, policyedit.State(p))
 		return nil
 	}
 	if paused {
@@ -566,7 +566,7 @@ const checkTimeout = 30 * time.Second
 // is added unchecked, and that is said.
 func (a *App) checkAtGitHub(ctx context.Context, p rm.Policy) (report func(), _ error) {
 	client, err := a.GitHub()
-	if errors.Is(err, config.ErrNoCredentials) {
+	if errors.Is(err, configfile.ErrNoCredentials) {
 		return func() {
 			fmt.Fprintf(a.Stderr, "note: policy %s is not checked at GitHub: no credentials are configured; `runner-manager doctor` checks them and the policies' scopes once they are\n", p.Name)
 		}, nil

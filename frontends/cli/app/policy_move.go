@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/policyplan"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -37,7 +37,7 @@ func (c *PolicyMoveCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyplan.ByName(ctx, st, c.Name)
+	p, err := policyedit.ByName(ctx, st, c.Name)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/localapi"
+	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
-	"github.com/runner-manager/runner-manager/reconcile/policyplan"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -47,7 +47,7 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := policyplan.ByName(ctx, st, c.Name)
+	p, err := policyedit.ByName(ctx, st, c.Name)
 	if err != nil && c.Purge {
 		return c.purgeRemoved(ctx, a, st, err)
 	}
@@ -62,7 +62,7 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 		}
 		kept = len(hist)
 	}
-	created, hasCreated, err := policyplan.CreatedScaleSet(ctx, st, p)
+	created, hasCreated, err := policyedit.CreatedScaleSet(ctx, st, p)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (a *App) waitDaemonLetsGo(ctx context.Context, id rm.PolicyID) error {
 	defer tick.Stop()
 	for {
 		st, err := d.Status(ctx)
-		if errors.Is(err, daemonapi.ErrNotRunning) {
+		if errors.Is(err, localapi.ErrNotRunning) {
 			return nil
 		}
 		if err == nil && !slices.ContainsFunc(st.Policies, func(ps reconcile.PolicyStatus) bool { return ps.ID == id }) {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform/vm"
+	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // TestPolicyAddChecksGitHub: policy add asks GitHub before it writes: a

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/localapi"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 // hasScaleSet reports whether the fake GitHub holds a scale set named name.
@@ -52,7 +52,7 @@ func TestPolicyRmDeletesTheScaleSetItCreated(t *testing.T) {
 		}
 	}
 	defer stop()
-	client := daemonapi.NewClient(e.dataDir)
+	client := localapi.NewClient(e.dataDir)
 	require.Eventually(t, func() bool {
 		return hasScaleSet(srv, "home") && hasScaleSet(srv, "kept") && hasScaleSet(srv, "down")
 	}, 30*time.Second, 20*time.Millisecond, "the daemon creates the scale sets\n%s", logs.String())

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/localapi"
 )
 
 // RunCmd is the daemon.
@@ -42,7 +42,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	dcfg, err := daemon.FromConfig(cfg, userAgent())
-	if errors.Is(err, config.ErrNoCredentials) {
+	if errors.Is(err, configfile.ErrNoCredentials) {
 		return fmt.Errorf("%w (try the demo, which needs none: runner-manager demo)", err)
 	} else if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	} else {
 		err = d.Run(ctx)
 	}
-	if errors.Is(err, daemonapi.ErrAlreadyRunning) {
+	if errors.Is(err, localapi.ErrAlreadyRunning) {
 		return fmt.Errorf("%w: `runner-manager status` shows it", err)
 	}
 	if err != nil || !c.Once {

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/localapi"
 )
 
 // TestRunRunnerEnvironHoldsNoSecrets starts the daemon with its token under
@@ -77,7 +77,7 @@ secret_env = "MY_HOOK_SECRET"
 		}
 	}
 	defer stop()
-	client := daemonapi.NewClient(e.dataDir)
+	client := localapi.NewClient(e.dataDir)
 	require.Eventually(t, func() bool {
 		_, err := client.Status(ctx)
 		return err == nil

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
-	"github.com/runner-manager/runner-manager/github/githubtest"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
+	"github.com/runner-manager/runner-manager/localapi"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/githubtest"
 )
 
 const fakeToken = "ghp_fake_for_tests_0123456789"
@@ -64,7 +64,7 @@ func TestRunServesJobs(t *testing.T) {
 		done <- app.Run(ctx, []string{"--data-dir", e.dataDir, "--log-format", "json", "run", "--metrics-addr", "127.0.0.1:0"},
 			app.Streams{Stdout: &logs, Stderr: &logs})
 	}()
-	client := daemonapi.NewClient(e.dataDir)
+	client := localapi.NewClient(e.dataDir)
 	require.Eventually(t, func() bool {
 		_, err := client.Status(ctx)
 		return err == nil

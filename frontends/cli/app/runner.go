@@ -8,7 +8,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 
-	"github.com/runner-manager/runner-manager/reconcile/install"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // RunnerCmd groups the runner commands.
@@ -65,7 +65,7 @@ func (c *RunnerInstallCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := install.Runner(ctx, client, scope, dataDir, downloadOptions(a, c.Version))
+	r, err := runnerpkg.Runner(ctx, client, scope, dataDir, downloadOptions(a, c.Version))
 	return c.report(a, r, err)
 }
 
@@ -79,12 +79,12 @@ func (c *RunnerInstallCmd) latest(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	r, err := install.Latest(ctx, client, dataDir, downloadOptions(a, c.Version))
+	r, err := runnerpkg.Latest(ctx, client, dataDir, downloadOptions(a, c.Version))
 	return c.report(a, r, err)
 }
 
 // report prints what an install did.
-func (c *RunnerInstallCmd) report(a *App, r install.Result, err error) error {
+func (c *RunnerInstallCmd) report(a *App, r runnerpkg.Result, err error) error {
 	switch {
 	case err != nil:
 		return err
@@ -97,9 +97,9 @@ func (c *RunnerInstallCmd) report(a *App, r install.Result, err error) error {
 }
 
 // downloadOptions prints the package's URL and then how its download goes.
-func downloadOptions(a *App, version string) install.Options {
+func downloadOptions(a *App, version string) runnerpkg.Options {
 	p := &downloadProgress{w: a.Stdout, tty: isTerminal(a.Stdout)}
-	return install.Options{
+	return runnerpkg.Options{
 		Version:     version,
 		Downloading: func(url string) { a.printf("downloading %s\n", url) },
 		Progress:    p.tell,

@@ -10,9 +10,9 @@ import (
 	"os/user"
 	"runtime"
 
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/platform/service"
-	"github.com/runner-manager/runner-manager/reconcile/daemon/config"
 )
 
 // ServiceCmd groups the service commands.
@@ -63,12 +63,12 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 	}
 	spec := service.Spec{Executable: exe, User: user, RunAs: runAs, DataDir: cfg.DataDir, EnvFile: envFile}
 	if g := cfg.GitHub; !g.UsesApp() && g.TokenFile == "" {
-		spec.TokenEnv = cmp.Or(g.TokenEnv, config.DefaultTokenEnv)
+		spec.TokenEnv = cmp.Or(g.TokenEnv, configfile.DefaultTokenEnv)
 	}
 	if spec.ConfigPath, err = a.ConfigPath(); err != nil {
 		return service.Spec{}, err
 	}
-	return spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != config.FromDefault), nil
+	return spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != configfile.FromDefault), nil
 }
 
 // Run writes (or prints) the service file.
@@ -111,10 +111,10 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 }
 
 // credentialsHint says where the service finds GitHub's credentials, as
-// the configuration reads them (config.GitHub.Credentials): the App's key
+// the configuration reads them (configfile.GitHub.Credentials): the App's key
 // file, else the token file, else the variable token_env names, which the
 // unit reads from envFile.
-func credentialsHint(g config.GitHub, envFile string) string {
+func credentialsHint(g configfile.GitHub, envFile string) string {
 	switch {
 	case g.UsesApp():
 		return fmt.Sprintf("The GitHub App's key is read from %s (private_key_file): the service's user must be able to read it, and no one else (chmod 600).", g.PrivateKeyFile)
@@ -123,7 +123,7 @@ func credentialsHint(g config.GitHub, envFile string) string {
 	}
 	env := g.TokenEnv
 	if env == "" {
-		env = config.DefaultTokenEnv
+		env = configfile.DefaultTokenEnv
 	}
 	return fmt.Sprintf("Put the token in %s (chmod 600) as %s=... (the variable token_env names).", envFile, env)
 }

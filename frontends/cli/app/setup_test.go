@@ -11,7 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/github/fakegithub"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
 func TestInitChecksCredentials(t *testing.T) {
@@ -67,7 +67,7 @@ func TestDoctor(t *testing.T) {
 	e := newEnv(t)
 	srv, runnerDir := withFakeGitHub(t, e)
 	// A classic policy: its leftovers are in GitHub's REST runner list
-	// (scale-set ones are looked up by name: reconcile/doctor's tests).
+	// (scale-set ones are looked up by name: doctor's tests).
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--labels", "home", "--runner-dir", runnerDir)
 	// A registration of this host that no attempt owns, and an attempt
 	// directory of an attempt that is not live.

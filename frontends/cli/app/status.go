@@ -12,11 +12,11 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // StatusCmd shows the live figures.
@@ -133,7 +133,7 @@ func (a *App) currentStatus(ctx context.Context) (st reconcile.Status, live bool
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	st, err = d.Status(qctx)
 	cancel()
-	if errors.Is(err, daemonapi.ErrNotRunning) {
+	if errors.Is(err, localapi.ErrNotRunning) {
 		st, err = a.journalStatus(ctx)
 		return st, false, err
 	}

@@ -14,8 +14,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemonapi"
 )
 
 // fixedDaemon serves a fixed status and records refreshes.
@@ -37,14 +37,14 @@ func (d *fixedDaemon) Refresh() {
 	}
 }
 
-func serveDaemon(t *testing.T, dataDir string, d daemonapi.Daemon) {
+func serveDaemon(t *testing.T, dataDir string, d localapi.Daemon) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dataDir, 0o700))
-	l, err := daemonapi.Listen(dataDir)
+	l, err := localapi.Listen(dataDir)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- daemonapi.ServeListener(ctx, l, d, nil) }()
+	go func() { done <- localapi.ServeListener(ctx, l, d, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/reconcile"
-	"github.com/runner-manager/runner-manager/reconcile/daemon"
 )
 
 type reconcileStatus = reconcile.Status

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/platform/vm"
 )
 
 // VMCmd groups the vm backend's commands.

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform/vm"
-	"github.com/runner-manager/runner-manager/platform/vm/vmtest"
+	"github.com/runner-manager/runner-manager/backend/vm"
+	"github.com/runner-manager/runner-manager/backend/vm/vmtest"
 )
 
 // vm image build makes an image a policy takes, saying each step.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/attempts"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
-	"github.com/runner-manager/runner-manager/reconcile/attempts"
 	"github.com/runner-manager/runner-manager/store"
 )
 

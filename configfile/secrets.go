@@ -1,0 +1,97 @@
+package configfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// ErrNoCredentials: neither a token nor a GitHub App is configured.
+var ErrNoCredentials = errors.New("no GitHub credentials")
+
+// Credentials are the secrets read for GitHub. They never reach a log, an
+// error, argv, the journal or a service file.
+type Credentials struct {
+	// Token is a personal access token (fine-grained or classic).
+	Token string
+	// App authentication: AppID or ClientID, InstallationID, PrivateKeyPEM.
+	AppID          int64
+	ClientID       string
+	InstallationID int64
+	PrivateKeyPEM  []byte
+}
+
+// String hides the secrets.
+func (c Credentials) String() string {
+	switch {
+	case c.PrivateKeyPEM != nil:
+		return fmt.Sprintf("GitHub App %d/%s installation %d (key redacted)", c.AppID, c.ClientID, c.InstallationID)
+	case c.Token != "":
+		return "token (redacted)"
+	}
+	return "no credentials"
+}
+
+// Credentials reads the GitHub secrets as g says: a GitHub App's key file,
+// else the token file, else the variable TokenEnv names. It returns an
+// error wrapping ErrNoCredentials when none is there.
+func (g GitHub) Credentials(lookupEnv func(string) (string, bool)) (Credentials, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	if g.UsesApp() {
+		key, err := ReadSecretFile(g.PrivateKeyFile)
+		if err != nil {
+			return Credentials{}, fmt.Errorf("github.private_key_file: %w", err)
+		}
+		return Credentials{AppID: g.AppID, ClientID: g.ClientID, InstallationID: g.InstallationID, PrivateKeyPEM: key}, nil
+	}
+	if g.TokenFile != "" {
+		tok, err := ReadSecretFile(g.TokenFile)
+		if err != nil {
+			return Credentials{}, fmt.Errorf("github.token_file: %w", err)
+		}
+		t := strings.TrimSpace(string(tok))
+		if t == "" {
+			return Credentials{}, fmt.Errorf("github.token_file %s is empty: %w", g.TokenFile, ErrNoCredentials)
+		}
+		return Credentials{Token: t}, nil
+	}
+	env := g.TokenEnv
+	if env == "" {
+		env = DefaultTokenEnv
+	}
+	if t, ok := lookupEnv(env); ok && strings.TrimSpace(t) != "" {
+		return Credentials{Token: strings.TrimSpace(t)}, nil
+	}
+	return Credentials{}, fmt.Errorf("%w: set $%s to a token with the Actions runners permission (administration:write on a repository, or self-hosted runners on an organization), or set token_file or a GitHub App in [github]", ErrNoCredentials, env)
+}
+
+// ReadSecretFile reads a file holding a secret, refusing one that its group
+// or others may read (on Unix): chmod 600 it. The error never holds the
+// content.
+func ReadSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the secret file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the secret file: %w", err)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by its group or others (mode %04o): run `chmod 600 %s`", path, st.Mode().Perm(), path)
+	}
+	if st.Size() > 1<<20 {
+		return nil, fmt.Errorf("%s is larger than 1 MiB: it is not a token or a key", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the secret file %s: %w", path, err)
+	}
+	return b, nil
+}

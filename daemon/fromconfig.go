@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/backend/vm"
+	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/reconcile"
+)
+
+// FromConfig is the daemon's Config as the program's configuration c says:
+// the data directory, GitHub and its credentials (read now), admission's
+// memory reserve and disk floor, the webhook listener with its secret (read
+// from the variable [webhook] secret_env names) and the metrics address.
+// The journal is the one [store] names (StoreConfig). Store, Host, Logger, Drain and Version are the caller's to set. It
+// returns an error wrapping configfile.ErrNoCredentials when no credentials
+// are configured.
+func FromConfig(c *configfile.File, userAgent string) (Config, error) {
+	gc, err := GitHubConfig(c, userAgent)
+	if err != nil {
+		return Config{}, err
+	}
+	machine := platform.NewMachine()
+	cfg := Config{
+		DataDir: c.DataDir,
+		GitHub:  gc,
+		Admission: &reconcile.Admission{
+			Memory: machine, Reserve: c.Admission.MemoryReserve.Bytes(),
+			DiskFree: machine.DiskFree, DiskPath: c.DataDir, DiskFloor: c.Admission.DiskFloor.Bytes(),
+			MaxSpares: c.Admission.MaxSpares, MaxJobs: c.Host.MaxJobs,
+		},
+		StoreConfig:   StoreConfigOf(c),
+		MetricsAddr:   c.Daemon.MetricsAddr,
+		ContainerHost: c.Container.Host,
+		VM: VMConfig{Accel: vm.Accel(c.VM.Accel), MemoryMiB: int(c.VM.Memory.Bytes() >> 20), CPUs: c.VM.CPUs,
+			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward},
+		HostName:         c.Host.Name,
+		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
+		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
+		AutoUpdateRunner: c.Runner.AutoUpdate,
+		JobReport:        c.Runner.JobReport,
+		Loop:             reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
+	}
+	if c.Webhook.Listen != "" {
+		secret := os.Getenv(c.Webhook.SecretEnv)
+		if secret == "" {
+			return Config{}, fmt.Errorf("%w: [webhook] listen is set but $%s (secret_env) is empty: set it to the webhook's secret",
+				rm.ErrInvalid, c.Webhook.SecretEnv)
+		}
+		cfg.Webhook = Webhook{Listen: c.Webhook.Listen, Secret: []byte(secret), MaxBody: int64(c.Webhook.MaxBody.Bytes())}
+	}
+	return cfg, nil
+}
+
+// GitHubConfig is the GitHub client's configuration as c's [github] says,
+// with its credentials read now (an error wrapping configfile.ErrNoCredentials
+// when there are none).
+func GitHubConfig(c *configfile.File, userAgent string) (github.Config, error) {
+	creds, err := c.GitHub.Credentials(nil)
+	if err != nil {
+		return github.Config{}, err
+	}
+	gc := github.Config{WebURL: c.GitHub.URL, APIURL: c.GitHub.APIURL, Token: creds.Token, UserAgent: userAgent}
+	if creds.PrivateKeyPEM != nil {
+		gc.Token = ""
+		gc.App = &github.App{AppID: creds.AppID, ClientID: creds.ClientID, InstallationID: creds.InstallationID, PrivateKeyPEM: creds.PrivateKeyPEM}
+	}
+	return gc, nil
+}
+
+// NewGitHubClient is a client of the GitHub c's [github] says, logging to
+// logger (nil: nowhere), for the commands that talk to GitHub without
+// running the daemon.
+func NewGitHubClient(c *configfile.File, userAgent string, logger *slog.Logger) (*github.Client, error) {
+	gc, err := GitHubConfig(c, userAgent)
+	if err != nil {
+		return nil, err
+	}
+	gc.Logger = logger
+	client, err := github.New(gc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: [github]: %v", rm.ErrInvalid, err)
+	}
+	return client, nil
+}
