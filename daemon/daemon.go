@@ -120,7 +120,7 @@ type Config struct {
 	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml, wrapped
 	// by fleetweights (job weights recorded in the store; with a store
 	// other than SQLite, expected peaks from the fleet's weights).
-	Meters reconcile.Meters
+	Meters rm.Meters
 	// Admission decides every launch; default: the host's real memory
 	// less configfile.DefaultMemoryReserve, and no runner started while
 	// DataDir's filesystem has less than configfile.DefaultDiskFloor free.
@@ -547,4 +547,4 @@ var _ localapi.Daemon = (*Daemon)(nil)
 
 // The wiring states what meter fills of reconcile: meter, an adapter,
 // does not import the core it serves.
-var _ reconcile.Meters = (*meter.AttemptMeters)(nil)
+var _ rm.Meters = (*meter.AttemptMeters)(nil)

@@ -9,7 +9,6 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -81,7 +80,7 @@ const vmFloorRefresh = 10 * time.Second
 // peaks sizes its guests from the expected peak itself, and gets no floor.
 // Other backends' policies are answered by the wrapped meters alone.
 type vmFloor struct {
-	reconcile.Meters
+	rm.Meters
 	st         store.Store
 	defaultMiB int
 
@@ -90,7 +89,7 @@ type vmFloor struct {
 	read   time.Time
 }
 
-func (d *Daemon) withVMFloor(m reconcile.Meters) reconcile.Meters {
+func (d *Daemon) withVMFloor(m rm.Meters) rm.Meters {
 	mib := d.cfg.VM.MemoryMiB
 	if mib == 0 {
 		mib = vm.DefaultMemoryMiB

@@ -9,14 +9,13 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/daemon"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // peaks are meters that expect what they are told, per policy.
 type peaks struct {
-	reconcile.Meters
+	rm.Meters
 	of map[rm.PolicyID]uint64
 }
 

@@ -35,7 +35,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/store"
 )
 
 // SampleEvery is how often each live attempt's process tree is sampled.
@@ -370,7 +369,7 @@ type root struct {
 // pid, an exited child not yet reaped). A journal that cannot be read
 // leaves everything as it was: nothing is sampled, announced or
 // forgotten. Blocking: the journal and the process table.
-func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.PolicyID {
+func (ms *AttemptMeters) SampleOnce(st rm.LiveAttempts, host rm.HostID) []rm.PolicyID {
 	ms.pass.Lock()
 	defer ms.pass.Unlock()
 	attempts, err := st.LiveAttempts(context.Background(), host)
@@ -447,7 +446,7 @@ func (ms *AttemptMeters) SampleOnce(st store.Store, host rm.HostID) []rm.PolicyI
 // panics loses one sample, nothing more. Passes never overlap: a slow one
 // delays the next. Run returns when ctx ends, without waiting for a pass in
 // progress.
-func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID)) {
+func (ms *AttemptMeters) Run(ctx context.Context, st rm.LiveAttempts, host rm.HostID, wanted func() bool, exited func(rm.PolicyID)) {
 	ticks := time.NewTicker(SampleEvery)
 	defer ticks.Stop()
 	for {
@@ -471,7 +470,7 @@ func (ms *AttemptMeters) Run(ctx context.Context, st store.Store, host rm.HostID
 }
 
 // runPass runs SampleOnce on a goroutine; false when ctx ended first.
-func (ms *AttemptMeters) runPass(ctx context.Context, st store.Store, host rm.HostID) ([]rm.PolicyID, bool) {
+func (ms *AttemptMeters) runPass(ctx context.Context, st rm.LiveAttempts, host rm.HostID) ([]rm.PolicyID, bool) {
 	result := make(chan []rm.PolicyID, 1)
 	go func() {
 		var gone []rm.PolicyID

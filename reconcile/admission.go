@@ -186,13 +186,13 @@ func (a *Admission) defaultEstimate() uint64 {
 }
 
 // expectedPeak is what a new attempt of p is expected to peak at.
-func (a *Admission) expectedPeak(m Meters, p rm.Policy) uint64 { return a.ExpectedPeak(m, p) }
+func (a *Admission) expectedPeak(m rm.Meters, p rm.Policy) uint64 { return a.ExpectedPeak(m, p) }
 
 // ExpectedPeak is what admission, with meters m (nil: none), expects a new
 // attempt of p to peak at: from its banked peaks, else its MemoryEstimate,
 // else DefaultEstimate. The container backend limits the containers of a
 // policy that sets no limit from it.
-func (a *Admission) ExpectedPeak(m Meters, p rm.Policy) uint64 {
+func (a *Admission) ExpectedPeak(m rm.Meters, p rm.Policy) uint64 {
 	est := p.MemoryEstimate
 	if est == 0 {
 		est = a.defaultEstimate()
@@ -207,7 +207,7 @@ func (a *Admission) ExpectedPeak(m Meters, p rm.Policy) uint64 {
 type admitDeps struct {
 	st     store.Store
 	host   rm.HostID
-	meters Meters
+	meters rm.Meters
 	tab    *table
 	// policies are those the calling pass read already; the policies of
 	// other loops' live attempts are those their passes read last, else

@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"time"
@@ -64,34 +63,6 @@ const (
 	// peak at when the policy says nothing and no peak was measured.
 	DefaultMemoryEstimate uint64 = 2 << 30
 )
-
-// Meters is what the loops and the supervisor ask of the attempt meters
-// (meter.AttemptMeters implements it, as daemon states): an
-// attempt's memory and usage, what a new attempt of a policy is expected
-// to peak at, the sampling of the host's live attempts, and being told how
-// each attempt ended. It sits here, not in the root, because sampling
-// reads the journal (store.Store), which the root cannot name.
-type Meters interface {
-	// CurrentRSS is the attempt's tree memory at the last sample.
-	CurrentRSS(a rm.AttemptID) (uint64, bool)
-	// Peek is the attempt's usage so far: for the status, and for the
-	// report of an attempt that ended.
-	Peek(a rm.AttemptID) (rm.AttemptUsage, bool)
-	// Ended tells the meters how an attempt ended, once its conclusion is
-	// in the journal (again when GitHub's later word corrects it): an
-	// attempt that completed a job feeds its policy's expected peak.
-	Ended(a rm.AttemptID, o rm.Outcome)
-	// ExpectedPeak is what a new attempt of p is expected to peak at: from
-	// its banked peaks, else estimate.
-	ExpectedPeak(p rm.PolicyID, estimate uint64) uint64
-	// SampleOnce samples the host's live attempts once and returns the
-	// policies of those whose runner process is seen gone.
-	SampleOnce(st store.Store, host rm.HostID) []rm.PolicyID
-	// Run samples every meter.SampleEvery until ctx ends, while wanted
-	// says so (nil: always), handing exited the policy of each runner
-	// process seen gone.
-	Run(ctx context.Context, st store.Store, host rm.HostID, wanted func() bool, exited func(rm.PolicyID))
-}
 
 // LoopOptions are a loop's timeouts, paces and caps: held by Config (each
 // loop's), SupervisorConfig.Loop (every loop of a host) and
@@ -170,7 +141,7 @@ type Config struct {
 	Launchers map[rm.Backend]rm.Launcher
 	// Meters may be nil: no usage on attempts, and expected peaks are the
 	// policies' estimates.
-	Meters Meters
+	Meters rm.Meters
 	Host   rm.Host
 	// Policies are the policies the loop serves; they share one target
 	// (Target.Key()). The pass re-reads them from the journal, so edits of

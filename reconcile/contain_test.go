@@ -10,7 +10,7 @@ import (
 
 // peaks answers ExpectedPeak with a fixed figure (and nothing else).
 type peaks struct {
-	Meters
+	rm.Meters
 	expected uint64
 }
 

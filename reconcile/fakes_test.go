@@ -372,7 +372,7 @@ type fakeMeters struct {
 	ended    map[rm.AttemptID]rm.Outcome
 }
 
-var _ reconcile.Meters = (*fakeMeters)(nil)
+var _ rm.Meters = (*fakeMeters)(nil)
 
 func newFakeMeters() *fakeMeters {
 	return &fakeMeters{rss: map[rm.AttemptID]uint64{}, expected: map[rm.PolicyID]uint64{}, ended: map[rm.AttemptID]rm.Outcome{}}
@@ -411,9 +411,9 @@ func (m *fakeMeters) endedWith(a rm.AttemptID) (rm.Outcome, bool) {
 }
 
 // SampleOnce and Run sample nothing: the tests set the figures.
-func (m *fakeMeters) SampleOnce(store.Store, rm.HostID) []rm.PolicyID { return nil }
+func (m *fakeMeters) SampleOnce(rm.LiveAttempts, rm.HostID) []rm.PolicyID { return nil }
 
-func (m *fakeMeters) Run(ctx context.Context, _ store.Store, _ rm.HostID, _ func() bool, _ func(rm.PolicyID)) {
+func (m *fakeMeters) Run(ctx context.Context, _ rm.LiveAttempts, _ rm.HostID, _ func() bool, _ func(rm.PolicyID)) {
 	<-ctx.Done()
 }
 

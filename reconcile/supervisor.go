@@ -34,7 +34,7 @@ type SupervisorConfig struct {
 	Launchers map[rm.Backend]rm.Launcher
 	// Meters may be nil. The supervisor runs their sampling, nudging the
 	// loop of each policy whose runner exited.
-	Meters Meters
+	Meters rm.Meters
 	// Targets makes the registrar and the demand source of a policy's
 	// target; the supervisor closes its Demand when the target's loop ends.
 	// An error is retried at the next refresh.

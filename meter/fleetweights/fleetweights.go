@@ -39,7 +39,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/meter"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -73,7 +72,7 @@ type Options struct {
 // FleetMeters are meters whose ended jobs are recorded as the fleet's job
 // weights and whose expected peaks come from them.
 type FleetMeters struct {
-	reconcile.Meters
+	rm.Meters
 	st    store.Store
 	fleet store.Fleet
 	host  rm.HostID
@@ -83,7 +82,7 @@ type FleetMeters struct {
 	peaks map[rm.PolicyID]cached
 }
 
-var _ reconcile.Meters = (*FleetMeters)(nil)
+var _ rm.Meters = (*FleetMeters)(nil)
 
 type cached struct {
 	w  store.Weights
@@ -93,7 +92,7 @@ type cached struct {
 // Wrap returns inner recording the job weights of host's attempts in st,
 // and, with o.Admit, expecting peaks from them. A store that is no
 // store.Fleet (both of the project's are) leaves inner as it is.
-func Wrap(inner reconcile.Meters, st store.Store, host rm.HostID, o Options) reconcile.Meters {
+func Wrap(inner rm.Meters, st store.Store, host rm.HostID, o Options) rm.Meters {
 	fleet, ok := st.(store.Fleet)
 	if !ok || inner == nil {
 		return inner
