@@ -75,7 +75,7 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 			errs = append(errs, fmt.Errorf("cleanup attempt %s: save its runner output: %w", a, err))
 		}
 	}
-	_, err := l.e.cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	err := l.e.removeContainer(ctx, name)
 	if err != nil && !isNotFound(err) {
 		errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, engineErr("remove container "+name, err)))
 	}

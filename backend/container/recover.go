@@ -76,7 +76,7 @@ func (e *Engine) RemoveLeftovers(ctx context.Context, host rm.HostID, live func(
 		if !c.Attempt.IsZero() && live(c.Attempt) {
 			continue
 		}
-		_, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		err := e.removeContainer(ctx, c.ID)
 		if err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove leftover container %s: %w", c.Name, engineErr("remove", err)))
 			continue
