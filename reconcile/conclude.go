@@ -45,8 +45,9 @@ func (p *pass) concludeExited(ctx context.Context) {
 			// GitHub's word is in once the demand source reported a figure
 			// taken after the exit; JobWordGrace caps the wait for a silent
 			// one. A drain concludes with what is known: it waits for jobs,
-			// not for words about them.
-			waited: p.wordAfter(rt.exitSeenAt) || p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace || l.draining.Load(),
+			// not for words about them; so does a one-shot pass, which
+			// watches no demand (Config.once).
+			waited: p.wordAfter(rt.exitSeenAt) || p.now.Sub(rt.exitSeenAt) >= l.cfg.JobWordGrace || l.draining.Load() || l.cfg.once,
 		}
 		if f.goneAtAdopt && !f.job && f.waited && (!l.listed || l.listAt.Before(rt.exitSeenAt)) {
 			// Lost or not depends on GitHub's list, taken after the loss.

@@ -196,6 +196,11 @@ type Config struct {
 
 	// tab is shared by the loops of a supervisor; nil makes a private one.
 	tab *table
+	// once: the loop runs one pass and watches no demand (RunOnce), so no
+	// word of a job can come while it runs, and the next one-shot pass
+	// would see each exit anew: an exit is concluded with what the pass
+	// knows, as a drain does (a later word corrects it, lateOutcome).
+	once bool
 }
 
 func (c *Config) setDefaults() {

@@ -410,8 +410,11 @@ func (s *Supervisor) StopAttempt(ctx context.Context, id rm.AttemptID) error {
 
 // RunOnce runs one pass of the loop of every wanted target (for `run
 // --once`): it concludes, reaps and keeps min idle; demand is not watched,
-// so it launches for min idle only. Runners it launches keep running after
-// it returns. It must not run beside a running supervisor of the same host.
+// so it launches for min idle only, and a runner found gone is concluded
+// by what the pass knows (GitHub's runner list, the runner's own trace),
+// without waiting for a word of its job that only a watch brings. Runners
+// it launches keep running after it returns. It must not run beside a
+// running supervisor of the same host.
 func (s *Supervisor) RunOnce(ctx context.Context) error {
 	host := s.cfg.Host
 	host.SeenAt = s.cfg.Now()
@@ -447,7 +450,9 @@ func (s *Supervisor) RunOnce(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("connect to GitHub for %s: %w", g.policies[0].Target, err))
 			continue
 		}
-		loop, err := NewLoop(s.loopConfig(target, g.policies))
+		cfg := s.loopConfig(target, g.policies)
+		cfg.once = true
+		loop, err := NewLoop(cfg)
 		if err == nil {
 			_, err = loop.Reconcile(ctx)
 			loop.Close()

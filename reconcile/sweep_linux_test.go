@@ -11,6 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -37,7 +38,13 @@ func TestStartSweepsAttemptRootsNoLiveAttemptOwns(t *testing.T) {
 	}
 	record(storetest.NewAttempt().ID(finished).State(rm.StateFinished))
 	record(storetest.NewAttempt().ID(failed).State(rm.StateFailed))
-	record(storetest.NewAttempt().ID(live).State(rm.StateStarting).GitHubRunnerID(6))
+	// Live, its runner running: the pass re-adopts it (one whose runner is
+	// gone would be concluded, and its root cleaned, by the pass).
+	runner, _ := startRunnerLike(t, dataDir, live)
+	start, err := platform.StartTime(runner.Process.Pid)
+	require.NoError(t, err)
+	require.NoError(t, f.st.RecordAttempt(t.Context(), storetest.NewAttempt().ID(live).Policy(home.ID).Host(f.host.ID).
+		State(rm.StateStarting).GitHubRunnerID(6).ProcessID(runner.Process.Pid).ProcessStart(start).Build()))
 
 	cfg := f.config()
 	cfg.DataDir = dataDir
