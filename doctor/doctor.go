@@ -5,7 +5,9 @@
 // container engine and images of container policies, and the leftovers
 // (registrations, attempt directories, runner processes, runner containers
 // and scale-set message sessions no live attempt owns). With Fix it removes the
-// leftovers, only while no daemon runs (a daemon reaps them itself).
+// leftovers, only while no daemon runs (a daemon reaps them itself). Live
+// attempts whose runner is gone are reported, not concluded: their outcome
+// is the engine's, and `run --once` concludes them.
 // Programs print the checks; Run decides them.
 package doctor
 

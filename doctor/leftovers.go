@@ -44,6 +44,7 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 		}
 		lo.live[p.ID] = as
 	}
+	r.add(lo.goneRunners(host, mine))
 	r.add(lo.registrations(ctx, client, host, mine)...)
 	for _, p := range mine {
 		if p.Target.Mode() == rm.ModeScaleSet {
