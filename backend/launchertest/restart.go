@@ -194,18 +194,19 @@ func (w *world) adopt(t *testing.T, l rm.Launcher, r runner, pr launched) {
 	running(t, p)
 	if gm, ok := l.(rm.GroupMeter); ok {
 		run, known := gm.RunnerRunning(a, pr.PID, pr.Start)
-		assert.False(t, known && !run, "RunnerRunning says the adopted runner ended")
+		assert.True(t, known && run, "RunnerRunning: the launcher watches the runner it adopted, and it runs")
 		if in := gm.CgroupsInUse(); in != "" {
 			_, ok := gm.GroupUsage(a)
 			assert.True(t, ok, "the adopted attempt is metered on from its group (%s)", in)
 		}
 	}
-	job := w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond})
+	mark := marker()
+	job := w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond, Script: leaveBehind(mark)})
 	waitDone(t, p, w.h.Boot+time.Minute, "the adopted runner after its job")
 	assert.Contains(t, []int{0, -1}, p.ExitCode(), "the listener's code, or -1 where the OS gives it only to its parent")
 	w.completedBy(t, job, r)
 	assert.True(t, l.RanJob(a), "the adopted runner's trace says it ran a job")
-	require.NoError(t, l.Cleanup(a, false))
+	w.leftoversEnd(t, l, a, mark) // what the job left, ended by a launcher that did not launch it
 	w.gone(t, l, a, pr.PID, pr.Start)
 }
 

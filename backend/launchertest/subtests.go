@@ -51,11 +51,27 @@ func testIdleExit(t *testing.T, w *world) {
 	require.NoError(t, l.Cleanup(r.spec.Attempt, false))
 }
 
+// testStop stops an idle runner, then one adopted by a second launcher
+// over the same data directory (the first dropped, as after a restart).
 func testStop(t *testing.T, w *world) {
 	l := w.h.New(t, w.dataDir)
 	r := w.runner(t)
 	p := w.launch(t, l, r)
 	w.online(t, r)
+	w.stop(t, l, r, p)
+
+	r = w.runner(t)
+	p = w.launch(t, l, r)
+	w.online(t, r)
+	again := w.h.New(t, w.dataDir)
+	adopted, err := again.Adopt(r.spec.Attempt, p.PID(), p.Start())
+	require.NoError(t, err)
+	w.stop(t, again, r, adopted)
+}
+
+// stop stops r's runner p, checks it exited, and cleans its attempt.
+func (w *world) stop(t *testing.T, l rm.Launcher, r runner, p rm.Process) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), w.h.Boot)
 	defer cancel()
 	require.NoError(t, p.Stop(ctx, 10*time.Second))
@@ -87,34 +103,48 @@ func testCleanup(t *testing.T, w *world) {
 	assert.ErrorIs(t, err, rm.ErrProcessGone, "an attempt without a pid has nothing to adopt")
 }
 
-// testLeftovers runs a job that leaves two processes behind (one in the
-// background, one in a session of its own) and checks that none runs on
-// this host after Cleanup.
+// testLeftovers runs a job that leaves three processes behind (one in
+// the background, one in a session of its own, one double-forked, init's
+// child) and checks that none runs on this host after Cleanup.
 func testLeftovers(t *testing.T, w *world) {
 	l := w.h.New(t, w.dataDir)
 	_, contains := l.(rm.MemoryContainer)
 	if _, ok := l.(rm.GroupMeter); !ok && !contains {
 		t.Skip("the launcher holds its attempts in no group (neither MemoryContainer nor GroupMeter): what a job leaves is not its to end")
 	}
-	mark := marker()
-	script := "sleep " + mark + " </dev/null >/dev/null 2>&1 &\nsetsid sleep " + mark + " </dev/null >/dev/null 2>&1 &\n"
 	r := w.runner(t)
-	job := w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond, Script: script})
+	mark := marker()
+	job := w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond, Script: leaveBehind(mark)})
 	p := w.launch(t, l, r)
 	waitDone(t, p, w.h.Boot+time.Minute, "the runner after its job")
 	w.completedBy(t, job, r)
+	w.leftoversEnd(t, l, r.spec.Attempt, mark)
+	w.gone(t, l, r.spec.Attempt, p.PID(), p.Start())
+}
 
+// leaveBehind is a job's step that leaves three processes running
+// `sleep mark`: in its background, in a session of its own, and
+// double-forked (its parent gone).
+func leaveBehind(mark string) string {
+	sleep := "sleep " + mark + " </dev/null >/dev/null 2>&1"
+	return sleep + " &\nsetsid " + sleep + " &\nsh -c '" + sleep + " &' &\n"
+}
+
+// leftoversEnd cleans attempt a, whose job left processes running
+// `sleep mark`, and checks that none runs afterwards: where jobs run on
+// this host (Harness.JobsOnHost) it first requires seeing all three.
+func (w *world) leftoversEnd(t *testing.T, l rm.Launcher, a rm.AttemptID, mark string) {
+	t.Helper()
 	left := sleepers(mark)
-	t.Cleanup(func() { killAll(left) })
+	t.Cleanup(func() { killAll(sleepers(mark)) })
 	if w.h.JobsOnHost {
-		require.Eventually(t, func() bool { left = sleepers(mark); return len(left) == 2 }, 10*time.Second, 20*time.Millisecond,
-			"the job's two processes outlive its runner (found %d)", len(left))
+		require.Eventually(t, func() bool { left = sleepers(mark); return len(left) == 3 }, 10*time.Second, 20*time.Millisecond,
+			"the job's three processes outlive its runner (found %d)", len(left))
 	}
 	t.Logf("%d processes of the job ran on this host after its runner's exit", len(left))
-	require.NoError(t, l.Cleanup(r.spec.Attempt, false))
+	require.NoError(t, l.Cleanup(a, false))
 	for _, pr := range left {
 		assert.False(t, platform.Alive(pr.pid, pr.start), "pid %d the job left is alive after Cleanup", pr.pid)
 	}
 	assert.Empty(t, sleepers(mark), "no process of the job runs after Cleanup")
-	w.gone(t, l, r.spec.Attempt, p.PID(), p.Start())
 }

@@ -3,10 +3,13 @@
 package native_test
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/launchertest"
@@ -23,7 +26,9 @@ func TestMain(m *testing.M) {
 
 // The native launcher passes the launcher suite with a cgroup per
 // attempt, where this host lets it make them, and without: its attempts
-// then held together by process group and environment marker.
+// then held together by process group and environment marker. Its log
+// names what it stopped of the processes a job left, and how it found
+// them.
 func TestConformance(t *testing.T) {
 	t.Run("Cgroups", func(t *testing.T) {
 		probe := native.NewLauncher(t.TempDir())
@@ -32,18 +37,25 @@ func TestConformance(t *testing.T) {
 		if in == "" {
 			t.Skip("no cgroup can be made here (not root, nothing delegated): the fallback alone runs the suite")
 		}
-		launchertest.Run(t, nativeHarness())
+		var logs logBuffer
+		launchertest.Run(t, nativeHarness(&logs))
+		assert.Contains(t, logs.String(), `msg="stopped the processes the attempt left behind"`)
+		assert.Contains(t, logs.String(), `commands="sleep ×3" found_by=cgroup`)
 	})
 	t.Run("Fallback", func(t *testing.T) {
-		launchertest.Run(t, nativeHarness(native.WithoutCgroups()))
+		var logs logBuffer
+		launchertest.Run(t, nativeHarness(&logs, native.WithoutCgroups()))
+		assert.Contains(t, logs.String(), `commands="sleep ×3" found_by="process group and environment marker"`)
 	})
 }
 
-func nativeHarness(opts ...native.Option) launchertest.Harness {
+// nativeHarness makes launchers with opts, logging to the test and to
+// logs.
+func nativeHarness(logs *logBuffer, opts ...native.Option) launchertest.Harness {
 	return launchertest.Harness{
 		New: func(t *testing.T, dataDir string) rm.Launcher {
-			l := native.NewLauncher(dataDir, append(opts, native.WithLeftoverGrace(2*time.Second),
-				native.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))...)
+			log := slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logs), nil))
+			l := native.NewLauncher(dataDir, append(opts, native.WithLeftoverGrace(2*time.Second), native.WithLogger(log))...)
 			t.Cleanup(func() { _ = l.Close() })
 			return l
 		},
