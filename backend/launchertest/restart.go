@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,8 +79,11 @@ func (w *world) launchInChild(t *testing.T, rs ...runner) map[rm.AttemptID]launc
 	}
 	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(pattern, "/"), "-test.count=1", "-test.timeout=30m")
 	cmd.Env = append(os.Environ(), childEnv+"="+orderFile)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &childLog{path: filepath.Join(dir, "child.log")}
+	logFile, err := os.Create(out.path)
+	require.NoError(t, err)
+	defer logFile.Close() // the child holds its own descriptor
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -202,7 +204,7 @@ func (w *world) adopt(t *testing.T, l rm.Launcher, r runner, pr launched) {
 	}
 	mark := marker()
 	job := w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond, Script: leaveBehind(mark)})
-	waitDone(t, p, w.h.Boot+time.Minute, "the adopted runner after its job")
+	w.afterJob(t, p)
 	assert.Contains(t, []int{0, -1}, p.ExitCode(), "the listener's code, or -1 where the OS gives it only to its parent")
 	w.completedBy(t, job, r)
 	assert.True(t, l.RanJob(a), "the adopted runner's trace says it ran a job")
@@ -210,20 +212,10 @@ func (w *world) adopt(t *testing.T, l rm.Launcher, r runner, pr launched) {
 	w.gone(t, l, a, pr.PID, pr.Start)
 }
 
-// syncBuffer is a buffer a process's output and a test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
+// childLog is the killed launcher's process's output, in a file.
+type childLog struct{ path string }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (c *childLog) String() string {
+	b, _ := os.ReadFile(c.path)
+	return string(b)
 }

@@ -17,11 +17,27 @@ import (
 // running under a loaded CPU.
 const jobTime = 3 * time.Second
 
-func testLaunch(t *testing.T, w *world) {
+// launchOne makes a launcher and launches one runner with it, for a job
+// of spec queued first (none when nil).
+func (w *world) launchOne(t *testing.T, spec *fakegithub.JobSpec) (rm.Launcher, runner, rm.Process, int64) {
+	t.Helper()
 	l := w.h.New(t, w.dataDir)
 	r := w.runner(t)
-	job := w.job(r, fakegithub.JobSpec{Duration: jobTime})
-	p := w.launch(t, l, r)
+	var job int64
+	if spec != nil {
+		job = w.job(r, *spec)
+	}
+	return l, r, w.launch(t, l, r), job
+}
+
+// afterJob waits for the exit of p, whose runner was given a job.
+func (w *world) afterJob(t *testing.T, p rm.Process) {
+	t.Helper()
+	waitDone(t, p, w.h.Boot+time.Minute, "the runner after its job")
+}
+
+func testLaunch(t *testing.T, w *world) {
+	l, r, p, job := w.launchOne(t, &fakegithub.JobSpec{Duration: jobTime})
 	require.Positive(t, p.PID(), "the runner is named by a process of this host")
 	start, err := platform.StartTime(p.PID())
 	require.NoError(t, err)
@@ -29,7 +45,7 @@ func testLaunch(t *testing.T, w *world) {
 
 	w.started(t, job)
 	running(t, p)
-	waitDone(t, p, w.h.Boot+time.Minute, "the runner after its job")
+	w.afterJob(t, p)
 	assert.Equal(t, 0, p.ExitCode(), "one job done: the listener's exit code")
 	assert.False(t, platform.Alive(p.PID(), p.Start()), "Done is closed once the runner exited")
 	w.completedBy(t, job, r)
@@ -38,9 +54,7 @@ func testLaunch(t *testing.T, w *world) {
 }
 
 func testIdleExit(t *testing.T, w *world) {
-	l := w.h.New(t, w.dataDir)
-	r := w.runner(t)
-	p := w.launch(t, l, r)
+	l, r, p, _ := w.launchOne(t, nil)
 	w.online(t, r)
 	running(t, p)
 	_, err := w.api.Actions.RemoveRunner(t.Context(), owner, repo, r.id)
@@ -54,9 +68,7 @@ func testIdleExit(t *testing.T, w *world) {
 // testStop stops an idle runner, then one adopted by a second launcher
 // over the same data directory (the first dropped, as after a restart).
 func testStop(t *testing.T, w *world) {
-	l := w.h.New(t, w.dataDir)
-	r := w.runner(t)
-	p := w.launch(t, l, r)
+	l, r, p, _ := w.launchOne(t, nil)
 	w.online(t, r)
 	w.stop(t, l, r, p)
 
@@ -84,11 +96,8 @@ func (w *world) stop(t *testing.T, l rm.Launcher, r runner, p rm.Process) {
 }
 
 func testCleanup(t *testing.T, w *world) {
-	l := w.h.New(t, w.dataDir)
-	r := w.runner(t)
-	w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond})
-	p := w.launch(t, l, r)
-	waitDone(t, p, w.h.Boot+time.Minute, "the runner after its job")
+	l, r, p, _ := w.launchOne(t, &fakegithub.JobSpec{Duration: 100 * time.Millisecond})
+	w.afterJob(t, p)
 	a := r.spec.Attempt
 	require.True(t, l.RanJob(a))
 	require.NoError(t, l.Cleanup(a, false))
@@ -116,7 +125,7 @@ func testLeftovers(t *testing.T, w *world) {
 	mark := marker()
 	job := w.job(r, fakegithub.JobSpec{Duration: 100 * time.Millisecond, Script: leaveBehind(mark)})
 	p := w.launch(t, l, r)
-	waitDone(t, p, w.h.Boot+time.Minute, "the runner after its job")
+	w.afterJob(t, p)
 	w.completedBy(t, job, r)
 	w.leftoversEnd(t, l, r.spec.Attempt, mark)
 	w.gone(t, l, r.spec.Attempt, p.PID(), p.Start())
@@ -147,4 +156,118 @@ func (w *world) leftoversEnd(t *testing.T, l rm.Launcher, a rm.AttemptID, mark s
 		assert.False(t, platform.Alive(pr.pid, pr.start), "pid %d the job left is alive after Cleanup", pr.pid)
 	}
 	assert.Empty(t, sleepers(mark), "no process of the job runs after Cleanup")
+}
+
+// meterAlloc is what the metered job allocates and touches.
+const meterAlloc = 64 << 20
+
+// usageSeen is the most a runner's meters saw while it ran.
+type usageSeen struct {
+	tree, group uint64 // bytes
+	cpu         time.Duration
+	looks       int // GroupUsage answers
+}
+
+// meter samples, as the meters do, the process tree under p's PID and,
+// for a GroupMeter, the attempt's group, until p exits.
+func meter(t *testing.T, l rm.Launcher, a rm.AttemptID, p rm.Process, within time.Duration) usageSeen {
+	t.Helper()
+	gm, grouped := l.(rm.GroupMeter)
+	var u usageSeen
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(within)
+	for {
+		if s, ok := platform.SampleTrees([]int{p.PID()})[p.PID()]; ok {
+			u.tree = max(u.tree, s.RSSBytes)
+		}
+		if grouped {
+			if g, ok := gm.GroupUsage(a); ok {
+				u.looks++
+				u.group, u.cpu = max(u.group, g.MemoryBytes), max(u.cpu, g.CPUTime)
+			}
+		}
+		select {
+		case <-p.Done():
+			return u
+		case <-deadline:
+			t.Fatalf("the runner (pid %d) did not exit within %v", p.PID(), within)
+		case <-tick.C:
+		}
+	}
+}
+
+func testMetering(t *testing.T, w *world) {
+	l := w.h.New(t, w.dataDir)
+	r := w.runner(t)
+	a := r.spec.Attempt
+	mc, contains := l.(rm.MemoryContainer)
+	const limit = 512 << 20
+	limited := contains && mc.SetMemoryLimit(a, limit) == nil
+	job := w.job(r, fakegithub.JobSpec{Duration: jobTime, MemoryBytes: meterAlloc})
+	p := w.launch(t, l, r)
+	w.started(t, job)
+	gm, grouped := l.(rm.GroupMeter)
+	if grouped {
+		run, known := gm.RunnerRunning(a, p.PID(), p.Start())
+		assert.True(t, known && run, "RunnerRunning: the launcher watches the runner it launched, and it runs")
+		_, known = gm.RunnerRunning(a, p.PID(), p.Start()+1)
+		assert.False(t, known, "another start stamp is not the attempt's runner")
+	}
+	u := meter(t, l, a, p, w.h.Boot+time.Minute)
+	t.Logf("peaks seen: process tree %d MiB; group %d MiB, CPU %v over %d looks", u.tree>>20, u.group>>20, u.cpu, u.looks)
+	assert.GreaterOrEqual(t, u.tree, uint64(meterAlloc), "the process tree under PID holds the job's memory")
+	if grouped {
+		if in := gm.CgroupsInUse(); in != "" {
+			require.Positive(t, u.looks, "the attempt's group (%s) is read while it runs", in)
+			assert.GreaterOrEqual(t, u.group, uint64(meterAlloc), "the group holds the job's memory")
+			assert.Positive(t, u.cpu, "the group's CPU time")
+		} else {
+			t.Log("GroupMeter without groups here (CgroupsInUse is empty): metered from the process tree")
+		}
+		run, known := gm.RunnerRunning(a, p.PID(), p.Start())
+		assert.True(t, known && !run, "RunnerRunning: the launcher saw its runner's exit")
+	}
+	if contains {
+		if m, ok := mc.GroupMemory(a); ok {
+			t.Logf("the kernel's word at the end: %+v", m)
+			assert.Zero(t, m.OOMKills, "no OOM kill under the limit")
+			if limited {
+				assert.Equal(t, uint64(limit), m.LimitBytes, "the limit set before the launch")
+			}
+			if m.PeakBytes > 0 {
+				assert.GreaterOrEqual(t, m.PeakBytes, uint64(meterAlloc), "the peak holds the job's memory")
+			}
+		}
+	}
+	require.NoError(t, l.Cleanup(a, false))
+	w.gone(t, l, a, p.PID(), p.Start())
+}
+
+func testMemoryLimit(t *testing.T, w *world) {
+	l := w.h.New(t, w.dataDir)
+	mc, ok := l.(rm.MemoryContainer)
+	if !ok {
+		t.Skip("not a MemoryContainer: the launcher limits no attempt's memory")
+	}
+	r := w.runner(t)
+	a := r.spec.Attempt
+	const limit = 256 << 20
+	if err := mc.SetMemoryLimit(a, limit); err != nil {
+		t.Skipf("no memory limit here: %v", err)
+	}
+	w.job(r, fakegithub.JobSpec{Duration: jobTime, MemoryBytes: 2 * limit})
+	p := w.launch(t, l, r)
+	waitDone(t, p, w.h.Boot+time.Minute, "the runner whose job goes over its limit")
+	assert.NotEqual(t, 0, p.ExitCode(), "the runner was killed")
+	m, ok := mc.GroupMemory(a)
+	require.True(t, ok, "the kernel's word on an attempt with a limit")
+	t.Logf("the kernel's word at the end: %+v, exit code %d", m, p.ExitCode())
+	assert.Positive(t, m.OOMKills, "the OOM kill is reported")
+	assert.Equal(t, uint64(limit), m.LimitBytes)
+	if m.PeakBytes > 0 {
+		assert.GreaterOrEqual(t, m.PeakBytes, uint64(limit-16<<20), "the peak reached the limit")
+	}
+	require.NoError(t, l.Cleanup(a, true), "a failed attempt's cleanup")
+	w.gone(t, l, a, p.PID(), p.Start())
 }
