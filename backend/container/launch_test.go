@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	mobycontainer "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
@@ -117,16 +116,10 @@ func TestLaunchRunsAJob(t *testing.T) {
 		rec.QueuedAt.Sub(launchedAt), rec.AssignedAt.Sub(launchedAt), rec.StartedAt.Sub(launchedAt), rec.CompletedAt.Sub(launchedAt), time.Since(launchedAt))
 	assert.Equal(t, "completed", rec.Status)
 	assert.Equal(t, jit.RunnerName, rec.RunnerName, "the container's runner ran the job")
-	assert.True(t, l.RanJob(spec.Attempt), "the runner's Worker log is in the container")
-
 	require.NoError(t, l.Cleanup(spec.Attempt, false))
-	_, err = inspect(t, name)
-	assert.True(t, cerrdefs.IsNotFound(err), "the container is removed: %v", err)
 	left, err := testEngine(t).Containers(t.Context(), host)
 	require.NoError(t, err)
 	assert.Empty(t, left)
-	assert.False(t, l.RanJob(spec.Attempt), "no evidence once the container is gone")
-	assert.NoError(t, l.Cleanup(spec.Attempt, false), "cleaning up twice is not an error")
 }
 
 func TestOOMKilled(t *testing.T) {

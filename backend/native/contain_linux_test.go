@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,18 +46,6 @@ func TestAllocatingHelper(t *testing.T) {
 	time.Sleep(time.Hour)
 	runtime.KeepAlive(mem)
 }
-
-// leftoverListener is a runner whose "job" leaves three processes behind
-// and exits 0: one in the background of its process group, one in a
-// session of its own (setsid), one double-forked (its parent gone, so it
-// is init's child). Each writes its pid to $OUT.
-const leftoverListener = `#!/bin/sh
-sleep 314 & echo $! > "$OUT/background.pid"
-setsid sh -c 'echo $$ > "$OUT/setsid.pid"; exec sleep 313' &
-sh -c 'sleep 312 & echo $! > "$OUT/daemon.pid"' &
-while [ ! -s "$OUT/background.pid" ] || [ ! -s "$OUT/setsid.pid" ] || [ ! -s "$OUT/daemon.pid" ]; do sleep 0.01; done
-exit 0
-`
 
 // allocListener is a runner whose job starts the test binary, allocating
 // $BYTES, in a session of its own and forked away from the runner
@@ -132,64 +119,6 @@ func pidIn(t *testing.T, path string) (int, uint64) {
 	return pid, start
 }
 
-func TestContainLeftoversStopped(t *testing.T) {
-	for _, cgroup := range []bool{true, false} {
-		name := map[bool]string{true: "Cgroup", false: "Fallback"}[cgroup]
-		t.Run(name, func(t *testing.T) {
-			var logs logBuffer
-			data, out := t.TempDir(), t.TempDir()
-			l := containedLauncher(t, data, cgroup, &logs)
-			id := rm.NewAttemptID()
-			p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, leftoverListener),
-				JITConfig: "jit", Env: []string{"OUT=" + out}})
-			require.NoError(t, err)
-			select {
-			case <-p.Done():
-			case <-time.After(30 * time.Second):
-				t.Fatal("the runner did not exit")
-			}
-			require.Equal(t, 0, p.ExitCode())
-
-			type proc struct {
-				pid   int
-				start uint64
-			}
-			left := map[string]proc{}
-			for _, n := range []string{"background", "setsid", "daemon"} {
-				waitFile(t, filepath.Join(out, n+".pid"), 30*time.Second) // a daemon may write after its parent exits
-				pid, start := pidIn(t, filepath.Join(out, n+".pid"))
-				left[n] = proc{pid, start}
-				t.Cleanup(func() {
-					if platform.Alive(pid, start) {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
-					}
-				})
-			}
-			require.True(t, platform.Alive(left["daemon"].pid, left["daemon"].start), "the daemon outlived its runner")
-			// The setsid one writes its pid before it execs sleep: the log
-			// names what runs when Cleanup looks.
-			for n, pr := range left {
-				require.Eventually(t, func() bool {
-					comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pr.pid))
-					return err == nil && strings.TrimSpace(string(comm)) == "sleep"
-				}, 30*time.Second, 5*time.Millisecond, "%s runs sleep", n)
-			}
-
-			require.NoError(t, l.Cleanup(id, false))
-			for n, pr := range left {
-				assert.False(t, platform.Alive(pr.pid, pr.start), "%s (pid %d) is alive after the attempt ended", n, pr.pid)
-			}
-			assert.Contains(t, logs.String(), "stopped the processes the attempt left behind")
-			assert.Contains(t, logs.String(), "sleep ×3")
-			how := map[bool]string{true: "found_by=cgroup", false: `found_by="process group and environment marker"`}[cgroup]
-			assert.Contains(t, logs.String(), how)
-			ids, err := l.Roots()
-			require.NoError(t, err)
-			assert.NotContains(t, ids, id, "neither its root nor its cgroup is left")
-		})
-	}
-}
-
 // waitFile waits for path to exist.
 func waitFile(t *testing.T, path string, within time.Duration) {
 	t.Helper()
@@ -238,79 +167,4 @@ func TestContainMemoryOfALeavingChild(t *testing.T) {
 			assert.Positive(t, u.CPUTime)
 		})
 	}
-}
-
-func TestContainMemoryLimitOOM(t *testing.T) {
-	var logs logBuffer
-	data, out := t.TempDir(), t.TempDir()
-	l := containedLauncher(t, data, true, &logs)
-	id := rm.NewAttemptID()
-	const limit = 96 << 20
-	if err := l.SetMemoryLimit(id, limit); err != nil {
-		t.Skipf("no memory controller for the attempts' groups here: %v", err)
-	}
-	p, err := l.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
-		JITConfig: "jit", Env: []string{"OUT=" + out, "HELPER=" + os.Args[0], fmt.Sprintf("BYTES=%d", 256<<20)}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = os.WriteFile(filepath.Join(out, "stop"), nil, 0o644)
-		<-p.Done()
-		_ = l.Cleanup(id, false)
-	})
-	var m rm.GroupMemory
-	require.Eventually(t, func() bool {
-		m, _ = l.GroupMemory(id)
-		return m.OOMKills > 0
-	}, 30*time.Second, 20*time.Millisecond, "the kernel kills the process that goes over the limit")
-	assert.Equal(t, uint64(limit), m.LimitBytes)
-	assert.GreaterOrEqual(t, m.PeakBytes, uint64(limit)-8<<20, "the peak reached the limit")
-	_, err = os.Stat(filepath.Join(out, "alloc.ready"))
-	assert.ErrorIs(t, err, os.ErrNotExist, "the allocation never completed")
-}
-
-func TestContainReadoptedAfterRestart(t *testing.T) {
-	var logs logBuffer
-	data, out := t.TempDir(), t.TempDir()
-	first := containedLauncher(t, data, true, &logs)
-	id := rm.NewAttemptID()
-	p, err := first.Launch(t.Context(), rm.LaunchSpec{Attempt: id, RunnerDir: scriptRunner(t, allocListener),
-		JITConfig: "jit", Env: []string{"OUT=" + out, "HELPER=" + os.Args[0], fmt.Sprintf("BYTES=%d", 64<<20)}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = os.WriteFile(filepath.Join(out, "stop"), nil, 0o644)
-		<-p.Done()
-	})
-	waitFile(t, filepath.Join(out, "alloc.ready"), 30*time.Second)
-	child, childStart := pidIn(t, filepath.Join(out, "alloc.ready"))
-	require.NoError(t, first.Close(), "the manager stops; the attempt runs on")
-
-	// A new manager of the same data directory finds the group.
-	again := containedLauncher(t, data, true, &logs)
-	ids, err := again.Roots()
-	require.NoError(t, err)
-	assert.Contains(t, ids, id)
-	u, ok := again.GroupUsage(id)
-	require.True(t, ok, "metering goes on from the group")
-	assert.GreaterOrEqual(t, u.MemoryBytes, uint64(64<<20))
-	adopted, err := again.Adopt(id, p.PID(), p.Start())
-	require.NoError(t, err)
-
-	require.NoError(t, os.WriteFile(filepath.Join(out, "stop"), nil, 0o644))
-	select {
-	case <-adopted.Done():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the adopted runner did not exit")
-	}
-	require.True(t, platform.Alive(child, childStart), "its child outlived it")
-	require.NoError(t, again.Cleanup(id, false))
-	assert.False(t, platform.Alive(child, childStart), "the attempt ended empty")
-	_, ok = again.GroupUsage(id)
-	assert.False(t, ok, "its group is removed")
-}
-
-func TestContainCleanupWithoutLaunch(t *testing.T) {
-	var logs logBuffer
-	l := containedLauncher(t, t.TempDir(), true, &logs)
-	require.NoError(t, l.Cleanup(rm.NewAttemptID(), false), "an attempt with no group and no process is clean")
-	assert.NotContains(t, logs.String(), "left behind")
 }

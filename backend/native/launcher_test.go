@@ -424,75 +424,25 @@ func startGroupLeader(t *testing.T, args ...string) (*exec.Cmd, uint64, <-chan e
 	return cmd, start, waited
 }
 
+// TestNativeAdopt: an adopted runner, not the launcher's child, is
+// watched through a pidfd (its exit seen at once, not at the next 2 s
+// poll), and has no exit code (the suite's Restart checks the rest).
 func TestNativeAdopt(t *testing.T) {
 	l := native.NewLauncher(t.TempDir())
-
-	t.Run("Live", func(t *testing.T) {
-		cmd, start, _ := startGroupLeader(t, "sleep", "60")
-		p, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, start)
-		require.NoError(t, err)
-		assert.Equal(t, cmd.Process.Pid, p.PID())
-		assert.Equal(t, start, p.Start())
-		select {
-		case <-p.Done():
-			t.Fatal("done while it runs")
-		case <-time.After(100 * time.Millisecond):
-		}
-		killed := time.Now()
-		require.NoError(t, cmd.Process.Kill())
-		// The poll fallback looks every 2 s; a pidfd tells at once.
-		waitDone(t, p, time.Second)
-		t.Logf("exit seen %v after the kill", time.Since(killed))
-		assert.Equal(t, -1, p.ExitCode(), "not our child: no exit status")
-	})
-	t.Run("Stop", func(t *testing.T) {
-		cmd, start, _ := startGroupLeader(t, "sh", "-c", "sleep 60 & wait")
-		p, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, start)
-		require.NoError(t, err)
-		require.NoError(t, p.Stop(t.Context(), 10*time.Second))
-		assert.False(t, platform.Alive(cmd.Process.Pid, start))
-	})
-	t.Run("Gone", func(t *testing.T) {
-		cmd := exec.Command("true")
-		require.NoError(t, cmd.Run())
-		_, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, 12345)
-		require.ErrorIs(t, err, rm.ErrProcessGone)
-	})
-	t.Run("Reused", func(t *testing.T) {
-		cmd, start, _ := startGroupLeader(t, "sleep", "60")
-		_, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, start+1)
-		require.ErrorIs(t, err, rm.ErrProcessGone, "same pid, another start: another process")
-	})
-	t.Run("NoPID", func(t *testing.T) {
-		_, err := l.Adopt(rm.NewAttemptID(), 0, 0)
-		require.ErrorIs(t, err, rm.ErrProcessGone)
-	})
-}
-
-func TestNativeRanJob(t *testing.T) {
-	installed := fakeRunner(t, t.TempDir())
-	l := native.NewLauncher(t.TempDir())
-	for _, tc := range []struct {
-		mode string
-		want bool
-	}{
-		{"exit0", false}, // the listener's own Runner_ log is no job
-		{"exit3", false},
-		{"job", true},
-	} {
-		t.Run(tc.mode, func(t *testing.T) {
-			id, p := launch(t, l, installed, tc.mode)
-			waitDone(t, p, 10*time.Second)
-			matches, err := filepath.Glob(filepath.Join(l.Root(id), "_diag", "Runner_*-utc.log"))
-			require.NoError(t, err)
-			require.Len(t, matches, 1, "the listener wrote its log")
-			assert.Equal(t, tc.want, l.RanJob(id))
-			require.NoError(t, l.Cleanup(id, false))
-			assert.False(t, l.RanJob(id), "no evidence once the root is gone")
-		})
+	cmd, start, _ := startGroupLeader(t, "sleep", "60")
+	p, err := l.Adopt(rm.NewAttemptID(), cmd.Process.Pid, start)
+	require.NoError(t, err)
+	select {
+	case <-p.Done():
+		t.Fatal("done while it runs")
+	case <-time.After(100 * time.Millisecond):
 	}
-	assert.False(t, l.RanJob(rm.NewAttemptID()), "an attempt never launched")
-	assert.False(t, l.RanJob(rm.AttemptID{}))
+	killed := time.Now()
+	require.NoError(t, cmd.Process.Kill())
+	// The poll fallback looks every 2 s; a pidfd tells at once.
+	waitDone(t, p, time.Second)
+	t.Logf("exit seen %v after the kill", time.Since(killed))
+	assert.Equal(t, -1, p.ExitCode(), "not our child: no exit status")
 }
 
 func TestNativeCleanup(t *testing.T) {

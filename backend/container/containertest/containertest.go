@@ -89,6 +89,9 @@ func setupEngine() {
 		if host, engine.err = startService(); engine.err != nil {
 			return
 		}
+		// A child of the tests (a launcher killed with SIGKILL) connects
+		// to this service, not one of its own that nobody stops.
+		_ = os.Setenv(client.EnvOverrideHost, host)
 	}
 	e, err := container.Connect(host)
 	if err != nil {
