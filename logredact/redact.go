@@ -55,11 +55,17 @@ func Contains(s string) bool {
 // no part of either is left behind.
 func next(s string, from int) (int, int) {
 	for i := from; i < len(s); i++ {
+		if !trigger[s[i]] { // the common case, kept out of a call
+			continue
+		}
 		start, end := matchAt(s, i)
 		if end <= start {
 			continue
 		}
 		for j := start + 1; j < end; j++ {
+			if !trigger[s[j]] {
+				continue
+			}
 			if _, e := matchAt(s, j); e > end {
 				end = e
 			}
