@@ -62,7 +62,7 @@ func candidate(c, n byte) bool {
 // an empty span. A form that starts inside a word ("x" + a token glued to
 // it) must show a stronger shape than one after a space or punctuation:
 // "highs_0123" is a word, a JWT whose header names its "alg" is not.
-func matchAt(s string, i int) (int, int) {
+func matchAt(s string, i int, m *memo) (int, int) {
 	c := s[i]
 	if !trigger[c] || i+1 == len(s) || !candidate(c, s[i+1]) {
 		return i, i
@@ -72,7 +72,7 @@ func matchAt(s string, i int) (int, int) {
 	case 'g':
 		return i, githubToken(s, i, glued)
 	case 'e':
-		return i, jwtOrBlob(s, i, glued)
+		return i, jwtOrBlob(s, i, glued, m)
 	case 'b', 'B', 'r', 'R', 't', 'T':
 		if glued { // the "token " at the end of "mytoken "
 			return i, i
@@ -114,33 +114,53 @@ func githubToken(s string, i int, glued bool) int {
 	return i + body + n
 }
 
+// memo carries what one failed match at i proves of the positions after
+// it, so a scan does not test again what cannot match: a long run of
+// "-eyJ" is scanned once, not once for each.
+type memo struct {
+	noJWT  int // no JWT starts before this
+	noBlob int // no JIT blob starts before this
+}
+
 // jwtOrBlob matches at i a JWT (three or more base64url segments, the first
 // a JSON object: "eyJ") or a long base64 run of a JSON object (a JIT config:
 // "eyI" or "eyJ", at least minBlob characters). Either runs on to the end
 // of the token characters it stands in.
-func jwtOrBlob(s string, i int, glued bool) int {
+func jwtOrBlob(s string, i int, glued bool, m *memo) int {
 	rest := s[i:]
 	if len(rest) < 3 || rest[1] != 'y' || (rest[2] != 'J' && rest[2] != 'I') {
 		return i
 	}
-	if rest[2] == 'J' {
-		if n := jwtLen(rest); n > 0 && (!glued || decodedHas(rest, base64URL, base64.RawURLEncoding, `"alg"`)) {
+	// Inside a word the bounded test of the decoded start comes first, so
+	// that a long run of "xeyJ" is not scanned once for each.
+	if rest[2] == 'J' && i >= m.noJWT && (!glued || decodedHas(rest, base64URL, base64.RawURLEncoding, `"alg"`)) {
+		n, first := jwtLen(rest)
+		if n > 0 {
 			return extend(s, i+n)
 		}
+		// A later start in the same first segment has the same segments
+		// after it and a shorter first one.
+		m.noJWT = i + first
 	}
-	if n := run(rest, base64Std); n >= minBlob &&
-		(!glued || decodedHas(rest, base64Body, base64.RawStdEncoding, `{".runner"`, `{".credentials`)) {
-		return extend(s, i+n)
+	if i >= m.noBlob && (!glued || decodedHas(rest, base64Body, base64.RawStdEncoding, `{".runner"`, `{".credentials`)) {
+		n := run(rest, base64Std)
+		if n >= minBlob {
+			return extend(s, i+n)
+		}
+		m.noBlob = i + n // a later start in the run is shorter still
 	}
 	return i
 }
 
 // jwtLen is the length of the JWT's first three segments at the start of
-// s, or 0.
-func jwtLen(s string) int {
-	n, segs := 0, 0
+// s, or 0, and the length of its first segment.
+func jwtLen(s string) (n, first int) {
+	segs := 0
 	for {
 		m := run(s[n:], base64URL)
+		if segs == 0 {
+			first = m
+		}
 		if m < minJWTSegment {
 			break
 		}
@@ -152,15 +172,15 @@ func jwtLen(s string) int {
 		n++
 	}
 	if segs < 3 {
-		return 0
+		return 0, first
 	}
-	return n
+	return n, first
 }
 
 // decodedHas decodes the start of the base64 run of class k at the start
 // of s (at most 96 characters) and reports whether it holds any of want.
 func decodedHas(s string, k class, enc *base64.Encoding, want ...string) bool {
-	n := min(run(s, k), 96) &^ 3
+	n := run(s[:min(len(s), 96)], k) &^ 3
 	var buf [72]byte
 	m, err := enc.Decode(buf[:], []byte(s[:n]))
 	if err != nil {
@@ -241,7 +261,7 @@ func basicCredentials(v string) bool {
 	if len(v) < minSchemeValue {
 		return false
 	}
-	n := min(run(v, base64Body), 96) &^ 3
+	n := run(v[:min(len(v), 96)], base64Body) &^ 3
 	var buf [72]byte
 	m, err := base64.RawStdEncoding.Decode(buf[:], []byte(v[:n]))
 	if err != nil || bytes.IndexByte(buf[:m], ':') < 0 {

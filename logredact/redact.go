@@ -54,19 +54,24 @@ func Contains(s string) bool {
 // on past it ("Bearer -----BEGIN … PRIVATE KEY-----") widens the span, so
 // no part of either is left behind.
 func next(s string, from int) (int, int) {
+	var m memo
 	for i := from; i < len(s); i++ {
 		if !trigger[s[i]] { // the common case, kept out of a call
 			continue
 		}
-		start, end := matchAt(s, i)
+		start, end := matchAt(s, i, &m)
 		if end <= start {
 			continue
 		}
-		for j := start + 1; j < end; j++ {
-			if !trigger[s[j]] {
+		for j := start + 1; j < end && end < len(s); j++ {
+			// A token or a JWT inside ends where the match's run of token
+			// characters ends, as the match does; what can reach further
+			// is a PEM block, an Authorization value after its space and a
+			// URL's userinfo.
+			if c := s[j]; !trigger[c] || c == 'g' || c == 'e' {
 				continue
 			}
-			if _, e := matchAt(s, j); e > end {
+			if _, e := matchAt(s, j, &memo{}); e > end {
 				end = e
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -183,6 +184,17 @@ func TestStringEveryPosition(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestStringLongRepeats: text made of one credential's start over and over
+// takes time in proportion to its length, not its square.
+func TestStringLongRepeats(t *testing.T) {
+	for _, unit := range []string{"xghp_", "ghp_", "xeyJ", "xeyI", "-eyJ", "eyJa.", "Bearer ", "token a", "://a:", "-----BEGIN ", "-----BEGIN RSA PRIVATE KEY-----", "Authorization: ", "ghs_1_"} {
+		s := strings.Repeat(unit, (200<<10)/len(unit))
+		start := time.Now()
+		_ = logredact.String(s)
+		assert.Less(t, time.Since(start), 2*time.Second, "%q repeated", unit)
 	}
 }
 
