@@ -32,9 +32,7 @@ var (
 
 func TestString(t *testing.T) {
 	R := logredact.Marker
-	tests := []struct {
-		name, in, want string
-	}{
+	tests := []stringCase{
 		{"PAT", "token=" + pat + " rest", "token=" + R + " rest"},
 		{"OAuth", "got " + oauth, "got " + R},
 		{"Installation", `{"token":"` + installTok + `"}`, `{"token":"` + R + `"}`},
@@ -53,26 +51,6 @@ func TestString(t *testing.T) {
 		{"PEMUnterminated", "key: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg", "key: " + R},
 		{"Two", pat + " and " + installTok, R + " and " + R},
 		{"Nothing", "", ""},
-
-		// The installation tokens of 2026, wherever they stand.
-		{"Installation2026", installTok2026, R},
-		{"Installation2026NoAppID", "got " + installTokJWT + ".", "got " + R + "."},
-		{"Installation2026JSON", `{"token":"` + installTok2026 + `","expires_at":"2026-12-07T19:00:00Z"}`, `{"token":"` + R + `","expires_at":"2026-12-07T19:00:00Z"}`},
-		{"Installation2026Userinfo", "clone https://x-access-token:" + installTok2026 + "@github.com/octo/chaos.git: exit 128", "clone https://x-access-token:" + R + "@github.com/octo/chaos.git: exit 128"},
-		{"Installation2026UserOnly", "https://" + installTok2026 + "@github.com/octo/chaos", "https://" + R + "@github.com/octo/chaos"},
-		{"Installation2026TokenScheme", "Authorization: token " + installTok2026, "Authorization: " + R},
-		{"Installation2026Glued", "x" + installTok2026 + "y", "x" + R},
-		{"Installation2026Long", installTok2026 + strings.Repeat("A", 4000), R},
-		{"UserinfoOpaquePassword", "https://x-access-token:s3cr3t-v4lue@ghe.example.com/o/r", "https://x-access-token:" + R + "@ghe.example.com/o/r"},
-		{"UserinfoUserAndPassword", "https://" + pat + ":x-oauth-basic@github.com/o/r", "https://" + R + "@github.com/o/r"},
-		{"GitExtraHeader", "http.extraheader=AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+installTok2026)), "http.extraheader=AUTHORIZATION: " + R},
-		{"AuthorizationShortToken", `"Authorization":"token abc"`, `"Authorization":"` + R + `"`},
-		{"AuthorizationHeaderMap", "map[Authorization:[Bearer xyz]]", "map[Authorization:[" + R + "]]"},
-		{"JWTGlued", "id=abc" + jwt, "id=abc" + R},
-		{"JWTMoreSegments", "eyJa.eyJb." + jwt, R},
-		{"JITBlobGlued", "x" + jitBlob + "_tail", "x" + R},
-		{"PEMGlued", "key" + pem, "key" + R},
-		{"BearerPEM", "Bearer " + pem, R},
 
 		// Near misses: these stay as they are.
 		{"HexID", "commit 3f786850e387550fdab836ed7e6dc881de23001b", ""},
@@ -98,14 +76,15 @@ func TestString(t *testing.T) {
 		{"PublicKey", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----", ""},
 		{"Certificate", "-----BEGIN CERTIFICATE-----", ""},
 		{"Dashes", "----- chaos: SIGTERM -----", ""},
-		{"Installation2026Short", "ghs_12_eyJ", ""},
-		{"UserinfoUserOnly", "git clone https://git@github.com/octo/chaos", ""},
-		{"HostPort", "GET http://localhost:8080/_apis/x@y", ""},
-		{"BasicWords", "basic usage, Basic configuration of the runner", ""},
-		{"AuthorizationWords", "authorization: denied; the Authorization header", ""},
-		{"InsideWordLong", "sighs_are_heard", ""},
-		{"JWTGluedNoAlg", "x" + "eyJzdWIiOiIxIn0.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", ""},
 	}
+	runCases(t, tests)
+}
+
+// stringCase is a text and what String makes of it ("": the text as it is).
+type stringCase struct{ name, in, want string }
+
+func runCases(t *testing.T, tests []stringCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := tt.want
@@ -117,6 +96,42 @@ func TestString(t *testing.T) {
 			assert.Equal(t, want != tt.in, logredact.Contains(tt.in))
 		})
 	}
+}
+
+// TestStringInstallationTokens2026 and the other forms and places added
+// with them: userinfo, Basic, a glued Authorization, glued credentials.
+func TestStringInstallationTokens2026(t *testing.T) {
+	R := logredact.Marker
+	runCases(t, []stringCase{
+		{"Installation2026", installTok2026, R},
+		{"Installation2026NoAppID", "got " + installTokJWT + ".", "got " + R + "."},
+		{"Installation2026JSON", `{"token":"` + installTok2026 + `","expires_at":"2026-12-07T19:00:00Z"}`, `{"token":"` + R + `","expires_at":"2026-12-07T19:00:00Z"}`},
+		{"Installation2026Userinfo", "clone https://x-access-token:" + installTok2026 + "@github.com/octo/chaos.git: exit 128", "clone https://x-access-token:" + R + "@github.com/octo/chaos.git: exit 128"},
+		{"Installation2026UserOnly", "https://" + installTok2026 + "@github.com/octo/chaos", "https://" + R + "@github.com/octo/chaos"},
+		{"Installation2026TokenScheme", "Authorization: token " + installTok2026, "Authorization: " + R},
+		{"Installation2026Glued", "x" + installTok2026 + "y", "x" + R},
+		{"Installation2026Long", installTok2026 + strings.Repeat("A", 4000), R},
+		{"UserinfoOpaquePassword", "https://x-access-token:s3cr3t-v4lue@ghe.example.com/o/r", "https://x-access-token:" + R + "@ghe.example.com/o/r"},
+		{"UserinfoUserAndPassword", "https://" + pat + ":x-oauth-basic@github.com/o/r", "https://" + R + "@github.com/o/r"},
+		{"GitExtraHeader", "http.extraheader=AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+installTok2026)), "http.extraheader=AUTHORIZATION: " + R},
+		{"AuthorizationShortToken", `"Authorization":"token abc"`, `"Authorization":"` + R + `"`},
+		{"AuthorizationHeaderMap", "map[Authorization:[Bearer xyz]]", "map[Authorization:[" + R + "]]"},
+		{"JWTGlued", "id=abc" + jwt, "id=abc" + R},
+		{"JWTMoreSegments", "eyJa.eyJb." + jwt, R},
+		{"JITBlobGlued", "x" + jitBlob + "_tail", "x" + R},
+		{"PEMGlued", "key" + pem, "key" + R},
+		{"BearerPEM", "Bearer " + pem, R},
+		{"AuthorizationBehindToken", "ghp_00Authorization: token abc123 end", R + " end"},
+
+		// Near misses: these stay as they are.
+		{"Installation2026Short", "ghs_12_eyJ", ""},
+		{"UserinfoUserOnly", "git clone https://git@github.com/octo/chaos", ""},
+		{"HostPort", "GET http://localhost:8080/_apis/x@y", ""},
+		{"BasicWords", "basic usage, Basic configuration of the runner", ""},
+		{"AuthorizationWords", "authorization: denied; the Authorization header", ""},
+		{"InsideWordLong", "sighs_are_heard", ""},
+		{"JWTGluedNoAlg", "x" + "eyJzdWIiOiIxIn0.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", ""},
+	})
 }
 
 func TestStringNoAllocationWhenClean(t *testing.T) {
