@@ -63,7 +63,15 @@ type fakeEnv struct {
 // by kind. Sleeps are recorded and skipped unless realSleep.
 func newFakeEnv(t *testing.T, kind string, opts ...fakegithub.Option) *fakeEnv {
 	t.Helper()
-	fake := githubtest.NewTestServer(t, append([]fakegithub.Option{fakegithub.WithToken(fakeToken), fakegithub.WithRepo(fakeRepo)}, opts...)...)
+	// App's installation tokens are GitHub's stateless form of 2026
+	// (ghs_APPID_JWT), AppClientID's the classic one: each test over
+	// authKinds sees both.
+	form := fakegithub.InstallationTokensStateless
+	if kind == "AppClientID" {
+		form = fakegithub.InstallationTokensClassic
+	}
+	opts = append([]fakegithub.Option{fakegithub.WithToken(fakeToken), fakegithub.WithRepo(fakeRepo), fakegithub.WithInstallationTokens(form)}, opts...)
+	fake := githubtest.NewTestServer(t, opts...)
 	env := &fakeEnv{fake: fake, logs: &logBuffer{}, sleeps: &sleeps{}}
 	cfg := github.Config{
 		WebURL: fake.URL(), APIURL: fake.APIURL(),
@@ -94,7 +102,13 @@ func newFakeEnv(t *testing.T, kind string, opts ...fakegithub.Option) *fakeEnv {
 	env.client = c
 	t.Cleanup(func() {
 		logs := env.logs.String()
-		for _, s := range env.secrets {
+		secrets := env.secrets
+		for _, c := range fake.CredentialLedger() {
+			if c.Kind == fakegithub.CredInstallationToken {
+				secrets = append(secrets, c.Value)
+			}
+		}
+		for _, s := range secrets {
 			if strings.Contains(logs, s) {
 				t.Errorf("a secret was logged")
 			}

@@ -3,8 +3,10 @@ package logredact_test
 import (
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -22,14 +24,15 @@ var (
 	jwt         = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiIxMjM0NSIsImV4cCI6MTcwMDAwMDAwMH0.c2lnbmF0dXJlLXNpZ25hdHVyZS1zaWduYXR1cmU_-w"
 	jitBlob     = base64.StdEncoding.EncodeToString([]byte(`{".credentials":"eyJTY2hlbWUiOiJPQXV0aCJ9","` +
 		`.runner":"eyJBZ2VudElkIjoxMjMsIkFnZW50TmFtZSI6InJtLWNoYW9zLTAxIn0=",".credentials_rsaparams":"eyJkIjoiQUFBQSJ9"}`))
-	pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----"
+	// The installation tokens of 2026: ghs_APPID_JWT, and ghs_ + a JWT.
+	installTok2026 = "ghs_12_" + jwt
+	installTokJWT  = "ghs_" + jwt
+	pem            = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----"
 )
 
 func TestString(t *testing.T) {
 	R := logredact.Marker
-	tests := []struct {
-		name, in, want string
-	}{
+	tests := []stringCase{
 		{"PAT", "token=" + pat + " rest", "token=" + R + " rest"},
 		{"OAuth", "got " + oauth, "got " + R},
 		{"Installation", `{"token":"` + installTok + `"}`, `{"token":"` + R + `"}`},
@@ -74,6 +77,14 @@ func TestString(t *testing.T) {
 		{"Certificate", "-----BEGIN CERTIFICATE-----", ""},
 		{"Dashes", "----- chaos: SIGTERM -----", ""},
 	}
+	runCases(t, tests)
+}
+
+// stringCase is a text and what String makes of it ("": the text as it is).
+type stringCase struct{ name, in, want string }
+
+func runCases(t *testing.T, tests []stringCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := tt.want
@@ -85,6 +96,42 @@ func TestString(t *testing.T) {
 			assert.Equal(t, want != tt.in, logredact.Contains(tt.in))
 		})
 	}
+}
+
+// TestStringInstallationTokens2026 and the other forms and places added
+// with them: userinfo, Basic, a glued Authorization, glued credentials.
+func TestStringInstallationTokens2026(t *testing.T) {
+	R := logredact.Marker
+	runCases(t, []stringCase{
+		{"Installation2026", installTok2026, R},
+		{"Installation2026NoAppID", "got " + installTokJWT + ".", "got " + R + "."},
+		{"Installation2026JSON", `{"token":"` + installTok2026 + `","expires_at":"2026-12-07T19:00:00Z"}`, `{"token":"` + R + `","expires_at":"2026-12-07T19:00:00Z"}`},
+		{"Installation2026Userinfo", "clone https://x-access-token:" + installTok2026 + "@github.com/octo/chaos.git: exit 128", "clone https://x-access-token:" + R + "@github.com/octo/chaos.git: exit 128"},
+		{"Installation2026UserOnly", "https://" + installTok2026 + "@github.com/octo/chaos", "https://" + R + "@github.com/octo/chaos"},
+		{"Installation2026TokenScheme", "Authorization: token " + installTok2026, "Authorization: " + R},
+		{"Installation2026Glued", "x" + installTok2026 + "y", "x" + R},
+		{"Installation2026Long", installTok2026 + strings.Repeat("A", 4000), R},
+		{"UserinfoOpaquePassword", "https://x-access-token:s3cr3t-v4lue@ghe.example.com/o/r", "https://x-access-token:" + R + "@ghe.example.com/o/r"},
+		{"UserinfoUserAndPassword", "https://" + pat + ":x-oauth-basic@github.com/o/r", "https://" + R + "@github.com/o/r"},
+		{"GitExtraHeader", "http.extraheader=AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+installTok2026)), "http.extraheader=AUTHORIZATION: " + R},
+		{"AuthorizationShortToken", `"Authorization":"token abc"`, `"Authorization":"` + R + `"`},
+		{"AuthorizationHeaderMap", "map[Authorization:[Bearer xyz]]", "map[Authorization:[" + R + "]]"},
+		{"JWTGlued", "id=abc" + jwt, "id=abc" + R},
+		{"JWTMoreSegments", "eyJa.eyJb." + jwt, R},
+		{"JITBlobGlued", "x" + jitBlob + "_tail", "x" + R},
+		{"PEMGlued", "key" + pem, "key" + R},
+		{"BearerPEM", "Bearer " + pem, R},
+		{"AuthorizationBehindToken", "ghp_00Authorization: token abc123 end", R + " end"},
+
+		// Near misses: these stay as they are.
+		{"Installation2026Short", "ghs_12_eyJ", ""},
+		{"UserinfoUserOnly", "git clone https://git@github.com/octo/chaos", ""},
+		{"HostPort", "GET http://localhost:8080/_apis/x@y", ""},
+		{"BasicWords", "basic usage, Basic configuration of the runner", ""},
+		{"AuthorizationWords", "authorization: denied; the Authorization header", ""},
+		{"InsideWordLong", "sighs_are_heard", ""},
+		{"JWTGluedNoAlg", "x" + "eyJzdWIiOiIxIn0.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", ""},
+	})
 }
 
 func TestStringNoAllocationWhenClean(t *testing.T) {
@@ -118,10 +165,113 @@ func TestWriter(t *testing.T) {
 	assert.Equal(t, "runner-manager-tui: open: "+logredact.Marker+"\nclean line\n", b.String())
 }
 
+// positions are the places a credential stands in a line of text.
+var positions = []struct{ name, pre, post string }{
+	{"Alone", "", ""},
+	{"Start", "", " rest of the line"},
+	{"End", "the line ends with ", ""},
+	{"Middle", "a ", " b"},
+	{"Lines", "line 1\n", "\nline 3"},
+	{"Sentence", "got ", "."},
+	{"Parens", "(", ")"},
+	{"Quoted", `"`, `"`},
+	{"KeyValue", "token=", " next=1"},
+	{"QueryValue", "https://example.com/x?access_token=", "&page=2"},
+	{"GluedBefore", "x", ""},
+}
+
+// TestStringEveryPosition plants each kind of credential in each position:
+// it is redacted there as it is alone, the text around it kept.
+func TestStringEveryPosition(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, p := range plants {
+		for range 3 { // three lengths of each
+			text, secrets := p.make(r)
+			alone := logredact.String(text)
+			assert.Contains(t, alone, logredact.Marker, p.name)
+			assertNoSecret(t, alone, "", secrets)
+			for _, pos := range positions {
+				t.Run(p.name+"/"+pos.name, func(t *testing.T) {
+					in := pos.pre + text + pos.post
+					got := logredact.String(in)
+					assert.Equal(t, pos.pre+alone+pos.post, got)
+					assert.True(t, logredact.Contains(in))
+				})
+			}
+		}
+	}
+}
+
+// TestStringLongRepeats: text made of one credential's start over and over
+// takes time in proportion to its length, not its square.
+func TestStringLongRepeats(t *testing.T) {
+	for _, unit := range []string{"xghp_", "ghp_", "xeyJ", "xeyI", "-eyJ", "eyJa.", "Bearer ", "token a", "://a:", "-----BEGIN ", "-----BEGIN RSA PRIVATE KEY-----", "Authorization: ", "ghs_1_"} {
+		s := strings.Repeat(unit, (200<<10)/len(unit))
+		start := time.Now()
+		_ = logredact.String(s)
+		assert.Less(t, time.Since(start), 2*time.Second, "%q repeated", unit)
+	}
+}
+
+// TestInstallationToken2026Shape: the tokens the tests plant are as long as
+// GitHub's (~520 characters) and longer.
+func TestInstallationToken2026Shape(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	longest := 0
+	for range 50 {
+		tok, _ := installationToken(r)
+		assert.Equal(t, 2, strings.Count(tok, "."), tok)
+		longest = max(longest, len(tok))
+	}
+	assert.Greater(t, longest, 520)
+}
+
+// assertNoSecret fails when out holds any 16 characters of a secret that
+// the text around it (filler) does not hold itself.
+func assertNoSecret(t testing.TB, out, filler string, secrets []string) {
+	t.Helper()
+	const window = 16
+	for _, sec := range secrets {
+		for k := 0; k+window <= len(sec); k++ {
+			w := sec[k : k+window]
+			if strings.Contains(out, w) && !strings.Contains(filler, w) {
+				t.Fatalf("%q survives in %q", w, out)
+			}
+		}
+	}
+}
+
+// FuzzRedactPlanted plants a credential of each kind, made at random
+// lengths, at a random position of random text (inside a word too): none
+// of it survives String.
+func FuzzRedactPlanted(f *testing.F) {
+	fillers := []string{
+		"", "plain log line", "level=INFO msg=\"sent\" url=https://api.github.com/app/installations/1/access_tokens",
+		`{"a":"b","c":[1,2]}`, "eyJa.eyJb.", "Bearer ", "token ", "https://u:", "ghp_ab", "-----BEGIN RSA PRIVATE KEY-----",
+		"x", "abc+/=", "://a:b@", "authorization=", "\n\t\x00\xff",
+	}
+	for k := range plants {
+		for i, fl := range fillers {
+			f.Add(fl, uint16(i*7), uint8(k), uint64(k*len(fillers)+i))
+		}
+	}
+	f.Fuzz(func(t *testing.T, filler string, pos uint16, kind uint8, seed uint64) {
+		p := plants[int(kind)%len(plants)]
+		text, secrets := p.make(rand.New(rand.NewPCG(seed, uint64(kind))))
+		at := int(pos) % (len(filler) + 1)
+		in := filler[:at] + text + filler[at:]
+		out := logredact.String(in)
+		assertNoSecret(t, out, filler, secrets)
+		if logredact.Contains(out) {
+			t.Fatalf("String(%q) = %q still holds a credential", in, out)
+		}
+	})
+}
+
 // FuzzString: what String returns holds no credential it would redact, and
 // text without one comes back as it was.
 func FuzzString(f *testing.F) {
-	for _, s := range []string{pat, jwt, jitBlob, pem, "Bearer " + installTok, "token " + strings.Repeat("a1", 12), "plain text", "eyJ.eyJ.eyJ", "ghp_ghp_0123456789"} {
+	for _, s := range []string{pat, jwt, jitBlob, pem, "Bearer " + installTok, installTok2026, "https://a:" + installTokJWT + "@h", "token " + strings.Repeat("a1", 12), "plain text", "eyJ.eyJ.eyJ", "ghp_ghp_0123456789"} {
 		f.Add(s)
 		f.Add("x " + s + " y")
 	}

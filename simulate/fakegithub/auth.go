@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
@@ -139,4 +140,50 @@ func (s *Server) newRunner(sc rm.Scope, name string, groupID int64, labels []str
 	return r, runnerproto.EncodeJITConfig(map[string][]byte{
 		runnerproto.FileRunner: runnerFile, runnerproto.FileCredentials: creds, runnerproto.FileRSAParams: params,
 	})
+}
+
+// installationTurn alternates the installation token's form across every
+// fake of the process (InstallationTokensBoth).
+var installationTurn atomic.Uint64
+
+// installationClaims are what GitHub's stateless installation token tells
+// about itself: the app, the installation, when it expires. A client must
+// not read them; the fake never does either (it looks tokens up whole).
+type installationClaims struct {
+	App          int64 `json:"app_id"`
+	Installation int64 `json:"installation_id"`
+	jwt.RegisteredClaims
+}
+
+// installationToken mints an installation token for app's installation in
+// the form the options and the request's X-GitHub-Stateless-S2S-Token
+// header ask: ghs_ + 36 hex characters, or GitHub's stateless form of
+// 2026, ghs_APPID_JWT (about 520 characters: an RS256 JWT). s.mu is held.
+func (s *Server) installationToken(r *http.Request, app, installation int64, exp time.Time) (string, error) {
+	stateless := false
+	switch s.cfg.installationTokens {
+	case InstallationTokensStateless:
+		stateless = true
+	case InstallationTokensBoth:
+		stateless = installationTurn.Add(1)%2 == 1
+	}
+	switch r.Header.Get("X-GitHub-Stateless-S2S-Token") { // other values are ignored, as on GitHub
+	case "enabled":
+		stateless = true
+	case "disabled":
+		stateless = false
+	}
+	if !stateless {
+		return randomToken("ghs_"), nil
+	}
+	now := s.now()
+	claims := installationClaims{App: app, Installation: installation, RegisteredClaims: jwt.RegisteredClaims{
+		Issuer: "fakegithub", Subject: "installation", IssuedAt: jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp), ID: uuid.NewString(),
+	}}
+	signed, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims).SignedString(s.runnerKey)
+	if err != nil {
+		return "", err
+	}
+	return "ghs_" + strconv.FormatInt(app, 10) + "_" + signed, nil
 }

@@ -10,7 +10,9 @@
 //     and remove tokens, generate-jitconfig (201, 409 name exists, 404
 //     unknown scope or group, 422 bad labels), runner groups, runner
 //     downloads, workflow runs and their jobs, /rate_limit, GitHub App
-//     installation tokens, and the runner-registration exchange; every REST
+//     installation tokens (GitHub's stateless ghs_APPID_JWT of 2026 and the
+//     classic form, in turn: WithInstallationTokens), and the
+//     runner-registration exchange; every REST
 //     answer carries the x-ratelimit-* headers;
 //   - the Actions service (ActionsURL()): scale sets, runner groups, JIT
 //     configs, agents, message sessions, acquirejobs and the long-polled

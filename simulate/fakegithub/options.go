@@ -30,6 +30,7 @@ type config struct {
 	// runnerRegistrationStatus answers POST /actions/runner-registration.
 	runnerRegistrationStatus int
 	jobIDs                   JobIDForm
+	installationTokens       InstallationTokenForm
 }
 
 // Option configures a Server.
@@ -178,3 +179,28 @@ func WithScaleSetJobIDs(f JobIDForm) Option { return func(c *config) { c.jobIDs 
 // WithDownloadsVersion sets the runner version the downloads list offers
 // (default the fake runner's version).
 func WithDownloadsVersion(v string) Option { return func(c *config) { c.downloadsVersion = v } }
+
+// InstallationTokenForm is the form of the GitHub App installation tokens
+// the fake mints.
+type InstallationTokenForm int
+
+// The forms of an installation token.
+const (
+	// InstallationTokensBoth alternates the two forms below, stateless
+	// first, across every fake of the process (the default): a test run
+	// sees both, a test that mints two tokens sees both.
+	InstallationTokensBoth InstallationTokenForm = iota
+	// InstallationTokensStateless: ghs_APPID_JWT, about 520 characters with
+	// two dots, GitHub's form since 2026-04-27.
+	InstallationTokensStateless
+	// InstallationTokensClassic: ghs_ and 36 characters, the form before.
+	InstallationTokensClassic
+)
+
+// WithInstallationTokens sets the form of the installation tokens (default
+// InstallationTokensBoth). As on GitHub, a token request's header
+// X-GitHub-Stateless-S2S-Token: enabled (or disabled) asks for the
+// stateless (or classic) form whatever this says.
+func WithInstallationTokens(f InstallationTokenForm) Option {
+	return func(c *config) { c.installationTokens = f }
+}

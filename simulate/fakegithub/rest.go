@@ -435,8 +435,11 @@ func (s *Server) accessToken(c *call) reply {
 	if a == nil || !a.installations[id] {
 		return ghError(http.StatusNotFound, "Not Found")
 	}
-	tok := randomToken("ghs_")
 	exp := s.now().Add(s.cfg.installationTokenLifetime).UTC()
+	tok, err := s.installationToken(c.r, c.app, id, exp)
+	if err != nil {
+		return ghError(http.StatusInternalServerError, "fake: cannot sign the installation token")
+	}
 	s.tokens[tok] = tokenInfo{installation: id, expires: exp}
 	s.ledger.note(CredInstallationToken, tok)
 	return jsonReply(http.StatusCreated, map[string]any{
