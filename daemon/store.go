@@ -7,9 +7,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/sqlite"
@@ -40,7 +40,7 @@ func (sc StoreConfig) Postgres() bool { return sc.URL != "" }
 // file, or user@host/database.
 func (sc StoreConfig) Where(dataDir string) string {
 	if sc.URL == "" {
-		return filepath.Join(dataDir, JournalName)
+		return datadir.New(dataDir).Journal()
 	}
 	return "PostgreSQL " + postgres.Describe(sc.URL)
 }
@@ -52,7 +52,7 @@ func (sc StoreConfig) Exists(dataDir string) bool {
 	if sc.URL != "" {
 		return true
 	}
-	_, err := os.Stat(filepath.Join(dataDir, JournalName))
+	_, err := os.Stat(datadir.New(dataDir).Journal())
 	return err == nil
 }
 
@@ -71,7 +71,7 @@ func OpenStore(ctx context.Context, dataDir string, sc StoreConfig, logger *slog
 		if sc.PasswordFile != "" {
 			return nil, errors.New("a store password file is set but no store URL: the password is for a PostgreSQL store ([store] url, --store or $RUNNER_MANAGER_STORE)")
 		}
-		st, err := sqlite.Open(filepath.Join(dataDir, JournalName), sqlite.WithLogger(logger))
+		st, err := sqlite.Open(datadir.New(dataDir).Journal(), sqlite.WithLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("open the journal: %w", err)
 		}

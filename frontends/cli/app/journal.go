@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
@@ -47,7 +47,7 @@ func dataDirProblem(dir string) error {
 	}
 	// Entering the directory is what every command needs (the journal,
 	// the daemon's socket); reading its listing is not.
-	if _, err := os.Lstat(filepath.Join(dir, JournalName)); errors.Is(err, fs.ErrPermission) {
+	if _, err := os.Lstat(datadir.New(dir).Journal()); errors.Is(err, fs.ErrPermission) {
 		return dataDirUnreadable(dir)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (a *App) existingJournal() (dir, path string, err error) {
 	if err := dataDirProblem(c.DataDir); err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(c.DataDir, JournalName)
+	path = datadir.New(c.DataDir).Journal()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return "", "", noJournal(c.DataDir)
 	}
