@@ -415,7 +415,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
-		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
+		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, AttemptsDir: d.dir.Attempts(),
 		Machine: d.machine, Installs: runnerpkg.Installs{DataDir: cfg.DataDir},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
