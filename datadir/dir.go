@@ -89,6 +89,9 @@ func (d Dir) Runner(version string) string { return d.join(runnersDir, version) 
 // BadRunners holds one file per runner release that failed its trial.
 func (d Dir) BadRunners() string { return d.join(runnersDir, badDir) }
 
+// BadRunner marks the runner release version bad: it failed its trial.
+func (d Dir) BadRunner(version string) string { return d.join(runnersDir, badDir, version) }
+
 // RunnerTrial is where a runner release is staged before it is tried.
 func (d Dir) RunnerTrial(version string) string { return d.join(runnersDir, trialPrefix+version) }
 

@@ -30,6 +30,7 @@ func TestLayout(t *testing.T) {
 		{d.Runners(), "runners"},
 		{d.Runner("2.328.0"), "runners/2.328.0"},
 		{d.BadRunners(), "runners/.bad"},
+		{d.BadRunner("2.328.0"), "runners/.bad/2.328.0"},
 		{d.RunnerTrial("2.328.0"), "runners/.trial-2.328.0"},
 		{d.Attempts(), "attempts"},
 		{d.Attempt(a), "attempts/" + a.String()},
