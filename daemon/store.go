@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 
@@ -107,22 +106,4 @@ func storeName(st store.Store) string {
 		return "sqlite"
 	}
 	return fmt.Sprintf("%T", st)
-}
-
-// DirWritable tells whether files can be created in dir, by creating one
-// and removing it: the only answer that holds for every user (root ignores
-// modes), file system (mounted read-only) and ACL. Readers of a journal
-// (status, a TUI) open it read-only where it says no.
-func DirWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".write-probe-")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
-	}
-	name := f.Name()
-	_ = f.Close()
-	return os.Remove(name)
 }

@@ -2,8 +2,9 @@
 // (Dir), the lock a daemon holds on it, the host's id and the memory peaks
 // kept in its state/, the kept logs of ended attempts, and the file
 // operations its trees need (atomic writes of small files, removal of what
-// a job left read-only). Every other package asks a Dir for a path instead
-// of joining names, so the layout is read in one place:
+// a job left read-only, a probe of whether it can be written). Every other
+// package asks a Dir for a path instead of joining names, so the layout is
+// read in one place:
 //
 //	journal.db (+ -wal, -shm)   the SQLite journal
 //	manager.lock                the daemon's lock (Lock)

@@ -94,3 +94,21 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Writable tells whether files can be created in the data directory, by
+// creating one and removing it: the only answer that holds for every user
+// (root ignores modes), file system (mounted read-only) and ACL. Readers of
+// a journal (status, a TUI) open it read-only where it says no.
+func (d Dir) Writable() error {
+	f, err := os.CreateTemp(d.root, ".write-probe-")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}

@@ -1,6 +1,7 @@
 package datadir_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,4 +34,13 @@ func TestWriteFileAtomic(t *testing.T) {
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1)
+}
+
+func TestWritable(t *testing.T) {
+	d := datadir.New(t.TempDir())
+	require.NoError(t, d.Writable())
+	entries, err := os.ReadDir(d.Root())
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the probe is removed")
+	assert.ErrorIs(t, datadir.New(filepath.Join(d.Root(), "missing")).Writable(), fs.ErrNotExist)
 }

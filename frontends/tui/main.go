@@ -103,7 +103,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 	var st store.Store
 	var probe error
 	if !sc.Postgres() {
-		probe = daemon.DirWritable(cfg.DataDir)
+		probe = datadir.New(cfg.DataDir).Writable()
 	}
 	if probe != nil {
 		// A data dir this user cannot write (a read-only mount, another

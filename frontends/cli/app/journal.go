@@ -15,8 +15,8 @@ import (
 )
 
 // dirWritable tells whether files can be created in dir
-// (daemon.DirWritable). Tests replace it.
-var dirWritable = daemon.DirWritable
+// (datadir.Dir.Writable). Tests replace it.
+var dirWritable = func(dir string) error { return datadir.New(dir).Writable() }
 
 // noJournal is the error of a command run where no journal is: a usage
 // error (exit status 2), since the data directory given is the wrong one or
