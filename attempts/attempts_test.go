@@ -15,7 +15,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/attempts"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -188,7 +188,7 @@ func TestCopyLogKept(t *testing.T) {
 	ctx := t.Context()
 	st, busy, done := journal(t)
 	data := t.TempDir()
-	kept := filepath.Join(platform.KeptLogDir(data, done.ID), "runner.log")
+	kept := filepath.Join(datadir.New(data).KeptLog(done.ID), "runner.log")
 	require.NoError(t, os.MkdirAll(filepath.Dir(kept), 0o700))
 	require.NoError(t, os.WriteFile(kept, []byte("Listening for Jobs\nJob done\n"), 0o600))
 	assert.Equal(t, kept, attempts.LogPath(data, done.ID))
@@ -202,7 +202,7 @@ func TestCopyLogKept(t *testing.T) {
 		go func() {
 			errc <- attempts.CopyLog(ctx, st, data, busy, &out, attempts.LogOptions{Follow: true, Every: 5 * time.Millisecond})
 		}()
-		kept := filepath.Join(platform.KeptLogDir(data, busy.ID), "runner.log")
+		kept := filepath.Join(datadir.New(data).KeptLog(busy.ID), "runner.log")
 		require.NoError(t, os.MkdirAll(filepath.Dir(kept), 0o700))
 		require.NoError(t, os.WriteFile(kept, []byte("all of it\n"), 0o600))
 		ended, err := busy.Conclude(rm.Outcome{Kind: rm.CompletedJob}, storetest.Now())

@@ -7,20 +7,20 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
 )
 
 // LogPath is where the attempt's runner log is: in its root under
 // <dataDir>/attempts/ while it is live, then where the launcher kept it
-// (<dataDir>/logs/<id>/, with the runner's _diag/ logs gzipped beside it).
+// (<dataDir>/logs/<id>/, with the runner's _diag/ logs gzipped beside it)
+// (datadir.Dir.RunnerLog).
 func LogPath(dataDir string, id rm.AttemptID) string {
-	return native.NewLauncher(dataDir).RunnerLog(id)
+	return datadir.New(dataDir).RunnerLog(id)
 }
 
 // tailMaxBytes bounds how much of a log TailLog reads: a log of very long
@@ -77,7 +77,7 @@ func CopyLog(ctx context.Context, st store.Store, dataDir string, at rm.Attempt,
 		return fmt.Errorf("read the log: %w", err)
 	case !at.Live():
 		return fmt.Errorf("attempt %s ended and its log is gone (%s): ended attempts' logs are kept under %s as [logs] max_age and max_size allow (14d, 1GiB by default)",
-			at.ID, path, filepath.Join(dataDir, platform.LogsDir))
+			at.ID, path, datadir.New(dataDir).KeptLogs())
 	case !o.Follow:
 		return fmt.Errorf("attempt %s (%s) has no log yet: try again with -f", at.ID, at.State)
 	default:

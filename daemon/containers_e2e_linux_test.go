@@ -25,8 +25,8 @@ import (
 	"github.com/runner-manager/runner-manager/backend/container"
 	"github.com/runner-manager/runner-manager/backend/container/containertest"
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -300,10 +300,10 @@ func TestContainerE2EMetered(t *testing.T) {
 
 	// The journal's end is written before the meters bank the peak (the
 	// pass concludes, then tells the meters): wait for the file.
-	var peaks platform.Peaks
+	var peaks datadir.Peaks
 	var loadErr error
 	require.Eventually(t, func() bool {
-		peaks, loadErr = platform.LoadPeaks(filepath.Join(w.dataDir, daemon.StateDir, daemon.PeaksName))
+		peaks, loadErr = datadir.LoadPeaks(datadir.New(w.dataDir).PeaksFile())
 		return loadErr != nil || len(peaks.Policies[p.ID.String()]) > 0
 	}, 10*time.Second, 20*time.Millisecond, "the peak is banked")
 	require.NoError(t, loadErr)
@@ -364,7 +364,7 @@ func TestContainerE2EOOMKilled(t *testing.T) {
 	assert.Equal(t, rm.OOMKilled, a.Outcome.Reason)
 	assert.Contains(t, a.Outcome.Detail, "at its memory limit of 256MiB")
 	assert.Contains(t, w.logs.String(), "oom_killed", "the conclusion is logged with its reason")
-	peaks, err := platform.LoadPeaks(filepath.Join(w.dataDir, daemon.StateDir, daemon.PeaksName))
+	peaks, err := datadir.LoadPeaks(datadir.New(w.dataDir).PeaksFile())
 	require.NoError(t, err)
 	require.Len(t, peaks.Policies[p.ID.String()], 1, "an OOM kill's peak counts")
 	assert.GreaterOrEqual(t, peaks.Policies[p.ID.String()][0], uint64(limit), "the job needed the limit at least")
@@ -568,7 +568,7 @@ func TestContainerE2EKilledDaemon(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(w.dataDir, "attempts"))
 	if err == nil {
 		for _, e := range entries {
-			assert.Equal(t, filepath.Base(daemon.FailedLogsDir), e.Name(), "no attempt directory left")
+			assert.Equal(t, "failed-containers", e.Name(), "no attempt directory left")
 		}
 	}
 }

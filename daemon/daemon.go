@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/runner-manager/runner-manager/backend/container"
 	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/meter"
@@ -41,17 +41,6 @@ import (
 	"github.com/runner-manager/runner-manager/runnerpkg"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
-)
-
-// Files under the data directory.
-const (
-	JournalName = "journal.db"        // the journal (+ WAL)
-	StateDir    = "state"             // the host id, the banked peaks
-	HostIDName  = "host-id"           // in StateDir
-	PeaksName   = "memory-peaks.toml" // in StateDir
-	// FailedLogsDir keeps a failed container attempt's runner output
-	// (<attempt>.log, 0600): its container goes at the attempt's end.
-	FailedLogsDir = "attempts/failed-containers"
 )
 
 // Config is what a host is run from. DataDir and one of GitHub (with
@@ -165,7 +154,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Logs bounds the attempts' logs kept under <data>/logs/ (nil: 14
 	// days, 1 GiB), enforced at start and every 10 minutes.
-	Logs *platform.LogRetention
+	Logs *datadir.LogRetention
 	// AutoUpdateRunner keeps actions/runner's newest release installed,
 	// proven on one attempt before every policy launches it, pruning
 	// runners nothing uses (runnerpkg.Updater; [runner] auto_update, on by
@@ -206,6 +195,7 @@ type Webhook struct {
 // restarted daemon does.
 type Daemon struct {
 	cfg     Config
+	dir     datadir.Dir // cfg.DataDir
 	log     *slog.Logger
 	machine *platform.Machine // what the supervisor reads of this machine
 	st      store.Store
@@ -242,16 +232,15 @@ func New(cfg Config) (_ *Daemon, err error) {
 		return nil, fmt.Errorf("%w: daemon: webhooks on %s need a secret", rm.ErrInvalid, cfg.Webhook.Listen)
 	}
 	cfg.Version = cmp.Or(cfg.Version, rm.ReadBuild().String())
-	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
-		cfg.DataDir = abs
-	}
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, StateDir), 0o700); err != nil {
+	dir := datadir.New(cfg.DataDir)
+	cfg.DataDir = dir.Root()
+	if err := dir.Create(); err != nil {
 		return nil, fmt.Errorf("create the data directory: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: cfg.Logger, machine: platform.NewMachine()}
+	d := &Daemon{cfg: cfg, dir: dir, log: cfg.Logger, machine: platform.NewMachine()}
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -381,7 +370,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 				opts = append(opts, meter.WithGroupMemory(l))
 			}
 		}
-		cfg.Meters = meter.New(filepath.Join(cfg.DataDir, StateDir, PeaksName), opts...)
+		cfg.Meters = meter.New(d.dir.PeaksFile(), opts...)
 		// Every job's weight is kept for the fleet; a shared store's
 		// weights, not the peaks file, then set the expected peaks.
 		_, local := d.st.(*sqlite.Store)
@@ -426,7 +415,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
-		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
+		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, AttemptsDir: d.dir.Attempts(),
 		Machine: d.machine, Installs: runnerpkg.Installs{DataDir: cfg.DataDir},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
@@ -464,7 +453,7 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 	d.native = nl
 	if ls[rm.BackendContainer] == nil {
 		d.boxes = container.NewBackend(container.BackendConfig{Engine: d.cfg.ContainerHost, Host: d.host.ID,
-			FailedLogs: filepath.Join(d.cfg.DataDir, FailedLogsDir), Logger: d.log})
+			FailedLogs: d.dir.FailedContainerLogs(), Logger: d.log})
 		d.closers = append(d.closers, d.boxes.Close)
 		ls[rm.BackendContainer] = d.boxes
 	}

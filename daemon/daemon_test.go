@@ -21,9 +21,9 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/vm/vmtest"
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/localapi"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/simulate/fakerunner"
 	"github.com/runner-manager/runner-manager/simulate/githubtest"
@@ -200,7 +200,7 @@ func TestRunServesJobs(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "the socket is removed")
 	_, err = net.DialTimeout("tcp", strings.TrimSuffix(strings.TrimPrefix(addrs.Metrics, "http://"), "/metrics"), time.Second)
 	assert.Error(t, err, "the metrics port is closed")
-	lock, err := platform.LockDataDir(w.dataDir)
+	lock, err := datadir.New(w.dataDir).Lock()
 	require.NoError(t, err, "the data directory's lock is released")
 	require.NoError(t, lock.Close())
 
@@ -257,8 +257,8 @@ func TestRunOneDaemonPerDataDir(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, second.Close()) })
 	assert.Equal(t, first.Host().ID, second.Host().ID, "the host id is kept in the data directory")
-	assert.ErrorIs(t, second.Run(t.Context()), platform.ErrLocked)
-	assert.ErrorIs(t, second.RunOnce(t.Context()), platform.ErrLocked)
+	assert.ErrorIs(t, second.Run(t.Context()), datadir.ErrLocked)
+	assert.ErrorIs(t, second.RunOnce(t.Context()), datadir.ErrLocked)
 
 	require.NoError(t, stop())
 	require.NoError(t, second.RunOnce(t.Context()), "the first daemon released the data directory")

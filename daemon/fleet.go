@@ -116,8 +116,8 @@ func (d *Daemon) checkPrefix(ctx context.Context) error {
 	prefix := rm.RunnerNamePrefix(d.host.ID)
 	for _, h := range hs {
 		if h.ID != d.host.ID && strings.EqualFold(rm.RunnerNamePrefix(h.ID), prefix) {
-			return fmt.Errorf("%w: host %s (%s) and this host %s (%s) share the runner name prefix %s, and would take each other's runners: stop this daemon, delete %s/%s/%s and start it again for a new host id",
-				rm.ErrInvalid, h.Name, h.ID, d.host.Name, d.host.ID, prefix, d.cfg.DataDir, StateDir, HostIDName)
+			return fmt.Errorf("%w: host %s (%s) and this host %s (%s) share the runner name prefix %s, and would take each other's runners: stop this daemon, delete %s and start it again for a new host id",
+				rm.ErrInvalid, h.Name, h.ID, d.host.Name, d.host.ID, prefix, d.dir.HostIDFile())
 		}
 	}
 	return nil

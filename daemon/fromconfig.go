@@ -9,6 +9,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -42,7 +43,7 @@ func FromConfig(c *configfile.File, userAgent string) (Config, error) {
 			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward},
 		HostName:         c.Host.Name,
 		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
-		Logs:             &platform.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
+		Logs:             &datadir.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 		AutoUpdateRunner: c.Runner.AutoUpdate,
 		JobReport:        c.Runner.JobReport,
 		Loop:             reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},

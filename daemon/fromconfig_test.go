@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,46 +79,6 @@ metrics_addr = ":9464"
 		c, err := daemon.NewGitHubClient(load(t, file), "", nil)
 		require.NoError(t, err)
 		assert.Equal(t, "https://ghe.example.com/api/v3", c.APIURL())
-	})
-}
-
-func TestLoadOrCreateHostID(t *testing.T) {
-	t.Run("Kept", func(t *testing.T) {
-		dir := t.TempDir()
-		id, err := daemon.LoadOrCreateHostID(dir)
-		require.NoError(t, err)
-		again, err := daemon.LoadOrCreateHostID(dir)
-		require.NoError(t, err)
-		assert.Equal(t, id, again)
-		fi, err := os.Stat(filepath.Join(dir, daemon.StateDir, daemon.HostIDName))
-		require.NoError(t, err)
-		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	})
-	t.Run("OneWinner", func(t *testing.T) {
-		dir := t.TempDir()
-		var wg sync.WaitGroup
-		ids := make([]rm.HostID, 8)
-		for i := range ids {
-			wg.Go(func() {
-				id, err := daemon.LoadOrCreateHostID(dir)
-				assert.NoError(t, err)
-				ids[i] = id
-			})
-		}
-		wg.Wait()
-		for _, id := range ids {
-			assert.Equal(t, ids[0], id, "every caller got the one id written")
-		}
-		left, err := os.ReadDir(filepath.Join(dir, daemon.StateDir))
-		require.NoError(t, err)
-		assert.Len(t, left, 1, "no temporary file is left")
-	})
-	t.Run("Corrupt", func(t *testing.T) {
-		dir := t.TempDir()
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, daemon.StateDir), 0o700))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, daemon.StateDir, daemon.HostIDName), []byte("nope\n"), 0o600))
-		_, err := daemon.LoadOrCreateHostID(dir)
-		assert.ErrorContains(t, err, "does not hold a host id")
 	})
 }
 

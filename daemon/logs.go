@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // pruneLogsEvery is how often the daemon bounds the kept attempt logs.
@@ -12,11 +12,11 @@ const pruneLogsEvery = 10 * time.Minute
 
 // logRetention is the retention of kept logs the daemon enforces: the
 // Config's, else the defaults.
-func (d *Daemon) logRetention() platform.LogRetention {
+func (d *Daemon) logRetention() datadir.LogRetention {
 	if r := d.cfg.Logs; r != nil {
 		return *r
 	}
-	return platform.LogRetention{MaxAge: platform.DefaultLogMaxAge, MaxBytes: platform.DefaultLogMaxBytes}
+	return datadir.LogRetention{MaxAge: datadir.DefaultLogMaxAge, MaxBytes: datadir.DefaultLogMaxBytes}
 }
 
 // pruneLogs bounds the kept attempt logs (<data>/logs/) now and every
@@ -26,7 +26,7 @@ func (d *Daemon) pruneLogs(ctx context.Context) {
 	t := time.NewTicker(pruneLogsEvery)
 	defer t.Stop()
 	for {
-		got, err := platform.PruneKeptLogs(d.cfg.DataDir, r, time.Now())
+		got, err := d.dir.PruneKeptLogs(r, time.Now())
 		if err != nil {
 			d.log.Warn("cannot remove old attempt logs", "err", err)
 		}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/localapi"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 )
 
@@ -25,7 +25,7 @@ const metricsEvery = 2 * time.Second
 // as Config.Drain says), joins every goroutine it started and closes every
 // listener before it returns. It returns nil when ctx ended, an error
 // when something could not start (another daemon holds the data
-// directory: platform.ErrLocked or localapi.ErrAlreadyRunning; the host's
+// directory: datadir.ErrLocked or localapi.ErrAlreadyRunning; the host's
 // lease: *store.LeaseHeldError) or a server stopped on its own.
 func (d *Daemon) Run(ctx context.Context) (err error) {
 	ls, err := d.listen(true)
@@ -134,7 +134,7 @@ func (d *Daemon) RunOnce(ctx context.Context) error {
 // listeners are what a run holds: the data directory's lock and the
 // sockets it serves on.
 type listeners struct {
-	lock                   *platform.DirLock
+	lock                   *datadir.Lock
 	sock, metrics, webhook net.Listener
 	addrs                  Addrs
 }
@@ -153,7 +153,7 @@ func (d *Daemon) listen(servers bool) (_ *listeners, err error) {
 	// and sweep the first one's runners). The host lease in the journal
 	// (the supervisor's) covers two data directories over one journal.
 	if !d.cfg.NoLock {
-		if ls.lock, err = platform.LockDataDir(d.cfg.DataDir); err != nil {
+		if ls.lock, err = d.dir.Lock(); err != nil {
 			return nil, err
 		}
 	}
@@ -161,7 +161,7 @@ func (d *Daemon) listen(servers bool) (_ *listeners, err error) {
 		if ls.sock, err = localapi.Listen(d.cfg.DataDir); err != nil {
 			return nil, err
 		}
-		ls.addrs.Socket = localapi.SocketPath(d.cfg.DataDir)
+		ls.addrs.Socket = d.dir.Socket()
 	}
 	if !servers {
 		return ls, nil
@@ -203,7 +203,7 @@ func (ls *listeners) close() {
 // keepLock checks the data directory's lock every lease renewal until ctx
 // ends: a lock file deleted (with the data directory) is locked again on a
 // new file before a second daemon can take it.
-func (d *Daemon) keepLock(ctx context.Context, lock *platform.DirLock) {
+func (d *Daemon) keepLock(ctx context.Context, lock *datadir.Lock) {
 	t := time.NewTicker(reconcile.LeaseRenewEvery)
 	defer t.Stop()
 	for {

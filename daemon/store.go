@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/sqlite"
@@ -40,7 +39,7 @@ func (sc StoreConfig) Postgres() bool { return sc.URL != "" }
 // file, or user@host/database.
 func (sc StoreConfig) Where(dataDir string) string {
 	if sc.URL == "" {
-		return filepath.Join(dataDir, JournalName)
+		return datadir.New(dataDir).Journal()
 	}
 	return "PostgreSQL " + postgres.Describe(sc.URL)
 }
@@ -52,7 +51,7 @@ func (sc StoreConfig) Exists(dataDir string) bool {
 	if sc.URL != "" {
 		return true
 	}
-	_, err := os.Stat(filepath.Join(dataDir, JournalName))
+	_, err := os.Stat(datadir.New(dataDir).Journal())
 	return err == nil
 }
 
@@ -71,7 +70,7 @@ func OpenStore(ctx context.Context, dataDir string, sc StoreConfig, logger *slog
 		if sc.PasswordFile != "" {
 			return nil, errors.New("a store password file is set but no store URL: the password is for a PostgreSQL store ([store] url, --store or $RUNNER_MANAGER_STORE)")
 		}
-		st, err := sqlite.Open(filepath.Join(dataDir, JournalName), sqlite.WithLogger(logger))
+		st, err := sqlite.Open(datadir.New(dataDir).Journal(), sqlite.WithLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("open the journal: %w", err)
 		}
@@ -107,22 +106,4 @@ func storeName(st store.Store) string {
 		return "sqlite"
 	}
 	return fmt.Sprintf("%T", st)
-}
-
-// DirWritable tells whether files can be created in dir, by creating one
-// and removing it: the only answer that holds for every user (root ignores
-// modes), file system (mounted read-only) and ACL. Readers of a journal
-// (status, a TUI) open it read-only where it says no.
-func DirWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".write-probe-")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
-	}
-	name := f.Name()
-	_ = f.Close()
-	return os.Remove(name)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -143,7 +144,8 @@ func (lo leftovers) registrations(ctx context.Context, client *github.Client, ho
 // dirs finds attempt directories of attempts that are not live.
 func (lo leftovers) dirs(dataDir string) Check {
 	const name = "attempt-dirs"
-	entries, err := os.ReadDir(filepath.Join(dataDir, "attempts"))
+	attempts := datadir.New(dataDir).Attempts()
+	entries, err := os.ReadDir(attempts)
 	if err != nil && !os.IsNotExist(err) {
 		return warn(name, "attempt directories", err.Error())
 	}
@@ -166,7 +168,7 @@ func (lo leftovers) dirs(dataDir string) Check {
 	}
 	removed := 0
 	for _, n := range left {
-		if os.RemoveAll(filepath.Join(dataDir, "attempts", n)) == nil {
+		if os.RemoveAll(filepath.Join(attempts, n)) == nil {
 			removed++
 		}
 	}

@@ -3,12 +3,12 @@ package doctor
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -29,7 +29,7 @@ func (lo leftovers) processes(procRoot, dataDir string) Check {
 		return warn(name, "runner processes", err.Error())
 	}
 	var procs, left []rm.RunnerProcess
-	for _, p := range platform.RunnersUnder(all, filepath.Join(dataDir, "attempts")) {
+	for _, p := range platform.RunnersUnder(all, datadir.New(dataDir).Attempts()) {
 		if !p.Leader() {
 			continue // a job's process goes with its runner's group
 		}

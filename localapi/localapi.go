@@ -21,19 +21,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// SocketName is the socket's file name in the data directory.
-const SocketName = "manager.sock"
-
-// SocketPath is where the daemon of dataDir listens.
-func SocketPath(dataDir string) string { return filepath.Join(dataDir, SocketName) }
+// SocketPath is where the daemon of dataDir listens (datadir.Dir.Socket).
+func SocketPath(dataDir string) string { return datadir.New(dataDir).Socket() }
 
 // maxSocketPath is the shortest sun_path limit of the systems we run on
 // (macOS: 104 bytes, including the terminating NUL).

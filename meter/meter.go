@@ -34,6 +34,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -127,7 +128,7 @@ type AttemptMeters struct {
 	exited map[rm.AttemptID]time.Time
 
 	peaksMu   sync.Mutex
-	peaks     platform.Peaks
+	peaks     datadir.Peaks
 	peaksFile string
 
 	// pass serialises SampleOnce: two looks never interleave their samples.
@@ -154,7 +155,7 @@ func New(peaksFile string, opts ...Option) *AttemptMeters {
 	ms := &AttemptMeters{
 		meters:    map[rm.AttemptID]*meter{},
 		exited:    map[rm.AttemptID]time.Time{},
-		peaks:     platform.Peaks{Policies: map[string][]uint64{}},
+		peaks:     datadir.Peaks{Policies: map[string][]uint64{}},
 		peaksFile: peaksFile,
 		sample:    platform.SampleTrees,
 		alive:     platform.Alive,
@@ -171,7 +172,7 @@ func New(peaksFile string, opts ...Option) *AttemptMeters {
 	ms.groups, ms.memory, ms.observe = o.groups, append(o.groupMemory, o.memory...), o.observe
 	ms.logSource()
 	if peaksFile != "" {
-		peaks, err := platform.LoadPeaks(peaksFile, platform.PeaksLogger(ms.log), platform.PeaksAtMost(o.hostMemory))
+		peaks, err := datadir.LoadPeaks(peaksFile, datadir.PeaksLogger(ms.log), datadir.PeaksAtMost(o.hostMemory))
 		if err != nil {
 			ms.log.Warn("the measured memory peaks could not be read: starting without them", "err", err)
 		}
@@ -310,7 +311,7 @@ func (ms *AttemptMeters) Ended(a rm.AttemptID, o rm.Outcome) {
 	}
 	ms.bankPeak(m.policy, m.peakRSS)
 	if ms.peaksFile != "" {
-		if err := platform.SavePeaks(ms.peaksFile, ms.peaksCopy()); err != nil {
+		if err := datadir.SavePeaks(ms.peaksFile, ms.peaksCopy()); err != nil {
 			ms.log.Warn("the measured memory peaks could not be kept", "err", err)
 		}
 	}
@@ -343,10 +344,10 @@ func (ms *AttemptMeters) bankPeak(p rm.PolicyID, peak uint64) {
 	ms.peaks.Policies[key] = kept
 }
 
-func (ms *AttemptMeters) peaksCopy() platform.Peaks {
+func (ms *AttemptMeters) peaksCopy() datadir.Peaks {
 	ms.peaksMu.Lock()
 	defer ms.peaksMu.Unlock()
-	c := platform.Peaks{Policies: make(map[string][]uint64, len(ms.peaks.Policies))}
+	c := datadir.Peaks{Policies: make(map[string][]uint64, len(ms.peaks.Policies))}
 	for k, v := range ms.peaks.Policies {
 		c.Policies[k] = slices.Clone(v)
 	}

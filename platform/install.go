@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // maxExtracted caps what one runner archive may unpack to. A runner with its
@@ -68,7 +70,7 @@ func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, des
 	done := false
 	defer func() {
 		if !done {
-			_ = RemoveAll(tmp)
+			_ = datadir.RemoveAll(tmp)
 		}
 	}()
 	if err := extract(ctx, archive, tmp); err != nil {

@@ -21,10 +21,6 @@ func ListenerPath(runnerDir string) string { return filepath.Join(runnerDir, "bi
 // the runner's own trace of a job, whatever the backend.
 const WorkerLogPattern = "Worker_*.log"
 
-// RunnerLogName is the file in an attempt root that receives the runner's
-// stdout and stderr (the native launcher's; kept by KeepLogs).
-const RunnerLogName = "runner.log"
-
 // VersionLess reports whether runner version a ("2.327.1", a leading "v"
 // allowed) is older than b. A version that does not parse is older than
 // any that does.

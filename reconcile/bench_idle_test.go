@@ -21,6 +21,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
@@ -281,10 +282,10 @@ func idleOnce(b *testing.B, mode rm.Mode, idlePolicies, spare int, window time.D
 		},
 		Admission: &reconcile.Admission{Memory: machine, Reserve: 1 << 30,
 			DiskFree: machine.DiskFree, DiskPath: dataDir, DiskFloor: 1 << 30},
-		DataDir:  dataDir,
-		Machine:  machine,
-		Installs: runnerpkg.Installs{DataDir: dataDir},
-		Budget:   client.Budget,
+		AttemptsDir: datadir.New(dataDir).Attempts(),
+		Machine:     machine,
+		Installs:    runnerpkg.Installs{DataDir: dataDir},
+		Budget:      client.Budget,
 		OnPass: func(_ string, took time.Duration, _ error) {
 			passes.Add(1)
 			passTime.Add(int64(took))

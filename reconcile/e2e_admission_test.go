@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/meter"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
@@ -24,7 +24,7 @@ import (
 func TestE2EPeakLargerThanTheHost(t *testing.T) {
 	w := newWorld(t, worldOpts{max: 4})
 	peaks := filepath.Join(w.dataDir, "state", "memory-peaks.toml")
-	require.NoError(t, platform.SavePeaks(peaks, platform.Peaks{Policies: map[string][]uint64{w.policy.ID.String(): {7 * gib / 2}}}))
+	require.NoError(t, datadir.SavePeaks(peaks, datadir.Peaks{Policies: map[string][]uint64{w.policy.ID.String(): {7 * gib / 2}}}))
 	w.meters = meter.New(peaks)
 	// 4 GiB less 512 MiB admits 3.5 GiB; the peak with its headroom is 3.85 (printed 3.8).
 	adm := &reconcile.Admission{Memory: fakeMemory{total: 4 * gib}, Reserve: gib / 2}

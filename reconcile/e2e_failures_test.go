@@ -16,6 +16,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
@@ -285,7 +286,7 @@ func TestE2EMemoryAdmission(t *testing.T) {
 			// 20 banked peaks of 1.5 GiB: a job is expected to peak at
 			// 1.65 GiB (p90 + 10 %); a 4 GiB host keeps 512 MiB.
 			peaksFile := filepath.Join(w.dataDir, "state", "memory-peaks.toml")
-			require.NoError(t, platform.SavePeaks(peaksFile, platform.Peaks{Policies: map[string][]uint64{
+			require.NoError(t, datadir.SavePeaks(peaksFile, datadir.Peaks{Policies: map[string][]uint64{
 				w.policy.ID.String(): slices.Repeat([]uint64{1536 << 20}, 20)}}))
 			w.meters = meter.New(peaksFile)
 			adm := &reconcile.Admission{Memory: fakeMemory{4 << 30}, Reserve: 512 << 20}

@@ -18,6 +18,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/platform"
@@ -188,7 +189,7 @@ func (w *world) supervisorConfig(launcher rm.Launcher, adm *reconcile.Admission)
 	return reconcile.SupervisorConfig{
 		Store: w.st, Host: w.host, Launcher: launcher, Meters: w.meters, Targets: w.targets,
 		Machine: machine, Installs: runnerpkg.Installs{DataDir: w.dataDir},
-		Admission: adm, Logger: w.log, DataDir: w.dataDir, RefreshEvery: 200 * time.Millisecond,
+		Admission: adm, Logger: w.log, AttemptsDir: datadir.New(w.dataDir).Attempts(), RefreshEvery: 200 * time.Millisecond,
 		SampleEvery: 25 * time.Millisecond, Budget: w.client.Budget,
 		Loop: reconcile.LoopOptions{
 			ActiveRequeue: 250 * time.Millisecond, RunnerListEvery: 300 * time.Millisecond,

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"path/filepath"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
@@ -11,16 +10,16 @@ import (
 
 // findRunnerProcesses lists the runner processes of the data directory:
 // those whose environment names an attempt and whose working directory is
-// under <DataDir>/attempts/, in one look at the process table. Where the
+// under AttemptsDir, in one look at the process table. Where the
 // machine cannot tell (only Linux shows other processes' environments) it
 // finds none: a runner orphaned by a crash between its launch and the
 // journal write of its pid stops by itself once the next pass removes its
 // registration.
 func (s *Supervisor) findRunnerProcesses() ([]rm.RunnerProcess, error) {
-	if s.cfg.DataDir == "" {
+	if s.cfg.AttemptsDir == "" {
 		return nil, nil
 	}
-	procs, err := s.cfg.Machine.RunnerProcesses(filepath.Join(s.cfg.DataDir, "attempts"))
+	procs, err := s.cfg.Machine.RunnerProcesses(s.cfg.AttemptsDir)
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -65,7 +66,7 @@ func TestStartSweepsRunnerProcessesNoAttemptOwns(t *testing.T) {
 		ProcessID(ownedCmd.Process.Pid).ProcessStart(start))
 
 	cfg := f.config()
-	cfg.DataDir = dataDir
+	cfg.AttemptsDir = datadir.New(dataDir).Attempts()
 	cfg.Launcher = native.NewLauncher(dataDir)
 	cfg.Loop.StopGrace = time.Second
 	sup, err := reconcile.NewSupervisor(cfg)

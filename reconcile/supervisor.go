@@ -43,9 +43,11 @@ type SupervisorConfig struct {
 	Admission *Admission
 	Now       func() time.Time
 	Logger    *slog.Logger
-	// DataDir is the data directory: runners/, attempts/ (the orphan sweep
-	// looks for runner processes whose working directory is under it).
-	DataDir string
+	// AttemptsDir is where this host's runners work (the data directory's
+	// attempts/, datadir.Dir.Attempts): the orphan sweep at start looks
+	// for runner processes whose working directory is under it. "" looks
+	// for none.
+	AttemptsDir string
 	// Drain: when Run's context ends, remove idle runners and wait for busy
 	// ones (bounded by DrainTimeout when set). Without it, idle runners are
 	// removed and busy ones left to their jobs, to be re-adopted at the
@@ -73,12 +75,13 @@ type SupervisorConfig struct {
 	OnJobEnded    func(policy, result string, ran time.Duration)
 	// Machine is the machine the supervisor runs on (platform.Machine):
 	// the host's CPU in Status, this process's identity for the host
-	// lease, and the runner processes of DataDir for the orphan sweep at
+	// lease, and the runner processes of AttemptsDir for the orphan sweep at
 	// start. nil is a machine that tells nothing: no CPU figure, no
 	// orphan found, and a lease a dead daemon of this machine left is
 	// taken over only at its expiry.
 	Machine rm.Machine
-	// Installs are the runners installed in DataDir (see Config.Installs).
+	// Installs are the runners installed in the data directory (see
+	// Config.Installs).
 	Installs rm.RunnerInstalls
 }
 

@@ -11,6 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -47,7 +48,7 @@ func TestStartSweepsAttemptRootsNoLiveAttemptOwns(t *testing.T) {
 		State(rm.StateStarting).GitHubRunnerID(6).ProcessID(runner.Process.Pid).ProcessStart(start).Build()))
 
 	cfg := f.config()
-	cfg.DataDir = dataDir
+	cfg.AttemptsDir = datadir.New(dataDir).Attempts()
 	cfg.Launcher = native.NewLauncher(dataDir)
 	sup, err := reconcile.NewSupervisor(cfg)
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func TestStartSweepsRootsOfEveryBackend(t *testing.T) {
 	other := &listed{Launcher: native.NewLauncher(otherDir)}
 
 	cfg := f.config()
-	cfg.DataDir = dataDir
+	cfg.AttemptsDir = datadir.New(dataDir).Attempts()
 	cfg.Launcher = native.NewLauncher(dataDir)
 	cfg.Launchers = map[rm.Backend]rm.Launcher{rm.BackendVM: other}
 	sup, err := reconcile.NewSupervisor(cfg)
@@ -113,7 +114,7 @@ func TestStartSweepLeavesRunnersOfADeletedDataDir(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dataDir, "attempts"), 0o700))
 
 	cfg := f.config()
-	cfg.DataDir = dataDir
+	cfg.AttemptsDir = datadir.New(dataDir).Attempts()
 	cfg.Launcher = native.NewLauncher(dataDir)
 	cfg.Loop.StopGrace = time.Second
 	sup, err := reconcile.NewSupervisor(cfg)

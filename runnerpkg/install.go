@@ -20,12 +20,9 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
-
-// RunnersDir is where installed runners live under a data directory, one
-// directory per version.
-const RunnersDir = "runners"
 
 // Downloads is what Offered asks of GitHub. It is install's own narrow
 // seam, not a port of the system: one consumer, and one implementation,
@@ -135,7 +132,7 @@ func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result
 // put installs package d of version into dataDir's runners directory,
 // unless it is there already.
 func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Options) (Result, error) {
-	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
+	r := Result{Version: version, Dir: datadir.New(dataDir).Runner(version)}
 	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
 		r.Already = true
 		// Asked for by hand, a runner on trial is taken as it is.
@@ -166,5 +163,5 @@ func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Op
 // Newest returns the directory of the newest runner installed under
 // dataDir (platform.NewestRunner of its runners directory).
 func Newest(dataDir string) (string, error) {
-	return platform.NewestRunner(filepath.Join(dataDir, RunnersDir))
+	return platform.NewestRunner(datadir.New(dataDir).Runners())
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -27,7 +28,6 @@ import (
 // comes.
 const (
 	proofFile = ".proof"
-	badDir    = ".bad"
 	// BadFor is how long a release that failed (its download, its
 	// checksum, or its proof) is not tried again.
 	BadFor = 6 * time.Hour
@@ -66,7 +66,7 @@ func (i Installs) LastBad() (rm.BadRunner, bool) { return LastBad(i.DataDir) }
 // Candidate returns the newest unproven runner installed under dataDir
 // that is newer than the newest proven one and not marked bad.
 func Candidate(dataDir string) (rm.RunnerTrial, bool) {
-	runners := filepath.Join(dataDir, RunnersDir)
+	runners := datadir.New(dataDir).Runners()
 	entries, err := os.ReadDir(runners)
 	if err != nil {
 		return rm.RunnerTrial{}, false
@@ -136,13 +136,13 @@ func Promote(dir string) error {
 // not installed or proven again for BadFor; its directory, if any, stays
 // unproven, for Prune to remove once no attempt uses it.
 func MarkBad(dataDir, version, reason string) error {
-	dir := filepath.Join(dataDir, RunnersDir, badDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d := datadir.New(dataDir)
+	if err := os.MkdirAll(d.BadRunners(), 0o755); err != nil {
 		return fmt.Errorf("mark runner %s bad: %w", version, err)
 	}
 	reason = strings.Join(strings.Fields(reason), " ")
 	line := time.Now().UTC().Format(time.RFC3339) + " " + reason + "\n"
-	if err := os.WriteFile(filepath.Join(dir, version), []byte(line), 0o644); err != nil {
+	if err := os.WriteFile(d.BadRunner(version), []byte(line), 0o644); err != nil {
 		return fmt.Errorf("mark runner %s bad: %w", version, err)
 	}
 	return nil
@@ -150,7 +150,7 @@ func MarkBad(dataDir, version, reason string) error {
 
 // BadRelease returns version's failure while it counts (BadFor).
 func BadRelease(dataDir, version string) (rm.BadRunner, bool) {
-	b, err := os.ReadFile(filepath.Join(dataDir, RunnersDir, badDir, version))
+	b, err := os.ReadFile(datadir.New(dataDir).BadRunner(version))
 	if err != nil {
 		return rm.BadRunner{}, false
 	}
@@ -164,7 +164,7 @@ func BadRelease(dataDir, version string) (rm.BadRunner, bool) {
 
 // LastBad returns the newest release marked bad that still counts.
 func LastBad(dataDir string) (rm.BadRunner, bool) {
-	entries, err := os.ReadDir(filepath.Join(dataDir, RunnersDir, badDir))
+	entries, err := os.ReadDir(datadir.New(dataDir).BadRunners())
 	if err != nil {
 		return rm.BadRunner{}, false
 	}

@@ -14,11 +14,9 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
-
-// attemptsDir is where the launcher keeps attempt roots (and .spare/).
-const attemptsDir = "attempts"
 
 // Prune removes the runners installed under dataDir/runners that nothing
 // uses: not the newest (policies without a runner directory launch it),
@@ -28,7 +26,7 @@ const attemptsDir = "attempts"
 // one on trial (unproven, not marked bad). It returns the directories it
 // removed.
 func Prune(dataDir string, keep []string) ([]string, error) {
-	runners := filepath.Join(dataDir, RunnersDir)
+	runners := datadir.New(dataDir).Runners()
 	newest, err := Newest(dataDir)
 	if err != nil {
 		return nil, nil // nothing installed: nothing to prune
@@ -39,7 +37,7 @@ func Prune(dataDir string, keep []string) ([]string, error) {
 			used[real(k)] = true
 		}
 	}
-	for _, root := range attemptRoots(filepath.Join(dataDir, attemptsDir)) {
+	for _, root := range attemptRoots(datadir.New(dataDir)) {
 		if ext, err := filepath.EvalSymlinks(filepath.Join(root, "externals")); err == nil {
 			used[filepath.Dir(ext)] = true
 		}
@@ -80,11 +78,11 @@ func real(path string) string {
 	return filepath.Clean(path)
 }
 
-// attemptRoots lists the attempt roots under dir and its .spare/ (kept
-// failed roots under .failed/ are for reading only: not counted).
-func attemptRoots(dir string) []string {
+// attemptRoots lists the attempt roots of d, live and spare (kept failed
+// roots under .failed/ are for reading only: not counted).
+func attemptRoots(dd datadir.Dir) []string {
 	var out []string
-	for _, d := range []string{dir, filepath.Join(dir, ".spare")} {
+	for _, d := range []string{dd.Attempts(), dd.SpareRoots()} {
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			continue
@@ -121,7 +119,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
+	r := Result{Version: version, Dir: datadir.New(dataDir).Runner(version)}
 	if b, bad := BadRelease(dataDir, version); bad {
 		r.Bad = &b
 		return r, nil
@@ -134,7 +132,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 		r.Already, r.Dir, r.Version = true, current, filepath.Base(current)
 		return r, nil
 	}
-	_, staleErr := os.Stat(filepath.Join(dataDir, RunnersDir, badDir, version))
+	_, staleErr := os.Stat(datadir.New(dataDir).BadRunner(version))
 	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
 		if staleErr != nil {
 			r.Already, r.Trial = true, true
@@ -145,7 +143,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 			return r, fmt.Errorf("remove runner %s to install it again: %w", version, err)
 		}
 	}
-	_ = os.Remove(filepath.Join(dataDir, RunnersDir, badDir, version))
+	_ = os.Remove(datadir.New(dataDir).BadRunner(version))
 	fail := func(err error) (Result, error) {
 		_ = MarkBad(dataDir, version, err.Error())
 		return r, err
@@ -157,7 +155,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 	if d.SHA256 == "" {
 		return fail(fmt.Errorf("the latest runner release %s gives no SHA-256 for %s", version, d.Filename))
 	}
-	stage := filepath.Join(dataDir, RunnersDir, ".trial-"+version)
+	stage := datadir.New(dataDir).RunnerTrial(version)
 	_ = os.RemoveAll(stage)
 	hc := o.HTTPClient
 	if hc == nil {

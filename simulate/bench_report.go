@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -234,7 +234,7 @@ func (b *Bench) Report(ctx context.Context) (BenchReport, error) {
 
 	r.Calls = b.calls(max(r.Served, 1))
 	if b.opts.Store == nil {
-		r.JournalBytes = fileSizes(filepath.Join(b.dataDir, "journal.db"), "", "-wal", "-shm")
+		r.JournalBytes = fileSizes(datadir.New(b.dataDir).Journal(), "", "-wal", "-shm")
 	}
 	return r, nil
 }

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
@@ -110,7 +110,7 @@ func installFakeRunner(dataDir, exe string) (string, error) {
 			return "", fmt.Errorf("find this program to use it as the fake runner: %w", err)
 		}
 	}
-	runnerDir := filepath.Join(dataDir, "runners", "fake")
+	runnerDir := datadir.New(dataDir).Runner("fake")
 	if err := fakegithub.LayoutRunnerDir(runnerDir, exe); err != nil {
 		return "", fmt.Errorf("install the fake runner: %w", err)
 	}

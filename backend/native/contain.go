@@ -79,12 +79,12 @@ func (l *Launcher) cgroups() *platform.Cgroups {
 	const fallback = "each attempt's processes are metered from its runner's process tree and stopped by process group and environment marker"
 	switch {
 	case c.off:
-		l.log.Info("attempts run without cgroups (turned off): "+fallback, "data_dir", l.dataDir)
+		l.log.Info("attempts run without cgroups (turned off): "+fallback, "data_dir", l.dir.Root())
 		return nil
 	case c.given != nil:
 		c.cg = c.given
 	default:
-		cg, err := platform.OpenCgroups(platform.CgroupScope(l.dataDir))
+		cg, err := platform.OpenCgroups(platform.CgroupScope(l.dir.Root()))
 		if err != nil {
 			l.log.Info("attempts run without cgroups: "+fallback, "why", err.Error())
 			return nil

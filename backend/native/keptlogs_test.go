@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/backend/native"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // A finished attempt's runner log and _diag logs (gzipped) outlive its
@@ -29,7 +29,7 @@ func TestNativeCleanupKeepsLogs(t *testing.T) {
 	require.NoError(t, l.Cleanup(id, false))
 	assert.NoDirExists(t, l.Root(id), "the work directory is removed")
 
-	kept := platform.KeptLogDir(data, id)
+	kept := datadir.New(data).KeptLog(id)
 	assert.Equal(t, filepath.Join(kept, "runner.log"), l.RunnerLog(id))
 	assert.Contains(t, readFile(t, l.RunnerLog(id)), "listener args: run")
 	info, err := os.Stat(l.RunnerLog(id))
@@ -57,6 +57,6 @@ func TestNativeCleanupKeepsLogs(t *testing.T) {
 		id, p := launch(t, l, installed, "exit0")
 		waitDone(t, p, 10*time.Second)
 		require.NoError(t, l.Cleanup(id, false))
-		assert.NoDirExists(t, platform.KeptLogDir(data, id))
+		assert.NoDirExists(t, datadir.New(data).KeptLog(id))
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -29,21 +30,13 @@ const adoptedPollEvery = 2 * time.Second
 // larger ones are hard-linked like bin/.
 const smallFile = 1 << 20
 
-// Directory names under the data directory.
-const (
-	attemptsDir = "attempts"
-	failedDir   = ".failed"
-	spareDir    = ".spare"
-	runnersDir  = "runners"
-)
-
 // skippedTopLevel are entries of an installed runner never carried into an
 // attempt root: bin/ is rebuilt, _work/ and _diag/ are the attempt's own, and
 // a configured runner's files would make every attempt the same runner.
 var skippedTopLevel = map[string]bool{
 	"bin": true, "_work": true, "_diag": true,
 	".runner": true, ".credentials": true, ".credentials_rsaparams": true,
-	".service": true, platform.RunnerLogName: true,
+	".service": true, datadir.RunnerLogName: true,
 }
 
 // Launcher starts runners as processes of this host, each in a root
@@ -68,7 +61,7 @@ var skippedTopLevel = map[string]bool{
 // outlives it (a gap to close with a job object).
 //
 // Cleanup keeps an attempt's logs under <data>/logs/<id>/ (runner.log, and
-// _diag/ gzipped; platform.PruneKeptLogs bounds them) and removes its root; a failed
+// _diag/ gzipped; datadir.Dir.PruneKeptLogs bounds them) and removes its root; a failed
 // attempt's root is moved to
 // <data>/attempts/.failed/<id>/ and kept for KeepFailed (DefaultKeepFailed),
 // then pruned by a later Cleanup. Cleanup also prepares up to two spare
@@ -76,7 +69,7 @@ var skippedTopLevel = map[string]bool{
 // Launch renames one into place instead of building it: from "launch" to a
 // started listener then takes a rename and a fork.
 type Launcher struct {
-	dataDir    string
+	dir        datadir.Dir
 	keepFailed time.Duration
 	noKeptLogs bool // WithoutKeptLogs
 	now        func() time.Time
@@ -132,11 +125,8 @@ func WithLogger(log *slog.Logger) Option {
 // NewLauncher returns a launcher keeping attempt roots under
 // dataDir/attempts and finding installed runners under dataDir/runners.
 func NewLauncher(dataDir string, opts ...Option) *Launcher {
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
 	l := &Launcher{
-		dataDir:    dataDir,
+		dir:        datadir.New(dataDir),
 		keepFailed: DefaultKeepFailed,
 		now:        time.Now,
 		log:        slog.Default(),
@@ -145,7 +135,7 @@ func NewLauncher(dataDir string, opts ...Option) *Launcher {
 	for _, o := range opts {
 		o(l)
 	}
-	l.spares = newSpareRoots(filepath.Join(dataDir, attemptsDir, spareDir), l.log)
+	l.spares = newSpareRoots(l.dir.SpareRoots(), l.log)
 	return l
 }
 
@@ -158,27 +148,13 @@ func (l *Launcher) Close() error {
 
 // Root is the attempt's root directory (it may not exist).
 func (l *Launcher) Root(a rm.AttemptID) string {
-	return filepath.Join(l.dataDir, attemptsDir, a.String())
+	return l.dir.Attempt(a)
 }
 
 // RunnerLog is the path of the attempt's runner.log: in its root while it
-// is live, then where Cleanup kept it (platform.KeptLogDir), or in the kept root of
-// a failed attempt.
-func (l *Launcher) RunnerLog(a rm.AttemptID) string {
-	live := filepath.Join(l.Root(a), platform.RunnerLogName)
-	if _, err := os.Stat(live); err == nil {
-		return live
-	}
-	for _, kept := range []string{
-		filepath.Join(platform.KeptLogDir(l.dataDir, a), platform.RunnerLogName),
-		filepath.Join(l.dataDir, attemptsDir, failedDir, a.String(), platform.RunnerLogName),
-	} {
-		if _, err := os.Stat(kept); err == nil {
-			return kept
-		}
-	}
-	return live
-}
+// is live, then where Cleanup kept it, or in the kept root of a failed
+// attempt (datadir.Dir.RunnerLog).
+func (l *Launcher) RunnerLog(a rm.AttemptID) string { return l.dir.RunnerLog(a) }
 
 // RanJob reports whether the attempt's runner ran a job, from the trace the
 // runner itself leaves: a Worker log in <root>/_diag/. It is local evidence,
@@ -208,13 +184,13 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	}
 	runnerDir := spec.RunnerDir
 	if runnerDir == "" {
-		newest, err := platform.NewestRunner(filepath.Join(l.dataDir, runnersDir))
+		newest, err := platform.NewestRunner(l.dir.Runners())
 		if err != nil {
 			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 		}
 		runnerDir = newest
 	}
-	if err := os.MkdirAll(filepath.Join(l.dataDir, attemptsDir), 0o700); err != nil {
+	if err := os.MkdirAll(l.dir.Attempts(), 0o700); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	src, err := resolveRunner(runnerDir)
@@ -243,7 +219,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	logFile, err := os.OpenFile(filepath.Join(root, platform.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(filepath.Join(root, datadir.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: runner log: %w", spec.Attempt, err)
 	}
@@ -310,11 +286,11 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 	root := l.Root(a)
 	if _, err := os.Lstat(root); err == nil {
 		if !l.noKeptLogs {
-			errs = append(errs, platform.KeepLogs(l.dataDir, a, root, l.now()))
+			errs = append(errs, l.dir.KeepLogs(a, root, l.now()))
 		}
 		if failed && l.keepFailed > 0 {
 			errs = append(errs, l.keep(a, root))
-		} else if err := platform.RemoveAll(root); err != nil {
+		} else if err := datadir.RemoveAll(root); err != nil {
 			errs = append(errs, fmt.Errorf("cleanup attempt %s: %w", a, err))
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -327,11 +303,11 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 }
 
 func (l *Launcher) keep(a rm.AttemptID, root string) error {
-	kept := filepath.Join(l.dataDir, attemptsDir, failedDir, a.String())
+	kept := l.dir.FailedAttempt(a)
 	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
-	if err := platform.RemoveAll(kept); err != nil {
+	if err := datadir.RemoveAll(kept); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
 	if err := os.Rename(root, kept); err != nil {
@@ -361,7 +337,7 @@ func scrubRoot(root string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if e.Name() == platform.RunnerLogName || !e.Type().IsRegular() {
+		if e.Name() == datadir.RunnerLogName || !e.Type().IsRegular() {
 			continue
 		}
 		if err := os.Remove(filepath.Join(root, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -373,7 +349,7 @@ func scrubRoot(root string) error {
 
 // pruneFailed removes kept roots older than keepFailed.
 func (l *Launcher) pruneFailed() error {
-	dir := filepath.Join(l.dataDir, attemptsDir, failedDir)
+	dir := l.dir.FailedAttempts()
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -394,7 +370,7 @@ func (l *Launcher) pruneFailed() error {
 		}
 		path := filepath.Join(dir, e.Name())
 		if now.Sub(info.ModTime()) >= l.keepFailed {
-			if err := platform.RemoveAll(path); err != nil {
+			if err := datadir.RemoveAll(path); err != nil {
 				errs = append(errs, fmt.Errorf("prune failed attempt %s: %w", e.Name(), err))
 			}
 		} else if scrub && info.IsDir() {
@@ -457,7 +433,7 @@ func buildRoot(src, root string) (copied int, err error) {
 		case !info.Mode().IsRegular():
 			continue
 		case info.Size() <= smallFile:
-			err = platform.CopyFile(from, to, info.Mode().Perm())
+			err = datadir.CopyFile(from, to, info.Mode().Perm())
 		default:
 			var c bool
 			c, err = linkOrCopy(from, to)
@@ -474,7 +450,7 @@ func buildRoot(src, root string) (copied int, err error) {
 			return copied, err
 		}
 	}
-	log, err := os.OpenFile(filepath.Join(root, platform.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	log, err := os.OpenFile(filepath.Join(root, datadir.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return copied, err
 	}
@@ -533,7 +509,7 @@ func linkOrCopy(src, dst string) (copied bool, err error) {
 	if err != nil {
 		return true, errors.Join(linkErr, err)
 	}
-	if err := platform.CopyFile(src, dst, info.Mode().Perm()); err != nil {
+	if err := datadir.CopyFile(src, dst, info.Mode().Perm()); err != nil {
 		return true, errors.Join(linkErr, err)
 	}
 	return true, nil

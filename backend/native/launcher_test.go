@@ -19,6 +19,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -469,7 +470,7 @@ func TestNativeCleanup(t *testing.T) {
 	require.NoError(t, l.Cleanup(failed, true))
 	assert.NoDirExists(t, l.Root(failed))
 	assert.FileExists(t, filepath.Join(kept(failed), "runner.log"), "kept for debugging")
-	assert.Equal(t, filepath.Join(platform.KeptLogDir(data, failed), "runner.log"), l.RunnerLog(failed), "its logs are kept as a finished one's")
+	assert.Equal(t, filepath.Join(datadir.New(data).KeptLog(failed), "runner.log"), l.RunnerLog(failed), "its logs are kept as a finished one's")
 	assert.DirExists(t, filepath.Join(kept(failed), "_diag"), "kept for debugging")
 	for _, secret := range []string{".runner", ".credentials", ".credentials_rsaparams", "jit.received"} {
 		assert.NoFileExists(t, filepath.Join(kept(failed), secret), "a kept root holds no credentials")

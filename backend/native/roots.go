@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,7 +19,7 @@ import (
 // root's removal and the group's) are listed too. A missing attempts
 // directory lists nothing.
 func (l *Launcher) Roots() ([]rm.AttemptID, error) {
-	entries, err := os.ReadDir(filepath.Join(l.dataDir, attemptsDir))
+	entries, err := os.ReadDir(l.dir.Attempts())
 	if errors.Is(err, fs.ErrNotExist) {
 		return l.groupRoots(), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -67,7 +68,7 @@ func (s *spareRoots) take(src, root string) bool {
 
 		ok := fresh(src, spare) && os.Rename(spare, root) == nil
 		if !ok {
-			_ = platform.RemoveAll(spare)
+			_ = datadir.RemoveAll(spare)
 		}
 		s.mu.Lock()
 		delete(s.known, spare)
@@ -127,7 +128,7 @@ func (s *spareRoots) replenish(a rm.AttemptID) {
 	}
 	keep := err == nil && copied == 0
 	if !keep {
-		_ = platform.RemoveAll(path)
+		_ = datadir.RemoveAll(path)
 		if err != nil {
 			s.log.Warn("a spare attempt root could not be prepared", "runner", src, "err", err)
 		}
@@ -157,7 +158,7 @@ func (s *spareRoots) sweep() {
 		known := s.known[path]
 		s.mu.Unlock()
 		if !known {
-			_ = platform.RemoveAll(path)
+			_ = datadir.RemoveAll(path)
 		}
 	}
 }
@@ -173,7 +174,7 @@ func (s *spareRoots) drop() error {
 	s.mu.Unlock()
 	var errs []error
 	for _, p := range paths {
-		errs = append(errs, platform.RemoveAll(p))
+		errs = append(errs, datadir.RemoveAll(p))
 		s.mu.Lock()
 		delete(s.known, p)
 		s.mu.Unlock()

@@ -24,7 +24,7 @@ const leftoverGrace = 2 * time.Second
 // made VMs run uncontained, said once.
 func (l *Launcher) cgroups() *platform.Cgroups {
 	l.cgOnce.Do(func() {
-		c, err := platform.OpenCgroups(platform.CgroupScope(l.dataDir) + "-vm")
+		c, err := platform.OpenCgroups(platform.CgroupScope(l.dir.Root()) + "-vm")
 		if err != nil {
 			l.log.Info("VMs run outside cgroups: QEMU is metered by its process tree, and not limited by the host", "err", err)
 			return

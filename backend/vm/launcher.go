@@ -15,6 +15,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -28,12 +29,6 @@ const (
 	QEMULogName = "qemu.log"
 	configName  = "config"
 	envName     = "env"
-)
-
-// Directory names under the data directory.
-const (
-	vmDir     = "vm"
-	failedDir = ".failed"
 )
 
 // DefaultKeepFailed is how long a failed attempt's console and QEMU logs
@@ -66,7 +61,7 @@ var (
 // capabilities MemoryContainer (the guest's size), GroupMeter (QEMU's
 // cgroup) and RootLister (the VM directories, swept by the supervisor).
 type Launcher struct {
-	dataDir    string
+	dir        datadir.Dir
 	s          Settings
 	log        *slog.Logger
 	keepFailed time.Duration
@@ -109,15 +104,12 @@ func NewLauncher(dataDir string, s Settings, opts ...Option) (*Launcher, error) 
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("vm launcher: %w", err)
 	}
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
-	l := &Launcher{dataDir: dataDir, s: s.withDefaults(), log: slog.Default(),
+	l := &Launcher{dir: datadir.New(dataDir), s: s.withDefaults(), log: slog.Default(),
 		keepFailed: DefaultKeepFailed, procs: map[rm.AttemptID]*Process{}, limits: map[rm.AttemptID]uint64{}}
 	for _, o := range opts {
 		o(l)
 	}
-	l.overlays.dir = filepath.Join(dataDir, vmDir, ".overlays")
+	l.overlays.dir = l.dir.VMOverlays()
 	return l, nil
 }
 
@@ -160,7 +152,7 @@ func (l *Launcher) Settings() Settings { return l.s }
 
 // Dir is the attempt's directory (it may not exist).
 func (l *Launcher) Dir(a rm.AttemptID) string {
-	return filepath.Join(l.dataDir, vmDir, a.String())
+	return l.dir.VM(a)
 }
 
 // Launch creates the attempt's overlay and starts its VM. ctx bounds the
@@ -438,7 +430,7 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 }
 
 func (l *Launcher) keepLogs(a rm.AttemptID, dir string) error {
-	kept := filepath.Join(l.dataDir, vmDir, failedDir, a.String())
+	kept := l.dir.FailedVM(a)
 	if err := os.MkdirAll(kept, 0o700); err != nil {
 		return fmt.Errorf("cleanup attempt %s: %w", a, err)
 	}
@@ -452,7 +444,7 @@ func (l *Launcher) keepLogs(a rm.AttemptID, dir string) error {
 }
 
 func (l *Launcher) pruneFailed() error {
-	dir := filepath.Join(l.dataDir, vmDir, failedDir)
+	dir := l.dir.FailedVMs()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

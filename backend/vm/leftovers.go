@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // Roots lists the attempts that have a directory under <data>/vm/, in one
@@ -23,7 +23,7 @@ import (
 // directory outlives its cgroup (made after it, removed before it), so
 // no cgroup is left without its directory.
 func (l *Launcher) Roots() ([]rm.AttemptID, error) {
-	ids, err := attemptDirs(filepath.Join(l.dataDir, vmDir))
+	ids, err := attemptDirs(l.dir.VMs())
 	if err != nil {
 		return nil, fmt.Errorf("list VM directories: %w", err)
 	}
@@ -103,14 +103,14 @@ type Leftover struct {
 // failed logs and templates excepted) with their QEMU processes, from
 // /proc: a doctor tells those no live attempt owns.
 func Leftovers(dataDir string) ([]Leftover, error) {
-	root := filepath.Join(dataDir, vmDir)
-	ids, err := attemptDirs(root)
+	d := datadir.New(dataDir)
+	ids, err := attemptDirs(d.VMs())
 	if err != nil {
 		return nil, err
 	}
 	var out []Leftover
 	for _, a := range ids {
-		out = append(out, Leftover{Attempt: a, Dir: filepath.Join(root, a.String())})
+		out = append(out, Leftover{Attempt: a, Dir: d.VM(a)})
 	}
 	if len(out) == 0 {
 		return nil, nil

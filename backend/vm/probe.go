@@ -33,7 +33,7 @@ func (l *Launcher) probe(ctx context.Context, im Image) error {
 	}
 	s := l.s
 	s.QEMU = progs.qemu
-	_, err = bootProbe(ctx, s, im, filepath.Join(l.dataDir, vmDir))
+	_, err = bootProbe(ctx, s, im, l.dir.VMs())
 	if err != nil {
 		return fmt.Errorf("%w: %w (set [vm] accel = %q in the configuration to run QEMU's software CPU instead, about 4× slower)", ErrKVMUnusable, err, AccelTCG)
 	}

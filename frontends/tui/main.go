@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -15,6 +14,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/store"
@@ -94,7 +94,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 	}
 	sc := daemon.StoreConfigOf(cfg)
 	if !sc.Postgres() {
-		journal := filepath.Join(cfg.DataDir, daemon.JournalName)
+		journal := datadir.New(cfg.DataDir).Journal()
 		if _, err := os.Stat(journal); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(stderr, "runner-manager-tui: no journal in %s: run `runner-manager init` there first, or give the right --data-dir\n", cfg.DataDir)
 			return 2
@@ -103,12 +103,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 	var st store.Store
 	var probe error
 	if !sc.Postgres() {
-		probe = daemon.DirWritable(cfg.DataDir)
+		probe = datadir.New(cfg.DataDir).Writable()
 	}
 	if probe != nil {
 		// A data dir this user cannot write (a read-only mount, another
 		// user's): the journal is read as it is; policy edits will fail.
-		st, err = sqlite.Open(filepath.Join(cfg.DataDir, daemon.JournalName), sqlite.ReadOnly())
+		st, err = sqlite.Open(datadir.New(cfg.DataDir).Journal(), sqlite.ReadOnly())
 		if err == nil {
 			fmt.Fprintf(stderr, "runner-manager-tui: note: data dir %s is read-only (%v): the journal is open for reading only\n", cfg.DataDir, probe)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // Where a system service keeps its files unless told otherwise.
@@ -56,7 +56,7 @@ func (in Install) Write(user bool) error {
 	if err := os.MkdirAll(filepath.Dir(in.Path), 0o755); err != nil {
 		return writeErr(in.Path, err, user)
 	}
-	if err := platform.WriteFileAtomic(in.Path, []byte(in.Content), 0o644); err != nil {
+	if err := datadir.WriteFileAtomic(in.Path, []byte(in.Content), 0o644); err != nil {
 		return writeErr(in.Path, err, user)
 	}
 	return nil

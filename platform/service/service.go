@@ -15,6 +15,7 @@ import (
 	"text/template"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // Name is the systemd unit name; Label the launchd label.
@@ -176,7 +177,7 @@ func Launchd(spec Spec) (string, error) {
 	data := struct {
 		Spec
 		Label, LogPath string
-	}{spec, Label, filepath.ToSlash(filepath.Join(spec.DataDir, "daemon.log"))}
+	}{spec, Label, filepath.ToSlash(datadir.New(spec.DataDir).DaemonLog())}
 	var b bytes.Buffer
 	if err := launchdTemplate.Execute(&b, data); err != nil {
 		return "", err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
@@ -63,7 +64,7 @@ func (w *World) credentialLeaks() ([]Leak, Searched, error) {
 func (w *World) spareCredentials(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		leaks, _, err := FindCredentials(w.Fake.CredentialLedger(), nil, w.DataDir, filepath.Join(w.DataDir, "attempts"))
+		leaks, _, err := FindCredentials(w.Fake.CredentialLedger(), nil, w.DataDir, datadir.New(w.DataDir).Attempts())
 		if err != nil || len(leaks) > 0 || time.Now().After(deadline) {
 			return len(leaks), err
 		}

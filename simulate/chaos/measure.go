@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
@@ -308,20 +308,18 @@ func (w *World) leftovers(ctx context.Context) (leftovers, error) {
 		return l, err
 	}
 	l.procs = len(procs)
-	entries, err := os.ReadDir(filepath.Join(w.DataDir, "attempts"))
+	d := datadir.New(w.DataDir)
+	entries, err := os.ReadDir(d.Attempts())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return l, err
 	}
 	for _, e := range entries {
-		switch {
-		case e.Name() == ".failed":
-			failed, _ := os.ReadDir(filepath.Join(w.DataDir, "attempts", ".failed"))
-			l.failedRoots = len(failed)
-		case strings.HasPrefix(e.Name(), "."):
-		default:
+		if !strings.HasPrefix(e.Name(), ".") {
 			l.dirs++
 		}
 	}
+	failed, _ := os.ReadDir(d.FailedAttempts())
+	l.failedRoots = len(failed)
 	attempts, err := w.attempts(ctx)
 	if err != nil {
 		return l, err
@@ -340,7 +338,7 @@ func (w *World) leftovers(ctx context.Context) (leftovers, error) {
 
 // attempts reads the journal beside the daemon (WAL lets it).
 func (w *World) attempts(ctx context.Context) ([]rm.Attempt, error) {
-	path := filepath.Join(w.DataDir, "journal.db")
+	path := datadir.New(w.DataDir).Journal()
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}

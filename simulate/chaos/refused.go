@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 )
 
@@ -23,7 +24,7 @@ const (
 // program, reporting their own version.
 func (w *World) manageRunner(ctx context.Context) error {
 	listener := filepath.Join(w.env.RunnerDir, "bin", fakegithub.ListenerName())
-	if err := fakegithub.LayoutRunnerDir(filepath.Join(w.DataDir, "runners", fakegithub.RunnerVersion), listener); err != nil {
+	if err := fakegithub.LayoutRunnerDir(datadir.New(w.DataDir).Runner(fakegithub.RunnerVersion), listener); err != nil {
 		return fmt.Errorf("install the runner in the data directory: %w", err)
 	}
 	if _, err := w.CLI(ctx, "policy", "edit", "chaos", "--runner-dir", ""); err != nil {

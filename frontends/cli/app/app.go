@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,17 +14,11 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
-)
-
-// Files and directories under the data directory.
-const (
-	JournalName = daemon.JournalName
-	stateDir    = daemon.StateDir
-	runnersDir  = "runners"
 )
 
 // App is what every command is given: the parsed global flags, the
@@ -173,7 +166,7 @@ func ensurePrivateDir(dir string) error {
 	if err := dataDirProblem(dir); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, stateDir), 0o700); err != nil {
+	if err := datadir.New(dir).Create(); err != nil {
 		return fmt.Errorf("create the data directory: %w (give another with --data-dir)", err)
 	}
 	// MkdirAll leaves an existing directory's mode alone; a new one may be
@@ -274,10 +267,6 @@ func (a *App) Host(ctx context.Context) (rm.Host, error) {
 	a.host = &h
 	return h, nil
 }
-
-// LoadOrCreateHostID reads <dataDir>/state/host-id, writing a new ID there
-// the first time (daemon.LoadOrCreateHostID).
-func LoadOrCreateHostID(dataDir string) (rm.HostID, error) { return daemon.LoadOrCreateHostID(dataDir) }
 
 // Daemon is a client of the daemon serving the data directory.
 func (a *App) Daemon() (*localapi.Client, error) {

@@ -3,13 +3,13 @@ package app
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
 	"github.com/posener/complete"
 	"github.com/willabides/kongplete"
 
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
@@ -98,7 +98,7 @@ func (a *App) policyNames(complete.Args) []string {
 	if err != nil {
 		return nil
 	}
-	st, err := sqlite.Open(filepath.Join(c.DataDir, JournalName), sqlite.ReadOnly())
+	st, err := sqlite.Open(datadir.New(c.DataDir).Journal(), sqlite.ReadOnly())
 	if err != nil {
 		return nil
 	}

@@ -86,7 +86,7 @@ func (e *env) fails(code int, args ...string) string {
 // journal opens the env's journal beside the program (WAL allows it).
 func (e *env) journal() *sqlite.Store {
 	e.t.Helper()
-	st, err := sqlite.Open(filepath.Join(e.dataDir, app.JournalName))
+	st, err := sqlite.Open(filepath.Join(e.dataDir, "journal.db"))
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { st.Close() })
 	return st

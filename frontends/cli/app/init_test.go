@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 func TestInit(t *testing.T) {
@@ -28,7 +26,7 @@ func TestInit(t *testing.T) {
 	fi, err = os.Stat(e.dataDir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the data dir is private")
-	for _, f := range []string{app.JournalName, "state/host-id"} {
+	for _, f := range []string{"journal.db", "state/host-id"} {
 		_, err := os.Stat(filepath.Join(e.dataDir, f))
 		assert.NoError(t, err, f)
 	}
@@ -115,7 +113,7 @@ func TestDataDirPrecedence(t *testing.T) {
 			}
 			r := e.runRaw(args...)
 			require.Equal(t, 0, r.code, r.stderr)
-			_, err := os.Stat(filepath.Join(tt.want, app.JournalName))
+			_, err := os.Stat(filepath.Join(tt.want, "journal.db"))
 			require.NoError(t, err)
 		})
 	}

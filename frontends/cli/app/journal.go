@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // dirWritable tells whether files can be created in dir
-// (daemon.DirWritable). Tests replace it.
-var dirWritable = daemon.DirWritable
+// (datadir.Dir.Writable). Tests replace it.
+var dirWritable = func(dir string) error { return datadir.New(dir).Writable() }
 
 // noJournal is the error of a command run where no journal is: a usage
 // error (exit status 2), since the data directory given is the wrong one or
@@ -47,7 +47,7 @@ func dataDirProblem(dir string) error {
 	}
 	// Entering the directory is what every command needs (the journal,
 	// the daemon's socket); reading its listing is not.
-	if _, err := os.Lstat(filepath.Join(dir, JournalName)); errors.Is(err, fs.ErrPermission) {
+	if _, err := os.Lstat(datadir.New(dir).Journal()); errors.Is(err, fs.ErrPermission) {
 		return dataDirUnreadable(dir)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (a *App) existingJournal() (dir, path string, err error) {
 	if err := dataDirProblem(c.DataDir); err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(c.DataDir, JournalName)
+	path = datadir.New(c.DataDir).Journal()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return "", "", noJournal(c.DataDir)
 	}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // An empty journal file starts fresh, but says so; one whose -wal file
@@ -17,7 +15,7 @@ func TestEmptyJournal(t *testing.T) {
 	t.Run("Warned", func(t *testing.T) {
 		e := newEnv(t)
 		require.NoError(t, os.MkdirAll(e.dataDir, 0o700))
-		require.NoError(t, os.WriteFile(filepath.Join(e.dataDir, app.JournalName), nil, 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(e.dataDir, "journal.db"), nil, 0o600))
 		r := e.run("attempts")
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stderr, "level=WARN")
@@ -30,7 +28,7 @@ func TestEmptyJournal(t *testing.T) {
 		st := e.journal()
 		_, err := st.Policies(t.Context())
 		require.NoError(t, err)
-		path := filepath.Join(e.dataDir, app.JournalName)
+		path := filepath.Join(e.dataDir, "journal.db")
 		wal, err := os.ReadFile(path + "-wal")
 		require.NoError(t, err)
 		require.NoError(t, st.Close())

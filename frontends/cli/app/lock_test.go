@@ -112,7 +112,7 @@ func TestRunSecondDataDirOverOneJournalRefused(t *testing.T) {
 	hostID, err := os.ReadFile(filepath.Join(e.dataDir, "state", "host-id"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(other, "state", "host-id"), hostID, 0o600))
-	require.NoError(t, os.Symlink(filepath.Join(e.dataDir, app.JournalName), filepath.Join(other, app.JournalName)))
+	require.NoError(t, os.Symlink(filepath.Join(e.dataDir, "journal.db"), filepath.Join(other, "journal.db")))
 
 	r := e.runRaw("--data-dir", other, "run")
 	require.Equal(t, 1, r.code, "the second daemon exits 1\nstdout: %s\nstderr: %s", r.stdout, r.stderr)

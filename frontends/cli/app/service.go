@@ -11,7 +11,7 @@ import (
 	"runtime"
 
 	"github.com/runner-manager/runner-manager/configfile"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform/service"
 )
 
@@ -143,7 +143,7 @@ func currentUsername() string {
 // writeFileAtomic writes data to a temporary file beside path and renames
 // it over path, so a reader never sees half a file.
 func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	return platform.WriteFileAtomic(path, data, perm)
+	return datadir.WriteFileAtomic(path, data, perm)
 }
 
 // ServiceUninstallCmd removes the service file.

@@ -13,6 +13,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/platform"
@@ -151,7 +152,7 @@ func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
 	if err != nil {
 		return reconcile.Status{}, err
 	}
-	id, _ := LoadOrCreateHostID(cfg.DataDir) // zero: every policy
+	id, _ := datadir.New(cfg.DataDir).LoadOrCreateHostID() // zero: every policy
 	st, err := reconcile.StatusFromJournal(ctx, s, id, time.Now().UTC())
 	st.Memory = reconcile.HostMemoryStatus(platform.NewMachine(), cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
 	bound := reconcile.SpareBound(cfg.Admission.MaxSpares)

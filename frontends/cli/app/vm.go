@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/runner-manager/runner-manager/backend/vm"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
 )
 
@@ -55,7 +55,7 @@ func (c *VMImageBuildCmd) Run(ctx context.Context, a *App) error {
 		if err != nil {
 			return err
 		}
-		if runner, err = platform.NewestRunner(filepath.Join(dir, "runners")); err != nil {
+		if runner, err = platform.NewestRunner(datadir.New(dir).Runners()); err != nil {
 			return invalid("no --runner, and %v: install one with `runner-manager runner install`", err)
 		}
 	}

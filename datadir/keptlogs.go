@@ -1,4 +1,4 @@
-package platform
+package datadir
 
 import (
 	"compress/gzip"
@@ -15,10 +15,6 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 )
 
-// LogsDir is the directory under the data directory where ended attempts'
-// logs are kept: logs/<attempt>/runner.log and logs/<attempt>/_diag/*.gz.
-const LogsDir = "logs"
-
 // diagDir is the runner's own log directory in an attempt root, and its
 // name in a kept log directory.
 const diagDir = "_diag"
@@ -29,22 +25,17 @@ const (
 	DefaultLogMaxBytes = 1 << 30
 )
 
-// KeptLogDir is where the logs of attempt a are kept once it ended.
-func KeptLogDir(dataDir string, a rm.AttemptID) string {
-	return filepath.Join(dataDir, LogsDir, a.String())
-}
-
 // KeepLogs keeps the logs of attempt a, whose root is root, under
-// KeptLogDir(dataDir, a) before its root goes: runner.log as it is (a hard
-// link, a copy across filesystems) and each file of _diag/ gzipped. A root
-// without runner.log (never launched) keeps nothing. The kept directory's
-// time is now, for PruneKeptLogs.
-func KeepLogs(dataDir string, a rm.AttemptID, root string, now time.Time) error {
+// KeptLog(a) before its root goes: runner.log as it is (a hard link, a copy
+// across filesystems) and each file of _diag/ gzipped. A root without
+// runner.log (never launched) keeps nothing. The kept directory's time is
+// now, for PruneKeptLogs.
+func (d Dir) KeepLogs(a rm.AttemptID, root string, now time.Time) error {
 	src := filepath.Join(root, RunnerLogName)
 	if _, err := os.Lstat(src); err != nil {
 		return nil
 	}
-	dir := KeptLogDir(dataDir, a)
+	dir := d.KeptLog(a)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("keep the logs of attempt %s: %w", a, err)
 	}
@@ -103,12 +94,12 @@ type Pruned struct {
 	KeptBytes    int64
 }
 
-// PruneKeptLogs removes kept attempt logs under dataDir/logs beyond r, at
-// now: first those older than r.MaxAge, then the oldest while the rest
-// exceed r.MaxBytes. An attempt's logs go whole.
-func PruneKeptLogs(dataDir string, r LogRetention, now time.Time) (Pruned, error) {
+// PruneKeptLogs removes kept attempt logs (KeptLogs) beyond r, at now:
+// first those older than r.MaxAge, then the oldest while the rest exceed
+// r.MaxBytes. An attempt's logs go whole.
+func (d Dir) PruneKeptLogs(r LogRetention, now time.Time) (Pruned, error) {
 	var out Pruned
-	root := filepath.Join(dataDir, LogsDir)
+	root := d.KeptLogs()
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil

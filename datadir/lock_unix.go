@@ -1,6 +1,6 @@
 //go:build unix
 
-package platform
+package datadir
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package platform_test
+package datadir_test
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 func TestLoadPeaksMissing(t *testing.T) {
-	p, err := platform.LoadPeaks(filepath.Join(t.TempDir(), "state", "memory-peaks.toml"))
+	p, err := datadir.LoadPeaks(filepath.Join(t.TempDir(), "state", "memory-peaks.toml"))
 	require.NoError(t, err)
 	assert.NotNil(t, p.Policies, "callers may add to the map")
 	assert.Empty(t, p.Policies)
@@ -26,22 +26,22 @@ func TestLoadPeaksMissing(t *testing.T) {
 
 func TestSavePeaksRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "deeper", "memory-peaks.toml")
-	want := platform.Peaks{Policies: map[string][]uint64{
+	want := datadir.Peaks{Policies: map[string][]uint64{
 		"0123456789abcdefghjkmnpqrs": {734003200, 1 << 40, 0, 1<<40 + 1},
 		"zzzzzzzzzzzzzzzzzzzzzzzzzz": {math.MaxInt64},
 		"odd key with spaces":        {1, 2, 3},
 		"no peaks yet":               {},
 	}}
-	require.NoError(t, platform.SavePeaks(path, want))
+	require.NoError(t, datadir.SavePeaks(path, want))
 
-	got, err := platform.LoadPeaks(path)
+	got, err := datadir.LoadPeaks(path)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
 	// Overwrite with less: the new file replaces the old one entirely.
-	less := platform.Peaks{Policies: map[string][]uint64{"a": {5}}}
-	require.NoError(t, platform.SavePeaks(path, less))
-	got, err = platform.LoadPeaks(path)
+	less := datadir.Peaks{Policies: map[string][]uint64{"a": {5}}}
+	require.NoError(t, datadir.SavePeaks(path, less))
+	got, err = datadir.LoadPeaks(path)
 	require.NoError(t, err)
 	assert.Equal(t, less, got)
 
@@ -63,20 +63,20 @@ func TestSavePeaksRoundTrip(t *testing.T) {
 
 func TestSavePeaksEmpty(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory-peaks.toml")
-	require.NoError(t, platform.SavePeaks(path, platform.Peaks{}))
-	got, err := platform.LoadPeaks(path)
+	require.NoError(t, datadir.SavePeaks(path, datadir.Peaks{}))
+	got, err := datadir.LoadPeaks(path)
 	require.NoError(t, err)
 	assert.Empty(t, got.Policies)
 }
 
 func TestSavePeaksOutOfRange(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory-peaks.toml")
-	old := platform.Peaks{Policies: map[string][]uint64{"p": {1}}}
-	require.NoError(t, platform.SavePeaks(path, old))
+	old := datadir.Peaks{Policies: map[string][]uint64{"p": {1}}}
+	require.NoError(t, datadir.SavePeaks(path, old))
 
-	err := platform.SavePeaks(path, platform.Peaks{Policies: map[string][]uint64{"p": {math.MaxInt64 + 1}}})
+	err := datadir.SavePeaks(path, datadir.Peaks{Policies: map[string][]uint64{"p": {math.MaxInt64 + 1}}})
 	require.ErrorContains(t, err, "exceeds")
-	got, err := platform.LoadPeaks(path)
+	got, err := datadir.LoadPeaks(path)
 	require.NoError(t, err)
 	assert.Equal(t, old, got, "a refused save leaves the file as it was")
 }
@@ -110,7 +110,7 @@ func TestLoadPeaksCorrupt(t *testing.T) {
 			path := filepath.Join(dir, "memory-peaks.toml")
 			require.NoError(t, os.WriteFile(path, []byte(tt.body), 0o600))
 
-			p, err := platform.LoadPeaks(path)
+			p, err := datadir.LoadPeaks(path)
 			require.NoError(t, err, "a corrupt file reads as empty")
 			assert.NotNil(t, p.Policies)
 			assert.Empty(t, p.Policies)
@@ -128,8 +128,8 @@ func TestLoadPeaksCorrupt(t *testing.T) {
 			assert.Contains(t, logs.String(), tt.log)
 
 			// The next save starts afresh.
-			require.NoError(t, platform.SavePeaks(path, platform.Peaks{Policies: map[string][]uint64{"p": {7}}}))
-			p, err = platform.LoadPeaks(path)
+			require.NoError(t, datadir.SavePeaks(path, datadir.Peaks{Policies: map[string][]uint64{"p": {7}}}))
+			p, err = datadir.LoadPeaks(path)
 			require.NoError(t, err)
 			assert.Equal(t, []uint64{7}, p.Policies["p"])
 		})
@@ -142,7 +142,7 @@ func TestLoadPeaksCorruptTwice(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory-peaks.toml")
 	for i := range 2 {
 		require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, "bad %d =", i), 0o600))
-		_, err := platform.LoadPeaks(path)
+		_, err := datadir.LoadPeaks(path)
 		require.NoError(t, err)
 	}
 	aside, err := filepath.Glob(path + ".corrupt-*")
@@ -154,7 +154,7 @@ func TestLoadPeaksUnreadable(t *testing.T) {
 	// A path that cannot be read is an error, not corruption: nothing moves.
 	path := filepath.Join(t.TempDir(), "memory-peaks.toml")
 	require.NoError(t, os.Mkdir(path, 0o700))
-	p, err := platform.LoadPeaks(path)
+	p, err := datadir.LoadPeaks(path)
 	require.Error(t, err)
 	assert.NotNil(t, p.Policies)
 	assert.DirExists(t, path)
@@ -164,12 +164,12 @@ func TestSavePeaksAtomic(t *testing.T) {
 	// A reader racing the writer sees the old file or the new one, whole.
 	logs := captureLog(t)
 	path := filepath.Join(t.TempDir(), "memory-peaks.toml")
-	a := platform.Peaks{Policies: map[string][]uint64{"a": {1, 2, 3}}}
-	b := platform.Peaks{Policies: map[string][]uint64{}}
+	a := datadir.Peaks{Policies: map[string][]uint64{"a": {1, 2, 3}}}
+	b := datadir.Peaks{Policies: map[string][]uint64{}}
 	for i := range 300 {
 		b.Policies[fmt.Sprintf("policy-%03d", i)] = []uint64{uint64(i) << 30, 1 << 40}
 	}
-	require.NoError(t, platform.SavePeaks(path, a))
+	require.NoError(t, datadir.SavePeaks(path, a))
 
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -180,7 +180,7 @@ func TestSavePeaksAtomic(t *testing.T) {
 			if i%2 == 0 {
 				p = b
 			}
-			if err := platform.SavePeaks(path, p); err != nil {
+			if err := datadir.SavePeaks(path, p); err != nil {
 				t.Error(err)
 				return
 			}
@@ -193,7 +193,7 @@ func TestSavePeaksAtomic(t *testing.T) {
 			loop = false
 		default:
 		}
-		got, err := platform.LoadPeaks(path)
+		got, err := datadir.LoadPeaks(path)
 		require.NoError(t, err)
 		if len(got.Policies) != len(a.Policies) {
 			require.Equal(t, b, got)
@@ -204,4 +204,23 @@ func TestSavePeaksAtomic(t *testing.T) {
 	wg.Wait()
 	assert.NotContains(t, logs.String(), "corrupt")
 	t.Logf("%d reads during 40 saves", reads)
+}
+
+// The file's bytes are a format users' data directories hold: what a
+// manager writes today, one of an earlier version reads, and back.
+func TestPeaksFileFormat(t *testing.T) {
+	d := datadir.New(t.TempDir())
+	const file = "# runner-manager: peak memory (bytes) of the newest completed jobs per\n" +
+		"# policy, oldest first. Written by the manager; safe to delete.\n\n" +
+		"[policies]\na = [1]\nb = [734003200, 812646400]\n\"c d\" = []\n"
+	p := datadir.Peaks{Policies: map[string][]uint64{"b": {734003200, 812646400}, "a": {1}, "c d": {}}}
+	require.NoError(t, datadir.SavePeaks(d.PeaksFile(), p))
+	b, err := os.ReadFile(d.PeaksFile())
+	require.NoError(t, err)
+	assert.Equal(t, file, string(b))
+
+	require.NoError(t, os.WriteFile(d.PeaksFile(), []byte(file), 0o600))
+	got, err := datadir.LoadPeaks(d.PeaksFile())
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
 }

@@ -1,4 +1,4 @@
-package platform
+package datadir
 
 import (
 	"errors"
@@ -10,9 +10,6 @@ import (
 	"strings"
 	"sync"
 )
-
-// LockName is the lock file a daemon holds in its data directory.
-const LockName = "manager.lock"
 
 // ErrLocked: another process holds the data directory's lock.
 var ErrLocked = errors.New("the data directory is locked")
@@ -35,26 +32,27 @@ func (e *LockedError) Error() string {
 // Is makes a LockedError an ErrLocked.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// DirLock is an exclusive lock on <dir>/manager.lock, held from LockDataDir
-// to Close: an advisory lock of the OS (flock on Unix, LockFileEx on
+// Lock is an exclusive lock on the data directory's manager.lock, held from
+// Dir.Lock to Close: an advisory lock of the OS (flock on Unix, LockFileEx on
 // Windows), released by the OS when the holder dies, so a crash never leaves
 // it stale. The holder's pid is written in the file for the error a second
 // daemon prints.
-type DirLock struct {
+type Lock struct {
 	mu   sync.Mutex
 	path string
 	f    *os.File
 }
 
-// LockDataDir takes the data directory's lock, or returns a *LockedError
-// (errors.Is ErrLocked) naming the process that holds it.
-func LockDataDir(dir string) (*DirLock, error) {
-	path := filepath.Join(dir, LockName)
+// Lock takes the data directory's lock, or returns a *LockedError
+// (errors.Is ErrLocked) naming the process that holds it. The directory
+// must exist.
+func (d Dir) Lock() (*Lock, error) {
+	path := d.LockFile()
 	f, err := lockFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return &DirLock{path: path, f: f}, nil
+	return &Lock{path: path, f: f}, nil
 }
 
 // lockFile opens path (0600), locks it and writes this process's pid in it.
@@ -98,14 +96,14 @@ func writePID(f *os.File) error {
 }
 
 // Path is the lock file's path.
-func (l *DirLock) Path() string { return l.path }
+func (l *Lock) Path() string { return l.path }
 
 // Check makes sure the lock still guards the data directory: a lock file
 // deleted (with the data directory, say) guards nothing, since a second
 // daemon would create and lock a new one. Check takes the lock again on a
 // new file then, and returns a *LockedError if another process got there
 // first. The daemon calls it periodically.
-func (l *DirLock) Check() error {
+func (l *Lock) Check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -137,7 +135,7 @@ func sameFile(f *os.File, path string) bool {
 
 // Close releases the lock. The file stays: removing it would race a daemon
 // that just opened it.
-func (l *DirLock) Close() error {
+func (l *Lock) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

@@ -1,4 +1,4 @@
-package platform_test
+package datadir_test
 
 import (
 	"compress/gzip"
@@ -12,21 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // KeepLogs keeps runner.log as it is and each regular file of _diag/
 // gzipped; a root without runner.log keeps nothing.
 func TestKeepLogs(t *testing.T) {
-	data, root := t.TempDir(), t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(root, platform.RunnerLogName), []byte("listener args: run"), 0o600))
+	data, root := datadir.New(t.TempDir()), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, datadir.RunnerLogName), []byte("listener args: run"), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "_diag", "pages"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "_diag", "Runner_1.log"), []byte("listening"), 0o600))
 	id, at := rm.NewAttemptID(), time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, platform.KeepLogs(data, id, root, at))
+	require.NoError(t, data.KeepLogs(id, root, at))
 
-	kept := platform.KeptLogDir(data, id)
-	b, err := os.ReadFile(filepath.Join(kept, platform.RunnerLogName))
+	kept := data.KeptLog(id)
+	b, err := os.ReadFile(filepath.Join(kept, datadir.RunnerLogName))
 	require.NoError(t, err)
 	assert.Equal(t, "listener args: run", string(b))
 	f, err := os.Open(filepath.Join(kept, "_diag", "Runner_1.log.gz"))
@@ -43,14 +43,14 @@ func TestKeepLogs(t *testing.T) {
 	assert.True(t, info.ModTime().Equal(at), "aged from the keeping, for the pruning")
 
 	other := rm.NewAttemptID()
-	require.NoError(t, platform.KeepLogs(data, other, t.TempDir(), at))
-	assert.NoDirExists(t, platform.KeptLogDir(data, other), "never launched: nothing kept")
+	require.NoError(t, data.KeepLogs(other, t.TempDir(), at))
+	assert.NoDirExists(t, data.KeptLog(other), "never launched: nothing kept")
 }
 
 // keptLog writes a kept log directory of size bytes, aged to at.
-func keptLog(t *testing.T, data string, size int, at time.Time) string {
+func keptLog(t *testing.T, data datadir.Dir, size int, at time.Time) string {
 	t.Helper()
-	dir := platform.KeptLogDir(data, rm.NewAttemptID())
+	dir := data.KeptLog(rm.NewAttemptID())
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "_diag"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "runner.log"), make([]byte, size/2), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "_diag", "Runner_1.log.gz"), make([]byte, size-size/2), 0o600))
@@ -63,25 +63,25 @@ func TestPruneKeptLogs(t *testing.T) {
 	day := 24 * time.Hour
 
 	t.Run("Age", func(t *testing.T) {
-		data := t.TempDir()
+		data := datadir.New(t.TempDir())
 		old := keptLog(t, data, 100, now.Add(-15*day))
 		recent := keptLog(t, data, 100, now.Add(-13*day))
-		got, err := platform.PruneKeptLogs(data, platform.LogRetention{MaxAge: 14 * day}, now)
+		got, err := data.PruneKeptLogs(datadir.LogRetention{MaxAge: 14 * day}, now)
 		require.NoError(t, err)
-		assert.Equal(t, platform.Pruned{Removed: 1, RemovedBytes: 100, Kept: 1, KeptBytes: 100}, got)
+		assert.Equal(t, datadir.Pruned{Removed: 1, RemovedBytes: 100, Kept: 1, KeptBytes: 100}, got)
 		assert.NoDirExists(t, old)
 		assert.DirExists(t, recent)
 	})
 
 	t.Run("SizeOldestFirst", func(t *testing.T) {
-		data := t.TempDir()
+		data := datadir.New(t.TempDir())
 		var dirs []string
 		for i := range 5 { // the first is the oldest
 			dirs = append(dirs, keptLog(t, data, 1000, now.Add(-time.Duration(5-i)*time.Hour)))
 		}
-		got, err := platform.PruneKeptLogs(data, platform.LogRetention{MaxAge: 14 * day, MaxBytes: 2500}, now)
+		got, err := data.PruneKeptLogs(datadir.LogRetention{MaxAge: 14 * day, MaxBytes: 2500}, now)
 		require.NoError(t, err)
-		assert.Equal(t, platform.Pruned{Removed: 3, RemovedBytes: 3000, Kept: 2, KeptBytes: 2000}, got)
+		assert.Equal(t, datadir.Pruned{Removed: 3, RemovedBytes: 3000, Kept: 2, KeptBytes: 2000}, got)
 		for i, d := range dirs {
 			if i < 3 {
 				assert.NoDirExists(t, d, "the oldest go first")
@@ -92,16 +92,16 @@ func TestPruneKeptLogs(t *testing.T) {
 	})
 
 	t.Run("Unbounded", func(t *testing.T) {
-		data := t.TempDir()
+		data := datadir.New(t.TempDir())
 		d := keptLog(t, data, 1000, now.Add(-100*day))
-		got, err := platform.PruneKeptLogs(data, platform.LogRetention{}, now)
+		got, err := data.PruneKeptLogs(datadir.LogRetention{}, now)
 		require.NoError(t, err)
 		assert.Equal(t, 1, got.Kept)
 		assert.DirExists(t, d)
 	})
 
 	t.Run("NoLogsYet", func(t *testing.T) {
-		got, err := platform.PruneKeptLogs(t.TempDir(), platform.LogRetention{MaxAge: day}, now)
+		got, err := datadir.New(t.TempDir()).PruneKeptLogs(datadir.LogRetention{MaxAge: day}, now)
 		require.NoError(t, err)
 		assert.Zero(t, got)
 	})

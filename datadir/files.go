@@ -1,4 +1,4 @@
-package platform
+package datadir
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // WriteFileAtomic replaces path with data, with mode perm, through a synced
@@ -78,4 +79,36 @@ func CopyFile(src, dst string, perm fs.FileMode) (err error) {
 		return err
 	}
 	return out.Chmod(perm) // not cut by the umask
+}
+
+// syncDir makes a rename in dir durable. Windows cannot sync a directory
+// (and needs not: its rename is durable with the file).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Writable tells whether files can be created in the data directory, by
+// creating one and removing it: the only answer that holds for every user
+// (root ignores modes), file system (mounted read-only) and ACL. Readers of
+// a journal (status, a TUI) open it read-only where it says no.
+func (d Dir) Writable() error {
+	f, err := os.CreateTemp(d.root, ".write-probe-")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
 }

@@ -1,4 +1,4 @@
-package platform
+package datadir
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,18 +211,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return WriteFileAtomic(path, data, 0o600)
-}
-
-// syncDir makes a rename in dir durable. Windows cannot sync a directory
-// (and needs not: its rename is durable with the file).
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -1,4 +1,4 @@
-package platform_test
+package datadir_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
 )
 
 // Peaks no job of this host can have had are refused on load, with a
@@ -22,7 +22,7 @@ func TestLoadPeaksRefusesImplausiblePeaks(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 
-	p, err := platform.LoadPeaks(path, platform.PeaksLogger(log), platform.PeaksAtMost(4096))
+	p, err := datadir.LoadPeaks(path, datadir.PeaksLogger(log), datadir.PeaksAtMost(4096))
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]uint64{"ok": {100, 200}}, p.Policies, "implausible peaks are left out, the rest kept")
 	assert.Contains(t, logs.String(), `"level":"WARN"`, "through the configured logger, in its format")
@@ -38,7 +38,7 @@ func TestLoadPeaksCorruptWarnsThroughTheLoggerGiven(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory-peaks.toml")
 	require.NoError(t, os.WriteFile(path, []byte("[policies]\nabc = [1, 2\n"), 0o600))
 	var logs bytes.Buffer
-	_, err := platform.LoadPeaks(path, platform.PeaksLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	_, err := datadir.LoadPeaks(path, datadir.PeaksLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	require.NoError(t, err)
 	assert.Contains(t, logs.String(), `"msg":"memory peaks file is corrupt; moved aside, starting with no peaks"`)
 	assert.Empty(t, def.String())
