@@ -219,6 +219,14 @@ func TestAdoptAfterRestartAndStop(t *testing.T) {
 	p, err := first.Launch(context.Background(), rm.LaunchSpec{Attempt: a, JITConfig: jit})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Stop(context.Background(), time.Second) })
+	// Its runner took the job: the guest has written to its console, which
+	// a failed attempt keeps.
+	busy, cancelBusy := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancelBusy()
+	require.NoError(t, s.WaitFor(busy, func() bool {
+		rs := s.Runners()
+		return len(rs) == 1 && rs[0].Busy
+	}), "the runner in the VM takes its job")
 
 	restarted, err := vm.NewLauncher(data, settings)
 	require.NoError(t, err)
