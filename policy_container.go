@@ -27,3 +27,10 @@ type ContainerSettings struct {
 func (c ContainerSettings) IsZero() bool {
 	return c.Image == "" && c.CPUs == 0 && c.Network == "" && len(c.Env) == 0 && len(c.Volumes) == 0
 }
+
+// RunnerInImage reports whether p's runner comes in its image (a container
+// policy's: its Image holds an installed runner) rather than from the
+// host's installed runners (RunnerDir, else the newest installed): such a
+// policy needs no runner installed, and its attempts' processes live in
+// the engine's containers.
+func (p Policy) RunnerInImage() bool { return p.Container.Image != "" }
