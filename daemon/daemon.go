@@ -461,18 +461,19 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 	}
 	delete(ls, rm.DefaultBackend)
 	d.native = nl
-	if b := container.Kind.Name(); ls[b] == nil {
+	boxes, machines := container.Kind{}.Name(), vm.Kind{}.Name()
+	if ls[boxes] == nil {
 		d.boxes = container.NewBackend(container.BackendConfig{Engine: d.cfg.ContainerHost, Host: d.host.ID,
 			FailedLogs: filepath.Join(d.cfg.DataDir, FailedLogsDir), Logger: d.log})
 		d.closers = append(d.closers, d.boxes.Close)
-		ls[b] = d.boxes
+		ls[boxes] = d.boxes
 	}
-	if b := vm.Kind.Name(); ls[b] == nil {
+	if ls[machines] == nil {
 		l, err := d.vmLauncher()
 		if err != nil {
 			return nil, nil, err
 		}
-		ls[b] = l
+		ls[machines] = l
 	}
 	return nl, ls, nil
 }

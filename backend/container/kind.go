@@ -13,20 +13,22 @@ import (
 // rules of a policy's rm.ContainerSettings (an image reference, CPUs, a
 // network, environment names, volumes), checked where a policy is made.
 // The launcher checks its own Settings again when it is built.
-var Kind rm.BackendKind = kind{}
+type Kind struct{}
 
-type kind struct{}
+// Name is rm.BackendContainer.
+func (Kind) Name() rm.Backend { return rm.BackendContainer }
 
-func (kind) Name() rm.Backend { return rm.BackendContainer }
-
-func (kind) SettingsIn(p rm.Policy) string {
+// SettingsIn names a policy's container settings by its image.
+func (Kind) SettingsIn(p rm.Policy) string {
 	if p.Container.IsZero() {
 		return ""
 	}
 	return fmt.Sprintf("container settings (image %q)", p.Container.Image)
 }
 
-func (kind) FromUser(u rm.UserSettings) (rm.ContainerSettings, rm.VMSettings, error) {
+// FromUser keeps the settings as written: they are the container
+// backend's (but the VM forwards, refused by rm.Policy.ValidateWith).
+func (Kind) FromUser(u rm.UserSettings) (rm.ContainerSettings, rm.VMSettings, error) {
 	box, fwd := u.AsWritten()
 	return box, fwd, nil
 }
@@ -35,7 +37,10 @@ func (kind) FromUser(u rm.UserSettings) (rm.ContainerSettings, rm.VMSettings, er
 // registry, a lower-case path, an optional tag and digest.
 var imageRef = regexp.MustCompile(`^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`)
 
-func (kind) ValidatePolicy(p rm.Policy) error {
+// ValidatePolicy checks p's container settings: an image reference, CPUs
+// from 0.01 (or 0), a network's name, environment names (NAME or NAME*),
+// volumes SRC:DST[:ro|rw].
+func (Kind) ValidatePolicy(p rm.Policy) error {
 	c := p.Container
 	if c.Image == "" {
 		return fmt.Errorf("backend %q needs an image: name the image holding the runner (e.g. ghcr.io/actions/actions-runner:latest)", rm.BackendContainer)

@@ -12,13 +12,14 @@ import (
 // Kind is the vm backend as the rest of the manager knows it: the rules
 // of a policy's rm.VMSettings (an image directory, forwards by
 // ParseForward).
-var Kind rm.BackendKind = kind{}
+type Kind struct{}
 
-type kind struct{}
+// Name is rm.BackendVM.
+func (Kind) Name() rm.Backend { return rm.BackendVM }
 
-func (kind) Name() rm.Backend { return rm.BackendVM }
-
-func (kind) SettingsIn(p rm.Policy) string {
+// SettingsIn names a policy's VM settings by its image, else its
+// forwards.
+func (Kind) SettingsIn(p rm.Policy) string {
 	if p.VM.IsZero() {
 		return ""
 	}
@@ -28,7 +29,9 @@ func (kind) SettingsIn(p rm.Policy) string {
 	return fmt.Sprintf("VM settings (image %q)", p.VM.Image)
 }
 
-func (kind) ValidatePolicy(p rm.Policy) error {
+// ValidatePolicy checks p's VM settings: a clean absolute image
+// directory, forwards by ParseForward.
+func (Kind) ValidatePolicy(p rm.Policy) error {
 	v := p.VM
 	if v.Image == "" {
 		return fmt.Errorf("backend %q needs an image: the directory `runner-manager vm image build` made", rm.BackendVM)
@@ -46,7 +49,7 @@ func (kind) ValidatePolicy(p rm.Policy) error {
 
 // FromUser takes the image as the policy's image directory: "~"
 // expanded, made absolute, and holding an image (OpenImage).
-func (kind) FromUser(u rm.UserSettings) (rm.ContainerSettings, rm.VMSettings, error) {
+func (Kind) FromUser(u rm.UserSettings) (rm.ContainerSettings, rm.VMSettings, error) {
 	box, fwd := u.AsWritten()
 	if u.Image == "" {
 		return box, fwd, nil
