@@ -1,7 +1,8 @@
 // Package backends is the one list of the backends a host knows: what
 // makes or loads policies checks them against it (All, for
-// rm.Policy.ValidateWith) and the doctor asks each for its own checks
-// (Doctors), so that nothing else names a backend. A new backend is a
+// rm.Policy.ValidateWith), the configuration file has each check its own
+// table (Configs), and the doctor asks each for its own checks (Doctors),
+// so that nothing else names a backend. A new backend is a
 // package of its own and a line here.
 package backends
 
@@ -10,13 +11,16 @@ import (
 	"github.com/runner-manager/runner-manager/backend/container"
 	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/backend/vm"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/doctor/check"
 )
 
 // Backend is a backend as the host's programs ask it: the rules of its
-// policies' settings and its own checks of the host.
+// policies' settings, of its table of the configuration file, and its
+// own checks of the host.
 type Backend interface {
 	rm.BackendKind
+	configfile.BackendSection
 	check.Doctor
 }
 
@@ -30,6 +34,16 @@ func list() []Backend {
 // rm.KindOf.
 func All() []rm.BackendKind {
 	var out []rm.BackendKind
+	for _, b := range list() {
+		out = append(out, b)
+	}
+	return out
+}
+
+// Configs are the backends' rules of their tables of the configuration
+// file, for configfile.Sources.
+func Configs() []configfile.BackendSection {
+	var out []configfile.BackendSection
 	for _, b := range list() {
 		out = append(out, b)
 	}

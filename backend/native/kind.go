@@ -4,6 +4,7 @@ import (
 	"context"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/doctor/check"
 )
 
@@ -32,3 +33,7 @@ func (Kind) FromUser(u rm.UserSettings) (rm.ContainerSettings, rm.VMSettings, er
 // installed runner, runner processes and attempt directories are the
 // host's.
 func (Kind) Doctor(context.Context, check.Env) []check.Check { return nil }
+
+// CheckConfig has no table to check: the native backend's settings are
+// the file's own ([runner], [admission]).
+func (Kind) CheckConfig(*configfile.File) error { return nil }
