@@ -43,8 +43,8 @@ func (Kind) Doctor(ctx context.Context, env check.Env) []check.Check {
 			engineHint(e.Host(), err))}
 	}
 	out := []check.Check{check.Ok("container-engine", fmt.Sprintf("container engine %s %s at %s (API %s, %s/%s)", v.Product, v.Version, e.Host(), v.APIVersion, v.OS, v.Arch))}
-	out = append(out, images(ctx, e, boxed)...)
-	return append(out, leftovers(ctx, e, env))
+	out = append(out, doctorImages(ctx, e, boxed)...)
+	return append(out, doctorLeftovers(ctx, e, env))
 }
 
 // engineHint says how to get an engine that does not answer going.
@@ -61,11 +61,11 @@ func engineHint(host string, err error) string {
 	return hint
 }
 
-// images checks that each container policy's image is on the engine. One
-// that is missing is pulled at the first launch (a warning), except a
-// localhost/ image, which no registry has (a failure: every launch fails
-// image_missing until it is built).
-func images(ctx context.Context, e *Engine, ps []rm.Policy) []check.Check {
+// doctorImages checks that each container policy's image is on the
+// engine. One that is missing is pulled at the first launch (a warning),
+// except a localhost/ image, which no registry has (a failure: every
+// launch fails image_missing until it is built).
+func doctorImages(ctx context.Context, e *Engine, ps []rm.Policy) []check.Check {
 	const name = "container-image"
 	byImage := map[string][]string{}
 	var order []string
@@ -97,10 +97,10 @@ func images(ctx context.Context, e *Engine, ps []rm.Policy) []check.Check {
 	return out
 }
 
-// leftovers finds this host's runner containers that no live attempt
+// doctorLeftovers finds this host's runner containers that no live attempt
 // owns (a crash between a container's creation and its journal record, a
 // lost Cleanup); env.Fix removes them.
-func leftovers(ctx context.Context, e *Engine, env check.Env) check.Check {
+func doctorLeftovers(ctx context.Context, e *Engine, env check.Env) check.Check {
 	const name = "container-leftovers"
 	cctx, cancel := context.WithTimeout(ctx, doctorCallTimeout)
 	list, err := e.Containers(cctx, env.Host.ID)
