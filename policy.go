@@ -49,7 +49,8 @@ type Policy struct {
 	// share. Only scale-set mode, and only a fleet store (PostgreSQL).
 	Fleet  bool
 	Target ScaleTarget
-	// Backend defaults to native.
+	// Backend defaults to DefaultBackend (native); each backend's
+	// package checks its settings (BackendKind).
 	Backend Backend
 	// RunnerDir is the installed runner (a directory with bin/Runner.Listener);
 	// "" means the newest runner installed in the data directory.
@@ -77,10 +78,10 @@ type Policy struct {
 	// MinMemoryLimit. The limit covers swap too.
 	MemoryLimit uint64
 	// Container is how the container backend runs the attempts; only for
-	// Backend BackendContainer, where its Image is required.
+	// a policy of that backend, where its Image is required.
 	Container ContainerSettings
-	// VM is how the VM backend runs the attempts; only for Backend
-	// BackendVM, where its Image is required.
+	// VM is how the vm backend runs the attempts; only for a policy of
+	// that backend, where its Image is required.
 	VM        VMSettings
 	Paused    bool
 	CreatedAt time.Time
@@ -175,9 +176,13 @@ func (p Policy) Spares() int {
 // SparesAuto reports whether the policy's spares are sized by the day.
 func (p Policy) SparesAuto() bool { return p.Spare == SpareAuto }
 
-// Validate checks the policy as a user would have it checked before anything
-// is written.
-func (p Policy) Validate() error {
+// Validate checks what every policy must hold, whatever its backend,
+// before anything is written. Its backend and that backend's settings are
+// the backend's to check: ValidateWith, where policies are made.
+func (p Policy) Validate() error { return p.validate(nil) }
+
+// validate makes the checks in order, backend (when not nil) in its place.
+func (p Policy) validate(backend func() error) error {
 	if !policyName.MatchString(p.Name) {
 		return invalidf("policy name %q must be 1-63 letters, digits, '.', '-' or '_', starting with a letter or digit", p.Name)
 	}
@@ -187,8 +192,10 @@ func (p Policy) Validate() error {
 	if err := p.Target.Validate(); err != nil {
 		return invalidIn(err, "policy %q", p.Name)
 	}
-	if err := p.validateBackend(); err != nil {
-		return err
+	if backend != nil {
+		if err := backend(); err != nil {
+			return err
+		}
 	}
 	if p.Max < 1 {
 		return invalidf("policy %q: max %d must be at least 1", p.Name, p.Max)

@@ -236,6 +236,18 @@ type Sources struct {
 	// "log.format", "daemon.metrics_addr"), each with its flag name for
 	// messages. Only flags the user set (or whose env kong read) belong here.
 	Flags map[string]FlagValue
+	// Backends check their own tables ([vm]) once the rest of the file is
+	// checked (backends.Configs). A program that runs no backend gives
+	// none, and leaves those tables unchecked.
+	Backends []BackendSection
+}
+
+// BackendSection is a backend's rules for its own table of the file: the
+// table's keys and types are the file format's (File.Container, File.VM,
+// documented with the rest), what their values may be is the backend's
+// (its accelerators, its networks). Its error is one of File.ErrAt.
+type BackendSection interface {
+	CheckConfig(c *File) error
 }
 
 // FlagValue is one flag's value and name.
@@ -382,6 +394,11 @@ func Load(src Sources) (*File, error) {
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
+	}
+	for _, b := range src.Backends {
+		if err := b.CheckConfig(&c); err != nil {
+			return nil, err
+		}
 	}
 	return &c, nil
 }

@@ -192,14 +192,6 @@ func TestErrors(t *testing.T) {
 			explain: []string{"$RUNNER_MANAGER_DISK_FLOOR", "admission.disk_floor"}},
 		{name: "bad env level", file: "", env: map[string]string{"RUNNER_MANAGER_LOG_LEVEL": "loud"},
 			explain: []string{"$RUNNER_MANAGER_LOG_LEVEL", "log.level"}},
-		{name: "bad vm accel", file: "[vm]\naccel = \"hvf\"\n",
-			explain: []string{"config.toml:2", "vm.accel", "kvm or tcg"}},
-		{name: "bad vm network", file: "[vm]\nnetwork = \"bridge\"\n",
-			explain: []string{"config.toml:2", "vm.network", "restricted or open"}},
-		{name: "small vm", file: "[vm]\nmemory = \"64MiB\"\n",
-			explain: []string{"config.toml:2", "vm.memory", "128MiB"}},
-		{name: "bad vm forward", file: "[vm]\nforward = [\"proxy\"]\n",
-			explain: []string{"config.toml:2", "vm.forward", "HOST:PORT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,10 @@ import (
 	"strings"
 )
 
+// ErrAt returns an *Error about key, located where its value came from:
+// for the rules of a table that are not the file's own (BackendSection).
+func (c *File) ErrAt(key, format string, args ...any) error { return c.errAt(key, format, args...) }
+
 // errAt returns an *Error about key, located where its value came from.
 func (c *File) errAt(key, format string, args ...any) error {
 	o := c.Origins[key]
@@ -77,29 +81,8 @@ func (c *File) validate() error {
 			return c.errAt(k.key, "%q is not HOST:PORT or :PORT (for example 127.0.0.1:%s)", k.addr, DefaultMetricsPort)
 		}
 	}
-	switch c.VM.Accel {
-	case "", "kvm", "tcg":
-	default:
-		return c.errAt("vm.accel", "%q is not kvm or tcg", c.VM.Accel)
-	}
-	switch c.VM.Network {
-	case "", "restricted", "open":
-	default:
-		return c.errAt("vm.network", "%q is not restricted or open", c.VM.Network)
-	}
-	if m := c.VM.Memory; m != 0 && m < 128<<20 {
-		return c.errAt("vm.memory", "%s is below 128MiB, the least a guest boots in", m)
-	}
 	if c.Admission.MaxSpares < -1 || c.Admission.MaxSpares > 1024 {
 		return c.errAt("admission.max_spares", "%d is not between -1 (no warm spares) and 1024 (0: the default, 8)", c.Admission.MaxSpares)
-	}
-	if c.VM.CPUs < 0 || c.VM.CPUs > 64 {
-		return c.errAt("vm.cpus", "%d is not between 1 and 64", c.VM.CPUs)
-	}
-	for _, f := range c.VM.Forward {
-		if _, _, err := net.SplitHostPort(f); err != nil {
-			return c.errAt("vm.forward", "%q is not HOST:PORT (for example \"proxy.corp:3128\")", f)
-		}
 	}
 	if c.Store.PasswordFile != "" && c.Store.URL == "" {
 		return c.errAt("store.password_file", "is set but [store] url is not: the password is for a PostgreSQL store (url = \"postgres://user@host/database\")")

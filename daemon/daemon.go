@@ -29,6 +29,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/container"
 	"github.com/runner-manager/runner-manager/backend/native"
+	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/github"
@@ -93,17 +94,17 @@ type Config struct {
 	Targets func(ctx context.Context, p rm.Policy) (rm.Registrar, rm.DemandSource, error)
 
 	// Launchers start each policy's runners, by the policy's backend
-	// (rm.BackendNative for ""). Default: a native.Launcher under
-	// DataDir for native. A backend added here serves the policies that
-	// name it.
+	// (rm.DefaultBackend, native, for ""). Default: a native.Launcher
+	// under DataDir for native, and each other backend's default
+	// launcher. A backend added here serves the policies that name it.
 	Launchers map[rm.Backend]rm.Launcher
 	// ContainerHost is the container engine's address for the default
-	// launcher of rm.BackendContainer (Docker, or Podman's compatible
+	// launcher of the container backend (Docker, or Podman's compatible
 	// service: "unix:///run/podman/podman.sock"); "" takes DOCKER_HOST,
 	// else the usual sockets. The engine is connected only once a policy
 	// of that backend needs it.
 	ContainerHost string
-	// VM configures the default launcher of rm.BackendVM (vm.go).
+	// VM configures the default launcher of the vm backend (vm.go).
 	VM VMConfig
 	// Meters samples runners and banks their peaks; default a
 	// meter.AttemptMeters keeping DataDir/state/memory-peaks.toml, wrapped
@@ -425,21 +426,19 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}, nil
 }
 
-// launchers are the supervisor's launchers: the native backend's (the
+// launchers are the supervisor's launchers: the default backend's (the
 // configured one, else a native launcher under DataDir) and the others by
-// backend; reconcile routes each attempt to its policy's backend.
+// backend, each backend's default launcher where cfg gives none;
+// reconcile routes each attempt to its policy's backend.
 func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 	ls := make(map[rm.Backend]rm.Launcher, len(d.cfg.Launchers))
 	for b, l := range d.cfg.Launchers {
 		if l == nil {
 			return nil, nil, fmt.Errorf("%w: daemon: the launcher of backend %q is nil", rm.ErrInvalid, b)
 		}
-		if b == "" {
-			b = rm.BackendNative
-		}
-		ls[b] = l
+		ls[b.OrDefault()] = l
 	}
-	nl := ls[rm.BackendNative]
+	nl := ls[rm.DefaultBackend]
 	if nl == nil {
 		opts := []native.Option{native.WithLogger(d.log)}
 		if d.cfg.JobReport {
@@ -449,20 +448,21 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 		d.closers = append(d.closers, n.Close)
 		nl = n
 	}
-	delete(ls, rm.BackendNative)
+	delete(ls, rm.DefaultBackend)
 	d.native = nl
-	if ls[rm.BackendContainer] == nil {
+	boxes, machines := container.Kind{}.Name(), vm.Kind{}.Name()
+	if ls[boxes] == nil {
 		d.boxes = container.NewBackend(container.BackendConfig{Engine: d.cfg.ContainerHost, Host: d.host.ID,
 			FailedLogs: d.dir.FailedContainerLogs(), Logger: d.log})
 		d.closers = append(d.closers, d.boxes.Close)
-		ls[rm.BackendContainer] = d.boxes
+		ls[boxes] = d.boxes
 	}
-	if ls[rm.BackendVM] == nil {
+	if ls[machines] == nil {
 		l, err := d.vmLauncher()
 		if err != nil {
 			return nil, nil, err
 		}
-		ls[rm.BackendVM] = l
+		ls[machines] = l
 	}
 	return nl, ls, nil
 }

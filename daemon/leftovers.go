@@ -17,7 +17,7 @@ import (
 func (d *Daemon) removeLeftovers(ctx context.Context) {
 	removers := map[rm.Backend]rm.LeftoverRemover{}
 	if r, ok := d.scfg.Launcher.(rm.LeftoverRemover); ok {
-		removers[rm.BackendNative] = r
+		removers[rm.DefaultBackend] = r
 	}
 	for b, l := range d.scfg.Launchers {
 		if r, ok := l.(rm.LeftoverRemover); ok {
@@ -36,11 +36,7 @@ func (d *Daemon) removeLeftovers(ctx context.Context) {
 		if !p.IsOwnedBy(d.host.ID) {
 			continue
 		}
-		b := p.Backend
-		if b == "" {
-			b = rm.BackendNative
-		}
-		if removers[b] != nil {
+		if b := p.Backend.OrDefault(); removers[b] != nil {
 			used[b] = true
 		}
 	}

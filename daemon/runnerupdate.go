@@ -150,7 +150,7 @@ func (d *Daemon) runnerScope(ctx context.Context) (rm.Scope, bool) {
 		return rm.Scope{}, false
 	}
 	for _, p := range ps {
-		if p.IsOwnedBy(d.host.ID) && p.RunnerDir == "" && p.Backend != rm.BackendContainer && p.Target.Scope.Name != "" {
+		if p.IsOwnedBy(d.host.ID) && p.RunnerDir == "" && !p.RunnerInImage() && p.Target.Scope.Name != "" {
 			return p.Target.Scope, true
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// VMConfig is how the default launcher of rm.BackendVM runs its VMs (the
+// VMConfig is how the default launcher of the vm backend runs its VMs (the
 // [vm] section of the configuration); each policy names its image and
 // may open more services to its own guests (rm.VMSettings).
 type VMConfig struct {
@@ -33,7 +33,7 @@ type VMConfig struct {
 	Forward []string
 }
 
-// vmLauncher is the default launcher of rm.BackendVM: one vm.Launcher
+// vmLauncher is the default launcher of the vm backend: one vm.Launcher
 // for every VM policy of the host, its attempts under DataDir/vm. Its
 // guests reach GitHub's web and API hosts besides their runner's own
 // services. It checks its programs and KVM only when a VM policy first
@@ -121,23 +121,7 @@ func (f *vmFloor) floor(p rm.PolicyID) uint64 {
 	f.read = time.Now()
 	f.floors = make(map[rm.PolicyID]uint64, len(ps))
 	for _, pol := range ps {
-		f.floors[pol.ID] = vmPeakFloor(pol, f.defaultMiB)
+		f.floors[pol.ID] = vm.PeakFloor(pol, f.defaultMiB)
 	}
 	return f.floors[p]
-}
-
-// vmPeakFloor is the floor of pol's attempts (0 for none): its guest,
-// sized by the limit the loop gives the launcher (rm.Policy.MemoryLimitFor,
-// at least vm.MinMemoryMiB as the launcher takes it), else [vm] memory,
-// plus QEMU's own. A limit drawn from peaks is the expected peak's own
-// rule: a floor from it would feed on itself.
-func vmPeakFloor(pol rm.Policy, defaultMiB int) uint64 {
-	if pol.Backend != rm.BackendVM || pol.MemoryLimit == rm.MemoryLimitFromPeaks {
-		return 0
-	}
-	guest := uint64(defaultMiB) << 20
-	if limit := pol.MemoryLimitFor(0); limit != 0 {
-		guest = max(limit>>20, vm.MinMemoryMiB) << 20
-	}
-	return guest + vm.QEMUOverheadMiB<<20
 }

@@ -16,6 +16,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/container"
 	"github.com/runner-manager/runner-manager/backend/container/containertest"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -71,7 +72,7 @@ func TestContainers(t *testing.T) {
 	}
 
 	s := h.setup()
-	s.ContainerHost = engine
+	s.Config = &configfile.File{Container: configfile.Container{Host: engine}}
 	checks, err := doctor.Run(t.Context(), s)
 	require.NoError(t, err)
 	m := byName(checks)
@@ -128,7 +129,7 @@ func TestContainers(t *testing.T) {
 func TestContainerEngineDown(t *testing.T) {
 	h := newHost(t)
 	s := h.setup()
-	s.ContainerHost = "unix://" + filepath.Join(t.TempDir(), "podman.sock")
+	s.Config = &configfile.File{Container: configfile.Container{Host: "unix://" + filepath.Join(t.TempDir(), "podman.sock")}}
 	checks, err := doctor.Run(t.Context(), s)
 	require.NoError(t, err)
 	assert.Empty(t, byName(checks)["container-engine"], "no container policy: no engine needed")

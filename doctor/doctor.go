@@ -1,9 +1,10 @@
 // Package doctor checks a host's setup and finds what a crash or a killed
 // daemon left behind: the configuration, the data directory and its
 // journal, disk and memory against admission's floor and reserve, the
-// installed runner, the GitHub credentials on every policy's scope, the
-// container engine and images of container policies, and the leftovers
-// (registrations, attempt directories, runner processes, runner containers
+// installed runner, the GitHub credentials on every policy's scope, each
+// backend's own checks (Setup.Backends: the container engine and images,
+// the VM programs, images and accelerator), and the leftovers
+// (registrations, attempt directories, runner processes, each backend's,
 // and scale-set message sessions no live attempt owns). With Fix it removes the
 // leftovers, only while no daemon runs (a daemon reaps them itself). Live
 // attempts whose runner is gone are reported, not concluded: their outcome
@@ -14,79 +15,38 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/doctor/check"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// Status is how a check came out.
-type Status int
+// Status is how a check came out (check.Status).
+type Status = check.Status
 
 // The statuses, from good to bad.
 const (
 	// OK: nothing to do.
-	OK Status = iota
+	OK = check.OK
 	// Warn: a problem that does not stop the manager.
-	Warn
+	Warn = check.Warn
 	// Fail: the manager cannot work until it is fixed.
-	Fail
+	Fail = check.Fail
 )
 
-// String is the status's mark in a report.
-func (s Status) String() string {
-	switch s {
-	case OK:
-		return "ok"
-	case Warn:
-		return "warn"
-	}
-	return "FAIL"
-}
+// Check is one finding (check.Check: the backends make theirs too).
+type Check = check.Check
 
-// Check is one finding.
-type Check struct {
-	// Name is the check's stable key ("disk", "journal-integrity", ...).
-	Name   string
-	Status Status
-	// Detail is what was found, one line for people.
-	Detail string
-	// Hint is how to fix it, when not OK.
-	Hint string
-}
+func ok(name, detail string) Check { return check.Ok(name, detail) }
 
-// String is the check as a report prints it: "[ok  ] detail", the hint
-// indented below it when the check is not OK.
-func (c Check) String() string {
-	mark := map[Status]string{OK: "ok  ", Warn: "warn", Fail: "FAIL"}[c.Status]
-	s := "[" + mark + "] " + c.Detail
-	if c.Status != OK && c.Hint != "" {
-		s += "\n       " + strings.ReplaceAll(c.Hint, "\n", "\n       ")
-	}
-	return s
-}
+func warn(name, detail, hint string) Check { return check.Warning(name, detail, hint) }
 
-func ok(name, detail string) Check { return Check{Name: name, Detail: detail} }
-
-func warn(name, detail, hint string) Check {
-	return Check{Name: name, Status: Warn, Detail: detail, Hint: hint}
-}
-
-func fail(name, detail, hint string) Check {
-	return Check{Name: name, Status: Fail, Detail: detail, Hint: hint}
-}
+func fail(name, detail, hint string) Check { return check.Failure(name, detail, hint) }
 
 // Failed counts the checks that failed.
-func Failed(checks []Check) int {
-	n := 0
-	for _, c := range checks {
-		if c.Status == Fail {
-			n++
-		}
-	}
-	return n
-}
+func Failed(checks []Check) int { return check.Failed(checks) }
 
 // Setup is what the checks look at. The journal, the host and the GitHub
 // client are opened by functions, so that a check that cannot open one
@@ -112,13 +72,14 @@ type Setup struct {
 	SessionOwner func(rm.Host) string
 	// ProcRoot is the procfs to look for runner processes in ("": /proc).
 	ProcRoot string
-	// ContainerHost is the container engine's address ([container] host;
-	// "": DOCKER_HOST, else the usual sockets), checked when a policy of
-	// this host has backend container.
-	ContainerHost string
-	// VMAccel is the vm backend's accelerator ([vm] accel: "" or "kvm" is
-	// checked by a probe boot when a policy of this host has backend vm).
-	VMAccel string
+	// Config is the configuration in use, whose sections the backends'
+	// checks read ([container] host, [vm] accel); nil for the defaults.
+	Config *configfile.File
+	// Backends are the backends' own checks (backends.Doctors: the
+	// container engine and images, the VM programs, images and
+	// accelerator, and what each left of attempts), made in order after
+	// the host's leftovers of processes and directories.
+	Backends []check.Doctor
 	// Fix removes leftovers and tightens the data directory's mode.
 	Fix bool
 	// Report, if set, is given each check as soon as it is made.

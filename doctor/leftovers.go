@@ -10,6 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
+	"github.com/runner-manager/runner-manager/doctor/check"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -56,8 +57,11 @@ func (r *run) leftovers(ctx context.Context, st store.Store, client *github.Clie
 	// in a deleted directory, which is no data directory's.
 	r.add(lo.processes(r.ProcRoot, r.DataDir))
 	r.add(lo.dirs(r.DataDir))
-	r.add(r.containers(ctx, host, mine, lo)...)
-	r.add(r.vms(ctx, mine, lo)...)
+	env := check.Env{DataDir: r.DataDir, Host: host, Policies: mine, Config: r.Config,
+		Live: func(a rm.AttemptID) bool { return lo.ids[a] }, DaemonUp: lo.daemonUp, Fix: lo.fix}
+	for _, b := range r.Backends {
+		r.add(b.Doctor(ctx, env)...)
+	}
 	owner := ""
 	if r.SessionOwner != nil {
 		owner = r.SessionOwner(host)

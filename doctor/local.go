@@ -81,7 +81,7 @@ func (r *run) runners(ctx context.Context, st store.Store, mine []rm.Policy) (st
 	installed, installErr := runnerpkg.Newest(r.DataDir)
 	needsInstalled := false
 	for _, p := range mine {
-		if p.Backend == rm.BackendContainer {
+		if p.RunnerInImage() {
 			continue // its runner is its image's
 		}
 		if p.RunnerDir == "" {

@@ -154,5 +154,5 @@ func (lo leftovers) processGone(p rm.Policy, a rm.Attempt) bool {
 		return !platform.Alive(a.PID, a.ProcessStart)
 	}
 	beforeLaunch := a.State == rm.StatePending || a.State == rm.StateRegistering
-	return beforeLaunch && !lo.daemonUp && p.Backend != rm.BackendContainer
+	return beforeLaunch && !lo.daemonUp && !p.RunnerInImage()
 }

@@ -12,6 +12,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/vm"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -53,7 +54,7 @@ func TestRunVMs(t *testing.T) {
 	orphanDone := h.startVM(t, orphan)
 
 	s := h.setup()
-	s.VMAccel = "tcg"
+	s.Config = &configfile.File{VM: configfile.VM{Accel: "tcg"}}
 	checks, err := doctor.Run(t.Context(), s)
 	require.NoError(t, err)
 	m := byName(checks)

@@ -34,7 +34,9 @@ type Edit struct {
 	Fleet *bool
 }
 
-// Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid).
+// Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid)
+// by the rules every policy holds: an edit leaves the backend and its
+// settings as they were checked when the policy was made (Spec.Build).
 func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	if e.ScaleSet != nil && e.Labels != nil {
 		return p, invalid("give --scale-set or --labels, not both")
@@ -153,7 +155,7 @@ func Changes(old, new rm.Policy) []string {
 	add("memory estimate", Estimate(old), Estimate(new))
 	add("runner dir", or(old.RunnerDir, "(newest)"), or(new.RunnerDir, "(newest)"))
 	add("memory limit", limitText(old), limitText(new))
-	add("backend", or(old.Backend, rm.BackendNative), or(new.Backend, rm.BackendNative))
+	add("backend", old.Backend.OrDefault(), new.Backend.OrDefault())
 	add("container", old.Container, new.Container)
 	add("vm", old.VM, new.VM)
 	add("state", State(old), State(new))
@@ -218,7 +220,7 @@ func or[T comparable](v, def T) T {
 // equal compares what a user sets of a policy.
 func equal(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
-		or(a.Backend, rm.BackendNative) == or(b.Backend, rm.BackendNative) && a.RunnerDir == b.RunnerDir &&
+		a.Backend.OrDefault() == b.Backend.OrDefault() && a.RunnerDir == b.RunnerDir &&
 		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
 		a.Spare == b.Spare && a.Fleet == b.Fleet &&
 		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && fmt.Sprint(a.VM) == fmt.Sprint(b.VM)

@@ -21,18 +21,22 @@ type File struct {
 	// Path names the file in errors.
 	Path   string `toml:"-"`
 	Policy []Spec `toml:"policy"`
+	// Backends are the backends known (package backends lists them): each
+	// policy's backend is checked by its own.
+	Backends []rm.BackendKind `toml:"-"`
 	// lines are the lines of the [[policy]] headers, for errors.
 	lines []int
 }
 
 // ReadFile reads and decodes a policy file, refusing unknown keys (with
-// their line) and checking every policy (Check).
-func ReadFile(path string) (File, error) {
+// their line) and checking every policy (Check) with kinds, the backends
+// known.
+func ReadFile(path string, kinds []rm.BackendKind) (File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return File{}, invalid("read %s: %v", path, err)
 	}
-	f := File{Path: path, lines: policyLines(data)}
+	f := File{Path: path, Backends: kinds, lines: policyLines(data)}
 	if _, _, err := configfile.DecodeStrict(path, data, &f); err != nil {
 		return File{}, err
 	}
@@ -78,7 +82,7 @@ func (f File) Check() error {
 			return invalid("%s: policy %q is listed twice", f.at(i), s.Name)
 		}
 		seen[s.Name] = true
-		p, err := s.Build(rm.NewHostID())
+		p, err := s.Build(rm.NewHostID(), f.Backends)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.at(i), err)
 		}
@@ -157,7 +161,7 @@ func Make(ctx context.Context, st store.Store, host rm.HostID, f File) (Plan, er
 	listed := map[string]bool{}
 	for _, s := range f.Policy {
 		listed[s.Name] = true
-		want, err := s.Build(host)
+		want, err := s.Build(host, f.Backends)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/store"
@@ -58,32 +57,23 @@ type Spec struct {
 	VMForward []string `toml:"vm_forward"`
 }
 
-// backend is the spec's backend and its container or VM settings. A VM
-// image directory is made absolute and must hold an image (rm.ErrInvalid
-// otherwise).
-func (s Spec) backend() (rm.Backend, rm.ContainerSettings, rm.VMSettings, error) {
-	b := rm.Backend(strings.TrimSpace(s.Backend))
-	if b == "" {
-		b = rm.BackendNative
-	}
-	box := rm.ContainerSettings{Image: s.Image, CPUs: s.CPUs, Network: s.Network,
-		Env: slices.Clone(s.Env), Volumes: slices.Clone(s.Volumes)}
-	fwd := rm.VMSettings{Forward: slices.Clone(s.VMForward)}
-	if b != rm.BackendVM || s.Image == "" {
+// backend is the spec's backend and its settings, as its kind among
+// kinds takes them (rm.BackendKind.FromUser: the vm backend's image
+// directory is made absolute and must hold an image); a backend none of
+// them names keeps them as written, for Build's check to refuse.
+func (s Spec) backend(kinds []rm.BackendKind) (rm.Backend, rm.ContainerSettings, rm.VMSettings, error) {
+	b := rm.Backend(strings.TrimSpace(s.Backend)).OrDefault()
+	u := rm.UserSettings{Image: s.Image, CPUs: s.CPUs, Network: s.Network, Env: s.Env, Volumes: s.Volumes, Forward: s.VMForward}
+	k, ok := rm.KindOf(kinds, rm.Policy{Backend: b})
+	if !ok {
+		box, fwd := u.AsWritten()
 		return b, box, fwd, nil
 	}
-	box.Image = ""
-	dir, err := configfile.ExpandTilde(s.Image, nil)
+	box, machine, err := k.FromUser(u)
 	if err != nil {
-		return b, box, rm.VMSettings{}, invalid("policy %q: VM image: %v", s.Name, err)
+		return b, box, machine, invalid("policy %q: %v", s.Name, err)
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return b, box, rm.VMSettings{}, invalid("policy %q: VM image %q: %v", s.Name, s.Image, err)
-	}
-	if _, err := vm.OpenImage(dir); err != nil {
-		return b, box, rm.VMSettings{}, invalid("policy %q: %v", s.Name, err)
-	}
-	return b, box, rm.VMSettings{Image: dir, Forward: fwd.Forward}, nil
+	return b, box, machine, nil
 }
 
 func invalid(format string, args ...any) error {
@@ -136,8 +126,9 @@ func (s Spec) target() (rm.ScaleTarget, error) {
 const MinMemoryEstimate = 16 << 20
 
 // Build returns the policy the spec describes for host, checked (errors
-// wrap rm.ErrInvalid). It has no id or timestamps yet.
-func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
+// wrap rm.ErrInvalid), its backend by kinds, the backends known (package
+// backends lists them). It has no id or timestamps yet.
+func (s Spec) Build(host rm.HostID, kinds []rm.BackendKind) (rm.Policy, error) {
 	if e := s.MemoryEstimate; e != 0 && e < MinMemoryEstimate {
 		return rm.Policy{}, invalid("policy %q: memory estimate %s is below %s: give what a job peaks at, such as 2GiB",
 			s.Name, e, configfile.Size(MinMemoryEstimate))
@@ -150,7 +141,7 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	if err != nil {
 		return rm.Policy{}, err
 	}
-	backend, box, machine, err := s.backend()
+	backend, box, machine, err := s.backend(kinds)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -163,16 +154,17 @@ func (s Spec) Build(host rm.HostID) (rm.Policy, error) {
 	if s.Spare != nil {
 		p.Spare = int(*s.Spare)
 	}
-	if err := p.Validate(); err != nil {
+	if err := p.ValidateWith(kinds); err != nil {
 		return rm.Policy{}, err
 	}
 	return p, nil
 }
 
-// Insert builds the policy for host and adds it to the journal, with a new
-// id, stamped now. A name the journal has is refused with rm.ErrInvalid.
-func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID) (rm.Policy, error) {
-	p, err := s.Build(host)
+// Insert builds the policy for host (Build) and adds it to the journal,
+// with a new id, stamped now. A name the journal has is refused with
+// rm.ErrInvalid.
+func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID, kinds []rm.BackendKind) (rm.Policy, error) {
+	p, err := s.Build(host, kinds)
 	if err != nil {
 		return p, err
 	}

@@ -8,13 +8,9 @@ package reconcile
 import rm "github.com/runner-manager/runner-manager"
 
 // launcherFor is the launcher of a policy's backend: its entry in
-// Launchers, else Launcher (native is the default backend).
+// Launchers, else Launcher (the default backend's, rm.DefaultBackend).
 func (c *Config) launcherFor(p *rm.Policy) rm.Launcher {
-	b := p.Backend
-	if b == "" {
-		b = rm.BackendNative
-	}
-	if l, ok := c.Launchers[b]; ok && l != nil {
+	if l, ok := c.Launchers[p.Backend.OrDefault()]; ok && l != nil {
 		return l
 	}
 	return c.Launcher

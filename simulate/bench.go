@@ -250,7 +250,7 @@ func StartBench(ctx context.Context, opts BenchOptions) (_ *Bench, err error) {
 		b.native = native.NewLauncher(dataDir, native.WithLogger(opts.Logger))
 		b.launcher = &timedLauncher{Launcher: b.native}
 		cfg := daemon.Config{
-			Launchers:   map[rm.Backend]rm.Launcher{rm.BackendNative: b.launcher},
+			Launchers:   map[rm.Backend]rm.Launcher{rm.DefaultBackend: b.launcher},
 			Admission:   &reconcile.Admission{Memory: FixedMemory{Total: opts.HostMemory}, Reserve: opts.Reserve, DiskPath: dataDir},
 			ClassicPoll: opts.ClassicPoll,
 		}

@@ -279,7 +279,7 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		native := native.NewLauncher(dataDir, native.WithLogger(o.Logger))
 		pids = &pidLauncher{Launcher: native}
 		cfg := daemon.Config{
-			Launchers: map[rm.Backend]rm.Launcher{rm.BackendNative: pids},
+			Launchers: map[rm.Backend]rm.Launcher{rm.DefaultBackend: pids},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir, MaxSpares: o.MaxSpares},
 		}
 		cfg.Loop.ScaleDownAfter = 2 * time.Second

@@ -134,7 +134,7 @@ func (s *Sim) addPolicies(ctx context.Context, w world, runnerDir string) error 
 		if err != nil {
 			return err
 		}
-		p := rm.Policy{ID: rm.NewPolicyID(), Name: wp.Name, Host: s.host.ID, Target: t, Backend: rm.BackendNative,
+		p := rm.Policy{ID: rm.NewPolicyID(), Name: wp.Name, Host: s.host.ID, Target: t, Backend: rm.DefaultBackend,
 			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, MinIdle: wp.MinIdle, CreatedAt: now, UpdatedAt: now}
 		if err := s.store.InsertPolicy(ctx, p); err != nil {
 			return err

@@ -6,7 +6,9 @@
 // (Launcher, one per policy's settings), the connection to an engine
 // (Engine, one per host), the image contract a runner image must meet, and
 // the recovery helpers that find this host's runner containers after a
-// restart.
+// restart; and, as Kind, what the rest of the manager asks of the
+// backend: the rules of a policy's rm.ContainerSettings and its doctor
+// checks (the engine, the images, leftover containers).
 //
 // The image contract: the image holds an installed GitHub Actions runner
 // in one directory (DefaultRunnerDir, /home/runner, as in GitHub's own

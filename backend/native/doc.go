@@ -5,4 +5,6 @@
 // implements the root's launcher contract (rm.Launcher, rm.MemoryContainer,
 // rm.RootLister) and takes the host parts it shares with others (process
 // identity, cgroups, installed runners, kept logs) from package platform.
+// Kind is the backend as the rest of the manager knows it: the default,
+// with no settings of its own.
 package native

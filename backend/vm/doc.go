@@ -3,7 +3,10 @@
 // a throwaway qcow2 overlay of the image's read-only base disk, powered
 // off and its overlay deleted when the attempt ends. It owns the launcher
 // (Launcher), the image contract and its builder (Image, Build), the
-// guest's init (guest/init, in the initramfs) and the KVM probe.
+// guest's init (guest/init, in the initramfs) and the KVM probe; and, as
+// Kind, what the rest of the manager asks of the backend: the rules of a
+// policy's rm.VMSettings (forwards by ParseForward), of the
+// configuration's [vm] table, and its doctor checks.
 //
 // The image contract (docs/vm.md): a directory holding KernelFile,
 // InitrdFile and BaseDiskFile, the base an ext4 filesystem with the

@@ -145,13 +145,13 @@ func guestForwards(host []string, spec rm.LaunchSpec) ([]forward, error) {
 	return fws, err
 }
 
-// parseForwards parses Settings.Forward (each by rm.ParseForward), a
+// parseForwards parses Settings.Forward (each by ParseForward), a
 // service named twice once.
 func parseForwards(list []string) ([]forward, error) {
 	var out []forward
 	seen := map[string]bool{}
 	for _, f := range list {
-		host, port, ip, err := rm.ParseForward(f)
+		host, port, ip, err := ParseForward(f)
 		if err != nil {
 			return nil, err
 		}

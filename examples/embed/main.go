@@ -99,7 +99,7 @@ func run(ctx context.Context, jobs int, own bool, log *slog.Logger, out io.Write
 		n := native.NewLauncher(dir, native.WithLogger(log))
 		defer n.Close()
 		mine, q = newLauncher(n, out), newQueue()
-		cfg.Launchers = map[rm.Backend]rm.Launcher{rm.BackendNative: mine}
+		cfg.Launchers = map[rm.Backend]rm.Launcher{rm.DefaultBackend: mine}
 		cfg.Targets = func(context.Context, rm.Policy) (rm.Registrar, rm.DemandSource, error) { return nil, q, nil }
 		target, _ = rm.NewLabelTarget(scope, "", labels)
 		labels = []string{"self-hosted", "embed"}

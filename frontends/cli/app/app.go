@@ -12,6 +12,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/backends"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/datadir"
@@ -86,7 +87,7 @@ func (a *App) Config() (*configfile.File, error) {
 		}
 		src.Path = p
 	}
-	src.Flags = map[string]configfile.FlagValue{}
+	src.Flags, src.Backends = map[string]configfile.FlagValue{}, backends.Configs()
 	for k, v := range a.flags {
 		src.Flags[k] = v
 	}

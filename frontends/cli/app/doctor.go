@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/runner-manager/runner-manager/backends"
 	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/localapi"
 )
@@ -70,8 +71,7 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 		ConfigPath: cfg.Path, DataDir: cfg.DataDir,
 		MemoryReserve: cfg.Admission.MemoryReserve.Bytes(), DiskFloor: cfg.Admission.DiskFloor.Bytes(),
 		Journal: a.ExistingStore, Host: a.Host, GitHub: a.GitHub, SessionOwner: sessionOwner,
-		ContainerHost: cfg.Container.Host,
-		VMAccel:       cfg.VM.Accel,
+		Config: cfg, Backends: backends.Doctors(),
 		DaemonRunning: func(ctx context.Context) (bool, error) {
 			d, err := a.Daemon()
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/backends"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
@@ -161,7 +162,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
-	draft, err := spec.Build(rm.NewHostID())
+	draft, err := spec.Build(rm.NewHostID(), backends.All())
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := spec.Insert(ctx, st, host.ID)
+	p, err := spec.Insert(ctx, st, host.ID, backends.All())
 	if err != nil {
 		return err
 	}
@@ -310,7 +311,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"spare", spareRow(p)},
 		{"memory estimate", policyedit.Estimate(p)},
 		{"runner dir", runnerDir},
-		{"backend", string(cmpOr(p.Backend, rm.BackendNative))},
+		{"backend", string(p.Backend.OrDefault())},
 		{"vm image", p.VM.Image},
 		{"vm forward", vmForwardRow(p)},
 		{"live attempts", fmt.Sprint(len(live))},
@@ -516,7 +517,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 	return policyJSON{
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
-		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(cmpOr(p.Backend, rm.BackendNative)), RunnerDir: p.RunnerDir,
+		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(p.Backend.OrDefault()), RunnerDir: p.RunnerDir,
 		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Fleet: p.Fleet,
 		VMForward: append([]string{}, p.VM.Forward...),
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
@@ -531,10 +532,10 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 }
 
 // vmForwardRow is policy show's vm forward: "" (no row) but for a VM
-// policy, whose guests reach GitHub (and the host's [vm] forward) only
-// unless it opens more.
+// policy (the one with an image directory), whose guests reach GitHub
+// (and the host's [vm] forward) only unless it opens more.
 func vmForwardRow(p rm.Policy) string {
-	if p.Backend != rm.BackendVM {
+	if p.VM.Image == "" {
 		return ""
 	}
 	if len(p.VM.Forward) == 0 {

@@ -1,4 +1,4 @@
-package runnermanager
+package vm
 
 import (
 	"fmt"
@@ -12,9 +12,8 @@ var forwardHost = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-
 
 // ParseForward parses a host service a VM guest may reach, "host:port"
 // with an IPv4 address or a host name: one of the host's [vm] forward or
-// of a policy's VMSettings.Forward. It lives here so that a policy is
-// checked by the rules the VM launcher applies, without the root
-// importing the launcher.
+// of a policy's rm.VMSettings.Forward: the rules the launcher's guests
+// are given (QEMU's user network) and a policy is checked by (Kind).
 func ParseForward(s string) (host string, port int, ip bool, err error) {
 	host, p, err := net.SplitHostPort(s)
 	if err != nil {
