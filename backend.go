@@ -19,7 +19,7 @@ func (b Backend) OrDefault() Backend {
 
 // BackendKind is what the manager asks of a backend beyond its launcher:
 // the rules of the settings its policies carry. Each backend package
-// fills it; one list of them (package backends) is handed to whatever
+// fills it; one list of them (package backend) is handed to whatever
 // makes or loads policies (Policy.ValidateWith), so that nothing else
 // names a backend.
 type BackendKind interface {

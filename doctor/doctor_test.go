@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/platform"
@@ -55,7 +55,7 @@ func newHost(t *testing.T) host {
 
 func (h host) setup() doctor.Setup {
 	return doctor.Setup{
-		DataDir: h.dir, MemoryReserve: 1 << 20, DiskFloor: 1 << 20, Backends: backends.Doctors(),
+		DataDir: h.dir, MemoryReserve: 1 << 20, DiskFloor: 1 << 20, Backends: backend.Doctors(),
 		Journal: func(context.Context) (store.Store, error) { return h.st, nil },
 		Host:    func(context.Context) (rm.Host, error) { return h.host, nil },
 		GitHub: func() (*github.Client, error) {

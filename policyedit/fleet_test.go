@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -86,7 +86,7 @@ func (j *fleetJournal) Policies(ctx context.Context) ([]rm.Policy, error) {
 func TestFleetPolicyNeedsAFleetStore(t *testing.T) {
 	st, host, ps := journal(t)
 	const want = "must be PostgreSQL ([store] url; docs/fleet.md)"
-	_, err := policyedit.Spec{Name: "home", Repo: "octo/app", ScaleSet: "home", Max: 4, Fleet: true}.Insert(t.Context(), st, host, backends.All())
+	_, err := policyedit.Spec{Name: "home", Repo: "octo/app", ScaleSet: "home", Max: 4, Fleet: true}.Insert(t.Context(), st, host, backend.All())
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), want)
 	assert.NotContains(t, names(t, st), "home", "nothing written")
@@ -99,22 +99,22 @@ func TestFleetPolicyNeedsAFleetStore(t *testing.T) {
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), "policies.toml: invalid: policy \"a\" is a fleet policy")
 
-	p, err := policyedit.Spec{Name: "home", Repo: "octo/app", ScaleSet: "home", Max: 4, Fleet: true}.Insert(t.Context(), newFleetJournal(t), host, backends.All())
+	p, err := policyedit.Spec{Name: "home", Repo: "octo/app", ScaleSet: "home", Max: 4, Fleet: true}.Insert(t.Context(), newFleetJournal(t), host, backend.All())
 	require.NoError(t, err, "a fleet store takes it")
 	assert.True(t, p.Fleet)
 	assert.Equal(t, host, p.Host, "the host that added it")
 }
 
 func TestReadFileFleet(t *testing.T) {
-	f, err := policyedit.ReadFile(writePolicies(t, "[[policy]]\nname = \"home\"\nrepo = \"o/r\"\nscale_set = \"home\"\nmax = 6\nfleet = true\n"), backends.All())
+	f, err := policyedit.ReadFile(writePolicies(t, "[[policy]]\nname = \"home\"\nrepo = \"o/r\"\nscale_set = \"home\"\nmax = 6\nfleet = true\n"), backend.All())
 	require.NoError(t, err)
 	require.Len(t, f.Policy, 1)
 	assert.True(t, f.Policy[0].Fleet)
-	p, err := f.Policy[0].Build(rm.NewHostID(), backends.All())
+	p, err := f.Policy[0].Build(rm.NewHostID(), backend.All())
 	require.NoError(t, err)
 	assert.True(t, p.Fleet)
 
-	_, err = policyedit.ReadFile(writePolicies(t, "[[policy]]\nname = \"gpu\"\nrepo = \"o/r\"\nlabels = [\"gpu\"]\nfleet = true\n"), backends.All())
+	_, err = policyedit.ReadFile(writePolicies(t, "[[policy]]\nname = \"gpu\"\nrepo = \"o/r\"\nlabels = [\"gpu\"]\nfleet = true\n"), backend.All())
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), "policies.toml:1: invalid: policy \"gpu\": a fleet policy serves a scale set")
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
@@ -33,14 +33,14 @@ func TestReadFileInput(t *testing.T) {
 		{"FloatEstimate", "[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"s\"\nmemory_estimate = 1.5\n", "has no unit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := policyedit.ReadFile(writePolicies(t, tc.body), backends.All())
+			_, err := policyedit.ReadFile(writePolicies(t, tc.body), backend.All())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
 
 	t.Run("MaxDefaultsToOne", func(t *testing.T) {
-		f, err := policyedit.ReadFile(writePolicies(t, "[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"s\"\n\n[[policy]]\nname = \"b\"\nrepo = \"o/r\"\nscale_set = \"t\"\nmax = 3\n"), backends.All())
+		f, err := policyedit.ReadFile(writePolicies(t, "[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"s\"\n\n[[policy]]\nname = \"b\"\nrepo = \"o/r\"\nscale_set = \"t\"\nmax = 3\n"), backend.All())
 		require.NoError(t, err)
 		assert.Equal(t, 1, f.Policy[0].Max)
 		assert.Equal(t, 3, f.Policy[1].Max)
@@ -53,11 +53,11 @@ func TestInsertRefusesSameScaleSet(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	host := rm.Host{ID: rm.NewHostID(), Name: "h"}
 	require.NoError(t, st.PutHost(t.Context(), host))
-	_, err = policyedit.Spec{Name: "a", Repo: "o/r", ScaleSet: "s", Max: 1}.Insert(t.Context(), st, host.ID, backends.All())
+	_, err = policyedit.Spec{Name: "a", Repo: "o/r", ScaleSet: "s", Max: 1}.Insert(t.Context(), st, host.ID, backend.All())
 	require.NoError(t, err)
-	_, err = policyedit.Spec{Name: "b", Repo: "O/R", ScaleSet: "S", Max: 1}.Insert(t.Context(), st, host.ID, backends.All())
+	_, err = policyedit.Spec{Name: "b", Repo: "O/R", ScaleSet: "S", Max: 1}.Insert(t.Context(), st, host.ID, backend.All())
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), `policy "a" serves`)
-	_, err = policyedit.Spec{Name: "c", Repo: "o/r", ScaleSet: "other", Max: 1}.Insert(t.Context(), st, host.ID, backends.All())
+	_, err = policyedit.Spec{Name: "c", Repo: "o/r", ScaleSet: "other", Max: 1}.Insert(t.Context(), st, host.ID, backend.All())
 	require.NoError(t, err)
 }

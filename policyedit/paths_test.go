@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/policyedit"
 )
@@ -43,14 +43,14 @@ func TestReadFileRunnerDirPaths(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(filesDir, "policies.toml")
 			require.NoError(t, os.WriteFile(p, []byte("[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"s\"\nrunner_dir = \""+tc.dir+"\"\n"), 0o600))
-			f, err := policyedit.ReadFile(p, backends.All())
+			f, err := policyedit.ReadFile(p, backend.All())
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, f.Policy[0].RunnerDir)
 		})
 	}
 	t.Run("UnsetVariable", func(t *testing.T) {
 		p := writePolicies(t, "\n[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"s\"\nrunner_dir = \"$RM_TEST_NOPE/r\"\n")
-		_, err := policyedit.ReadFile(p, backends.All())
+		_, err := policyedit.ReadFile(p, backend.All())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `policies.toml:2: policy "a": runner_dir: "$RM_TEST_NOPE/r": $RM_TEST_NOPE is not set`)
 	})

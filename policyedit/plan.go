@@ -21,7 +21,7 @@ type File struct {
 	// Path names the file in errors.
 	Path   string `toml:"-"`
 	Policy []Spec `toml:"policy"`
-	// Backends are the backends known (package backends lists them): each
+	// Backends are the backends known (package backend lists them): each
 	// policy's backend is checked by its own.
 	Backends []rm.BackendKind `toml:"-"`
 	// lines are the lines of the [[policy]] headers, for errors.

@@ -11,7 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/vm"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
@@ -21,7 +21,7 @@ import (
 
 func TestSpecBuild(t *testing.T) {
 	host := rm.NewHostID()
-	p, err := policyedit.Spec{Name: "home", Repo: "octo/app", ScaleSet: "home", Max: 2}.Build(host, backends.All())
+	p, err := policyedit.Spec{Name: "home", Repo: "octo/app", ScaleSet: "home", Max: 2}.Build(host, backend.All())
 	require.NoError(t, err)
 	assert.Equal(t, host, p.Host)
 	assert.Equal(t, "repo:octo/app scale-set=home", policyedit.ShortTarget(p.Target))
@@ -45,7 +45,7 @@ func TestSpecBuild(t *testing.T) {
 		"VMNotImage":  {policyedit.Spec{Name: "p", Repo: "o/r", ScaleSet: "s", Max: 1, Backend: "vm", Image: "/"}, `vm image /: stat /vmlinuz`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := tt.spec.Build(host, backends.All())
+			_, err := tt.spec.Build(host, backend.All())
 			require.ErrorIs(t, err, rm.ErrInvalid)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -55,7 +55,7 @@ func TestSpecBuild(t *testing.T) {
 func TestSpecBuildContainer(t *testing.T) {
 	p, err := policyedit.Spec{Name: "box", Repo: "octo/app", ScaleSet: "box", Max: 4, Backend: "container",
 		Image: "localhost/runner:1", CPUs: 2, Network: "bridge", Env: []string{"GOPROXY"}, Volumes: []string{"gocache:/cache"},
-		MemoryLimit: 1 << 30}.Build(rm.NewHostID(), backends.All())
+		MemoryLimit: 1 << 30}.Build(rm.NewHostID(), backend.All())
 	require.NoError(t, err)
 	assert.Equal(t, rm.BackendContainer, p.Backend)
 	assert.Equal(t, rm.ContainerSettings{Image: "localhost/runner:1", CPUs: 2, Network: "bridge",
@@ -113,7 +113,7 @@ func names(t *testing.T, st store.Store) map[string]rm.Policy {
 }
 
 func file(specs ...policyedit.Spec) policyedit.File {
-	return policyedit.File{Path: "policies.toml", Policy: specs, Backends: backends.All()}
+	return policyedit.File{Path: "policies.toml", Policy: specs, Backends: backend.All()}
 }
 
 func TestPlan(t *testing.T) {
@@ -199,20 +199,20 @@ func TestReadFile(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
 		return p
 	}
-	f, err := policyedit.ReadFile(write("[[policy]]\nname = \"a\"\nrepo = \"octo/app\"\nscale_set = \"a\"\nmax = 2\nmemory_estimate = \"3GiB\"\n"), backends.All())
+	f, err := policyedit.ReadFile(write("[[policy]]\nname = \"a\"\nrepo = \"octo/app\"\nscale_set = \"a\"\nmax = 2\nmemory_estimate = \"3GiB\"\n"), backend.All())
 	require.NoError(t, err)
 	require.Len(t, f.Policy, 1)
 	assert.Equal(t, uint64(3<<30), f.Policy[0].MemoryEstimate.Bytes())
 
-	_, err = policyedit.ReadFile(write("[[policy]]\nname = \"a\"\nrepo = \"octo/app\"\nscaleset = \"a\"\nmax = 1\n"), backends.All())
+	_, err = policyedit.ReadFile(write("[[policy]]\nname = \"a\"\nrepo = \"octo/app\"\nscaleset = \"a\"\nmax = 1\n"), backend.All())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "policies.toml:4")
 
-	_, err = policyedit.ReadFile(write("[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"a\"\nmax = 1\n[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"b\"\nmax = 1\n"), backends.All())
+	_, err = policyedit.ReadFile(write("[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"a\"\nmax = 1\n[[policy]]\nname = \"a\"\nrepo = \"o/r\"\nscale_set = \"b\"\nmax = 1\n"), backend.All())
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), "listed twice")
 
-	_, err = policyedit.ReadFile(filepath.Join(dir, "missing.toml"), backends.All())
+	_, err = policyedit.ReadFile(filepath.Join(dir, "missing.toml"), backend.All())
 	require.ErrorIs(t, err, rm.ErrInvalid)
 }
 
@@ -240,11 +240,11 @@ func TestEditWrite(t *testing.T) {
 
 func TestSpecInsert(t *testing.T) {
 	st, host, _ := journal(t)
-	p, err := policyedit.Spec{Name: "new", Repo: "octo/app", ScaleSet: "new", Max: 1}.Insert(t.Context(), st, host, backends.All())
+	p, err := policyedit.Spec{Name: "new", Repo: "octo/app", ScaleSet: "new", Max: 1}.Insert(t.Context(), st, host, backend.All())
 	require.NoError(t, err)
 	assert.False(t, p.ID.IsZero())
 	assert.Equal(t, p.ID, names(t, st)["new"].ID)
-	_, err = policyedit.Spec{Name: "a", Repo: "octo/app", ScaleSet: "x", Max: 1}.Insert(t.Context(), st, host, backends.All())
+	_, err = policyedit.Spec{Name: "a", Repo: "octo/app", ScaleSet: "x", Max: 1}.Insert(t.Context(), st, host, backend.All())
 	require.ErrorIs(t, err, rm.ErrInvalid)
 	assert.Contains(t, err.Error(), "policy edit a")
 }
@@ -262,7 +262,7 @@ func TestPlanVMForward(t *testing.T) {
 		text := "[[policy]]\nname = \"forks\"\nrepo = \"octo/app\"\nscale_set = \"forks\"\nmax = 1\n" +
 			"backend = \"vm\"\nimage = \"" + image + "\"\nvm_forward = [" + fwd + "]\n"
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
-		return policyedit.ReadFile(path, backends.All())
+		return policyedit.ReadFile(path, backend.All())
 	}
 	write := func(fwd string) policyedit.File {
 		f, err := read(fwd)

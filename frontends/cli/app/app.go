@@ -12,7 +12,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/datadir"
@@ -87,7 +87,7 @@ func (a *App) Config() (*configfile.File, error) {
 		}
 		src.Path = p
 	}
-	src.Flags, src.Backends = map[string]configfile.FlagValue{}, backends.Configs()
+	src.Flags, src.Backends = map[string]configfile.FlagValue{}, backend.Configs()
 	for k, v := range a.flags {
 		src.Flags[k] = v
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/policyedit"
 )
@@ -50,7 +50,7 @@ runners: pause it and let them finish first.`
 // Run applies the file.
 func (c *PolicyApplyCmd) Run(ctx context.Context, a *App) error {
 	// Every policy is checked before the data directory is touched.
-	f, err := policyedit.ReadFile(c.File, backends.All())
+	f, err := policyedit.ReadFile(c.File, backend.All())
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/localapi"
 )
@@ -71,7 +71,7 @@ func (c *DoctorCmd) Run(ctx context.Context, a *App) error {
 		ConfigPath: cfg.Path, DataDir: cfg.DataDir,
 		MemoryReserve: cfg.Admission.MemoryReserve.Bytes(), DiskFloor: cfg.Admission.DiskFloor.Bytes(),
 		Journal: a.ExistingStore, Host: a.Host, GitHub: a.GitHub, SessionOwner: sessionOwner,
-		Config: cfg, Backends: backends.Doctors(),
+		Config: cfg, Backends: backend.Doctors(),
 		DaemonRunning: func(ctx context.Context) (bool, error) {
 			d, err := a.Daemon()
 			if err != nil {

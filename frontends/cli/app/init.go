@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/configfile"
 )
 
@@ -64,7 +64,7 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	tmpCheck.Close()
-	if _, err := configfile.Load(configfile.Sources{Path: tmpCheck.Name(), Explicit: true, Backends: backends.Configs()}); err != nil {
+	if _, err := configfile.Load(configfile.Sources{Path: tmpCheck.Name(), Explicit: true, Backends: backend.Configs()}); err != nil {
 		return fmt.Errorf("%w: %v", rm.ErrInvalid, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

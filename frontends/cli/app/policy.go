@@ -10,7 +10,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
@@ -162,7 +162,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	}
 	// Check with a placeholder host first: nothing is written (not even
 	// the data directory) for an invalid policy.
-	draft, err := spec.Build(rm.NewHostID(), backends.All())
+	draft, err := spec.Build(rm.NewHostID(), backend.All())
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	p, err := spec.Insert(ctx, st, host.ID, backends.All())
+	p, err := spec.Insert(ctx, st, host.ID, backend.All())
 	if err != nil {
 		return err
 	}

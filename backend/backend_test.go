@@ -1,4 +1,4 @@
-package backends_test
+package backend_test
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backends"
+	"github.com/runner-manager/runner-manager/backend"
 )
 
 func validPolicy(t *testing.T) rm.Policy {
@@ -23,7 +23,7 @@ func validPolicy(t *testing.T) rm.Policy {
 // Each backend's rules are its own, asked through the one list; the
 // policy's own checks stay the root's (rm.Policy.Validate).
 func TestValidateWith(t *testing.T) {
-	require.NoError(t, validPolicy(t).ValidateWith(backends.All()))
+	require.NoError(t, validPolicy(t).ValidateWith(backend.All()))
 
 	tests := map[string]struct {
 		edit func(p *rm.Policy)
@@ -54,7 +54,7 @@ func TestValidateWith(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := validPolicy(t)
 			tt.edit(&p)
-			err := p.ValidateWith(backends.All())
+			err := p.ValidateWith(backend.All())
 			require.ErrorIs(t, err, rm.ErrInvalid)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Equal(t, 1, strings.Count(err.Error(), "invalid"), "one %q prefix: %s", "invalid", err)
@@ -75,7 +75,7 @@ func TestValidateWith(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := validPolicy(t)
 			edit(&p)
-			require.NoError(t, p.ValidateWith(backends.All()))
+			require.NoError(t, p.ValidateWith(backend.All()))
 		})
 	}
 }
@@ -85,7 +85,7 @@ func TestValidateWith(t *testing.T) {
 func TestValidateWithOrder(t *testing.T) {
 	p := validPolicy(t)
 	p.Backend, p.Max = "docker", 0
-	require.ErrorContains(t, p.ValidateWith(backends.All()), `backend "docker" is not supported`)
+	require.ErrorContains(t, p.ValidateWith(backend.All()), `backend "docker" is not supported`)
 	require.ErrorContains(t, p.Validate(), "max 0 must be at least 1", "Validate leaves backends to their kinds")
 }
 

@@ -1,10 +1,10 @@
-// Package backends is the one list of the backends a host knows: what
+// Package backend is the one list of the backends a host knows: what
 // makes or loads policies checks them against it (All, for
 // rm.Policy.ValidateWith), the configuration file has each check its own
 // table (Configs), and the doctor asks each for its own checks (Doctors),
 // so that nothing else names a backend. A new backend is a
 // package of its own and a line here.
-package backends
+package backend
 
 import (
 	rm "github.com/runner-manager/runner-manager"
