@@ -237,7 +237,7 @@ type Sources struct {
 	// messages. Only flags the user set (or whose env kong read) belong here.
 	Flags map[string]FlagValue
 	// Backends check their own tables ([vm]) once the rest of the file is
-	// checked (backends.Configs). A program that runs no backend gives
+	// checked (backend.Configs). A program that runs no backend gives
 	// none, and leaves those tables unchecked.
 	Backends []BackendSection
 }

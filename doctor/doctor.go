@@ -75,7 +75,7 @@ type Setup struct {
 	// Config is the configuration in use, whose sections the backends'
 	// checks read ([container] host, [vm] accel); nil for the defaults.
 	Config *configfile.File
-	// Backends are the backends' own checks (backends.Doctors: the
+	// Backends are the backends' own checks (backend.Doctors: the
 	// container engine and images, the VM programs, images and
 	// accelerator, and what each left of attempts), made in order after
 	// the host's leftovers of processes and directories.
