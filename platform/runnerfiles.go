@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -24,19 +23,6 @@ const WorkerLogPattern = "Worker_*.log"
 // RunnerLogName is the file in an attempt root that receives the runner's
 // stdout and stderr (the native launcher's; kept by KeepLogs).
 const RunnerLogName = "runner.log"
-
-// VersionLess reports whether runner version a ("2.327.1", a leading "v"
-// allowed) is older than b. A version that does not parse is older than
-// any that does.
-func VersionLess(a, b string) bool {
-	va, okA := parseVersion(a)
-	vb, okB := parseVersion(b)
-	switch {
-	case !okA || !okB:
-		return !okA && okB
-	}
-	return slices.Compare(va, vb) < 0
-}
 
 // TailLines returns the last n lines of r (a runner log, say), without
 // their line ends and as valid UTF-8, reading backwards from the end at

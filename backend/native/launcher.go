@@ -14,6 +14,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // DefaultKeepFailed is how long a failed attempt's root directory is kept for
@@ -34,7 +35,6 @@ const (
 	attemptsDir = "attempts"
 	failedDir   = ".failed"
 	spareDir    = ".spare"
-	runnersDir  = "runners"
 )
 
 // skippedTopLevel are entries of an installed runner never carried into an
@@ -208,7 +208,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	}
 	runnerDir := spec.RunnerDir
 	if runnerDir == "" {
-		newest, err := platform.NewestRunner(filepath.Join(l.dataDir, runnersDir))
+		newest, err := runnerpkg.Newest(l.dataDir)
 		if err != nil {
 			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 		}
