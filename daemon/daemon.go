@@ -427,11 +427,11 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, DataDir: cfg.DataDir,
-		Machine: d.machine, Installs: runnerpkg.Installs{DataDir: cfg.DataDir},
+		Machine: d.machine, Installs: runnerpkg.Installs{DataDir: cfg.DataDir, AutoUpdate: cfg.AutoUpdateRunner},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus,
-		Loop: cfg.Loop, RunnerUpdates: cfg.AutoUpdateRunner, RunnerEnv: cfg.RunnerEnv,
+		Loop: cfg.Loop, RunnerEnv: cfg.RunnerEnv,
 		OnPass: onPass, OnJobStarted: onJob, OnJobEnded: onEnd,
 	}, nil
 }

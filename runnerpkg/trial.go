@@ -34,7 +34,13 @@ const (
 
 // Installs are the runners installed under a data directory, as the loops
 // read and prove them.
-type Installs struct{ DataDir string }
+type Installs struct {
+	DataDir string
+	// AutoUpdate: the daemon installs newer releases itself (Updater;
+	// `[runner] auto_update`), so a policy held by a refused runner waits
+	// for one; DeprecatedFix says so, or that updates are off.
+	AutoUpdate bool
+}
 
 var _ rm.RunnerInstalls = Installs{}
 
