@@ -211,7 +211,7 @@ type Daemon struct {
 	st      store.Store
 	host    rm.Host
 	client  *github.Client
-	runner  runnerWatch // runnerupdate.go
+	runner  *runnerpkg.Watch // runnerupdate.go
 	scfg    reconcile.SupervisorConfig
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
@@ -274,6 +274,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 	if d.met != nil {
 		d.met.SetSecondaryHold(d.client.SecondaryHold)
 	}
+	d.runner = d.newRunnerWatch()
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
 	d.targets.own = cfg.Targets
 	d.targets.fleet, d.targets.heartbeat = cfg.Fleet, cfg.HeartbeatEvery

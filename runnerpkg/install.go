@@ -4,10 +4,12 @@
 // <data>/runners/<version>/, the newest installed one that policies
 // without a runner directory launch (Newest), the update installed on
 // trial until one attempt proves it (trial.go), the automatic update that
-// fetches it and prunes what nothing uses (update.go), and what a policy
-// whose runner GitHub refused as deprecated is told to do. The engine asks
-// it through rm.RunnerInstalls; what it needs of GitHub are its own narrow
-// seams (Downloads, Releases), filled by github.Client.
+// fetches it and prunes what nothing uses (update.go) and the daemon's
+// loop that runs it and keeps GitHub's deprecation dates known (Watch),
+// and what a policy whose runner GitHub refused as deprecated is told to
+// do (deprecated.go). The engine asks it through rm.RunnerInstalls; what
+// it needs of GitHub are its own narrow seams (Downloads, Releases,
+// Watch.Deprecation), filled by github.Client.
 package runnerpkg
 
 import (
