@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
@@ -274,7 +273,7 @@ func TestNewestRunner(t *testing.T) {
 	data := t.TempDir()
 	dir := filepath.Join(data, runnerpkg.RunnersDir)
 	for _, v := range []string{"2.9.0", "2.10.0", "2.321.0", "junk"} {
-		listener := platform.ListenerPath(filepath.Join(dir, v))
+		listener := runnerpkg.ListenerPath(filepath.Join(dir, v))
 		require.NoError(t, os.MkdirAll(filepath.Dir(listener), 0o755))
 		require.NoError(t, os.WriteFile(listener, []byte("#!/bin/sh\n"), 0o755))
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
@@ -19,7 +18,7 @@ import (
 func installed(t *testing.T, data, version string) string {
 	t.Helper()
 	dir := filepath.Join(data, runnerpkg.RunnersDir, version)
-	listener := platform.ListenerPath(dir)
+	listener := runnerpkg.ListenerPath(dir)
 	require.NoError(t, os.MkdirAll(filepath.Dir(listener), 0o755))
 	require.NoError(t, os.WriteFile(listener, []byte("#!/bin/sh\n"), 0o755))
 	return dir

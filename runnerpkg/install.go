@@ -26,7 +26,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // RunnersDir is where installed runners live under a data directory, one
@@ -142,7 +141,7 @@ func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result
 // unless it is there already.
 func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Options) (Result, error) {
 	r := Result{Version: version, Dir: filepath.Join(dataDir, RunnersDir, version)}
-	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
+	if _, err := os.Stat(ListenerPath(r.Dir)); err == nil {
 		r.Already = true
 		// Asked for by hand, a runner on trial is taken as it is.
 		if _, err := os.Lstat(filepath.Join(r.Dir, UnprovenMark)); err == nil {
@@ -193,7 +192,7 @@ func Newest(dataDir string) (string, error) {
 			continue
 		}
 		dir := filepath.Join(runnersDir, e.Name())
-		if _, err := os.Stat(platform.ListenerPath(dir)); err != nil {
+		if _, err := os.Stat(ListenerPath(dir)); err != nil {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err == nil {

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // attemptsDir is where the launcher keeps attempt roots (and .spare/).
@@ -134,7 +132,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 		return r, nil
 	}
 	_, staleErr := os.Stat(filepath.Join(dataDir, RunnersDir, badDir, version))
-	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
+	if _, err := os.Stat(ListenerPath(r.Dir)); err == nil {
 		if staleErr != nil {
 			r.Already, r.Trial = true, true
 			return r, nil

@@ -188,7 +188,7 @@ func (l *Launcher) RanJob(a rm.AttemptID) bool {
 	if a.IsZero() {
 		return false
 	}
-	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", platform.WorkerLogPattern))
+	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", runnerpkg.WorkerLogPattern))
 	return err == nil && len(m) > 0
 }
 
@@ -252,7 +252,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		env = l.report.install(ctx, l.log, root, spec, env)
 	}
 	grp := l.attemptGroup(spec.Attempt)
-	exe := filepath.Join(root, "bin", platform.ListenerName)
+	exe := filepath.Join(root, "bin", runnerpkg.ListenerName)
 	cmd := &exec.Cmd{
 		Path:        exe,
 		Args:        []string{exe, "run"},
@@ -416,8 +416,8 @@ func resolveRunner(runnerDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("runner directory %s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, err)
 	}
-	if _, err := os.Stat(filepath.Join(src, "bin", platform.ListenerName)); err != nil {
-		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, platform.ListenerName, err)
+	if _, err := os.Stat(filepath.Join(src, "bin", runnerpkg.ListenerName)); err != nil {
+		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, runnerpkg.ListenerName, err)
 	}
 	return src, nil
 }

@@ -108,8 +108,3 @@ func TestSeekLastLines(t *testing.T) {
 		assert.Equal(t, tt.want, got.String(), "last %d lines", tt.n)
 	}
 }
-
-func TestListenerPath(t *testing.T) {
-	assert.Equal(t, filepath.Join("/opt/runner", "bin"), filepath.Dir(platform.ListenerPath("/opt/runner")))
-	assert.True(t, strings.HasPrefix(filepath.Base(platform.ListenerPath("/opt/runner")), "Runner.Listener"))
-}
