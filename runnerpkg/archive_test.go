@@ -269,7 +269,7 @@ func TestInstallRunnerBadInput(t *testing.T) {
 	assert.NoDirExists(t, dest)
 }
 
-func TestNewestRunner(t *testing.T) {
+func TestNewest(t *testing.T) {
 	data := t.TempDir()
 	dir := filepath.Join(data, runnerpkg.RunnersDir)
 	for _, v := range []string{"2.9.0", "2.10.0", "2.321.0", "junk"} {
