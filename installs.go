@@ -2,13 +2,14 @@ package runnermanager
 
 import "time"
 
-// RunnerInstalls are the runner releases installed on this host for the
-// native backend (a data directory's runners/<version>/), as the loops read
-// and prove them: the newest proven one, which a policy without a runner
-// directory launches, and a newer one on trial, which one attempt proves
-// (it listened, or ran a job) before every such policy launches it, and
-// which is marked bad if that attempt ends before. install.Installs is the
-// real one.
+// RunnerInstalls are the runner releases installed on this host, as the
+// loops read and prove them: the newest proven one, which a policy that
+// launches them (Launches) starts from, and a newer one on trial, which
+// one attempt proves (it listened, or ran a job) before every such policy
+// launches it, and which is marked bad if that attempt ends before. It
+// also says what a policy whose runner GitHub refused as deprecated
+// (exit code 7) needs, so the engine decides the hold and the package's
+// owner the advice. runnerpkg.Installs is the real one.
 type RunnerInstalls interface {
 	// Newest is the directory of the newest proven runner; an error when
 	// none is installed.
@@ -26,6 +27,20 @@ type RunnerInstalls interface {
 	MarkBad(version, reason string) (BadRunner, error)
 	// LastBad is the newest release marked bad that still counts.
 	LastBad() (BadRunner, bool)
+	// Launches reports whether pol's attempts start from these installs
+	// (and so may prove the runner on trial), rather than from a runner
+	// of the policy's own: its runner directory, or the one its image
+	// brings.
+	Launches(pol Policy) bool
+	// InstalledAt is when the runner pol launches was put in place (for
+	// a policy that Launches, the newest install); zero when unknown. A
+	// runner refused as deprecated holds pol's launches until one put in
+	// place after the refusal.
+	InstalledAt(pol Policy) time.Time
+	// DeprecatedFix is what gets pol a runner GitHub accepts after it
+	// refused pol's as deprecated: one line for the policy's note and the
+	// log, ending with when launches resume.
+	DeprecatedFix(pol Policy) string
 }
 
 // RunnerTrial is the runner on trial.

@@ -202,7 +202,7 @@ type Daemon struct {
 	st      store.Store
 	host    rm.Host
 	client  *github.Client
-	runner  runnerWatch // runnerupdate.go
+	runner  *runnerpkg.Watch // runnerupdate.go
 	scfg    reconcile.SupervisorConfig
 	met     *metrics.Metrics // nil: no metrics
 	targets *targets
@@ -264,6 +264,7 @@ func New(cfg Config) (_ *Daemon, err error) {
 	if d.met != nil {
 		d.met.SetSecondaryHold(d.client.SecondaryHold)
 	}
+	d.runner = d.newRunnerWatch()
 	d.targets = newTargets(d.client, d.host, d.st, d.log, cfg.ClassicPoll)
 	d.targets.own = cfg.Targets
 	d.targets.fleet, d.targets.heartbeat = cfg.Fleet, cfg.HeartbeatEvery
@@ -417,11 +418,11 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, AttemptsDir: d.dir.Attempts(),
-		Machine: d.machine, Installs: runnerpkg.Installs{DataDir: cfg.DataDir},
+		Machine: d.machine, Installs: runnerpkg.Installs{DataDir: cfg.DataDir, AutoUpdate: cfg.AutoUpdateRunner},
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus,
-		Loop: cfg.Loop, RunnerUpdates: cfg.AutoUpdateRunner, RunnerEnv: cfg.RunnerEnv,
+		Loop: cfg.Loop, RunnerEnv: cfg.RunnerEnv,
 		OnPass: onPass, OnJobStarted: onJob, OnJobEnded: onEnd,
 	}, nil
 }

@@ -79,7 +79,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	wg.Go(func() { d.heartbeat(ctx, sup.NudgeAll) })
 	wg.Go(func() { d.pruneLogs(ctx) })
 	if d.cfg.DataDir != "" {
-		wg.Go(func() { d.watchRunner(ctx) })
+		wg.Go(func() { d.runner.Run(ctx) })
 	}
 	d.log.Info("runner-manager running", "host", d.host.Name, "host_id", d.host.ID, "data_dir", d.cfg.DataDir,
 		"policies", owned, "socket", ls.addrs.Socket, "store", storeName(d.st), "version", d.cfg.Version)

@@ -14,7 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/backend"
 	"github.com/runner-manager/runner-manager/doctor"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/simulate/githubtest"
 	"github.com/runner-manager/runner-manager/store"
@@ -45,8 +45,8 @@ func newHost(t *testing.T) host {
 	h.host = storetest.NewHost().Name("box").Build()
 	require.NoError(t, h.st.PutHost(t.Context(), h.host))
 	runner := filepath.Join(t.TempDir(), "runner")
-	require.NoError(t, os.MkdirAll(filepath.Dir(platform.ListenerPath(runner)), 0o755))
-	require.NoError(t, os.WriteFile(platform.ListenerPath(runner), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(runnerpkg.ListenerPath(runner)), 0o755))
+	require.NoError(t, os.WriteFile(runnerpkg.ListenerPath(runner), []byte("#!/bin/sh\n"), 0o755))
 	h.policy = storetest.NewPolicy().Name("home").Repository("octo/app").Host(h.host.ID).Autoscale("home", 2).RunnerDir(runner).Build()
 	require.NoError(t, h.st.InsertPolicy(t.Context(), h.policy))
 	h.srv = githubtest.NewTestServer(t, fakegithub.WithToken(token), fakegithub.WithRepo("octo/app"))

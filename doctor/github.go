@@ -12,7 +12,6 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
@@ -79,7 +78,7 @@ func rateLimitingOff(status int, body []byte) bool {
 // GitHub offers scope: GitHub stops old runners.
 func runnerVersion(ctx context.Context, client *github.Client, scope rm.Scope, installed string) []Check {
 	_, offered, err := runnerpkg.Offered(ctx, client, scope)
-	if have := filepath.Base(installed); err == nil && platform.VersionLess(have, offered) {
+	if have := filepath.Base(installed); err == nil && runnerpkg.Newer(offered, have) {
 		return []Check{warn("runner-version", fmt.Sprintf("installed runner %s is older than the %s GitHub offers", have, offered),
 			"GitHub stops old runners: run `runner-manager runner install`")}
 	}

@@ -86,7 +86,7 @@ func (r *run) runners(ctx context.Context, st store.Store, mine []rm.Policy) (st
 		}
 		if p.RunnerDir == "" {
 			needsInstalled = true
-		} else if _, err := os.Stat(platform.ListenerPath(p.RunnerDir)); err != nil {
+		} else if _, err := os.Stat(runnerpkg.ListenerPath(p.RunnerDir)); err != nil {
 			r.add(fail("runner-dir", fmt.Sprintf("policy %s: runner dir %s", p.Name, p.RunnerDir),
 				"it holds no runner: policy edit "+p.Name+" --runner-dir DIR, or runner install"))
 		}

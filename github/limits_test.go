@@ -10,6 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -154,7 +155,7 @@ func TestFakeDownloads(t *testing.T) {
 				list, err := env.client.RunnerDownloads(t.Context(), scope)
 				require.NoError(t, err)
 				require.NotEmpty(t, list)
-				d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
+				d, err := runnerpkg.PickDownload(list, runtime.GOOS, runtime.GOARCH)
 				require.NoError(t, err)
 				assert.NotEmpty(t, d.URL)
 				assert.Len(t, d.SHA256, 64)

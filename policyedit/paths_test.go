@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/backend"
-	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/policyedit"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // installRunner lays out a directory CheckRunnerDir accepts.
 func installRunner(t *testing.T, dir string) {
 	t.Helper()
-	l := platform.ListenerPath(dir)
+	l := runnerpkg.ListenerPath(dir)
 	require.NoError(t, os.MkdirAll(filepath.Dir(l), 0o755))
 	require.NoError(t, os.WriteFile(l, []byte("#!/bin/sh\n"), 0o755))
 }

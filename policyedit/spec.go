@@ -17,7 +17,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/configfile"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -234,7 +234,7 @@ func CheckRunnerDir(dir string) (string, error) {
 	if err != nil {
 		return "", invalid("runner directory %q: %v", dir, err)
 	}
-	listener := platform.ListenerPath(abs)
+	listener := runnerpkg.ListenerPath(abs)
 	if _, err := os.Stat(listener); err != nil {
 		return "", invalid("runner directory %s holds no installed runner (no %s): install one with `runner-manager runner install`, or give the directory where you unpacked actions-runner",
 			abs, filepath.Join("bin", filepath.Base(listener)))

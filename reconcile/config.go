@@ -154,16 +154,13 @@ type Config struct {
 	// The driver sleeps on real timers.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Installs are the runners installed for the native backend
-	// (install.Installs of the data directory's runners/): a policy with no
-	// RunnerDir launches the newest, and a newer one on trial is proven
-	// on one attempt first. nil: none known (no runner update is proven,
-	// and a policy held by a refused runner waits for its edit).
+	// Installs are the runners installed in the data directory
+	// (runnerpkg.Installs of its runners/): a policy that launches them
+	// starts from the newest, a newer one on trial is proven on one
+	// attempt first, and a policy held by a refused runner is told its
+	// fix. nil: none known (no runner update is proven, and a policy held
+	// by a refused runner waits for its edit).
 	Installs rm.RunnerInstalls
-	// RunnerUpdates: the daemon installs newer runner releases itself
-	// (`[runner] auto_update`), so a policy held by a refused runner waits
-	// for one; the hold's note says so, or that updates are off.
-	RunnerUpdates bool
 	// RunnerEnv is added to every runner's environment ("KEY=value").
 	RunnerEnv []string
 

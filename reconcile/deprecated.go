@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -55,81 +54,48 @@ func (d *deprecations) forget(pol rm.PolicyID) {
 
 // deprecatedHold reports whether pol's launches are held because its
 // runner exited 7 at since and nothing newer is there yet, with the
-// policy's note naming the fix, and how many launches it may still make
-// (1: the one that proves a newer runner on trial).
+// policy's note naming the fix (Installs.DeprecatedFix), and how many
+// launches it may still make (1: the one that proves a newer runner on
+// trial).
 func (p *pass) deprecatedHold(pol *rm.Policy, since time.Time) (string, int, bool) {
 	if since.IsZero() {
 		return "", 0, false
 	}
-	if pol.UpdatedAt.After(since) || p.runnerInstalledAt(pol).After(since) {
+	installs := p.l.cfg.Installs
+	if pol.UpdatedAt.After(since) || installs != nil && installs.InstalledAt(*pol).After(since) {
 		p.l.deprecated.forget(pol.ID)
 		if p.l.deprecatedLog.set(pol.ID, false) {
 			p.l.log.Info("a newer runner is there: launches resume", "policy", pol.Name)
 		}
 		return "", 0, false
 	}
-	if pol.Backend != rm.BackendContainer && pol.RunnerDir == "" && p.l.cfg.Installs != nil {
-		if t, ok := p.l.cfg.Installs.Trial(); ok {
+	at := since.Local().Format(time.TimeOnly)
+	if installs != nil && installs.Launches(*pol) {
+		if t, ok := installs.Trial(); ok {
 			// A newer runner is on trial: one attempt proves it (runnerDir),
 			// the others wait for its word.
-			at := since.Local().Format(time.TimeOnly)
 			if t.Attempt.IsZero() {
 				return fmt.Sprintf("runner version deprecated (exit code 7 at %s): the next attempt proves runner %s", at, t.Version), 1, true
 			}
 			return fmt.Sprintf("runner version deprecated (exit code 7 at %s): proving runner %s on attempt %s; launches resume once it listens", at, t.Version, t.Attempt), 0, true
 		}
 	}
-	fix := "install a newer runner with `runner-manager runner install --latest`; launches resume once it is installed"
-	if p.l.cfg.Installs != nil && pol.Backend != rm.BackendContainer && pol.RunnerDir == "" {
-		if !p.l.cfg.RunnerUpdates {
-			fix = "automatic runner updates are off ([runner] auto_update = false): " + fix
-		} else {
-			fix = "the daemon installs the newest release and proves it on the next attempt (none newer yet: it looks again every minute); or " + fix
-		}
-		if b, ok := p.l.cfg.Installs.LastBad(); ok {
-			fix = "the update to runner " + b.Version + " failed (" + b.Reason + "); it is tried again at " + b.RetryAt.Local().Format(time.TimeOnly) + " or when a newer release comes, or install one with `runner-manager runner install --latest`"
-		}
+	fix := "give the policy a runner GitHub accepts; launches resume once the policy changes"
+	if installs != nil {
+		fix = installs.DeprecatedFix(*pol)
 	}
-	switch {
-	case pol.Backend == rm.BackendContainer:
-		fix = "give the policy a newer runner image (`runner-manager policy edit " + pol.Name + " --image …`); launches resume then"
-	case pol.RunnerDir != "":
-		fix = "update the runner in " + pol.RunnerDir + ", or install one with `runner-manager runner install --latest` and point the policy at it; launches resume once the policy or its runner changes"
-	}
-	note := fmt.Sprintf("runner version deprecated (exit code 7 at %s): %s", since.Local().Format(time.TimeOnly), fix)
+	note := fmt.Sprintf("runner version deprecated (exit code 7 at %s): %s", at, fix)
 	if p.l.deprecatedLog.set(pol.ID, true) {
 		p.l.log.Warn("launches paused: GitHub no longer accepts this runner version", "policy", pol.Name, "fix", fix)
 	}
 	return note, 0, true
 }
 
-// runnerInstalledAt is when the runner pol launches was put in place: the
-// modification time of its directory (the newest of Installs for a policy
-// without one); zero when unknown.
-func (p *pass) runnerInstalledAt(pol *rm.Policy) time.Time {
-	dir := pol.RunnerDir
-	if dir == "" {
-		if p.l.cfg.Installs == nil {
-			return time.Time{}
-		}
-		newest, err := p.l.cfg.Installs.Newest()
-		if err != nil {
-			return time.Time{}
-		}
-		dir = newest
-	}
-	info, err := os.Stat(dir)
-	if err != nil {
-		return time.Time{}
-	}
-	return info.ModTime()
-}
-
 // trialRunner is the runner a launch of pol's attempt a starts from when
 // a newer runner is on trial and no attempt proves it yet: a claims it
 // (Installs.Claim) and is its proof; "" otherwise.
 func (l *Loop) trialRunner(pol rm.Policy, a rm.AttemptID) string {
-	if pol.RunnerDir != "" || pol.Backend == rm.BackendContainer || l.cfg.Installs == nil {
+	if l.cfg.Installs == nil || !l.cfg.Installs.Launches(pol) {
 		return ""
 	}
 	t, ok := l.cfg.Installs.Trial()

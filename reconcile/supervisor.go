@@ -66,13 +66,12 @@ type SupervisorConfig struct {
 	Runner func() *RunnerStatus
 	// Loop holds the timeouts, paces and caps of every loop.
 	Loop LoopOptions
-	// RunnerUpdates, RunnerEnv, OnPass, OnJobStarted and OnJobEnded are
-	// given to every loop (see Config).
-	RunnerUpdates bool
-	RunnerEnv     []string
-	OnPass        func(targetKey string, took time.Duration, err error)
-	OnJobStarted  func(policy string, s rm.StartSplit)
-	OnJobEnded    func(policy, result string, ran time.Duration)
+	// RunnerEnv, OnPass, OnJobStarted and OnJobEnded are given to every
+	// loop (see Config).
+	RunnerEnv    []string
+	OnPass       func(targetKey string, took time.Duration, err error)
+	OnJobStarted func(policy string, s rm.StartSplit)
+	OnJobEnded   func(policy, result string, ran time.Duration)
 	// Machine is the machine the supervisor runs on (platform.Machine):
 	// the host's CPU in Status, this process's identity for the host
 	// lease, and the runner processes of AttemptsDir for the orphan sweep at

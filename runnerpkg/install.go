@@ -1,10 +1,15 @@
-// Package runnerpkg installs the GitHub Actions runner GitHub offers: it asks
-// GitHub which runner package a scope may use for this machine, downloads
-// it, checks its SHA-256 and unpacks it into <data>/runners/<version>/,
-// where policies without a runner directory find the newest one. It is
-// where what GitHub offers (its client, through Downloads and Releases)
-// meets platform (how to unpack it); doctor uses it to tell an installed
-// runner that is too old.
+// Package runnerpkg owns the runner package's whole life on this host:
+// which package GitHub offers for this machine (PickDownload, Offered),
+// its download, SHA-256 check and unpacking (InstallArchive) into
+// <data>/runners/<version>/, the newest installed one that policies
+// without a runner directory launch (Newest), the update installed on
+// trial until one attempt proves it (trial.go), the automatic update that
+// fetches it and prunes what nothing uses (update.go) and the daemon's
+// loop that runs it and keeps GitHub's deprecation dates known (Watch),
+// and what a policy whose runner GitHub refused as deprecated is told to
+// do (deprecated.go). The engine asks it through rm.RunnerInstalls; what
+// it needs of GitHub are its own narrow seams (Downloads, Releases,
+// Watch.Deprecation), filled by github.Client.
 package runnerpkg
 
 import (
@@ -17,11 +22,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // Downloads is what Offered asks of GitHub. It is install's own narrow
@@ -41,7 +46,7 @@ func Offered(ctx context.Context, gh Downloads, scope rm.Scope) (rm.RunnerDownlo
 	if err != nil {
 		return rm.RunnerDownload{}, "", err
 	}
-	d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
+	d, err := PickDownload(list, runtime.GOOS, runtime.GOARCH)
 	if err != nil {
 		return d, "", err
 	}
@@ -81,8 +86,8 @@ type Options struct {
 	// Downloading, if set, is told the package's URL before the download.
 	Downloading func(url string)
 	// Progress, if set, is told how the download goes, a few hundred
-	// times at most (platform.Progress); a frontend prints it.
-	Progress platform.Progress
+	// times at most; a frontend prints it.
+	Progress Progress
 }
 
 // Runner installs the runner GitHub offers scope into dataDir's runners
@@ -116,7 +121,7 @@ func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result
 	if err != nil {
 		return Result{}, err
 	}
-	d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
+	d, err := PickDownload(list, runtime.GOOS, runtime.GOARCH)
 	if err != nil {
 		return Result{}, fmt.Errorf("the latest runner release %s: %w", version, err)
 	}
@@ -133,10 +138,10 @@ func Latest(ctx context.Context, gh Releases, dataDir string, o Options) (Result
 // unless it is there already.
 func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Options) (Result, error) {
 	r := Result{Version: version, Dir: datadir.New(dataDir).Runner(version)}
-	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
+	if _, err := os.Stat(ListenerPath(r.Dir)); err == nil {
 		r.Already = true
 		// Asked for by hand, a runner on trial is taken as it is.
-		if _, err := os.Lstat(filepath.Join(r.Dir, platform.UnprovenMark)); err == nil {
+		if _, err := os.Lstat(filepath.Join(r.Dir, UnprovenMark)); err == nil {
 			if err := Promote(r.Dir); err != nil {
 				return r, err
 			}
@@ -150,7 +155,7 @@ func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Op
 	if hc == nil {
 		hc = &http.Client{Timeout: 15 * time.Minute}
 	}
-	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, r.Dir, o.Progress); err != nil {
+	if err := InstallArchive(ctx, hc, d.URL, d.SHA256, r.Dir, o.Progress); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Result{}, fmt.Errorf("%s exists but holds no runner: remove it and install again", r.Dir)
 		}
@@ -160,8 +165,42 @@ func put(ctx context.Context, d rm.RunnerDownload, version, dataDir string, o Op
 	return r, nil
 }
 
-// Newest returns the directory of the newest runner installed under
-// dataDir (platform.NewestRunner of its runners directory).
+// UnprovenMark, in an installed runner's directory, marks a runner installed
+// by an update and not yet proven on an attempt: Newest passes over it, so
+// policies keep launching the runner they had until one attempt showed the
+// new one works.
+const UnprovenMark = ".unproven"
+
+// Newest returns the installed runner of the highest version under
+// dataDir's runners directory (each in a directory named by its version,
+// like 2.328.0, with bin/Runner.Listener), passing over unproven ones
+// (UnprovenMark). An error says how to install one when there is none.
 func Newest(dataDir string) (string, error) {
-	return platform.NewestRunner(datadir.New(dataDir).Runners())
+	runnersDir := datadir.New(dataDir).Runners()
+	entries, err := os.ReadDir(runnersDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("installed runners: %w", err)
+	}
+	var best []int
+	var bestDir string
+	for _, e := range entries {
+		v, ok := parseVersion(e.Name())
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(runnersDir, e.Name())
+		if _, err := os.Stat(ListenerPath(dir)); err != nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err == nil {
+			continue
+		}
+		if best == nil || slices.Compare(v, best) > 0 {
+			best, bestDir = v, dir
+		}
+	}
+	if bestDir == "" {
+		return "", fmt.Errorf("no runner installed in %s: install one with `runner-manager runner install`", runnersDir)
+	}
+	return bestDir, nil
 }

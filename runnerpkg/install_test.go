@@ -257,6 +257,9 @@ func TestNewer(t *testing.T) {
 	}{
 		{"2.331.0", "2.330.0", true}, {"2.330.0", "2.330.0", false}, {"2.330.10", "2.330.9", true},
 		{"2.329.0", "2.330.0", false}, {"x", "2.330.0", false}, {"2.330.0", "x", true},
+		{"2.328.0", "2.327.1", true}, {"2.10.0", "2.9.0", true}, // numbers, not strings
+		{"v2.329.0", "2.328.0", true}, {"latest", "2.328.0", false}, {"2.328.0", "latest", true},
+		{"x", "y", false},
 	} {
 		assert.Equal(t, c.want, runnerpkg.Newer(c.a, c.b), "%s > %s", c.a, c.b)
 	}

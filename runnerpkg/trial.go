@@ -13,12 +13,11 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // An update is proven before policies switch to it. The updater installs a
-// newer release as <data>/runners/<version>/ holding platform.UnprovenMark,
-// which the launcher's default (platform.NewestRunner) passes over; the
+// newer release as <data>/runners/<version>/ holding UnprovenMark,
+// which the launcher's default (Newest) passes over; the
 // next attempt of a policy without a runner directory claims it (Claim:
 // proofFile names the attempt) and launches it; once that attempt's runner
 // listened or ran a job the mark goes (Promote) and every policy launches
@@ -35,7 +34,13 @@ const (
 
 // Installs are the runners installed under a data directory, as the loops
 // read and prove them.
-type Installs struct{ DataDir string }
+type Installs struct {
+	DataDir string
+	// AutoUpdate: the daemon installs newer releases itself (Updater;
+	// `[runner] auto_update`), so a policy held by a refused runner waits
+	// for one; DeprecatedFix says so, or that updates are off.
+	AutoUpdate bool
+}
 
 var _ rm.RunnerInstalls = Installs{}
 
@@ -85,7 +90,7 @@ func Candidate(dataDir string) (rm.RunnerTrial, bool) {
 			continue
 		}
 		dir := filepath.Join(runners, v)
-		if _, err := os.Lstat(filepath.Join(dir, platform.UnprovenMark)); err != nil {
+		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err != nil {
 			continue
 		}
 		if _, bad := BadRelease(dataDir, v); bad {
@@ -124,7 +129,7 @@ func Claim(dir string, attempt rm.AttemptID) bool {
 // mark goes, and its directory's time is now (a policy held by a refused
 // runner sees a runner put in place after the refusal).
 func Promote(dir string) error {
-	if err := os.Remove(filepath.Join(dir, platform.UnprovenMark)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(dir, UnprovenMark)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("promote runner %s: %w", filepath.Base(dir), err)
 	}
 	_ = os.Remove(filepath.Join(dir, proofFile))

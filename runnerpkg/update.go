@@ -13,9 +13,7 @@ import (
 	"strings"
 	"time"
 
-	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
-	"github.com/runner-manager/runner-manager/platform"
 )
 
 // Prune removes the runners installed under dataDir/runners that nothing
@@ -56,7 +54,7 @@ func Prune(dataDir string, keep []string) ([]string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "bin")); err != nil {
 			continue // not a runner (or one being unpacked)
 		}
-		if _, err := os.Lstat(filepath.Join(dir, platform.UnprovenMark)); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err == nil {
 			if _, bad := BadRelease(dataDir, e.Name()); !bad {
 				continue // on trial
 			}
@@ -133,7 +131,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 		return r, nil
 	}
 	_, staleErr := os.Stat(datadir.New(dataDir).BadRunner(version))
-	if _, err := os.Stat(platform.ListenerPath(r.Dir)); err == nil {
+	if _, err := os.Stat(ListenerPath(r.Dir)); err == nil {
 		if staleErr != nil {
 			r.Already, r.Trial = true, true
 			return r, nil
@@ -148,7 +146,7 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 		_ = MarkBad(dataDir, version, err.Error())
 		return r, err
 	}
-	d, err := rm.PickRunnerDownload(list, runtime.GOOS, runtime.GOARCH)
+	d, err := PickDownload(list, runtime.GOOS, runtime.GOARCH)
 	if err != nil {
 		return fail(fmt.Errorf("the latest runner release %s: %w", version, err))
 	}
@@ -164,13 +162,13 @@ func Stage(ctx context.Context, gh Releases, dataDir string, o Options) (Result,
 	if o.Downloading != nil {
 		o.Downloading(d.URL)
 	}
-	if err := platform.InstallRunner(ctx, hc, d.URL, d.SHA256, stage, o.Progress); err != nil {
+	if err := InstallArchive(ctx, hc, d.URL, d.SHA256, stage, o.Progress); err != nil {
 		if ctx.Err() != nil {
 			return r, err // stopped, not failed
 		}
 		return fail(err)
 	}
-	if err := os.WriteFile(filepath.Join(stage, platform.UnprovenMark), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, UnprovenMark), nil, 0o644); err != nil {
 		_ = os.RemoveAll(stage)
 		return r, fmt.Errorf("install runner %s: %w", version, err)
 	}

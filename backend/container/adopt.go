@@ -18,6 +18,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // Adopt watches the attempt's container, started before a restart, if it
@@ -107,7 +108,7 @@ func (l *Launcher) saveLogs(ctx context.Context, name, file string) (err error) 
 
 // RanJob reports whether the attempt's runner ran a job, from the trace
 // the runner leaves in its container: a Worker log in <runner dir>/_diag/
-// (platform.WorkerLogPattern), read through the engine's archive API. Ask
+// (runnerpkg.WorkerLogPattern), read through the engine's archive API. Ask
 // before Cleanup removes the container; false once it is gone, or when the
 // engine does not answer. Of a stopped container it first lets the engine
 // finish tearing it down (Podman: up to 2 s after the exit).
@@ -163,7 +164,7 @@ func (l *Launcher) workerLog(ctx context.Context, a rm.AttemptID) (bool, error) 
 		if err != nil {
 			return false, err
 		}
-		if ok, _ := path.Match(platform.WorkerLogPattern, path.Base(h.Name)); ok && !strings.HasSuffix(h.Name, "/") {
+		if ok, _ := path.Match(runnerpkg.WorkerLogPattern, path.Base(h.Name)); ok && !strings.HasSuffix(h.Name, "/") {
 			return true, nil
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // DefaultKeepFailed is how long a failed attempt's root directory is kept for
@@ -164,7 +165,7 @@ func (l *Launcher) RanJob(a rm.AttemptID) bool {
 	if a.IsZero() {
 		return false
 	}
-	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", platform.WorkerLogPattern))
+	m, err := filepath.Glob(filepath.Join(l.Root(a), "_diag", runnerpkg.WorkerLogPattern))
 	return err == nil && len(m) > 0
 }
 
@@ -184,7 +185,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	}
 	runnerDir := spec.RunnerDir
 	if runnerDir == "" {
-		newest, err := platform.NewestRunner(l.dir.Runners())
+		newest, err := runnerpkg.Newest(l.dir.Root())
 		if err != nil {
 			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 		}
@@ -228,7 +229,7 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		env = l.report.install(ctx, l.log, root, spec, env)
 	}
 	grp := l.attemptGroup(spec.Attempt)
-	exe := filepath.Join(root, "bin", platform.ListenerName)
+	exe := filepath.Join(root, "bin", runnerpkg.ListenerName)
 	cmd := &exec.Cmd{
 		Path:        exe,
 		Args:        []string{exe, "run"},
@@ -392,8 +393,8 @@ func resolveRunner(runnerDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("runner directory %s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, err)
 	}
-	if _, err := os.Stat(filepath.Join(src, "bin", platform.ListenerName)); err != nil {
-		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, platform.ListenerName, err)
+	if _, err := os.Stat(filepath.Join(src, "bin", runnerpkg.ListenerName)); err != nil {
+		return "", fmt.Errorf("runner directory %s has no bin/%s: %w (install one with `runner-manager runner install`, or fix the policy's runner directory)", runnerDir, runnerpkg.ListenerName, err)
 	}
 	return src, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // sparesPerRunner is how many prepared roots are kept per installed runner:
@@ -82,11 +82,11 @@ func (s *spareRoots) take(src, root string) bool {
 // fresh reports whether spare was made from the install now at src: its
 // listener is still the very file (the same inode) src has.
 func fresh(src, spare string) bool {
-	a, err := os.Stat(filepath.Join(src, "bin", platform.ListenerName))
+	a, err := os.Stat(filepath.Join(src, "bin", runnerpkg.ListenerName))
 	if err != nil {
 		return false
 	}
-	b, err := os.Stat(filepath.Join(spare, "bin", platform.ListenerName))
+	b, err := os.Stat(filepath.Join(spare, "bin", runnerpkg.ListenerName))
 	return err == nil && os.SameFile(a, b)
 }
 

@@ -5,8 +5,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/backend/vm"
-	"github.com/runner-manager/runner-manager/datadir"
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // VMCmd groups the vm backend's commands.
@@ -55,7 +54,7 @@ func (c *VMImageBuildCmd) Run(ctx context.Context, a *App) error {
 		if err != nil {
 			return err
 		}
-		if runner, err = platform.NewestRunner(datadir.New(dir).Runners()); err != nil {
+		if runner, err = runnerpkg.Newest(dir); err != nil {
 			return invalid("no --runner, and %v: install one with `runner-manager runner install`", err)
 		}
 	}

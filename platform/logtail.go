@@ -7,32 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 )
 
-// ListenerPath is where an installed runner in runnerDir keeps its
-// listener: bin/Runner.Listener (bin\Runner.Listener.exe on Windows).
-func ListenerPath(runnerDir string) string { return filepath.Join(runnerDir, "bin", ListenerName) }
-
-// WorkerLogPattern matches the logs the runner's Worker process writes in
-// its root's _diag/, one per job it runs (the listener's own are Runner_*):
-// the runner's own trace of a job, whatever the backend.
-const WorkerLogPattern = "Worker_*.log"
-
-// VersionLess reports whether runner version a ("2.327.1", a leading "v"
-// allowed) is older than b. A version that does not parse is older than
-// any that does.
-func VersionLess(a, b string) bool {
-	va, okA := parseVersion(a)
-	vb, okB := parseVersion(b)
-	switch {
-	case !okA || !okB:
-		return !okA && okB
-	}
-	return slices.Compare(va, vb) < 0
-}
+// RunnerLogName is the file in an attempt root that receives the runner's
+// stdout and stderr (the native launcher's; kept by KeepLogs).
+const RunnerLogName = "runner.log"
 
 // TailLines returns the last n lines of r (a runner log, say), without
 // their line ends and as valid UTF-8, reading backwards from the end at

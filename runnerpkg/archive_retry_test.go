@@ -1,4 +1,4 @@
-package platform_test
+package runnerpkg_test
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // cut is a scripted answer that sends half the archive and closes the
@@ -78,7 +78,7 @@ func TestInstallRunnerDownloadStatuses(t *testing.T) {
 			t.Cleanup(srv.Close)
 			parent := filepath.Join(t.TempDir(), "runners")
 			dest := filepath.Join(parent, "2.330.0")
-			err := platform.InstallRunner(t.Context(), srv.Client(), srv.URL+"/actions-runner.tar.gz", sum(good), dest, nil)
+			err := runnerpkg.InstallArchive(t.Context(), srv.Client(), srv.URL+"/actions-runner.tar.gz", sum(good), dest, nil)
 			mu.Lock()
 			assert.Equal(t, tc.hits, hits, "downloads")
 			mu.Unlock()

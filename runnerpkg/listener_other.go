@@ -1,6 +1,6 @@
 //go:build !windows
 
-package platform
+package runnerpkg
 
 // ListenerName is the runner's listener in bin/.
 const ListenerName = "Runner.Listener"

@@ -1,4 +1,4 @@
-package platform
+package runnerpkg
 
 import (
 	"archive/tar"
@@ -16,8 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/runner-manager/runner-manager/datadir"
@@ -27,7 +25,7 @@ import (
 // externals is well under 1 GiB; anything far larger is not a runner.
 const maxExtracted = 4 << 30
 
-// InstallRunner downloads the runner archive at url with client (the default
+// InstallArchive downloads the runner archive at url with client (the default
 // client when nil), verifies its SHA-256 against sha256hex, unpacks it (a
 // .tar.gz, or a .zip for Windows runners) and renames the result to destDir
 // in one step: destDir either does not exist or holds a whole, verified
@@ -35,7 +33,7 @@ const maxExtracted = 4 << 30
 // (fs.ErrExist). An archive entry leading outside destDir (an absolute path,
 // "..", a link out) refuses the whole archive. File modes are kept.
 // progress, if not nil, is told how the download goes (see Progress).
-func InstallRunner(ctx context.Context, client *http.Client, url, sha256hex, destDir string, progress Progress) error {
+func InstallArchive(ctx context.Context, client *http.Client, url, sha256hex, destDir string, progress Progress) error {
 	want, err := hex.DecodeString(strings.TrimSpace(sha256hex))
 	if err != nil || len(want) != sha256.Size {
 		return fmt.Errorf("install runner: checksum %q is not a SHA-256 (64 hex digits)", sha256hex)
@@ -468,57 +466,4 @@ func (x *extractor) hardlink(name, target string) error {
 		return err
 	}
 	return os.Link(from, to)
-}
-
-// UnprovenMark, in an installed runner's directory, marks a runner installed
-// by an update and not yet proven on an attempt: NewestRunner passes over
-// it, so policies keep launching the runner they had until one attempt
-// showed the new one works.
-const UnprovenMark = ".unproven"
-
-// NewestRunner returns the installed runner of the highest version under
-// runnersDir (each in a directory named by its version, like 2.328.0, with
-// bin/Runner.Listener), passing over unproven ones (UnprovenMark). An
-// error says how to install one when there is none.
-func NewestRunner(runnersDir string) (string, error) {
-	entries, err := os.ReadDir(runnersDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("installed runners: %w", err)
-	}
-	var best []int
-	var bestDir string
-	for _, e := range entries {
-		v, ok := parseVersion(e.Name())
-		if !ok {
-			continue
-		}
-		dir := filepath.Join(runnersDir, e.Name())
-		if _, err := os.Stat(ListenerPath(dir)); err != nil {
-			continue
-		}
-		if _, err := os.Lstat(filepath.Join(dir, UnprovenMark)); err == nil {
-			continue
-		}
-		if best == nil || slices.Compare(v, best) > 0 {
-			best, bestDir = v, dir
-		}
-	}
-	if bestDir == "" {
-		return "", fmt.Errorf("no runner installed in %s: install one with `runner-manager runner install`", runnersDir)
-	}
-	return bestDir, nil
-}
-
-// parseVersion reads "2.328.0" (a leading "v" allowed) as numbers.
-func parseVersion(s string) ([]int, bool) {
-	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
-	v := make([]int, 0, len(parts))
-	for _, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return nil, false
-		}
-		v = append(v, n)
-	}
-	return v, len(v) > 0
 }

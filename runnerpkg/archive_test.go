@@ -1,4 +1,4 @@
-package platform_test
+package runnerpkg_test
 
 import (
 	"archive/tar"
@@ -20,7 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/datadir"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // entry is one member of a test archive.
@@ -129,7 +130,7 @@ func TestInstallRunner(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "runners", "2.321.0")
 
-	require.NoError(t, platform.InstallRunner(t.Context(), nil, url, sum(archive), dest, nil))
+	require.NoError(t, runnerpkg.InstallArchive(t.Context(), nil, url, sum(archive), dest, nil))
 	assert.Equal(t, int32(1), hits.Load())
 	assert.Equal(t, []string{"2.321.0"}, leftovers(t, filepath.Join(parent, "runners")), "no temp files left")
 
@@ -165,11 +166,11 @@ func TestInstallRunner(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o755), info.Mode().Perm())
 
-	got, err := platform.NewestRunner(filepath.Join(parent, "runners"))
+	got, err := runnerpkg.Newest(parent)
 	require.NoError(t, err)
 	assert.Equal(t, dest, got, "an installed runner is found")
 
-	err = platform.InstallRunner(t.Context(), nil, url, sum(archive), dest, nil)
+	err = runnerpkg.InstallArchive(t.Context(), nil, url, sum(archive), dest, nil)
 	require.ErrorIs(t, err, fs.ErrExist, "never over an installed runner")
 	assert.Equal(t, int32(1), hits.Load(), "refused before downloading")
 }
@@ -182,7 +183,7 @@ func TestInstallRunnerZip(t *testing.T) {
 	)
 	url, _ := serve(t, archive, 0)
 	dest := filepath.Join(t.TempDir(), "2.321.0")
-	require.NoError(t, platform.InstallRunner(t.Context(), http.DefaultClient, url, sum(archive), dest, nil))
+	require.NoError(t, runnerpkg.InstallArchive(t.Context(), http.DefaultClient, url, sum(archive), dest, nil))
 	b, err := os.ReadFile(filepath.Join(dest, "bin", "Runner.Listener.exe"))
 	require.NoError(t, err)
 	assert.Equal(t, "MZ", string(b))
@@ -242,7 +243,7 @@ func TestInstallRunnerRefused(t *testing.T) {
 			top := t.TempDir()
 			parent := filepath.Join(top, "data", "runners")
 			dest := filepath.Join(parent, "2.321.0")
-			err := platform.InstallRunner(t.Context(), nil, url, sha, dest, nil)
+			err := runnerpkg.InstallArchive(t.Context(), nil, url, sha, dest, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), "EOF")
@@ -258,29 +259,30 @@ func TestInstallRunnerBadInput(t *testing.T) {
 	url, hits := serve(t, archive, 0)
 	dest := filepath.Join(t.TempDir(), "2.321.0")
 
-	err := platform.InstallRunner(t.Context(), nil, url, "not-a-sha", dest, nil)
+	err := runnerpkg.InstallArchive(t.Context(), nil, url, "not-a-sha", dest, nil)
 	require.ErrorContains(t, err, "not a SHA-256")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err = platform.InstallRunner(ctx, nil, url, sum(archive), dest, nil)
+	err = runnerpkg.InstallArchive(ctx, nil, url, sum(archive), dest, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int32(0), hits.Load())
 	assert.NoDirExists(t, dest)
 }
 
-func TestNewestRunner(t *testing.T) {
-	dir := t.TempDir()
+func TestNewest(t *testing.T) {
+	data := t.TempDir()
+	dir := datadir.New(data).Runners()
 	for _, v := range []string{"2.9.0", "2.10.0", "2.321.0", "junk"} {
-		listener := platform.ListenerPath(filepath.Join(dir, v))
+		listener := runnerpkg.ListenerPath(filepath.Join(dir, v))
 		require.NoError(t, os.MkdirAll(filepath.Dir(listener), 0o755))
 		require.NoError(t, os.WriteFile(listener, []byte("#!/bin/sh\n"), 0o755))
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "3.0.0"), 0o755)) // no bin/: not installed
-	got, err := platform.NewestRunner(dir)
+	got, err := runnerpkg.Newest(data)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "2.321.0"), got)
 
-	_, err = platform.NewestRunner(filepath.Join(dir, "none"))
+	_, err = runnerpkg.Newest(filepath.Join(data, "none"))
 	require.ErrorContains(t, err, "runner-manager runner install")
 }

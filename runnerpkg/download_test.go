@@ -1,4 +1,4 @@
-package runnermanager_test
+package runnerpkg_test
 
 import (
 	"testing"
@@ -7,9 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
-func TestPickRunnerDownload(t *testing.T) {
+func TestPickDownload(t *testing.T) {
 	list := []rm.RunnerDownload{
 		{OS: "osx", Arch: "x64"}, {OS: "osx", Arch: "arm64"},
 		{OS: "linux", Arch: "x64"}, {OS: "linux", Arch: "arm"}, {OS: "linux", Arch: "arm64"},
@@ -26,14 +27,14 @@ func TestPickRunnerDownload(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.goos+"/"+tt.goarch, func(t *testing.T) {
-			d, err := rm.PickRunnerDownload(list, tt.goos, tt.goarch)
+			d, err := runnerpkg.PickDownload(list, tt.goos, tt.goarch)
 			require.NoError(t, err)
 			assert.Equal(t, tt.os, d.OS)
 			assert.Equal(t, tt.arch, d.Arch)
 		})
 	}
-	_, err := rm.PickRunnerDownload(list, "freebsd", "amd64")
+	_, err := runnerpkg.PickDownload(list, "freebsd", "amd64")
 	require.Error(t, err)
-	_, err = rm.PickRunnerDownload(list, "windows", "arm")
+	_, err = runnerpkg.PickDownload(list, "windows", "arm")
 	require.ErrorContains(t, err, "GitHub offers")
 }

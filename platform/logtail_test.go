@@ -108,17 +108,3 @@ func TestSeekLastLines(t *testing.T) {
 		assert.Equal(t, tt.want, got.String(), "last %d lines", tt.n)
 	}
 }
-
-func TestVersionLess(t *testing.T) {
-	assert.True(t, platform.VersionLess("2.327.1", "2.328.0"))
-	assert.True(t, platform.VersionLess("2.9.0", "2.10.0"), "numbers, not strings")
-	assert.False(t, platform.VersionLess("2.328.0", "2.328.0"))
-	assert.False(t, platform.VersionLess("v2.329.0", "2.328.0"))
-	assert.True(t, platform.VersionLess("latest", "2.328.0"), "what does not parse is older")
-	assert.False(t, platform.VersionLess("2.328.0", "latest"))
-}
-
-func TestListenerPath(t *testing.T) {
-	assert.Equal(t, filepath.Join("/opt/runner", "bin"), filepath.Dir(platform.ListenerPath("/opt/runner")))
-	assert.True(t, strings.HasPrefix(filepath.Base(platform.ListenerPath("/opt/runner")), "Runner.Listener"))
-}

@@ -1,4 +1,4 @@
-package platform_test
+package runnerpkg_test
 
 import (
 	"crypto/rand"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/platform"
+	"github.com/runner-manager/runner-manager/runnerpkg"
 )
 
 // A download of some MiB is told from 0 to its whole size, in order, once
@@ -41,7 +41,7 @@ func TestInstallRunnerProgress(t *testing.T) {
 			type call struct{ done, total int64 }
 			var calls []call
 			dest := filepath.Join(t.TempDir(), "2.321.0")
-			require.NoError(t, platform.InstallRunner(t.Context(), srv.Client(), srv.URL+"/r.tar.gz", sum(archive), dest,
+			require.NoError(t, runnerpkg.InstallArchive(t.Context(), srv.Client(), srv.URL+"/r.tar.gz", sum(archive), dest,
 				func(done, total int64) { calls = append(calls, call{done, total}) }))
 
 			t.Logf("a download of %d bytes told %d times", size, len(calls))
