@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/backend"
+	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
