@@ -187,5 +187,18 @@ func alive(pid int) bool {
 		return true // signal 0 is Unix's
 	}
 	err = p.Signal(syscall.Signal(0))
-	return err == nil || err == syscall.EPERM
+	return (err == nil || err == syscall.EPERM) && !zombie(pid)
+}
+
+// zombie reports whether pid has exited and waits to be reaped (Linux's
+// state Z): a test helper killed after it left its parent's tree waits for
+// init, which may reap it late, and is as gone as a reaped one.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
