@@ -51,7 +51,7 @@ func (s *Source) elect(ctx context.Context, k kicks) error {
 				return nil
 			}
 			s.setWaiting(fmt.Errorf("the fleet's journal does not answer: %w", err))
-			s.log.Warn("cannot take the fleet lease; retrying", "error", err.Error())
+			s.log.Warn("cannot take the fleet lease; retrying", "err", err)
 			try++
 			sleep(ctx, pace.Wait(try))
 			continue
@@ -132,7 +132,7 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 
 	demand := make(chan rm.Demand, 1)
 	if err := h.refresh(ctx, true); err != nil && ctx.Err() == nil {
-		s.log.Warn("cannot read the fleet's rooms", "error", err.Error())
+		s.log.Warn("cannot read the fleet's rooms", "err", err)
 	}
 	watched := make(chan error, 1)
 	wg.Go(func() {
@@ -188,7 +188,7 @@ func (s *Source) hold(ctx context.Context, l store.FleetLease, asked time.Time, 
 		case errors.Is(err, store.ErrFenced):
 			return fmt.Errorf("%w: %w", errLeaseLost, err)
 		case err != nil && ctx.Err() == nil:
-			s.log.Warn("cannot share the fleet's jobs out; retrying", "error", err.Error())
+			s.log.Warn("cannot share the fleet's jobs out; retrying", "err", err)
 			retry.Reset(time.Second)
 		}
 	}
@@ -229,7 +229,7 @@ func (h *holder) renew(ctx context.Context, stop context.CancelCauseFunc, asked 
 			return
 		case err != nil:
 			if ctx.Err() == nil {
-				s.log.Warn("cannot renew the fleet lease; retrying until it would expire", "error", err.Error(), "stop_in", time.Until(deadline).Round(time.Millisecond))
+				s.log.Warn("cannot renew the fleet lease; retrying until it would expire", "err", err, "stop_in", time.Until(deadline).Round(time.Millisecond))
 			}
 			next.Reset(min(renewRetry, s.cfg.TTL/8))
 			continue

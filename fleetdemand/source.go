@@ -237,7 +237,7 @@ func (s *Source) listen(ctx context.Context, k kicks) {
 			}
 			s.log.Warn("the fleet's notices stopped (database connection lost); listening again")
 		} else if ctx.Err() == nil {
-			s.log.Warn("cannot listen for the fleet's notices; retrying", "error", err.Error())
+			s.log.Warn("cannot listen for the fleet's notices; retrying", "err", err)
 		}
 		if !sleep(ctx, pace.Wait(try)) {
 			return
@@ -279,7 +279,7 @@ func (s *Source) publish(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("cannot publish this host's room in the fleet; retrying", "error", err.Error())
+			s.log.Warn("cannot publish this host's room in the fleet; retrying", "err", err)
 			try++
 			if !sleep(ctx, pace.Wait(try)) {
 				return
@@ -311,7 +311,7 @@ func (s *Source) readShares(ctx context.Context, k kicks, report func(rm.Demand)
 				return
 			}
 			s.setWaiting(fmt.Errorf("the fleet's journal does not answer: %w", err))
-			s.log.Warn("cannot read this host's share of the fleet's jobs; retrying", "error", err.Error())
+			s.log.Warn("cannot read this host's share of the fleet's jobs; retrying", "err", err)
 			if sleep(ctx, 2*time.Second) {
 				kick(k.share)
 			}

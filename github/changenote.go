@@ -12,7 +12,7 @@ type changeNote struct {
 // failed logs err: at WARN when it differs from the last failure.
 func (n *changeNote) failed(log *slog.Logger, err error, args ...any) {
 	msg := err.Error()
-	args = append([]any{"error", msg}, args...)
+	args = append([]any{"err", msg}, args...)
 	if msg == n.last {
 		log.Debug("scale-set watch still failing, retrying", args...)
 		return

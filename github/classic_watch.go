@@ -377,7 +377,7 @@ func (w *scopeWatcher) run(ctx context.Context) {
 			} else {
 				wait = outage.Wait(failures)
 				failures++
-				w.log.Warn("demand poll failed, retrying", "error", err.Error(), "wait", wait)
+				w.log.Warn("demand poll failed, retrying", "err", err, "wait", wait)
 			}
 			if err := w.c.cfg.Sleep(ctx, wait); err != nil {
 				return

@@ -136,7 +136,7 @@ func NewScaleSetTarget(ctx context.Context, c *Client, target rm.ScaleTarget, op
 		// 4 retries by default: common_client.go defaults): so do we,
 		// with new tokens, before the caller's slower retry.
 		wait := outage.Wait(try)
-		log.Debug("cannot connect to the scale set yet, retrying", "error", err.Error(), "wait", wait)
+		log.Debug("cannot connect to the scale set yet, retrying", "err", err, "wait", wait)
 		if errors.Is(err, rm.ErrUnauthorized) {
 			if ss, rerr := c.scaleSetClient(target.Scope, log); rerr == nil {
 				t.ss = ss
@@ -269,7 +269,7 @@ func (t *ScaleSetTarget) recovering(ctx context.Context, action string, setLost 
 				return status, err
 			}
 		case setLost && errors.Is(err, rm.ErrNotFound):
-			t.log.Warn("the scale set is gone at GitHub: finding or creating it again", "error", err.Error())
+			t.log.Warn("the scale set is gone at GitHub: finding or creating it again", "err", err)
 			if rerr := t.refindScaleSet(ctx, gen); rerr != nil {
 				return status, fmt.Errorf("%w (finding the scale set again: %v)", err, rerr)
 			}

@@ -23,7 +23,7 @@ func (t *ScaleSetTarget) recordCreated(ctx context.Context, s *scaleset.RunnerSc
 	rec := rm.ScaleSetRecord{ScaleSetID: s.ID, Name: t.target.ScaleSet, Scope: t.target.Scope.String(), HostID: t.opts.HostID}
 	if err := j.RecordScaleSet(ctx, rec); err != nil {
 		t.log.Warn("cannot record in the journal that this manager created the scale set; removing its policy will leave it at GitHub",
-			"id", s.ID, "error", err.Error())
+			"id", s.ID, "err", err)
 	}
 }
 

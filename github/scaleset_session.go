@@ -133,7 +133,7 @@ func (t *ScaleSetTarget) clearOwnSession(ctx context.Context) (bool, error) {
 	_, setID, _ := t.current()
 	rec, found, err := j.SessionOf(ctx, setID)
 	if err != nil {
-		t.log.Warn("cannot read the journal's record of the message session", "error", err.Error())
+		t.log.Warn("cannot read the journal's record of the message session", "err", err)
 		return false, nil
 	}
 	if !found || rec.Owner != t.opts.Owner || (t.opts.HostID != "" && rec.HostID != "" && rec.HostID != t.opts.HostID) {
@@ -144,7 +144,7 @@ func (t *ScaleSetTarget) clearOwnSession(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if err := j.ForgetSession(ctx, setID, rec.SessionID); err != nil {
-		t.log.Warn("cannot forget the deleted message session in the journal", "session", rec.SessionID, "error", err.Error())
+		t.log.Warn("cannot forget the deleted message session in the journal", "session", rec.SessionID, "err", err)
 	}
 	return true, nil
 }
@@ -161,7 +161,7 @@ func (t *ScaleSetTarget) forgetSessionOf(ctx context.Context, setID int) {
 		return
 	}
 	if err := j.ForgetSession(ctx, setID, rec.SessionID); err != nil {
-		t.log.Warn("cannot forget the message session of the lost scale set", "session", rec.SessionID, "error", err.Error())
+		t.log.Warn("cannot forget the message session of the lost scale set", "session", rec.SessionID, "err", err)
 	}
 }
 
@@ -184,12 +184,12 @@ func (t *ScaleSetTarget) endSession(ctx context.Context, s *scaleset.MessageSess
 	id := s.Session().SessionID.String()
 	status, err := t.call(ctx, action, s.Close)
 	if err != nil && status != http.StatusNotFound {
-		t.log.Debug("the message session could not be deleted", "session", id, "error", err.Error())
+		t.log.Debug("the message session could not be deleted", "session", id, "err", err)
 		return err
 	}
 	if j := t.opts.Journal; j != nil {
 		if err := j.ForgetSession(ctx, setID, id); err != nil {
-			t.log.Warn("cannot forget the message session in the journal", "session", id, "error", err.Error())
+			t.log.Warn("cannot forget the message session in the journal", "session", id, "err", err)
 		}
 	}
 	return nil
@@ -271,7 +271,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 				if acquireErr != nil && ctx.Err() == nil {
 					// As GitHub's own listener does: a new session is
 					// offered the jobs this one could not acquire.
-					t.log.Warn("cannot acquire jobs: restarting the message session so that GitHub offers them again", "error", acquireErr.Error())
+					t.log.Warn("cannot acquire jobs: restarting the message session so that GitHub offers them again", "err", acquireErr)
 					t.dropSession(ctx, sess)
 					sess, err = nil, acquireErr
 				}
@@ -303,7 +303,7 @@ func (t *ScaleSetTarget) Watch(ctx context.Context, maxCapacity func() int, repo
 			}
 			_, _, gen := t.current()
 			if rerr := t.renewClient(gen); rerr != nil {
-				t.log.Warn("cannot renew the scale-set client", "error", rerr.Error())
+				t.log.Warn("cannot renew the scale-set client", "err", rerr)
 			}
 			if quick < 2 {
 				quick++
@@ -399,7 +399,7 @@ func clampCapacity(n int) int { return min(max(n, 0), math.MaxInt32) }
 func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessionClient, msg *scaleset.RunnerScaleSetMessage) (rm.Demand, error) {
 	now := t.c.cfg.Now()
 	if _, err := t.call(ctx, "acknowledge a message", func(ctx context.Context) error { return sess.DeleteMessage(ctx, msg.MessageID) }); err != nil {
-		t.log.Warn("cannot acknowledge a message; it may come again", "message", msg.MessageID, "error", err.Error())
+		t.log.Warn("cannot acknowledge a message; it may come again", "message", msg.MessageID, "err", err)
 	}
 	var acquireErr error
 	if len(msg.JobAvailableMessages) > 0 {
@@ -416,7 +416,7 @@ func (t *ScaleSetTarget) handle(ctx context.Context, sess *scaleset.MessageSessi
 			// Nothing to acquire: the jobs were assigned directly, or
 			// taken already. A restart would not bring them back; the
 			// statistics say what is assigned.
-			t.log.Debug("GitHub had no jobs to acquire", "jobs", len(ids), "error", acquireErr.Error())
+			t.log.Debug("GitHub had no jobs to acquire", "jobs", len(ids), "err", acquireErr)
 			acquireErr = nil
 		}
 	}

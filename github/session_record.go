@@ -43,7 +43,7 @@ func (t *ScaleSetTarget) recordSession(ctx context.Context, s *scaleset.MessageS
 		return
 	}
 	t.log.Warn("cannot record the message session in the journal; trying again while serving",
-		"session", rec.SessionID, "error", err.Error())
+		"session", rec.SessionID, "err", err)
 	go func() {
 		until := time.Now().Add(recordRetryFor)
 		pace := backoff.Policy{Base: recordRetryBase, Cap: recordRetryCap}
@@ -72,7 +72,7 @@ func (t *ScaleSetTarget) recordSession(ctx context.Context, s *scaleset.MessageS
 			}
 			if time.Now().After(until) {
 				t.log.Error("gave up recording the message session in the journal; after a crash the next start waits for it",
-					"session", rec.SessionID, "tries", try, "error", err.Error())
+					"session", rec.SessionID, "tries", try, "err", err)
 				return
 			}
 		}

@@ -229,7 +229,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 			wait := t.lim.retry.backoff().Wait(try)
-			t.lim.log.Warn("GitHub request failed, retrying", "method", req.Method, "path", req.URL.Path, "error", err.Error(), "try", try+1, "wait", wait)
+			t.lim.log.Warn("GitHub request failed, retrying", "method", req.Method, "path", req.URL.Path, "err", err, "try", try+1, "wait", wait)
 			if err := t.lim.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
