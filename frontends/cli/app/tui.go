@@ -6,10 +6,10 @@ import (
 
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
-type reconcileStatus = reconcile.Status
+type reconcileStatus = status.Status
 
 // TUICmd runs the terminal UI.
 type TUICmd struct{}
