@@ -60,7 +60,7 @@ type Config struct {
 	StoreConfig StoreConfig
 	// HeartbeatEvery is how often a running daemon stamps its host's
 	// heartbeat in the fleet (default DefaultHeartbeatEvery, 15 s); a
-	// host is stale after StaleAfter(HeartbeatEvery) without one.
+	// host is stale after status.StaleAfter(HeartbeatEvery) without one.
 	HeartbeatEvery time.Duration
 	// Fleet tunes the serving of fleet policies (their lease, how often a
 	// host reads its share without a notice); zero fields take

@@ -25,12 +25,6 @@ const (
 	heartbeatRetryBase = time.Second
 )
 
-// StaleAfter is the age of a heartbeat past which a host heartbeating
-// every `every` (0: DefaultHeartbeatEvery) is stale: three missed beats.
-func StaleAfter(every time.Duration) time.Duration {
-	return 3 * cmp.Or(every, DefaultHeartbeatEvery)
-}
-
 // fleetHost is this host as the fleet records it.
 func (d *Daemon) fleetHost(now time.Time) store.FleetHost {
 	h := d.host

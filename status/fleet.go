@@ -10,8 +10,18 @@ import (
 )
 
 // DefaultStaleAfter is how old a host's last heartbeat may be before the
-// fleet view marks it stale: a few missed heartbeats.
+// fleet view marks it stale: three missed heartbeats at the daemon's
+// default interval (15 s, daemon.DefaultHeartbeatEvery).
 const DefaultStaleAfter = 45 * time.Second
+
+// StaleAfter is the age of a heartbeat past which a host heartbeating
+// every `every` (0: the daemon's default) is stale: three missed beats.
+func StaleAfter(every time.Duration) time.Duration {
+	if every == 0 {
+		return DefaultStaleAfter
+	}
+	return 3 * every
+}
 
 // Fleet is the fleet as the store knows it.
 type Fleet struct {

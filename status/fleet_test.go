@@ -52,3 +52,8 @@ func TestFleetOf(t *testing.T) {
 	require.NotNil(t, s.Fleet, "the journal's status shows the fleet")
 	assert.Len(t, s.Fleet.Hosts, 2)
 }
+
+func TestStaleAfter(t *testing.T) {
+	assert.Equal(t, status.DefaultStaleAfter, status.StaleAfter(0), "the daemon's default heartbeat")
+	assert.Equal(t, 30*time.Second, status.StaleAfter(10*time.Second), "three missed beats")
+}

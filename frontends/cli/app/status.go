@@ -12,7 +12,6 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/localapi"
@@ -41,7 +40,7 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	}
 	if cfg, err := a.Config(); err == nil {
 		// Stale as this host's heartbeat setting says: a fleet's hosts share it.
-		st.Fleet.Judge(time.Now().UTC(), daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
+		st.Fleet.Judge(time.Now().UTC(), status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
 	}
 	if c.JSON {
 		return writeJSON(a.Stdout, toStatusJSON(st, live))
