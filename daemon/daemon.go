@@ -40,6 +40,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/runnerpkg"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
@@ -59,7 +60,7 @@ type Config struct {
 	StoreConfig StoreConfig
 	// HeartbeatEvery is how often a running daemon stamps its host's
 	// heartbeat in the fleet (default DefaultHeartbeatEvery, 15 s); a
-	// host is stale after StaleAfter(HeartbeatEvery) without one.
+	// host is stale after status.StaleAfter(HeartbeatEvery) without one.
 	HeartbeatEvery time.Duration
 	// Fleet tunes the serving of fleet policies (their lease, how often a
 	// host reads its share without a notice); zero fields take
@@ -492,13 +493,13 @@ func (d *Daemon) DataDir() string { return d.cfg.DataDir }
 func (d *Daemon) GitHub() *github.Client { return d.client }
 
 // Status is the host's live figures (reconcile.Supervisor.Status).
-func (d *Daemon) Status() reconcile.Status {
+func (d *Daemon) Status() status.Status {
 	st := d.supervisor().Status()
 	d.mu.Lock()
 	since := d.since
 	d.mu.Unlock()
 	if !since.IsZero() {
-		st.Manager = &reconcile.ManagerStatus{PID: os.Getpid(), Since: since, Version: d.cfg.Version, DataDir: d.cfg.DataDir}
+		st.Manager = &status.Manager{PID: os.Getpid(), Since: since, Version: d.cfg.Version, DataDir: d.cfg.DataDir}
 	}
 	return st
 }

@@ -10,7 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/backoff"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -19,17 +19,11 @@ import (
 // heartbeat is older than DefaultStaleAfter is shown stale.
 const (
 	DefaultHeartbeatEvery = 15 * time.Second
-	DefaultStaleAfter     = reconcile.DefaultStaleAfter // 3 × DefaultHeartbeatEvery
+	DefaultStaleAfter     = status.DefaultStaleAfter // 3 × DefaultHeartbeatEvery
 	// heartbeatRetryBase is the first wait after a failed heartbeat; it
 	// doubles with each failure in a row, up to the heartbeat interval.
 	heartbeatRetryBase = time.Second
 )
-
-// StaleAfter is the age of a heartbeat past which a host heartbeating
-// every `every` (0: DefaultHeartbeatEvery) is stale: three missed beats.
-func StaleAfter(every time.Duration) time.Duration {
-	return 3 * cmp.Or(every, DefaultHeartbeatEvery)
-}
 
 // fleetHost is this host as the fleet records it.
 func (d *Daemon) fleetHost(now time.Time) store.FleetHost {

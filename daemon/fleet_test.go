@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 )
@@ -82,7 +83,7 @@ func TestRunRegistersAndHeartbeats(t *testing.T) {
 		return h.SeenAt.After(first.SeenAt)
 	}, 20*time.Second, 10*time.Millisecond, "the heartbeat moves on")
 	h, _ := fleetHost(t, d.Store(), d.Host().ID)
-	assert.False(t, h.Stale(time.Now(), daemon.StaleAfter(50*time.Millisecond)))
+	assert.False(t, h.Stale(time.Now(), status.StaleAfter(50*time.Millisecond)))
 	assert.Equal(t, 45*time.Second, daemon.DefaultStaleAfter)
 	require.NoError(t, stop())
 }

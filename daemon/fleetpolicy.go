@@ -11,6 +11,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/fleetdemand"
 	"github.com/runner-manager/runner-manager/meter/fleetweights"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -40,7 +41,7 @@ func (t *targets) fleetSource(p rm.Policy, session rm.DemandSource) (rm.DemandSo
 	if !ok {
 		return nil, fmt.Errorf("policy %q is the fleet's, and this journal keeps no fleet", p.Name)
 	}
-	stale := cmp.Or(t.fleet.Stale, StaleAfter(t.heartbeat))
+	stale := cmp.Or(t.fleet.Stale, status.StaleAfter(t.heartbeat))
 	return fleetdemand.New(fleetdemand.Config{
 		Policy: p.ID, Host: t.host.ID, Sets: sets, Session: session,
 		Journal: fleetJournal{Store: t.st, Fleet: fleet},

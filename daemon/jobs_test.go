@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/daemon"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -47,7 +47,7 @@ func TestJobsSeenInScaleSetMode(t *testing.T) {
 			}
 			stop := start(t, d)
 
-			var st reconcile.Status
+			var st status.Status
 			require.Eventually(t, func() bool {
 				st = d.Status()
 				running := 0
@@ -64,7 +64,7 @@ func TestJobsSeenInScaleSetMode(t *testing.T) {
 				assert.Equal(t, "build", j.Name)
 				if j.Waiting() {
 					assert.Equal(t, "at max 2", j.WaitReason)
-					assert.Equal(t, reconcile.JobQueued, j.State)
+					assert.Equal(t, status.JobQueued, j.State)
 					assert.True(t, j.Attempt.IsZero())
 				} else {
 					assert.False(t, j.Attempt.IsZero())

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/runnerpkg"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // newRunnerWatch wires the runner package's watch (runnerpkg.Watch: the
@@ -38,15 +38,15 @@ func (d *Daemon) runnerHeld() bool {
 }
 
 // runnerStatus is Status's runner: the runner watch's state.
-func (d *Daemon) runnerStatus() *reconcile.RunnerStatus {
+func (d *Daemon) runnerStatus() *status.Runner {
 	if d.cfg.DataDir == "" {
 		return nil
 	}
 	s := d.runner.State()
-	rs := &reconcile.RunnerStatus{AutoUpdate: d.cfg.AutoUpdateRunner, Version: s.Version, Latest: s.Latest,
+	rs := &status.Runner{AutoUpdate: d.cfg.AutoUpdateRunner, Version: s.Version, Latest: s.Latest,
 		Trial: s.Trial.Version, TrialAttempt: s.Trial.Attempt, DaysLeft: s.DaysLeft}
 	if b := s.Bad; b != nil {
-		rs.Bad = &reconcile.RunnerUpdateFailure{Version: b.Version, At: b.At, Reason: b.Reason, RetryAt: b.RetryAt}
+		rs.Bad = &status.RunnerUpdateFailure{Version: b.Version, At: b.At, Reason: b.Reason, RetryAt: b.RetryAt}
 	}
 	if s.Scheduled {
 		rs.ScheduleFrom = "github"

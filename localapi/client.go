@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -39,8 +39,8 @@ func NewClient(dataDir string) *Client {
 }
 
 // Status returns the daemon's live figures.
-func (c *Client) Status(ctx context.Context) (reconcile.Status, error) {
-	var st reconcile.Status
+func (c *Client) Status(ctx context.Context) (status.Status, error) {
+	var st status.Status
 	resp, err := c.do(ctx, http.MethodGet, "/v1/status")
 	if err != nil {
 		return st, err

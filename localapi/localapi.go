@@ -3,7 +3,7 @@
 // <data>/manager.sock (mode 0600, in a 0700 directory), and `status`, `tui`
 // and the policy commands reach it with Client.
 //
-//	GET  /v1/status               reconcile.Status as JSON
+//	GET  /v1/status               status.Status as JSON
 //	POST /v1/attempts/{id}/stop   stop one attempt (204)
 //	POST /v1/refresh              re-read policies from the journal now (204)
 //
@@ -25,7 +25,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/datadir"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -44,7 +44,7 @@ var ErrAlreadyRunning = errors.New("another runner-manager daemon is running on 
 
 // Daemon is what the server exposes; *reconcile.Supervisor meets it.
 type Daemon interface {
-	Status() reconcile.Status
+	Status() status.Status
 	// StopAttempt stops one attempt's runner; store.ErrNotFound (wrapped)
 	// for an unknown attempt.
 	StopAttempt(ctx context.Context, id rm.AttemptID) error

@@ -15,13 +15,13 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/localapi"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
 // daemon is a stand-in supervisor: a fixed status and a record of calls.
 type daemon struct {
-	status    reconcile.Status
+	status    status.Status
 	mu        sync.Mutex
 	stopped   []rm.AttemptID
 	refreshes atomic.Int32
@@ -29,7 +29,7 @@ type daemon struct {
 
 var _ localapi.Daemon = (*daemon)(nil)
 
-func (d *daemon) Status() reconcile.Status { return d.status }
+func (d *daemon) Status() status.Status { return d.status }
 
 func (d *daemon) StopAttempt(_ context.Context, id rm.AttemptID) error {
 	d.mu.Lock()
@@ -62,18 +62,18 @@ func serve(t *testing.T, d localapi.Daemon) (dir string) {
 	return dir
 }
 
-func sampleStatus() reconcile.Status {
+func sampleStatus() status.Status {
 	host := rm.Host{ID: rm.NewHostID(), Name: "box", MemoryBytes: 8 << 30, CPUs: 4, OS: "linux", Arch: "amd64"}
 	pid := rm.NewPolicyID()
-	return reconcile.Status{
+	return status.Status{
 		At:     time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
 		Host:   host,
-		Memory: reconcile.MemoryStatus{TotalBytes: 8 << 30, AvailableBytes: 5 << 30, ReserveBytes: 2 << 30},
-		Policies: []reconcile.PolicyStatus{{
+		Memory: status.Memory{TotalBytes: 8 << 30, AvailableBytes: 5 << 30, ReserveBytes: 2 << 30},
+		Policies: []status.Policy{{
 			ID: pid, Name: "home", Target: "repo:octo/app group=Default scale-set=home", Mode: "scale-set",
 			Live: 2, Busy: 1, Idle: 1, Max: 4, Demand: 3, Admitted: 3, LastRefusal: "memory",
 		}},
-		Attempts: []reconcile.AttemptStatus{{
+		Attempts: []status.Attempt{{
 			ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-abc", State: rm.StateBusy, Job: &rm.Job{ID: "42", Number: 42, RunID: 7, Workflow: "ci", Name: "build"},
 			CreatedAt: time.Date(2025, 3, 1, 11, 59, 0, 0, time.UTC), RSSBytes: 1 << 30, PeakRSSBytes: 2 << 30, CPUMillicores: 1500,
 		}},

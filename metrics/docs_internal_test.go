@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // TestDocsListEveryMetric: the metrics table of docs/cli.md names every
@@ -44,7 +44,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	}
 
 	descs := make(chan *prometheus.Desc, 100)
-	m := New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m := New(func() status.Status { return status.Status{} }, nil, nil)
 	m.Describe(descs)
 	buildInfo().Describe(descs)
 	close(descs)

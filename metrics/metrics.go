@@ -1,6 +1,6 @@
 // Package metrics owns runner-manager's Prometheus metrics
 // (runner_manager_…): live figures read from the supervisor's
-// reconcile.Status at each scrape (attempts by state, each policy's
+// status.Status at each scrape (attempts by state, each policy's
 // runners, demand and admitted capacity, host memory and disk, the GitHub
 // budget, admission refusals), counters of attempts created, launched and
 // ended by outcome read from the journal as they happen, GitHub calls
@@ -25,7 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -35,7 +35,7 @@ const ns = "runner_manager"
 // prometheus.Collector) or serve Handler; feed it with Run (or Observe) and
 // Transport.
 type Metrics struct {
-	status func() reconcile.Status
+	status func() status.Status
 	st     store.Store
 	log    *slog.Logger
 
@@ -92,11 +92,11 @@ type pendingAttempt struct {
 
 var _ prometheus.Collector = (*Metrics)(nil)
 
-// New returns the metrics of the supervisor whose figures status gives and
-// whose journal st is (st may be nil: no attempt counters). The attempts
-// live at the first Observe that are counted to their end are those of
-// status's Host.
-func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *Metrics {
+// New returns the metrics of the supervisor whose figures snapshot gives
+// and whose journal st is (st may be nil: no attempt counters). The
+// attempts live at the first Observe that are counted to their end are
+// those of the snapshot's Host.
+func New(snapshot func() status.Status, st store.Store, logger *slog.Logger) *Metrics {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -104,7 +104,7 @@ func New(status func() reconcile.Status, st store.Store, logger *slog.Logger) *M
 		return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
 	}
 	return &Metrics{
-		status:         status,
+		status:         snapshot,
 		st:             st,
 		log:            logger,
 		attempts:       d("attempts", "Live runner attempts by policy and state.", "policy", "state"),
@@ -245,12 +245,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		g(m.budget, float64(b.Used), "used")
 		g(m.budgetReset, float64(b.Reset.Unix()))
 	}
-	for _, reason := range []string{reconcile.RefusedMemory, reconcile.RefusedDisk, reconcile.RefusedMax} {
+	for _, reason := range []string{status.RefusedMemory, status.RefusedDisk, status.RefusedMax} {
 		ch <- prometheus.MustNewConstMetric(m.refusals, prometheus.CounterValue, float64(st.Refusals[reason]), reason)
 	}
 	for reason, n := range st.Refusals {
 		switch reason {
-		case reconcile.RefusedMemory, reconcile.RefusedDisk, reconcile.RefusedMax:
+		case status.RefusedMemory, status.RefusedDisk, status.RefusedMax:
 		default:
 			ch <- prometheus.MustNewConstMetric(m.refusals, prometheus.CounterValue, float64(n), reason)
 		}

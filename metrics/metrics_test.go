@@ -19,7 +19,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/metrics"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -52,12 +52,12 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 
 func TestLiveFigures(t *testing.T) {
 	pid := rm.NewPolicyID()
-	st := reconcile.Status{
-		Memory: reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30,
+	st := status.Status{
+		Memory: status.Memory{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30,
 			CommittedBytes: 3 << 30, DiskFreeBytes: 50 << 30, DiskFloorBytes: 10 << 30},
-		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Live: 3, Idle: 1, Busy: 2, Max: 4, MinIdle: 1,
+		Policies: []status.Policy{{ID: pid, Name: "home", Live: 3, Idle: 1, Busy: 2, Max: 4, MinIdle: 1,
 			Demand: 5, Admitted: 3, ExpectedPeakBytes: 1 << 30, Paused: true}},
-		Attempts: []reconcile.AttemptStatus{
+		Attempts: []status.Attempt{
 			{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy},
 			{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy},
 			{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateIdle},
@@ -65,7 +65,7 @@ func TestLiveFigures(t *testing.T) {
 		Budget:   rm.Budget{Limit: 5000, Remaining: 4900, Used: 100, Reset: time.Unix(1700000000, 0), SeenAt: time.Now()},
 		Refusals: map[string]int{"memory": 7},
 	}
-	m := metrics.New(func() reconcile.Status { return st }, nil, nil)
+	m := metrics.New(func() status.Status { return st }, nil, nil)
 	m.ObservePass("repo:o/r", 12*time.Millisecond, nil)
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -108,7 +108,7 @@ func TestJournalCounters(t *testing.T) {
 	history := storetest.NewAttempt().Policy(pol.ID).Host(host.ID).State(rm.StateFinished).Build()
 	require.NoError(t, st.RecordAttempt(ctx, history))
 
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{Host: host} }, st, nil)
+	m := metrics.New(func() status.Status { return status.Status{Host: host} }, st, nil)
 	require.NoError(t, m.Observe(ctx)) // primes
 	out := scrape(t, m)
 	assert.NotContains(t, out, "runner_manager_attempts_created_total{")
@@ -158,7 +158,7 @@ func TestTransportCountsCalls(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer gh.Close()
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m := metrics.New(func() status.Status { return status.Status{} }, nil, nil)
 	c := &http.Client{Transport: m.Transport(gh.Client().Transport)}
 	var wg sync.WaitGroup
 	for _, p := range []string{"/repos/o/r/actions/runners", "/missing", "/_apis/runtime/runnerscalesets", "/repos/o/r",
@@ -191,7 +191,7 @@ func TestTransportCountsCalls(t *testing.T) {
 }
 
 func TestBuildInfo(t *testing.T) {
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m := metrics.New(func() status.Status { return status.Status{} }, nil, nil)
 	out := scrape(t, m)
 	bi, ok := debug.ReadBuildInfo()
 	require.True(t, ok)
@@ -206,12 +206,12 @@ func TestBuildInfo(t *testing.T) {
 // status is gone from them.
 func TestJobAndRunnerGauges(t *testing.T) {
 	home, ci := rm.NewPolicyID(), rm.NewPolicyID()
-	st := reconcile.Status{Policies: []reconcile.PolicyStatus{
+	st := status.Status{Policies: []status.Policy{
 		{ID: home, Name: "home", Live: 9, Idle: 3, Busy: 4, Demand: 7, Max: 4},
 		{ID: ci, Name: "ci", Live: 2, Idle: 2, Busy: 0, Demand: 0, Max: 2},
 	}}
 	var mu sync.Mutex
-	m := metrics.New(func() reconcile.Status { mu.Lock(); defer mu.Unlock(); return st }, nil, nil)
+	m := metrics.New(func() status.Status { mu.Lock(); defer mu.Unlock(); return st }, nil, nil)
 	values := func() map[string]string {
 		out := map[string]string{}
 		for _, l := range strings.Split(scrape(t, m), "\n") {
@@ -238,7 +238,7 @@ func TestJobAndRunnerGauges(t *testing.T) {
 	// The next scrape reads the status again: a job ended on home, two
 	// were assigned to ci and taken by its idle runners; home went away.
 	mu.Lock()
-	st.Policies = []reconcile.PolicyStatus{{ID: ci, Name: "ci", Live: 2, Idle: 0, Busy: 2, Demand: 2, Max: 2}}
+	st.Policies = []status.Policy{{ID: ci, Name: "ci", Live: 2, Idle: 0, Busy: 2, Demand: 2, Max: 2}}
 	mu.Unlock()
 	assert.Equal(t, map[string]string{
 		`runner_manager_assigned_jobs{policy="ci"}`: "2",

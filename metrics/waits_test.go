@@ -11,7 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/metrics"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -68,7 +68,7 @@ func histogram(t *testing.T, m *metrics.Metrics, name, policy string) sample {
 }
 
 func TestJobWaitHistogram(t *testing.T) {
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m := metrics.New(func() status.Status { return status.Status{} }, nil, nil)
 	m.ObserveJobStart("home", rm.StartSplit{Assign: time.Second, Ready: 2 * time.Second, Take: time.Second})
 	m.ObserveJobStart("home", rm.StartSplit{Assign: 40 * time.Second})
 	h := histogram(t, m, "runner_manager_job_wait_seconds", "home")
@@ -81,7 +81,7 @@ func TestJobWaitHistogram(t *testing.T) {
 // buckets fine enough for a warm spare's milliseconds, and each part of
 // a start.
 func TestJobStartupAndExecution(t *testing.T) {
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m := metrics.New(func() status.Status { return status.Status{} }, nil, nil)
 	m.ObserveJobStart("home", rm.StartSplit{Assign: 50 * time.Millisecond, Ready: 0, Take: 8 * time.Millisecond})
 	m.ObserveJobStart("home", rm.StartSplit{Assign: 30 * time.Millisecond, Ready: 2 * time.Second, Take: 20 * time.Millisecond})
 	h := histogram(t, m, "runner_manager_job_startup_duration_seconds", "home")
@@ -117,7 +117,7 @@ func TestStartupHistogram(t *testing.T) {
 	require.NoError(t, st.PutHost(ctx, host))
 	pol := storetest.NewPolicy().Name("home").Repository("acme/repo").Host(host.ID).Autoscale("home", 4).Active().Build()
 	require.NoError(t, st.InsertPolicy(ctx, pol))
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{Host: host} }, st, nil)
+	m := metrics.New(func() status.Status { return status.Status{Host: host} }, st, nil)
 	require.NoError(t, m.Observe(ctx)) // primes
 
 	t0 := time.Now().UTC()
@@ -157,7 +157,7 @@ func TestStartupHistogram(t *testing.T) {
 }
 
 func TestSecondaryHoldGauge(t *testing.T) {
-	m := metrics.New(func() reconcile.Status { return reconcile.Status{} }, nil, nil)
+	m := metrics.New(func() status.Status { return status.Status{} }, nil, nil)
 	assert.Empty(t, gather(t, m, "runner_manager_github_secondary_limit_hold_seconds"), "absent until a client tells")
 
 	var until time.Time

@@ -8,6 +8,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -17,27 +18,14 @@ type MemorySource interface {
 	Memory() (total, available uint64, err error)
 }
 
-// The reasons admission refuses a launch.
-const (
-	RefusedMemory = "memory"
-	RefusedDisk   = "disk"
-	RefusedMax    = "max"
-	// RefusedSpares refuses a warm spare at the host's bound on spares
-	// (Admission.MaxSpares); a job's launch never meets it.
-	RefusedSpares = "spares"
-	// RefusedMaxJobs refuses at the host's bound on jobs at once, all
-	// policies together (Admission.MaxJobs, [host] max_jobs).
-	RefusedMaxJobs = "max_jobs"
-)
-
 // DefaultMaxSpares is the host's bound on warm spares, all policies
 // together, when Admission.MaxSpares is 0: spares hold memory and
 // registrations for jobs that may not come, and memory admission alone
 // would let a big host keep dozens.
 const DefaultMaxSpares = 8
 
-// Refusal says why admission refused a launch: a Reason (RefusedMemory,
-// RefusedDisk, RefusedMax) and a Detail with the figures.
+// Refusal says why admission refused a launch: a Reason (status.RefusedMemory,
+// status.RefusedDisk, status.RefusedMax) and a Detail with the figures.
 type Refusal struct {
 	Reason string
 	Detail string
@@ -101,7 +89,7 @@ type Admission struct {
 	seen map[rm.PolicyID]rm.Policy
 
 	statMu sync.Mutex
-	last   MemoryStatus
+	last   status.Memory
 }
 
 // Ask is one admission question with its figures.
@@ -125,25 +113,25 @@ type Ask struct {
 // Decide answers one question: admitted, or the refusal and its figures.
 func (a *Admission) Decide(q Ask) (Refusal, bool) {
 	if q.Live >= q.Max {
-		return Refusal{Reason: RefusedMax, Detail: fmt.Sprintf("%d live of max %d", q.Live, q.Max)}, false
+		return Refusal{Reason: status.RefusedMax, Detail: fmt.Sprintf("%d live of max %d", q.Live, q.Max)}, false
 	}
 	if a.MaxJobs > 0 && q.Jobs >= a.MaxJobs {
-		return Refusal{Reason: RefusedMaxJobs, Detail: fmt.Sprintf("host max_jobs %d: %d jobs at once on this host", a.MaxJobs, q.Jobs)}, false
+		return Refusal{Reason: status.RefusedMaxJobs, Detail: fmt.Sprintf("host max_jobs %d: %d jobs at once on this host", a.MaxJobs, q.Jobs)}, false
 	}
 	if q.DiskKnown && q.DiskFree < a.DiskFloor {
-		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
+		return Refusal{Reason: status.RefusedDisk, Detail: fmt.Sprintf("%s free on %s, below the floor of %s; free some space or lower the floor",
 			bytesize.Format(q.DiskFree), a.DiskPath, bytesize.Format(a.DiskFloor))}, false
 	}
 	if q.TotalMemory > 0 {
 		limit := sub(q.TotalMemory, a.Reserve)
 		if q.Expected > limit && limit > 0 {
-			r := Refusal{Reason: RefusedMemory, HostTooSmall: true, Detail: fmt.Sprintf(
+			r := Refusal{Reason: status.RefusedMemory, HostTooSmall: true, Detail: fmt.Sprintf(
 				"its jobs need ~%s, this host admits %s at most (%s total − %s reserve): one runs at a time, when nothing else does",
 				bytesize.Format(q.Expected), bytesize.Format(limit), bytesize.Format(q.TotalMemory), bytesize.Format(a.Reserve))}
 			return r, q.Committed == 0
 		}
 		if q.Committed+q.Expected > limit {
-			return Refusal{Reason: RefusedMemory, Detail: fmt.Sprintf("%s committed + %s expected > %s (%s total − %s reserve)",
+			return Refusal{Reason: status.RefusedMemory, Detail: fmt.Sprintf("%s committed + %s expected > %s (%s total − %s reserve)",
 				bytesize.Format(q.Committed), bytesize.Format(q.Expected), bytesize.Format(limit),
 				bytesize.Format(q.TotalMemory), bytesize.Format(a.Reserve))}, false
 		}
@@ -169,7 +157,7 @@ func (a *Admission) Capacity(q Ask) int {
 }
 
 // Status is the host's memory and disk as the last decision saw them.
-func (a *Admission) Status() MemoryStatus {
+func (a *Admission) Status() status.Memory {
 	a.statMu.Lock()
 	defer a.statMu.Unlock()
 	st := a.last
@@ -338,7 +326,7 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 	if a.Memory != nil && s.memErr == nil {
 		_, avail, _ = a.Memory.Memory()
 	}
-	a.last = MemoryStatus{
+	a.last = status.Memory{
 		TotalBytes: s.total, AvailableBytes: avail, ReserveBytes: a.Reserve,
 		CommittedBytes: s.committed, DiskFreeBytes: s.diskFree, DiskFloorBytes: a.DiskFloor,
 	}
@@ -354,10 +342,10 @@ func (s *session) ask(expected uint64, live, max int) Ask {
 // admit decides one candidate and, when admitted, commits its expected peak.
 func (s *session) admit(expected uint64, live, max int) (Refusal, bool) {
 	if s.memErr != nil {
-		return Refusal{Reason: RefusedMemory, Detail: "cannot read the host's memory: " + s.memErr.Error()}, false
+		return Refusal{Reason: status.RefusedMemory, Detail: "cannot read the host's memory: " + s.memErr.Error()}, false
 	}
 	if s.diskErr != nil {
-		return Refusal{Reason: RefusedDisk, Detail: fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
+		return Refusal{Reason: status.RefusedDisk, Detail: fmt.Sprintf("cannot read the free space of %s: %v", s.a.DiskPath, s.diskErr)}, false
 	}
 	q := s.ask(expected, live, max)
 	q.Committed -= s.spareCommitted // spares yield: a job is decided without them

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // A policy whose expected peak exceeds what the host admits even empty is
@@ -17,7 +18,7 @@ func TestAdmissionHostTooSmall(t *testing.T) {
 		r, ok := adm.Decide(reconcile.Ask{TotalMemory: 47 * gib / 2, Expected: 22 * gib, Max: 4})
 		assert.True(t, ok, "nothing else runs: one may")
 		assert.True(t, r.HostTooSmall)
-		assert.Equal(t, reconcile.RefusedMemory, r.Reason)
+		assert.Equal(t, status.RefusedMemory, r.Reason)
 		assert.Contains(t, r.Detail, detail)
 	})
 	t.Run("BesideOthersRefused", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 const gib = 1 << 30
@@ -21,14 +22,14 @@ func TestAdmissionDecide(t *testing.T) {
 		{name: "OK", ask: reconcile.Ask{TotalMemory: 4 * gib, Committed: 1536 << 20, Expected: 1536 << 20, Live: 1, Max: 4}},
 		{name: "Exactly", ask: reconcile.Ask{TotalMemory: 4 * gib, Committed: 2 * gib, Expected: 3 * gib / 2, Live: 1, Max: 4}},
 		{name: "Memory", ask: reconcile.Ask{TotalMemory: 4 * gib, Committed: 3 * gib, Expected: 1536 << 20, Live: 2, Max: 4},
-			reason: reconcile.RefusedMemory, detail: "3GiB committed + 1.5GiB expected > 3.5GiB (4GiB total − 512MiB reserve)"},
+			reason: status.RefusedMemory, detail: "3GiB committed + 1.5GiB expected > 3.5GiB (4GiB total − 512MiB reserve)"},
 		{name: "ReserveAboveTotal", ask: reconcile.Ask{TotalMemory: gib / 4, Expected: 1, Live: 0, Max: 4},
-			reason: reconcile.RefusedMemory},
+			reason: status.RefusedMemory},
 		{name: "MemoryNotChecked", ask: reconcile.Ask{Committed: 100 * gib, Expected: 100 * gib, Live: 0, Max: 4}},
 		{name: "Disk", ask: reconcile.Ask{DiskKnown: true, DiskFree: 9 * gib, Live: 0, Max: 4},
-			reason: reconcile.RefusedDisk, detail: "9GiB free on /data, below the floor of 10GiB"},
+			reason: status.RefusedDisk, detail: "9GiB free on /data, below the floor of 10GiB"},
 		{name: "DiskOK", ask: reconcile.Ask{DiskKnown: true, DiskFree: 10 * gib, Live: 0, Max: 4}},
-		{name: "Max", ask: reconcile.Ask{Live: 4, Max: 4}, reason: reconcile.RefusedMax, detail: "4 live of max 4"},
+		{name: "Max", ask: reconcile.Ask{Live: 4, Max: 4}, reason: status.RefusedMax, detail: "4 live of max 4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

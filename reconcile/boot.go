@@ -4,7 +4,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 )
 
-// A policy's measured boot (PolicyStatus.Boot, and the spares' sizing) is
+// A policy's measured boot (status.Policy.Boot, and the spares' sizing) is
 // taken only from the runner's own act: a job it took while no poll had
 // yet seen it listening. A poll that finds a runner online (its IdleAt)
 // says only that it listened at some time before the poll, so with a

@@ -16,6 +16,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // A banked peak larger than the host admits: the refusal and its reason
@@ -32,7 +33,7 @@ func TestE2EPeakLargerThanTheHost(t *testing.T) {
 	w.enqueue(jobs, 200*time.Millisecond, 8<<20)
 	sup, _ := w.run(w.supervisorConfig(nil, adm))
 
-	var ps reconcile.PolicyStatus
+	var ps status.Policy
 	require.Eventually(t, func() bool {
 		st := sup.Status()
 		if len(st.Policies) != 1 {
@@ -43,7 +44,7 @@ func TestE2EPeakLargerThanTheHost(t *testing.T) {
 	}, 2*time.Second, 5*time.Millisecond, "the refusal shows within a pass")
 	assert.Contains(t, ps.LastRefusal, "memory: its jobs need ~3.8GiB, this host admits 3.5GiB at most (4GiB total − 512MiB reserve)")
 	assert.Equal(t, 1, ps.Admitted, "GitHub is told 1, not 0")
-	assert.Positive(t, sup.Status().Refusals[reconcile.RefusedMemory], "counted for the metrics")
+	assert.Positive(t, sup.Status().Refusals[status.RefusedMemory], "counted for the metrics")
 	assert.Equal(t, 1, strings.Count(w.logs.String(), "do not fit this host"), "logged once")
 
 	w.waitJobs(90 * time.Second)

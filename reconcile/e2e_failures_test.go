@@ -21,6 +21,7 @@ import (
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // waitFor waits for cond on the fake's changes, failing the test after d.
@@ -310,7 +311,7 @@ func TestE2EMemoryAdmission(t *testing.T) {
 				assert.Equal(t, 2, sets[0].MaxCapacity, "the admitted capacity is what GitHub is told")
 				return
 			}
-			assert.Positive(t, st.Refusals[reconcile.RefusedMemory])
+			assert.Positive(t, st.Refusals[status.RefusedMemory])
 			assert.Contains(t, st.Policies[0].LastRefusal, "memory: 3.3GiB committed + 1.6GiB expected > 3.5GiB")
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/runner-manager/runner-manager/meter/fleetweights"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
@@ -109,7 +110,7 @@ func fleetWeightsE2E(t *testing.T, shared func(*world) fleetStore) {
 	cfgB.Store = st
 	cfgB.Meters = fleetweights.Wrap(b.meters, st, b.host.ID, fleetweights.Options{Admit: true, Logger: b.log})
 	sup, _ := b.run(cfgB)
-	var ps reconcile.PolicyStatus
+	var ps status.Policy
 	b.waitFor(10*time.Second, "host B's first pass", func() bool {
 		s := sup.Status()
 		if len(s.Policies) != 1 || s.Policies[0].ExpectedPeakBytes == 0 {

@@ -10,6 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // TestJobsViewNamesWaitingAndRunningJobs: the jobs a source lists as
@@ -39,8 +40,8 @@ func TestJobsViewNamesWaitingAndRunningJobs(t *testing.T) {
 		assert.Equal(t, "at max 2", j.WaitReason, "the policy's own reason")
 		assert.Equal(t, "acme/repo", j.Repository)
 	}
-	assert.Equal(t, reconcile.JobAssignedToTarget, st.Jobs[0].State)
-	assert.Equal(t, reconcile.JobQueued, st.Jobs[4].State)
+	assert.Equal(t, status.JobAssignedToTarget, st.Jobs[0].State)
+	assert.Equal(t, status.JobQueued, st.Jobs[4].State)
 
 	// A runner takes job 1; the source's next figure still lists it.
 	live := e.live()
@@ -51,7 +52,7 @@ func TestJobsViewNamesWaitingAndRunningJobs(t *testing.T) {
 	st = e.loop.Status()
 	require.Len(t, st.Jobs, 5)
 	run := st.Jobs[0]
-	assert.Equal(t, reconcile.JobRunning, run.State)
+	assert.Equal(t, status.JobRunning, run.State)
 	assert.Equal(t, jobKey(1), run.ID)
 	assert.Equal(t, live[0].ID, run.Attempt)
 	assert.Equal(t, live[0].RunnerName, run.RunnerName)
@@ -106,7 +107,7 @@ func TestJobsViewUnmatched(t *testing.T) {
 	e.pass()
 	jobs := e.loop.Status().Jobs
 	require.Len(t, jobs, 1)
-	assert.Equal(t, reconcile.JobUnmatched, jobs[0].State)
+	assert.Equal(t, status.JobUnmatched, jobs[0].State)
 	assert.True(t, jobs[0].Policy.IsZero())
 	assert.Equal(t, "no policy here matches [self-hosted, gpu]", jobs[0].WaitReason)
 	assert.Empty(t, e.loop.Status().Waits(), "no target waits for it")

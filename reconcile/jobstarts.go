@@ -6,12 +6,13 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // Bounds of the loop's memory of job starts and ends.
 const (
 	// jobStartWindow is how far back a policy's job start figures reach
-	// (PolicyStatus.JobStart).
+	// (status.Policy.JobStart).
 	jobStartWindow = time.Hour
 	// maxJobStarts bounds the starts kept for them (the newest).
 	maxJobStarts = 5000
@@ -19,20 +20,6 @@ const (
 	// twice (a classic watch's evidence after a restart) counts once.
 	maxEndsSeen = 4096
 )
-
-// JobStartStatus is how fast a policy's jobs started in the last hour:
-// each job's wait from GitHub's queue until its runner took it, and the
-// manager's part of it (rm.StartSplit.Ready: launch and boot), as
-// medians and 95th percentiles.
-type JobStartStatus struct {
-	// Jobs is how many jobs started on the policy's runners in the last
-	// hour with their queue time told.
-	Jobs    int           `json:"jobs"`
-	P50     time.Duration `json:"p50_ns"`
-	P95     time.Duration `json:"p95_ns"`
-	OursP50 time.Duration `json:"ours_p50_ns"`
-	OursP95 time.Duration `json:"ours_p95_ns"`
-}
 
 // jobStartSample is one job's start, for the figures.
 type jobStartSample struct {
@@ -80,7 +67,7 @@ func (l *Loop) pruneStarts(now time.Time) {
 
 // jobStartStatus is pol's figures of the last hour (pruneStarts first).
 // l.mu is held.
-func (l *Loop) jobStartStatus(pol rm.PolicyID) JobStartStatus {
+func (l *Loop) jobStartStatus(pol rm.PolicyID) status.JobStart {
 	var total, ours []time.Duration
 	for _, s := range l.starts {
 		if s.policy == pol {
@@ -89,9 +76,9 @@ func (l *Loop) jobStartStatus(pol rm.PolicyID) JobStartStatus {
 		}
 	}
 	if len(total) == 0 {
-		return JobStartStatus{}
+		return status.JobStart{}
 	}
-	return JobStartStatus{Jobs: len(total), P50: quantile(total, 0.5), P95: quantile(total, 0.95),
+	return status.JobStart{Jobs: len(total), P50: quantile(total, 0.5), P95: quantile(total, 0.95),
 		OursP50: quantile(ours, 0.5), OursP95: quantile(ours, 0.95)}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // maxQueuedEvents bounds the job events kept between two passes.
@@ -112,9 +113,9 @@ type Loop struct {
 
 // loopStatus is the loop's part of the supervisor's Status.
 type loopStatus struct {
-	policies []PolicyStatus
-	attempts []AttemptStatus
-	jobs     []JobStatus
+	policies []status.Policy
+	attempts []status.Attempt
+	jobs     []status.Job
 	live     int
 	// passErr is the pass's first error, notes its word per policy: the
 	// parts of a policy's last error that only a pass changes (snapshot).
@@ -403,7 +404,7 @@ func (l *Loop) onlyJobsLeft() bool {
 
 // holdsJob: the attempt runs a job (as the journal or GitHub's refusal to
 // remove its registration says) and its process is still there.
-func (l *Loop) holdsJob(a AttemptStatus) bool {
+func (l *Loop) holdsJob(a status.Attempt) bool {
 	rt, _ := l.tab.get(a.ID)
 	if rt.proc != nil {
 		select {

@@ -10,6 +10,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -20,12 +21,12 @@ func TestAdmissionMaxJobs(t *testing.T) {
 		assert.True(t, ok, "below the host's bound")
 		r, ok := adm.Decide(reconcile.Ask{Jobs: 3, Live: 0, Max: 10})
 		assert.False(t, ok)
-		assert.Equal(t, reconcile.RefusedMaxJobs, r.Reason)
+		assert.Equal(t, status.RefusedMaxJobs, r.Reason)
 		assert.Equal(t, "max_jobs: host max_jobs 3: 3 jobs at once on this host", r.String())
 	})
 	t.Run("PolicyMaxFirst", func(t *testing.T) {
 		r, _ := adm.Decide(reconcile.Ask{Jobs: 3, Live: 2, Max: 2})
-		assert.Equal(t, reconcile.RefusedMax, r.Reason, "the policy's own max is the nearer bound")
+		assert.Equal(t, status.RefusedMax, r.Reason, "the policy's own max is the nearer bound")
 	})
 	t.Run("Capacity", func(t *testing.T) {
 		assert.Equal(t, 3, adm.Capacity(reconcile.Ask{Jobs: 1, Live: 1, Max: 10}), "its live one and the host's two left")

@@ -12,6 +12,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -529,7 +530,7 @@ func TestMemoryAdmission(t *testing.T) {
 	require.Len(t, live, 2, "two of 1.5 GiB fit in 3.5 GiB, three do not")
 	assert.Equal(t, 2, e.loop.Capacity(), "what scale-set mode reports as maxCapacity")
 	require.NotEmpty(t, refusals)
-	assert.Equal(t, reconcile.RefusedMemory, refusals[0].Reason)
+	assert.Equal(t, status.RefusedMemory, refusals[0].Reason)
 	ps := e.loop.Status().Policies[0]
 	assert.True(t, strings.HasPrefix(ps.LastRefusal, "memory: 3GiB committed + 1.5GiB expected > 3.5GiB"), ps.LastRefusal)
 	assert.Equal(t, 2, ps.Admitted)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // schedule is the pass's last step: the next pass soon (ActiveRequeue)
@@ -85,12 +86,12 @@ func (p *pass) publish(live int) {
 	st := loopStatus{live: live, passErr: passErr, notes: map[rm.PolicyID]string{}}
 	l.pruneStarts(p.now)
 	for _, pol := range p.policies {
-		ps := PolicyStatus{
+		ps := status.Policy{
 			ID: pol.ID, Name: pol.Name, Target: pol.Target.String(), Mode: pol.Target.Mode().String(),
 			Paused: pol.Paused, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted, Fleet: pol.Fleet,
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
-			WaitStatus:        waits,
+			Wait:              waits,
 			JobStart:          l.jobStartStatus(pol.ID),
 		}
 		if r, ok := l.refusals[pol.ID]; ok {
@@ -118,8 +119,8 @@ func (p *pass) publish(live int) {
 		if it.concluded {
 			continue
 		}
-		as := AttemptStatus{ID: it.a.ID, Policy: it.a.Policy, PolicyName: it.pol.Name, RunnerName: it.a.RunnerName, State: it.a.State,
-			Job: statusJob(it.a.Job), CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
+		as := status.Attempt{ID: it.a.ID, Policy: it.a.Policy, PolicyName: it.pol.Name, RunnerName: it.a.RunnerName, State: it.a.State,
+			Job: status.KnownJob(it.a.Job), CreatedAt: it.a.CreatedAt, LastMessage: it.a.LastMessage}
 		if l.cfg.Meters != nil && !it.exited {
 			as.RSSBytes, _ = l.cfg.Meters.CurrentRSS(it.a.ID)
 		}
@@ -167,8 +168,8 @@ func (l *Loop) snapshot() loopStatus {
 // Status is the loop's part of a supervisor's Status: its policies and
 // live attempts as the last pass saw them, with the host's memory as its
 // admission last saw it.
-func (l *Loop) Status() Status {
+func (l *Loop) Status() status.Status {
 	snap := l.snapshot()
-	return Status{At: l.cfg.Now(), Host: l.cfg.Host, Memory: l.cfg.Admission.Status(),
+	return status.Status{At: l.cfg.Now(), Host: l.cfg.Host, Memory: l.cfg.Admission.Status(),
 		Policies: snap.policies, Attempts: snap.attempts, Jobs: snap.jobs}
 }

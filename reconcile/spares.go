@@ -10,6 +10,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // Warm spares (scale-set mode): runners started, connected and idle beyond
@@ -495,7 +496,7 @@ func (p *pass) liveSpares() int {
 }
 
 // spareStatus fills a policy's spare figures for Status.
-func (p *pass) spareStatus(ps *PolicyStatus) {
+func (p *pass) spareStatus(ps *status.Policy) {
 	l := p.l
 	if sp := p.spares; sp != nil {
 		ps.Spares = sp.per[ps.ID]

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // spareMem is one warm spare's memory in an admission session.
@@ -59,13 +60,13 @@ func (s *session) yieldSpares() {
 // is never the one-at-a-time exception of a host too small.
 func (s *session) admitSpare(cost uint64, live, capN int) (Refusal, bool) {
 	if s.memErr != nil || s.diskErr != nil {
-		return Refusal{Reason: RefusedMemory, Detail: "host figures unknown"}, false
+		return Refusal{Reason: status.RefusedMemory, Detail: "host figures unknown"}, false
 	}
 	if n := s.a.maxSpares(); s.spareCount >= n {
-		return Refusal{Reason: RefusedSpares, Detail: fmt.Sprintf("the host keeps %d warm spares at most ([admission] max_spares)", n)}, false
+		return Refusal{Reason: status.RefusedSpares, Detail: fmt.Sprintf("the host keeps %d warm spares at most ([admission] max_spares)", n)}, false
 	}
 	if n := s.a.MaxJobs; n > 0 && s.jobs+s.spareCount >= n {
-		return Refusal{Reason: RefusedMaxJobs, Detail: fmt.Sprintf("host max_jobs %d: %d jobs and %d spares on this host", n, s.jobs, s.spareCount)}, false
+		return Refusal{Reason: status.RefusedMaxJobs, Detail: fmt.Sprintf("host max_jobs %d: %d jobs and %d spares on this host", n, s.jobs, s.spareCount)}, false
 	}
 	r, ok := s.a.Decide(s.ask(cost, live, capN))
 	if !ok || r.HostTooSmall {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -63,7 +64,7 @@ type SupervisorConfig struct {
 	// Budget reports GitHub's REST budget for Status; may be nil.
 	Budget func() rm.Budget
 	// Runner reports the installed runner for Status; may be nil.
-	Runner func() *RunnerStatus
+	Runner func() *status.Runner
 	// Loop holds the timeouts, paces and caps of every loop.
 	Loop LoopOptions
 	// RunnerEnv, OnPass, OnJobStarted and OnJobEnded are given to every
@@ -319,8 +320,8 @@ func (s *Supervisor) nudgePolicy(id rm.PolicyID) {
 // Status is a snapshot of the host's figures: memory and disk as admission
 // last saw them, each policy's counts, demand and last refusal, the live
 // attempts, GitHub's budget and the refusals counted since start.
-func (s *Supervisor) Status() Status {
-	st := Status{At: s.cfg.Now(), Host: s.cfg.Host, Memory: s.cfg.Admission.Status(), Refusals: map[string]int{}}
+func (s *Supervisor) Status() status.Status {
+	st := status.Status{At: s.cfg.Now(), Host: s.cfg.Host, Memory: s.cfg.Admission.Status(), Refusals: map[string]int{}}
 	if v, ok := s.cfg.Machine.CPUPercent(); ok {
 		st.HostCPUPercent = &v
 	}
@@ -350,22 +351,22 @@ func (s *Supervisor) Status() Status {
 		st.Attempts = append(st.Attempts, snap.attempts...)
 		for _, j := range snap.jobs {
 			// An unmatched job is told by every loop of its scope: once.
-			if j.State == JobUnmatched && slices.ContainsFunc(st.Jobs, func(o JobStatus) bool { return o.State == JobUnmatched && o.ID == j.ID }) {
+			if j.State == status.JobUnmatched && slices.ContainsFunc(st.Jobs, func(o status.Job) bool { return o.State == status.JobUnmatched && o.ID == j.ID }) {
 				continue
 			}
 			st.Jobs = append(st.Jobs, j)
 		}
 	}
-	SortJobs(st.Jobs)
+	status.SortJobs(st.Jobs)
 	for _, p := range policies {
 		if shown[p.ID] {
 			continue
 		}
-		ps := policyStatusOf(p)
+		ps := status.PolicyOf(p)
 		ps.LastError = targetErr[p.Target.Key()]
 		st.Policies = append(st.Policies, ps)
 	}
-	slices.SortFunc(st.Policies, func(a, b PolicyStatus) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(st.Policies, func(a, b status.Policy) int { return cmp.Compare(a.Name, b.Name) })
 	if m := s.cfg.Meters; m != nil {
 		for i := range st.Attempts {
 			if u, ok := m.Peek(st.Attempts[i].ID); ok {

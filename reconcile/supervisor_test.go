@@ -13,6 +13,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -185,7 +186,7 @@ func TestSupervisorDrain(t *testing.T) {
 	tg := f.target(home)
 	tg.set(busy.RunnerName, func(r *rm.Runner) { r.Online, r.Busy = true, true })
 	tg.set(idle.RunnerName, func(r *rm.Runner) { r.Online = true })
-	var ps reconcile.PolicyStatus
+	var ps status.Policy
 	require.Eventually(t, func() bool {
 		ps = sup.Status().Policies[0]
 		return ps.Busy == 1 && ps.Idle == 1

@@ -5,33 +5,18 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/status"
 )
 
-// WaitStatus tells of the jobs of a policy's target that no runner serves
-// yet, and why: what a person looks for when jobs queue. A target's
-// policies share one loop, so they show the same figures.
-type WaitStatus struct {
-	// Queued is how many jobs GitHub holds for the target without
-	// assigning them, because the capacity told to it is taken (scale-set
-	// mode; classic mode counts them in Demand).
-	Queued int `json:"queued"`
-	// Waiting is how many of the target's jobs no live runner serves:
-	// Queued plus the demand beyond the live runners.
-	Waiting int `json:"waiting"`
-	// WaitReason says why they wait ("memory: …", "at max 4", "paused",
-	// "runners starting"); empty while nothing waits.
-	WaitReason string `json:"wait_reason"`
-}
-
-// waitStatus is the loop's WaitStatus after the pass: live is the count of
+// waitStatus is the loop's status.Wait after the pass: live is the count of
 // runners holding a slot. It takes the loop's lock itself.
-func (p *pass) waitStatus(live int) WaitStatus {
+func (p *pass) waitStatus(live int) status.Wait {
 	l := p.l
 	demand := l.demandNow()
 	l.mu.Lock()
 	queued := l.demand.Queued
 	l.mu.Unlock()
-	w := WaitStatus{Queued: queued, Waiting: queued + max(0, demand-live)}
+	w := status.Wait{Queued: queued, Waiting: queued + max(0, demand-live)}
 	if w.Waiting == 0 {
 		return w
 	}

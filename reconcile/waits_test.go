@@ -9,6 +9,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
@@ -33,18 +34,18 @@ func TestStatusSaysWhatWaits(t *testing.T) {
 		e.pass()
 		require.Len(t, e.live(), 2)
 		ps := e.loop.Status().Policies[0]
-		assert.Equal(t, reconcile.WaitStatus{Waiting: 3, WaitReason: "at max 2"}, ps.WaitStatus)
+		assert.Equal(t, status.Wait{Waiting: 3, WaitReason: "at max 2"}, ps.Wait)
 	})
 	t.Run("Paused", func(t *testing.T) {
 		e := newEnv(t, storetest.NewPolicy().Autoscale("home", 2).Paused(), nil)
 		e.demand(1)
 		e.pass()
-		assert.Equal(t, reconcile.WaitStatus{Waiting: 1, WaitReason: "paused"}, e.loop.Status().Policies[0].WaitStatus)
+		assert.Equal(t, status.Wait{Waiting: 1, WaitReason: "paused"}, e.loop.Status().Policies[0].Wait)
 	})
 	t.Run("Served", func(t *testing.T) {
 		e := newEnv(t, storetest.NewPolicy().Autoscale("home", 4), nil)
 		e.demand(2)
 		e.pass()
-		assert.Equal(t, reconcile.WaitStatus{}, e.loop.Status().Policies[0].WaitStatus, "launched: nothing waits")
+		assert.Equal(t, status.Wait{}, e.loop.Status().Policies[0].Wait, "launched: nothing waits")
 	})
 }

@@ -6,12 +6,12 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // busyModel is a model of a large host: 50 live attempts and a full
 // history page.
-func busyModel() (tui.Model, reconcile.Status) {
+func busyModel() (tui.Model, status.Status) {
 	st := fixtureStatus()
 	var history []rm.Attempt
 	for i := range tui.HistoryLimit {
@@ -21,7 +21,7 @@ func busyModel() (tui.Model, reconcile.Status) {
 		a.CreatedAt = t0.Add(-time.Duration(i) * time.Minute)
 		if i < 50 {
 			a.State, a.Outcome, a.EndedAt = rm.StateBusy, rm.Outcome{}, time.Time{}
-			st.Attempts = append(st.Attempts, reconcile.AttemptStatus{
+			st.Attempts = append(st.Attempts, status.Attempt{
 				ID: a.ID, Policy: a.Policy, RunnerName: a.RunnerName, State: rm.StateBusy,
 				CreatedAt: a.CreatedAt, RSSBytes: 500 * mib, CPUMillicores: 900,
 			})

@@ -12,18 +12,18 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/localapi"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // fakeDaemon stands in for the supervisor behind the real socket API.
 type fakeDaemon struct {
-	status    reconcile.Status
+	status    status.Status
 	mu        sync.Mutex
 	stopped   []rm.AttemptID
 	refreshes int
 }
 
-func (d *fakeDaemon) Status() reconcile.Status { return d.status }
+func (d *fakeDaemon) Status() status.Status { return d.status }
 
 func (d *fakeDaemon) StopAttempt(_ context.Context, id rm.AttemptID) error {
 	d.mu.Lock()

@@ -8,7 +8,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // detailPane is the detail view's part of the model: the selected attempt
@@ -54,7 +54,7 @@ func (s *Series) add(at time.Time, rss uint64, cpu uint32) {
 }
 
 // sample adds the live attempts' usage in st to their series.
-func (m Model) sample(st reconcile.Status) {
+func (m Model) sample(st status.Status) {
 	at := st.At
 	if at.IsZero() {
 		at = m.Now

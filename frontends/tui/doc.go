@@ -23,5 +23,7 @@
 // Data comes through Source: StoreSource implements it over a journal
 // (store.Store) and a few functions the caller wires in (the daemon's live
 // figures, stopping an attempt); DaemonSource wires those to a running
-// daemon's local API.
+// daemon's local API. Main, the runner-manager-tui program, takes the
+// journal's opener from its caller (OpenStore): OpenSQLite opens SQLite
+// journals only, so the program links no PostgreSQL driver.
 package tui

@@ -6,7 +6,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // t0 is the fixtures' "now".
@@ -56,15 +56,15 @@ func at(hh, mm, ss int) time.Time { return time.Date(2025, 6, 1, hh, mm, ss, 0, 
 
 // fixtureStatus is a busy host: three policies (one paused), four live
 // attempts.
-func fixtureStatus() reconcile.Status {
-	return reconcile.Status{
+func fixtureStatus() status.Status {
+	return status.Status{
 		At:   t0,
 		Host: rm.Host{ID: hostID, Name: "build-01", MemoryBytes: 16 * gib, CPUs: 8, OS: "linux", Arch: "amd64"},
-		Memory: reconcile.MemoryStatus{
+		Memory: status.Memory{
 			TotalBytes: 16 * gib, AvailableBytes: 9*gib + 512*mib, ReserveBytes: 2 * gib,
 			CommittedBytes: 5 * gib, DiskFreeBytes: 120 * gib, DiskFloorBytes: 10 * gib, MaxSpares: &hostSpares,
 		},
-		Policies: []reconcile.PolicyStatus{
+		Policies: []status.Policy{
 			{ID: polHome, Name: "home", Target: "repo:octo/app group=Default scale-set=home", Mode: "scale-set",
 				Live: 3, Idle: 1, Busy: 2, MinIdle: 1, Max: 4, Demand: 3, Admitted: 4,
 				Spares: 1, SpareTarget: 2, SpareAuto: true, SpareCap: 8, Boot: 2300 * time.Millisecond,
@@ -74,7 +74,7 @@ func fixtureStatus() reconcile.Status {
 			{ID: polDocs, Name: "docs", Target: "repo:octo/docs group=Default scale-set=docs", Mode: "scale-set",
 				Live: 1, Busy: 1, Max: 2, Demand: 1, Admitted: 1, SpareTarget: 1, SpareCap: 1},
 		},
-		Attempts: []reconcile.AttemptStatus{
+		Attempts: []status.Attempt{
 			{ID: aid(1), Policy: polHome, RunnerName: rm.RunnerName(hostID, aid(1)), State: rm.StateBusy, Job: &rm.Job{ID: "j1", Name: "ci / build (linux)"},
 				CreatedAt: at(11, 57, 10), RSSBytes: 1200 * mib, PeakRSSBytes: 1536 * mib, CPUMillicores: 1850},
 			{ID: aid(2), Policy: polHome, RunnerName: rm.RunnerName(hostID, aid(2)), State: rm.StateBusy, Job: &rm.Job{ID: "j2", Name: "ci / test"},

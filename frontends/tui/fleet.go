@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/runner-manager/runner-manager/internal/bytesize"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // fleetShown: the header has a fleet row when more than one host shares
@@ -30,7 +30,7 @@ func headerHeight(m Model) int {
 func drawFleet(p painter, m Model, y int) {
 	// The stale hosts first: the ones a person must not miss.
 	hosts := slices.Clone(m.Status.Fleet.Hosts)
-	slices.SortStableFunc(hosts, func(a, b reconcile.FleetHostStatus) int {
+	slices.SortStableFunc(hosts, func(a, b status.FleetHost) int {
 		switch {
 		case a.Stale == b.Stale:
 			return 0
@@ -63,7 +63,7 @@ func drawFleet(p painter, m Model, y int) {
 	}
 }
 
-func drawFleetParts(p painter, m Model, y int, head string, hosts []reconcile.FleetHostStatus, parts []string) {
+func drawFleetParts(p painter, m Model, y int, head string, hosts []status.FleetHost, parts []string) {
 	// shown: the most hosts that fit with, for those left out, their count.
 	shown, used := 0, textWidth(head)
 	for shown < len(parts) {
@@ -98,7 +98,7 @@ func moreText(n int) string { return fmt.Sprintf(" · +%d more", n) }
 
 // fleetHostText is one host of the fleet row, with detail 2 (memory and
 // version), 1 (memory) or 0 (neither).
-func fleetHostText(m Model, h reconcile.FleetHostStatus, detail int) string {
+func fleetHostText(m Model, h status.FleetHost, detail int) string {
 	s := h.Name
 	if detail >= 1 && h.MemoryBytes > 0 {
 		s += " " + bytesize.Compact(h.MemoryBytes)

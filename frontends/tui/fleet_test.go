@@ -12,17 +12,17 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 // fleetFixture is the fixture host and two more: one fresh, one whose
 // heartbeat stopped three minutes ago.
-func fleetFixture() reconcile.Status {
+func fleetFixture() status.Status {
 	st := fixtureStatus()
 	seen := func(ago time.Duration) *time.Time { t := t0.Add(-ago); return &t }
-	st.Fleet = &reconcile.FleetStatus{StaleAfter: reconcile.DefaultStaleAfter, Hosts: []reconcile.FleetHostStatus{
+	st.Fleet = &status.Fleet{StaleAfter: status.DefaultStaleAfter, Hosts: []status.FleetHost{
 		{ID: hostID, Name: "build-01", MemoryBytes: 16 * gib, CPUs: 8, OS: "linux", Version: "v1.4.0", LiveAttempts: 4, SeenAt: seen(2 * time.Second)},
 		{ID: mustHost("7m1n1b0x9f1g3h5j7k9m2n4p60"), Name: "mac-mini", MemoryBytes: 32 * gib, CPUs: 10, OS: "darwin", Version: "v1.4.0", LiveAttempts: 2, SeenAt: seen(5 * time.Second)},
 		{ID: mustHost("9n3wb0x09f1g3h5j7k9m2n4p60"), Name: "pi", MemoryBytes: 8 * gib, CPUs: 4, OS: "linux", Version: "v1.3.2", SeenAt: seen(3 * time.Minute), Stale: true},
@@ -47,7 +47,7 @@ func TestDrawFleetGolden(t *testing.T) {
 }
 
 func TestDrawFleetRow(t *testing.T) {
-	rowOf := func(st reconcile.Status, w int) (string, bool) {
+	rowOf := func(st status.Status, w int) (string, bool) {
 		m, _ := send(tui.NewModel(w, 24, t0), tui.StatusLoaded{Status: st})
 		c := tui.NewTextCanvas(w, 24)
 		tui.Draw(c, m)
@@ -55,7 +55,7 @@ func TestDrawFleetRow(t *testing.T) {
 		return line, strings.HasPrefix(line, "fleet")
 	}
 	one := fixtureStatus()
-	one.Fleet = &reconcile.FleetStatus{Hosts: []reconcile.FleetHostStatus{{ID: hostID, Name: "build-01"}}}
+	one.Fleet = &status.Fleet{Hosts: []status.FleetHost{{ID: hostID, Name: "build-01"}}}
 	_, shown := rowOf(one, 80)
 	assert.False(t, shown, "one host: no fleet row")
 
@@ -70,7 +70,7 @@ func TestDrawFleetRow(t *testing.T) {
 	assert.LessOrEqual(t, len([]rune(strings.TrimRight(line, " "))), 60)
 
 	for range 6 {
-		st.Fleet.Hosts = append(st.Fleet.Hosts, reconcile.FleetHostStatus{ID: rm.NewHostID(), Name: "box", LiveAttempts: 1})
+		st.Fleet.Hosts = append(st.Fleet.Hosts, status.FleetHost{ID: rm.NewHostID(), Name: "box", LiveAttempts: 1})
 	}
 	line, _ = rowOf(st, 80)
 	assert.Regexp(t, `\+\d more\s*$`, line, "the hosts that do not fit are counted")
@@ -93,13 +93,13 @@ func TestStoreSourceFleet(t *testing.T) {
 	clock := now
 	src := j.source(t)
 	src.Now = func() time.Time { return clock }
-	src.Live = func(context.Context) (reconcile.Status, error) { return reconcile.Status{Host: j.host}, nil }
+	src.Live = func(context.Context) (status.Status, error) { return status.Status{Host: j.host}, nil }
 
 	st, err := src.Status(t.Context())
 	require.NoError(t, err)
 	require.NotNil(t, st.Fleet)
 	require.Len(t, st.Fleet.Hosts, 2)
-	byName := map[string]reconcile.FleetHostStatus{}
+	byName := map[string]status.FleetHost{}
 	for _, h := range st.Fleet.Hosts {
 		byName[h.Name] = h
 	}

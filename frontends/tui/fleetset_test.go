@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // A fleet policy shows as such in the policies table, and its detail says
@@ -16,7 +16,7 @@ func TestFleetPolicyShown(t *testing.T) {
 	st := fixtureStatus()
 	room := 1
 	st.Policies[0].Fleet = true
-	st.Policies[0].FleetSet = &reconcile.FleetSetStatus{Holder: hostID, HolderName: "build-01", Token: 4, Shares: []reconcile.FleetShareStatus{
+	st.Policies[0].FleetSet = &status.FleetSet{Holder: hostID, HolderName: "build-01", Token: 4, Shares: []status.FleetShare{
 		{Host: hostID, HostName: "build-01", Wanted: 2, Room: &room},
 		{HostName: "mini", Wanted: 1, Spares: 1},
 	}}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/runner-manager/runner-manager/internal/bytesize"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // headerRows is how many rows the header takes without the fleet row
@@ -143,8 +143,8 @@ func refusalText(refusals map[string]int) string {
 
 // runnerBrief is the installed runner for the top line: its version, the
 // days GitHub's schedule leaves it, an update on trial or failed
-// (reconcile.RunnerStatus; `status` prints it whole).
-func runnerBrief(r *reconcile.RunnerStatus) string {
+// (status.Runner; `status` prints it whole).
+func runnerBrief(r *status.Runner) string {
 	if r == nil || r.Version == "" {
 		return ""
 	}

@@ -3,7 +3,7 @@ package tui
 import (
 	"fmt"
 
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // jobsPane is the jobs view's part of the model: every job the daemon's
@@ -31,7 +31,7 @@ func (m Model) scrollJobs(delta int) Model {
 }
 
 // jobsTitle is the view's title: the counts a person reads first.
-func jobsTitle(st reconcile.Status) string {
+func jobsTitle(st status.Status) string {
 	running, named := 0, 0
 	for _, j := range st.Jobs {
 		if j.Waiting() {

@@ -14,7 +14,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 func TestTranslate(t *testing.T) {
@@ -82,17 +82,17 @@ func screenText(s tcell.SimulationScreen) string {
 }
 
 // liveStatus is what a daemon would report for j.
-func liveStatus(j journal) reconcile.Status {
-	return reconcile.Status{
+func liveStatus(j journal) status.Status {
+	return status.Status{
 		At:   t0,
 		Host: j.host,
-		Memory: reconcile.MemoryStatus{
+		Memory: status.Memory{
 			TotalBytes: 16 * gib, AvailableBytes: 10 * gib, ReserveBytes: 2 * gib, CommittedBytes: 3 * gib,
 		},
-		Policies: []reconcile.PolicyStatus{
+		Policies: []status.Policy{
 			{ID: j.home.ID, Name: "home", Live: 2, Idle: 1, Busy: 1, Max: 4, MinIdle: 1, Demand: 1, Admitted: 4},
 		},
-		Attempts: []reconcile.AttemptStatus{
+		Attempts: []status.Attempt{
 			{ID: j.idle.ID, Policy: j.home.ID, RunnerName: j.idle.RunnerName, State: rm.StateIdle, CreatedAt: j.idle.CreatedAt, RSSBytes: 100 * mib},
 			{ID: j.busy.ID, Policy: j.home.ID, RunnerName: j.busy.RunnerName, State: rm.StateBusy, CreatedAt: j.busy.CreatedAt, RSSBytes: 900 * mib, CPUMillicores: 1500},
 		},
@@ -107,7 +107,7 @@ func TestLoopSmoke(t *testing.T) {
 	j := newJournal(t)
 	src := j.source(t)
 	live := liveStatus(j)
-	src.Live = func(context.Context) (reconcile.Status, error) { return live, nil }
+	src.Live = func(context.Context) (status.Status, error) { return live, nil }
 	stops := make(chan rm.AttemptID, 1)
 	src.Stop = func(_ context.Context, id rm.AttemptID) error { stops <- id; return nil }
 	logDir := filepath.Join(src.DataDir, "attempts", j.busy.ID.String())

@@ -5,20 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/configfile"
-	"github.com/runner-manager/runner-manager/daemon"
-	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/logredact"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
-	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
 // mainFlags are runner-manager-tui's flags: just enough to find the data
@@ -47,11 +43,11 @@ func DaemonSource(st store.Store, dataDir string) *StoreSource {
 type exitCode int
 
 // Main is the runner-manager-tui program: it finds the data directory
-// (flags, environment, configuration file), opens the journal there, and
-// shows it with the live figures of the daemon serving it, until the user
-// quits or ctx ends. It returns the exit status: 0, 1 on a failure, 2 on a
-// usage or configuration error.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status int) {
+// (flags, environment, configuration file), opens the journal there with
+// open, and shows it with the live figures of the daemon serving it, until
+// the user quits or ctx ends. It returns the exit status: 0, 1 on a
+// failure, 2 on a usage or configuration error.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, open OpenStore) (code int) {
 	stderr = logredact.NewWriter(stderr) // an error may echo a credential
 	var flags mainFlags
 	parser, err := kong.New(&flags,
@@ -67,11 +63,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			code, ok := r.(exitCode)
+			c, ok := r.(exitCode)
 			if !ok {
 				panic(r)
 			}
-			status = int(code)
+			code = int(c)
 		}
 	}()
 	if _, err := parser.Parse(args); err != nil {
@@ -92,37 +88,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (status 
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 2
 	}
-	sc := daemon.StoreConfigOf(cfg)
-	if !sc.Postgres() {
-		journal := datadir.New(cfg.DataDir).Journal()
-		if _, err := os.Stat(journal); errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "runner-manager-tui: no journal in %s: run `runner-manager init` there first, or give the right --data-dir\n", cfg.DataDir)
-			return 2
-		}
-	}
-	var st store.Store
-	var probe error
-	if !sc.Postgres() {
-		probe = datadir.New(cfg.DataDir).Writable()
-	}
-	if probe != nil {
-		// A data dir this user cannot write (a read-only mount, another
-		// user's): the journal is read as it is; policy edits will fail.
-		st, err = sqlite.Open(datadir.New(cfg.DataDir).Journal(), sqlite.ReadOnly())
-		if err == nil {
-			fmt.Fprintf(stderr, "runner-manager-tui: note: data dir %s is read-only (%v): the journal is open for reading only\n", cfg.DataDir, probe)
-		}
-	} else {
-		st, err = daemon.OpenStore(ctx, cfg.DataDir, sc, nil)
-	}
+	st, err := open(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
+		if errors.Is(err, ErrUsage) {
+			return 2
+		}
 		return 1
 	}
 	defer st.Close()
 
 	src := DaemonSource(st, cfg.DataDir)
-	src.StaleAfter = daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
+	src.StaleAfter = status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
 	if err := Run(ctx, src, Options{}); err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 1

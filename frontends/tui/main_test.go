@@ -24,7 +24,7 @@ func runMain(t *testing.T, args ...string) (int, string, string) {
 	t.Setenv("RUNNER_MANAGER_CONFIG", "")
 	t.Setenv("RUNNER_MANAGER_DATA_DIR", "")
 	var stdout, stderr bytes.Buffer
-	code := tui.Main(context.Background(), args, &stdout, &stderr)
+	code := tui.Main(context.Background(), args, &stdout, &stderr, tui.OpenSQLite)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -47,6 +47,11 @@ func TestMainErrors(t *testing.T) {
 		{"MissingConfig", func(t *testing.T) []string {
 			return []string{"--config", filepath.Join(t.TempDir(), "none.toml")}
 		}, "no such file"},
+		{"PostgreSQL", func(t *testing.T) []string {
+			path := filepath.Join(t.TempDir(), "config.toml")
+			require.NoError(t, os.WriteFile(path, []byte("[store]\nurl = \"postgres://rm@db.example/rm\"\n"), 0o600))
+			return []string{"--config", path}
+		}, "opens SQLite journals only: run `runner-manager tui`"},
 		{"BadConfig", func(t *testing.T) []string {
 			path := filepath.Join(t.TempDir(), "config.toml")
 			require.NoError(t, os.WriteFile(path, []byte("data_dir = \"/x\"\nbogus = 1\n"), 0o600))

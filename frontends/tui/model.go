@@ -6,7 +6,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -47,7 +47,7 @@ type Model struct {
 	Now time.Time
 
 	// Status is the last snapshot read; HaveStatus is false until one came.
-	Status     reconcile.Status
+	Status     status.Status
 	HaveStatus bool
 	// StatusErr is the last Status error, "" once a read works again.
 	StatusErr string
@@ -127,7 +127,7 @@ type Tick struct{}
 
 // StatusLoaded is the result of FetchStatus.
 type StatusLoaded struct {
-	Status reconcile.Status
+	Status status.Status
 	Err    error
 }
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // policiesPane is the policies table's part of the model.
@@ -36,7 +36,7 @@ type PolicyEdit struct {
 // PolicyRow is one line of the policies pane: the live figures with the
 // edits not yet confirmed applied.
 type PolicyRow struct {
-	reconcile.PolicyStatus
+	status.Policy
 	// Pending is true while an edit of this policy is unconfirmed.
 	Pending bool
 }
@@ -48,7 +48,7 @@ func (m Model) PolicyRows() []PolicyRow {
 	rows := make([]PolicyRow, 0, len(m.Status.Policies))
 	terms := filterTerms(m.Filter)
 	for _, p := range m.Status.Policies {
-		r := PolicyRow{PolicyStatus: p}
+		r := PolicyRow{Policy: p}
 		if e, ok := m.Edits[p.ID]; ok {
 			if e.HasMax {
 				r.Max = e.Max
@@ -82,7 +82,7 @@ func (m Model) expireEdits() {
 }
 
 // confirmEdits drops the edits the source's policies now show.
-func (m Model) confirmEdits(policies []reconcile.PolicyStatus) {
+func (m Model) confirmEdits(policies []status.Policy) {
 	for _, p := range policies {
 		e, ok := m.Edits[p.ID]
 		if ok && (!e.HasMax || e.Max == p.Max) && (!e.HasPaused || e.Paused == p.Paused) {
@@ -195,7 +195,7 @@ var policyCols = []column{
 func spareHeld(note string) string { return strings.TrimPrefix(note, "spares: ") }
 
 // spareCell is a policy's warm spares, live/target ("-": it keeps none).
-func spareCell(r reconcile.PolicyStatus) string {
+func spareCell(r status.Policy) string {
 	if r.SpareCap == 0 && r.Spares == 0 {
 		return "-"
 	}
@@ -228,7 +228,7 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 		if r.Fleet {
 			mode = "fleet"
 		}
-		vals := []string{r.Name, shortTarget(r.Target), mode, state, counts, spareCell(r.PolicyStatus), itoa(r.Demand + r.Queued), ""}
+		vals := []string{r.Name, shortTarget(r.Target), mode, state, counts, spareCell(r.Policy), itoa(r.Demand + r.Queued), ""}
 		drawRow(p, y, formatRow(policyCols, ws, vals), st, selected, focused)
 
 		// The last column, in a style of its own: as status's note, why
@@ -239,7 +239,7 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 			last = "spares held: " + spareHeld(r.SpareNote)
 		}
 		if r.Waiting > 0 {
-			last, lastStyle = waitCell(r.PolicyStatus), styleWarn
+			last, lastStyle = waitCell(r.Policy), styleWarn
 		}
 		if r.LastError != "" {
 			last, lastStyle = "error: "+r.LastError, styleError

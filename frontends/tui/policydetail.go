@@ -6,7 +6,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // policyDetailPane is the policy detail view's part of the model: the
@@ -55,7 +55,7 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 	}
 	d.line("runners", span{fmt.Sprintf("live %d (idle %d, busy %d) · min idle %d · max %d", r.Live, r.Idle, r.Busy, r.MinIdle, r.Max), styleNormal})
 	d.line("demand", span{fmt.Sprintf("%d assigned + %d queued at GitHub · admitted %d · waiting %d", r.Demand, r.Queued, r.Admitted, r.Waiting), styleNormal})
-	if sp := spareLine(r.PolicyStatus, m.Status.Memory.MaxSpares); sp != "" {
+	if sp := spareLine(r.Policy, m.Status.Memory.MaxSpares); sp != "" {
 		d.line("spares", span{sp, styleNormal})
 	}
 	if r.SpareNote != "" {
@@ -177,7 +177,7 @@ func policyAttemptLine(a rm.Attempt, m Model) string {
 // spareLine is a policy's warm spares for its detail: live and wanted,
 // how the target is set, the host's bound and the boot the target is
 // sized by ("": the policy keeps none).
-func spareLine(r reconcile.PolicyStatus, hostBound *int) string {
+func spareLine(r status.Policy, hostBound *int) string {
 	if r.SpareCap == 0 && r.Spares == 0 {
 		return ""
 	}

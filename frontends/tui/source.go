@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -19,7 +19,7 @@ type Source interface {
 	// daemon is not running, so only the journal's view is available), it
 	// returns that part with an error wrapping ErrPartial: the TUI shows
 	// both.
-	Status(ctx context.Context) (reconcile.Status, error)
+	Status(ctx context.Context) (status.Status, error)
 	// Attempts returns the journal's attempts matching f, newest first.
 	Attempts(ctx context.Context, f store.AttemptFilter) ([]rm.Attempt, error)
 	// SetPaused pauses or resumes a policy.

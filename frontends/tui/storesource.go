@@ -10,7 +10,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/attempts"
 	"github.com/runner-manager/runner-manager/policyedit"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -24,11 +24,11 @@ type StoreSource struct {
 	// DataDir is the data directory holding attempts/<id>/runner.log.
 	DataDir string
 	// StaleAfter is the age of a heartbeat past which a host of the fleet
-	// is shown stale (0: reconcile.DefaultStaleAfter).
+	// is shown stale (0: status.DefaultStaleAfter).
 	StaleAfter time.Duration
 	// Live returns the daemon's live figures. Nil, or an error from it,
 	// gives the journal's view only (with an error wrapping ErrPartial).
-	Live func(ctx context.Context) (reconcile.Status, error)
+	Live func(ctx context.Context) (status.Status, error)
 	// Stop stops a live attempt's runner; nil when no daemon can.
 	Stop func(ctx context.Context, id rm.AttemptID) error
 	// Changed, if set, is called after a policy edit was written, to tell
@@ -42,7 +42,7 @@ type StoreSource struct {
 	// The fleet's hosts beside the daemon's figures, read at most every
 	// fleetEvery.
 	fleetMu sync.Mutex
-	fleet   *reconcile.FleetStatus
+	fleet   *status.Fleet
 	fleetAt time.Time
 }
 
@@ -52,14 +52,14 @@ const fleetEvery = 5 * time.Second
 
 // fleetStatus is the store's fleet, read again when older than
 // fleetEvery; a failed read keeps the last one.
-func (s *StoreSource) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
+func (s *StoreSource) fleetStatus(ctx context.Context) *status.Fleet {
 	now := s.now()
 	s.fleetMu.Lock()
 	defer s.fleetMu.Unlock()
 	if s.fleet != nil && now.Sub(s.fleetAt) < fleetEvery && !now.Before(s.fleetAt) {
 		return s.fleet
 	}
-	if f, err := reconcile.FleetStatusOf(ctx, s.Store, now, s.StaleAfter); err == nil {
+	if f, err := status.FleetOf(ctx, s.Store, now, s.StaleAfter); err == nil {
 		s.fleet, s.fleetAt = f, now
 	}
 	return s.fleet
@@ -71,14 +71,14 @@ var _ Source = (*StoreSource)(nil)
 // has them (an edit shows before the daemon re-reads it, and a policy the
 // daemon runs no loop for still shows), or, without the daemon, what the
 // journal alone tells with an error wrapping ErrPartial.
-func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
+func (s *StoreSource) Status(ctx context.Context) (status.Status, error) {
 	liveErr := errors.New("no daemon connected")
 	if s.Live != nil {
 		st, err := s.Live(ctx)
 		if err == nil {
 			policies, err := s.Store.Policies(ctx)
 			if err != nil {
-				return reconcile.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
+				return status.Status{}, fmt.Errorf("read the policies from the journal: %w", err)
 			}
 			st = st.WithPolicies(policies)
 			if st.Fleet == nil {
@@ -92,13 +92,13 @@ func (s *StoreSource) Status(ctx context.Context) (reconcile.Status, error) {
 			return st, nil
 		}
 		if ctx.Err() != nil {
-			return reconcile.Status{}, err
+			return status.Status{}, err
 		}
 		liveErr = err
 	}
-	st, err := reconcile.StatusFromJournal(ctx, s.Store, rm.HostID{}, s.now())
+	st, err := status.FromJournal(ctx, s.Store, rm.HostID{}, s.now())
 	if err != nil {
-		return reconcile.Status{}, err
+		return status.Status{}, err
 	}
 	st.Fleet.Judge(s.now(), s.StaleAfter)
 	return st, fmt.Errorf("%w, showing the journal only: %v", ErrPartial, liveErr)

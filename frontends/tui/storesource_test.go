@@ -16,7 +16,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
@@ -88,15 +88,15 @@ func TestStoreSourceStatus(t *testing.T) {
 	t.Run("LiveMergedWithJournal", func(t *testing.T) {
 		j := newJournal(t)
 		src := j.source(t)
-		live := reconcile.Status{
+		live := status.Status{
 			At:     storetest.Now(),
-			Memory: reconcile.MemoryStatus{TotalBytes: 16 * gib},
-			Policies: []reconcile.PolicyStatus{
+			Memory: status.Memory{TotalBytes: 16 * gib},
+			Policies: []status.Policy{
 				// The daemon has not re-read the journal yet: max 3.
 				{ID: j.home.ID, Name: "home", Live: 2, Busy: 1, Idle: 1, Max: 3, Demand: 5, Admitted: 3, LastRefusal: "memory"},
 			},
 		}
-		src.Live = func(context.Context) (reconcile.Status, error) { return live, nil }
+		src.Live = func(context.Context) (status.Status, error) { return live, nil }
 		st, err := src.Status(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, uint64(16*gib), st.Memory.TotalBytes)
@@ -112,8 +112,8 @@ func TestStoreSourceStatus(t *testing.T) {
 	t.Run("DaemonDown", func(t *testing.T) {
 		j := newJournal(t)
 		src := j.source(t)
-		src.Live = func(context.Context) (reconcile.Status, error) {
-			return reconcile.Status{}, errors.New("the daemon is not running: start it with `runner-manager run`")
+		src.Live = func(context.Context) (status.Status, error) {
+			return status.Status{}, errors.New("the daemon is not running: start it with `runner-manager run`")
 		}
 		st, err := src.Status(ctx)
 		require.ErrorIs(t, err, tui.ErrPartial)

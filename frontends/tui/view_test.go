@@ -15,7 +15,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -97,7 +97,7 @@ func TestDrawGolden(t *testing.T) {
 		}},
 		{"no-daemon", 80, 24, func() tui.Model {
 			st := fixtureStatus()
-			st.Memory, st.Refusals = reconcile.MemoryStatus{}, nil
+			st.Memory, st.Refusals = status.Memory{}, nil
 			st.Budget.SeenAt = time.Time{}
 			m := tui.NewModel(80, 24, t0)
 			m, _ = send(m, tui.StatusLoaded{Status: st, Err: fmt.Errorf("%w, showing the journal only: the daemon is not running", tui.ErrPartial)})
@@ -111,22 +111,22 @@ func TestDrawGolden(t *testing.T) {
 			st := fixtureStatus()
 			home := &st.Policies[0]
 			home.Live, home.Idle, home.Busy, home.Max, home.Demand, home.Admitted = 12, 0, 11, 100, 12, 12
-			home.WaitStatus = reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "memory: needs 1.5G, 0.9G free"}
+			home.Wait = status.Wait{Queued: 7, Waiting: 7, WaitReason: "memory: needs 1.5G, 0.9G free"}
 			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Status: st})
 			return m
 		}},
 		{"jobs", 80, 24, func() tui.Model {
 			st := fixtureStatus()
 			home := &st.Policies[0]
-			home.WaitStatus = reconcile.WaitStatus{Queued: 5, Waiting: 5, WaitReason: "at max 4"}
-			st.Jobs = []reconcile.JobStatus{
-				{ID: "j1", Name: "ci / build (linux)", Repository: "octo/app", State: reconcile.JobRunning, Policy: polHome, PolicyName: "home",
+			home.Wait = status.Wait{Queued: 5, Waiting: 5, WaitReason: "at max 4"}
+			st.Jobs = []status.Job{
+				{ID: "j1", Name: "ci / build (linux)", Repository: "octo/app", State: status.JobRunning, Policy: polHome, PolicyName: "home",
 					StartedAt: at(11, 57, 20), Attempt: aid(1), RunnerName: rm.RunnerName(hostID, aid(1))},
-				{ID: "j2", Name: "ci / lint", Repository: "octo/app", State: reconcile.JobQueued, Policy: polHome, PolicyName: "home",
+				{ID: "j2", Name: "ci / lint", Repository: "octo/app", State: status.JobQueued, Policy: polHome, PolicyName: "home",
 					QueuedAt: at(11, 58, 0), WaitReason: "at max 4"},
-				{ID: "j3", Name: "ci / e2e", Repository: "octo/app", State: reconcile.JobQueued, Policy: polHome, PolicyName: "home",
+				{ID: "j3", Name: "ci / e2e", Repository: "octo/app", State: status.JobQueued, Policy: polHome, PolicyName: "home",
 					QueuedAt: at(11, 59, 30), WaitReason: "at max 4"},
-				{ID: "j4", Name: "cuda", Repository: "acme/ml", Labels: []string{"self-hosted", "cuda"}, State: reconcile.JobUnmatched,
+				{ID: "j4", Name: "cuda", Repository: "acme/ml", Labels: []string{"self-hosted", "cuda"}, State: status.JobUnmatched,
 					QueuedAt: at(11, 55, 0), WaitReason: "no policy here matches [self-hosted, cuda]"},
 			}
 			m, _ := send(tui.NewModel(80, 24, t0), tui.StatusLoaded{Status: st})
@@ -141,7 +141,7 @@ func TestDrawGolden(t *testing.T) {
 			st := fixtureStatus()
 			home := &st.Policies[0]
 			home.Demand, home.Admitted = 3, 3
-			home.WaitStatus = reconcile.WaitStatus{Queued: 7, Waiting: 7,
+			home.Wait = status.Wait{Queued: 7, Waiting: 7,
 				WaitReason: "memory: 12 GiB committed + 1.5 GiB expected > 14 GiB (16 GiB less the 2 GiB reserve)"}
 			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
 			m, _ = send(m, key(tui.KeyTab), r('G'), r('i'))

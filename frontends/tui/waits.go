@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // waits is what the header tells of demand: the jobs GitHub has for the
@@ -19,7 +19,7 @@ type waits struct {
 }
 
 // waitsOf sums the policies' figures.
-func waitsOf(policies []reconcile.PolicyStatus) waits {
+func waitsOf(policies []status.Policy) waits {
 	var w waits
 	seen := make(map[string]bool)
 	for _, p := range sortedByName(policies) {
@@ -42,7 +42,7 @@ func waitsOf(policies []reconcile.PolicyStatus) waits {
 
 // waitsText is the header's demand line: "demand 12 · admitted 5 ·
 // waiting 7 (memory: needs 6.0G, 2.1G free)".
-func waitsText(policies []reconcile.PolicyStatus) string {
+func waitsText(policies []status.Policy) string {
 	w := waitsOf(policies)
 	s := fmt.Sprintf("demand %d · admitted %d · waiting %d", w.Demand, w.Admitted, w.Waiting)
 	if w.Waiting > 0 && w.Reason != "" {
@@ -66,9 +66,9 @@ func joinFit(w int, parts ...string) string {
 
 // sortedByName returns the policies by name, so the reason shown does not
 // change with the order a source lists them in.
-func sortedByName(policies []reconcile.PolicyStatus) []reconcile.PolicyStatus {
+func sortedByName(policies []status.Policy) []status.Policy {
 	out := slices.Clone(policies)
-	slices.SortStableFunc(out, func(a, b reconcile.PolicyStatus) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b status.Policy) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -97,7 +97,7 @@ func shortCount(n int) string {
 
 // waitCell is a policy row's last cell while its jobs wait: "7 wait:
 // memory: needs 6.0G, 2.1G free".
-func waitCell(p reconcile.PolicyStatus) string {
+func waitCell(p status.Policy) string {
 	if p.WaitReason == "" {
 		return fmt.Sprintf("%d wait", p.Waiting)
 	}

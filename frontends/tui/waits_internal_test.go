@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 func TestWaitsText(t *testing.T) {
@@ -13,26 +13,26 @@ func TestWaitsText(t *testing.T) {
 	mem := "memory: needs 6.0G, 2.1G free"
 	tests := []struct {
 		name     string
-		policies []reconcile.PolicyStatus
+		policies []status.Policy
 		want     string
 	}{
 		{"None", nil, "demand 0 · admitted 0 · waiting 0"},
-		{"AllServed", []reconcile.PolicyStatus{{Name: "a", Target: home, Demand: 3, Admitted: 4}},
+		{"AllServed", []status.Policy{{Name: "a", Target: home, Demand: 3, Admitted: 4}},
 			"demand 3 · admitted 4 · waiting 0"},
-		{"HeldByMemory", []reconcile.PolicyStatus{{Name: "a", Target: home, Demand: 5, Admitted: 5,
-			WaitStatus: reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: mem}}},
+		{"HeldByMemory", []status.Policy{{Name: "a", Target: home, Demand: 5, Admitted: 5,
+			Wait: status.Wait{Queued: 7, Waiting: 7, WaitReason: mem}}},
 			"demand 12 · admitted 5 · waiting 7 (" + mem + ")"},
-		{"TargetCountsOnce", []reconcile.PolicyStatus{
-			{Name: "b", Target: home, Demand: 2, Admitted: 1, WaitStatus: reconcile.WaitStatus{Waiting: 1, WaitReason: "at max 2"}},
-			{Name: "a", Target: home, Demand: 2, Admitted: 1, WaitStatus: reconcile.WaitStatus{Waiting: 1, WaitReason: "at max 2"}},
+		{"TargetCountsOnce", []status.Policy{
+			{Name: "b", Target: home, Demand: 2, Admitted: 1, Wait: status.Wait{Waiting: 1, WaitReason: "at max 2"}},
+			{Name: "a", Target: home, Demand: 2, Admitted: 1, Wait: status.Wait{Waiting: 1, WaitReason: "at max 2"}},
 		}, "demand 2 · admitted 2 · waiting 1 (at max 2)"},
-		{"PausedLeftOut", []reconcile.PolicyStatus{
+		{"PausedLeftOut", []status.Policy{
 			{Name: "a", Target: home, Demand: 1, Admitted: 1},
-			{Name: "gpu", Target: "org:acme", Paused: true, Demand: 4, WaitStatus: reconcile.WaitStatus{Waiting: 4, WaitReason: "paused"}},
+			{Name: "gpu", Target: "org:acme", Paused: true, Demand: 4, Wait: status.Wait{Waiting: 4, WaitReason: "paused"}},
 		}, "demand 1 · admitted 1 · waiting 0"},
-		{"FirstReasonByName", []reconcile.PolicyStatus{
-			{Name: "z", Target: "t1", Demand: 1, WaitStatus: reconcile.WaitStatus{Waiting: 1, WaitReason: "runners starting"}},
-			{Name: "a", Target: "t2", Demand: 2, WaitStatus: reconcile.WaitStatus{Waiting: 2, WaitReason: mem}},
+		{"FirstReasonByName", []status.Policy{
+			{Name: "z", Target: "t1", Demand: 1, Wait: status.Wait{Waiting: 1, WaitReason: "runners starting"}},
+			{Name: "a", Target: "t2", Demand: 2, Wait: status.Wait{Waiting: 2, WaitReason: mem}},
 		}, "demand 3 · admitted 0 · waiting 3 (" + mem + ")"},
 	}
 	for _, tt := range tests {
@@ -47,10 +47,10 @@ func TestCountsText(t *testing.T) {
 		row  PolicyRow
 		want string
 	}{
-		{PolicyRow{PolicyStatus: reconcile.PolicyStatus{Live: 3, Idle: 1, Busy: 2, Max: 4}}, "3/1/2/4"},
-		{PolicyRow{PolicyStatus: reconcile.PolicyStatus{Live: 12, Busy: 11, Max: 100}}, "12/0/11/100"},
-		{PolicyRow{PolicyStatus: reconcile.PolicyStatus{Live: 12, Busy: 11, Max: 100000}}, "12/0/11/100k"},
-		{PolicyRow{PolicyStatus: reconcile.PolicyStatus{Live: 1, Max: 2500}, Pending: true}, "1/0/0/2.5k*"},
+		{PolicyRow{Policy: status.Policy{Live: 3, Idle: 1, Busy: 2, Max: 4}}, "3/1/2/4"},
+		{PolicyRow{Policy: status.Policy{Live: 12, Busy: 11, Max: 100}}, "12/0/11/100"},
+		{PolicyRow{Policy: status.Policy{Live: 12, Busy: 11, Max: 100000}}, "12/0/11/100k"},
+		{PolicyRow{Policy: status.Policy{Live: 1, Max: 2500}, Pending: true}, "1/0/0/2.5k*"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, countsText(tt.row))

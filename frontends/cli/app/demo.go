@@ -11,6 +11,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/simulate"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // DemoCmd runs the demo.
@@ -112,7 +113,7 @@ func (c *DemoCmd) runTUI(ctx context.Context, sim *simulate.Sim) error {
 		// Progress keeps the summary's peaks and refusals, as Wait's ticks
 		// do without the TUI: otherwise the summary, taken once all is
 		// done, would say "0 live runners".
-		Live: func(context.Context) (reconcileStatus, error) {
+		Live: func(context.Context) (status.Status, error) {
 			// The word is set once: Elapsed goes on after the last job.
 			if p := sim.Progress(); p.Done >= p.Total && notice.Load() == nil {
 				text := demoFinished(p)

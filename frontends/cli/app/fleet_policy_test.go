@@ -13,7 +13,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
@@ -196,8 +196,8 @@ func TestFleetPolicyView(t *testing.T) {
 	checkSchema(t, docSchemas(t)["jobs"], e.ok("jobs", "--json"), false)
 
 	t.Run("FromDaemon", func(t *testing.T) {
-		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{At: now, Host: alpha,
-			Policies: []reconcile.PolicyStatus{{ID: home.ID, Name: "home", Mode: "scale-set", Max: 4, Fleet: true}}}})
+		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: status.Status{At: now, Host: alpha,
+			Policies: []status.Policy{{ID: home.ID, Name: "home", Mode: "scale-set", Max: 4, Fleet: true}}}})
 		assert.Contains(t, e.ok("status"), "fleet home: held by "+alpha.Name+"; ", "the daemon's figures, the store's shares")
 		assert.Contains(t, e.ok("jobs"), "on zulu (fits 6.0GiB free of 3.0GiB expected)")
 	})

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // JobsCmd lists the jobs that wait and the jobs that run.
@@ -18,9 +18,9 @@ type JobsCmd struct {
 
 // jobsJSON is the JSON form of `jobs`.
 type jobsJSON struct {
-	Daemon bool                    `json:"daemon"`
-	Jobs   []reconcile.JobStatus   `json:"jobs"`
-	Waits  []reconcile.TargetWaits `json:"waits"`
+	Daemon bool                 `json:"daemon"`
+	Jobs   []status.Job         `json:"jobs"`
+	Waits  []status.TargetWaits `json:"waits"`
 }
 
 // Run prints the daemon's jobs view; with no daemon, the jobs the
@@ -36,10 +36,10 @@ func (c *JobsCmd) Run(ctx context.Context, a *App) error {
 	if c.JSON {
 		out := jobsJSON{Daemon: live, Jobs: st.Jobs, Waits: st.Waits()}
 		if out.Jobs == nil {
-			out.Jobs = []reconcile.JobStatus{}
+			out.Jobs = []status.Job{}
 		}
 		if out.Waits == nil {
-			out.Waits = []reconcile.TargetWaits{}
+			out.Waits = []status.TargetWaits{}
 		}
 		return writeJSON(a.Stdout, out)
 	}
@@ -52,8 +52,8 @@ func (c *JobsCmd) Run(ctx context.Context, a *App) error {
 // renderJobs prints the jobs view for people: the running jobs, then the
 // waiting ones with why each waits, then what GitHub counts and does not
 // name.
-func renderJobs(w io.Writer, st reconcile.Status, now time.Time) error {
-	var running, waiting []reconcile.JobStatus
+func renderJobs(w io.Writer, st status.Status, now time.Time) error {
+	var running, waiting []status.Job
 	for _, j := range st.Jobs {
 		if j.Waiting() {
 			waiting = append(waiting, j)
@@ -100,7 +100,7 @@ func renderJobs(w io.Writer, st reconcile.Status, now time.Time) error {
 }
 
 // jobLabel is a job as people know it: its name, its repository, its id.
-func jobLabel(j reconcile.JobStatus) string {
+func jobLabel(j status.Job) string {
 	var b strings.Builder
 	b.WriteString(cmpOr(j.Name, "job "+j.ID))
 	if j.Repository != "" {

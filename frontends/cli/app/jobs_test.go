@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // TestJobs: `jobs` lists the running jobs with their attempts, the waiting
@@ -20,17 +20,17 @@ func TestJobs(t *testing.T) {
 	pid, att := rm.NewPolicyID(), rm.NewAttemptID()
 	now := time.Now().UTC()
 	target := "repo octo/app, scale set home"
-	serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
+	serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: status.Status{
 		At:   now,
 		Host: rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
-		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Target: target, Mode: "scale-set", Live: 2, Busy: 2, Max: 2,
-			WaitStatus: reconcile.WaitStatus{Queued: 5, Waiting: 5, WaitReason: "at max 2"}}},
-		Jobs: []reconcile.JobStatus{
-			{ID: "a", Name: "build", Repository: "octo/app", Workflow: "ci.yml", State: reconcile.JobRunning, Policy: pid, PolicyName: "home",
+		Policies: []status.Policy{{ID: pid, Name: "home", Target: target, Mode: "scale-set", Live: 2, Busy: 2, Max: 2,
+			Wait: status.Wait{Queued: 5, Waiting: 5, WaitReason: "at max 2"}}},
+		Jobs: []status.Job{
+			{ID: "a", Name: "build", Repository: "octo/app", Workflow: "ci.yml", State: status.JobRunning, Policy: pid, PolicyName: "home",
 				StartedAt: now.Add(-90 * time.Second), Attempt: att, RunnerName: "rm-box-1"},
-			{ID: "b", Name: "test", Repository: "octo/app", State: reconcile.JobQueued, Policy: pid, PolicyName: "home",
+			{ID: "b", Name: "test", Repository: "octo/app", State: status.JobQueued, Policy: pid, PolicyName: "home",
 				QueuedAt: now.Add(-2 * time.Minute), WaitReason: "at max 2"},
-			{ID: "c", Name: "gpu", Repository: "octo/app", Labels: []string{"self-hosted", "gpu"}, State: reconcile.JobUnmatched,
+			{ID: "c", Name: "gpu", Repository: "octo/app", Labels: []string{"self-hosted", "gpu"}, State: status.JobUnmatched,
 				WaitReason: "no policy here matches [self-hosted, gpu]"},
 		},
 	}})
@@ -44,14 +44,14 @@ func TestJobs(t *testing.T) {
 	}
 
 	var got struct {
-		Daemon bool                    `json:"daemon"`
-		Jobs   []reconcile.JobStatus   `json:"jobs"`
-		Waits  []reconcile.TargetWaits `json:"waits"`
+		Daemon bool                 `json:"daemon"`
+		Jobs   []status.Job         `json:"jobs"`
+		Waits  []status.TargetWaits `json:"waits"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(e.ok("jobs", "--json")), &got))
 	assert.True(t, got.Daemon)
 	assert.Len(t, got.Jobs, 3)
-	assert.Equal(t, []reconcile.TargetWaits{{Target: target, Policy: "home", Waiting: 5, Named: 1}}, got.Waits)
+	assert.Equal(t, []status.TargetWaits{{Target: target, Policy: "home", Waiting: 5, Named: 1}}, got.Waits)
 
 	assert.Contains(t, e.ok("status"), "jobs:     2 running, 6 waiting (`runner-manager jobs` lists them)")
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // schema is one section of docs/json.md: its key paths, those whose type
@@ -195,19 +195,19 @@ func TestJSONSchemas(t *testing.T) {
 		now := time.Now().UTC() // as the daemon gives its times
 		cpu, days, ends := 12.5, 40, now.Add(40*24*time.Hour)
 		maxSpares := 8
-		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
+		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: status.Status{
 			At:             now,
 			HostCPUPercent: &cpu,
-			Memory:         reconcile.MemoryStatus{TotalBytes: 16 << 30, MaxSpares: &maxSpares},
-			Manager:        &reconcile.ManagerStatus{PID: 4242, Since: now.Add(-time.Hour), Version: "v1.2.3", DataDir: e.dataDir},
-			Runner: &reconcile.RunnerStatus{Version: "2.330.0", AutoUpdate: true, Latest: "2.331.0", Trial: "2.331.0", TrialAttempt: rm.NewAttemptID(),
-				Bad:         &reconcile.RunnerUpdateFailure{Version: "2.329.0", At: now, Reason: "checksum mismatch", RetryAt: now.Add(6 * time.Hour)},
+			Memory:         status.Memory{TotalBytes: 16 << 30, MaxSpares: &maxSpares},
+			Manager:        &status.Manager{PID: 4242, Since: now.Add(-time.Hour), Version: "v1.2.3", DataDir: e.dataDir},
+			Runner: &status.Runner{Version: "2.330.0", AutoUpdate: true, Latest: "2.331.0", Trial: "2.331.0", TrialAttempt: rm.NewAttemptID(),
+				Bad:         &status.RunnerUpdateFailure{Version: "2.329.0", At: now, Reason: "checksum mismatch", RetryAt: now.Add(6 * time.Hour)},
 				RuntimeEnds: &ends, RegistrationEnds: &ends, DaysLeft: &days, ScheduleFrom: "github"},
 			Host:     rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
-			Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Max: 4}},
-			Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: now, Job: &rm.Job{ID: "j1", Name: "build"}}},
-			Jobs: []reconcile.JobStatus{{ID: "j1", State: reconcile.JobRunning, Policy: pid, PolicyName: "home", Attempt: rm.NewAttemptID()},
-				{ID: "j2", State: reconcile.JobQueued, Labels: []string{"home"}, Policy: pid, PolicyName: "home", WaitReason: "at max 4"}},
+			Policies: []status.Policy{{ID: pid, Name: "home", Mode: "scale-set", Max: 4}},
+			Attempts: []status.Attempt{{ID: rm.NewAttemptID(), Policy: pid, State: rm.StateBusy, CreatedAt: now, Job: &rm.Job{ID: "j1", Name: "build"}}},
+			Jobs: []status.Job{{ID: "j1", State: status.JobRunning, Policy: pid, PolicyName: "home", Attempt: rm.NewAttemptID()},
+				{ID: "j2", State: status.JobQueued, Labels: []string{"home"}, Policy: pid, PolicyName: "home", WaitReason: "at max 4"}},
 			Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: now.Add(time.Hour), SeenAt: now},
 			Refusals: map[string]int{"memory": 3},
 		}})

@@ -10,7 +10,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/policyedit"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 )
 
@@ -154,7 +154,7 @@ func (a *App) waitDaemonLetsGo(ctx context.Context, id rm.PolicyID) error {
 		if errors.Is(err, localapi.ErrNotRunning) {
 			return nil
 		}
-		if err == nil && !slices.ContainsFunc(st.Policies, func(ps reconcile.PolicyStatus) bool { return ps.ID == id }) {
+		if err == nil && !slices.ContainsFunc(st.Policies, func(ps status.Policy) bool { return ps.ID == id }) {
 			return nil
 		}
 		select {

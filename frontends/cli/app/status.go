@@ -12,17 +12,17 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // StatusCmd shows the live figures.
 type StatusCmd struct {
-	JSON bool `help:"Print JSON (docs/json.md): the daemon's reconcile.Status, and whether the daemon answered."`
+	JSON bool `help:"Print JSON (docs/json.md): the daemon's status.Status, and whether the daemon answered."`
 }
 
 // Run prints the status: the daemon's when it runs, else what the journal
@@ -40,7 +40,7 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	}
 	if cfg, err := a.Config(); err == nil {
 		// Stale as this host's heartbeat setting says: a fleet's hosts share it.
-		st.Fleet.Judge(time.Now().UTC(), daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
+		st.Fleet.Judge(time.Now().UTC(), status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat)))
 	}
 	if c.JSON {
 		return writeJSON(a.Stdout, toStatusJSON(st, live))
@@ -51,17 +51,17 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	return renderStatus(a.Stdout, st, time.Now())
 }
 
-// statusJSON is the JSON form of `status`: reconcile.Status's keys, and
+// statusJSON is the JSON form of `status`: status.Status's keys, and
 // whether the daemon answered; a host or a GitHub budget nobody saw is null,
 // as are the refusals when no daemon counts them.
 type statusJSON struct {
 	Daemon bool `json:"daemon"`
-	reconcile.Status
+	status.Status
 	Host   *rm.Host   `json:"host"`
 	Budget *rm.Budget `json:"budget"`
 }
 
-func toStatusJSON(st reconcile.Status, live bool) statusJSON {
+func toStatusJSON(st status.Status, live bool) statusJSON {
 	out := statusJSON{Daemon: live, Status: st}
 	if !st.Host.ID.IsZero() {
 		out.Host = &st.Host
@@ -70,13 +70,13 @@ func toStatusJSON(st reconcile.Status, live bool) statusJSON {
 		out.Budget = &st.Budget
 	}
 	if out.Policies == nil {
-		out.Policies = []reconcile.PolicyStatus{}
+		out.Policies = []status.Policy{}
 	}
 	if out.Attempts == nil {
-		out.Attempts = []reconcile.AttemptStatus{}
+		out.Attempts = []status.Attempt{}
 	}
 	if out.Jobs == nil {
-		out.Jobs = []reconcile.JobStatus{}
+		out.Jobs = []status.Job{}
 	}
 	switch {
 	case !live:
@@ -89,11 +89,11 @@ func toStatusJSON(st reconcile.Status, live bool) statusJSON {
 
 // fleetStatus is the fleet as the store tells it, beside a daemon's
 // figures; nil, with a warning, when the store cannot tell.
-func (a *App) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
+func (a *App) fleetStatus(ctx context.Context) *status.Fleet {
 	s, err := a.ExistingStore(ctx)
 	if err == nil {
-		var f *reconcile.FleetStatus
-		if f, err = reconcile.FleetStatusOf(ctx, s, time.Now().UTC(), 0); err == nil {
+		var f *status.Fleet
+		if f, err = status.FleetOf(ctx, s, time.Now().UTC(), 0); err == nil {
 			return f
 		}
 	}
@@ -102,10 +102,10 @@ func (a *App) fleetStatus(ctx context.Context) *reconcile.FleetStatus {
 }
 
 // withFleetSets adds to a daemon's figures what the store tells of its
-// fleet policies (reconcile.Status.WithFleetSets): who holds each one's
+// fleet policies (status.Status.WithFleetSets): who holds each one's
 // session, each host's share, where each job went. A store that cannot
 // tell leaves st as it is, with a warning.
-func (a *App) withFleetSets(ctx context.Context, st reconcile.Status) reconcile.Status {
+func (a *App) withFleetSets(ctx context.Context, st status.Status) status.Status {
 	fleet := false
 	for _, p := range st.Policies {
 		fleet = fleet || (p.Fleet && p.FleetSet == nil)
@@ -115,7 +115,7 @@ func (a *App) withFleetSets(ctx context.Context, st reconcile.Status) reconcile.
 	}
 	s, err := a.ExistingStore(ctx)
 	if err == nil {
-		var out reconcile.Status
+		var out status.Status
 		if out, err = st.WithFleetSets(ctx, s); err == nil {
 			return out
 		}
@@ -126,10 +126,10 @@ func (a *App) withFleetSets(ctx context.Context, st reconcile.Status) reconcile.
 
 // currentStatus is the running daemon's status (live), else what the
 // journal and this host tell.
-func (a *App) currentStatus(ctx context.Context) (st reconcile.Status, live bool, err error) {
+func (a *App) currentStatus(ctx context.Context) (st status.Status, live bool, err error) {
 	d, err := a.Daemon()
 	if err != nil {
-		return reconcile.Status{}, false, err
+		return status.Status{}, false, err
 	}
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	st, err = d.Status(qctx)
@@ -143,25 +143,25 @@ func (a *App) currentStatus(ctx context.Context) (st reconcile.Status, live bool
 
 // journalStatus is what the journal and this host tell, for when no
 // daemon runs.
-func (a *App) journalStatus(ctx context.Context) (reconcile.Status, error) {
+func (a *App) journalStatus(ctx context.Context) (status.Status, error) {
 	cfg, err := a.Config()
 	if err != nil {
-		return reconcile.Status{}, err
+		return status.Status{}, err
 	}
 	s, err := a.ReadStore(ctx)
 	if err != nil {
-		return reconcile.Status{}, err
+		return status.Status{}, err
 	}
 	id, _ := datadir.New(cfg.DataDir).LoadOrCreateHostID() // zero: every policy
-	st, err := reconcile.StatusFromJournal(ctx, s, id, time.Now().UTC())
-	st.Memory = reconcile.HostMemoryStatus(platform.NewMachine(), cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
+	st, err := status.FromJournal(ctx, s, id, time.Now().UTC())
+	st.Memory = status.MemoryOf(platform.NewMachine(), cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
 	bound := reconcile.SpareBound(cfg.Admission.MaxSpares)
 	st.Memory.MaxSpares = &bound
 	return st, err
 }
 
 // renderStatus prints a Status for people.
-func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
+func renderStatus(w io.Writer, st status.Status, now time.Time) error {
 	m := st.Memory
 	if d := st.Manager; d != nil {
 		fmt.Fprintf(w, "daemon:   running, pid %d, since %s (%s), version %s, data %s\n", d.PID,
@@ -250,7 +250,7 @@ func renderStatus(w io.Writer, st reconcile.Status, now time.Time) error {
 }
 
 // warmSpares is the host's live warm spares, all policies together.
-func warmSpares(st reconcile.Status) int {
+func warmSpares(st status.Status) int {
 	n := 0
 	for _, p := range st.Policies {
 		n += p.Spares
@@ -261,7 +261,7 @@ func warmSpares(st reconcile.Status) int {
 // policyNote says what a person asks of a policy first: why its jobs
 // wait, else its last error, else admission's last refusal; "paused"
 // before all.
-func policyNote(p reconcile.PolicyStatus) string {
+func policyNote(p status.Policy) string {
 	var parts []string
 	if p.Paused {
 		parts = append(parts, "paused")
@@ -296,7 +296,7 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return maps.K
 
 // renderFleet prints the fleet's hosts, when more than one shares the
 // store: a single host's status says it all already.
-func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
+func renderFleet(w io.Writer, st status.Status, now time.Time) error {
 	if st.Fleet == nil || len(st.Fleet.Hosts) < 2 {
 		return nil
 	}
@@ -340,7 +340,7 @@ func renderFleet(w io.Writer, st reconcile.Status, now time.Time) error {
 
 // renderFleetSets prints, for each fleet policy the store told of, which
 // host holds its scale set's session and what each host serves of it.
-func renderFleetSets(w io.Writer, policies []reconcile.PolicyStatus) {
+func renderFleetSets(w io.Writer, policies []status.Policy) {
 	for _, p := range policies {
 		if p.FleetSet != nil {
 			fmt.Fprintf(w, "fleet %s: %s\n", p.Name, p.FleetSet.Summary())
@@ -349,7 +349,7 @@ func renderFleetSets(w io.Writer, policies []reconcile.PolicyStatus) {
 }
 
 // busyRunners is how many jobs run on this host's runners: its busy ones.
-func busyRunners(st reconcile.Status) int {
+func busyRunners(st status.Status) int {
 	n := 0
 	for _, p := range st.Policies {
 		n += p.Busy
@@ -360,7 +360,7 @@ func busyRunners(st reconcile.Status) int {
 // renderJobStarts prints, for each policy whose jobs started in the last
 // hour, how fast: the wait from GitHub's queue to the runner taking the
 // job, and the manager's part of it (launch and boot).
-func renderJobStarts(w io.Writer, policies []reconcile.PolicyStatus) {
+func renderJobStarts(w io.Writer, policies []status.Policy) {
 	first := true
 	for _, p := range policies {
 		js := p.JobStart

@@ -11,7 +11,7 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -20,16 +20,16 @@ func TestStatusFleetGolden(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	seen := func(ago time.Duration) *time.Time { t := now.Add(-ago); return &t }
 	this := storetest.NewHost().ID(mustHostID(t, "4b8c2d6e9f1g3h5j7k9m2n4p60")).Name("workstation").Build()
-	one := reconcile.Status{At: now, Host: this, Fleet: &reconcile.FleetStatus{StaleAfter: reconcile.DefaultStaleAfter,
-		Hosts: []reconcile.FleetHostStatus{{ID: this.ID, Name: "workstation", MemoryBytes: 32 << 30, CPUs: 16, OS: "linux", Version: "v1.4.0", LiveAttempts: 3, SeenAt: seen(4 * time.Second)}}}}
+	one := status.Status{At: now, Host: this, Fleet: &status.Fleet{StaleAfter: status.DefaultStaleAfter,
+		Hosts: []status.FleetHost{{ID: this.ID, Name: "workstation", MemoryBytes: 32 << 30, CPUs: 16, OS: "linux", Version: "v1.4.0", LiveAttempts: 3, SeenAt: seen(4 * time.Second)}}}}
 	var b bytes.Buffer
 	require.NoError(t, app.RenderStatus(&b, one, now))
 	assert.NotContains(t, b.String(), "fleet", "one host: no fleet section")
 
 	two := one
-	two.Fleet = &reconcile.FleetStatus{StaleAfter: one.Fleet.StaleAfter, Hosts: append(one.Fleet.Hosts,
-		reconcile.FleetHostStatus{ID: mustHostID(t, "7m1n1b0x9f1g3h5j7k9m2n4p60"), Name: "mini", MemoryBytes: 16 << 30, CPUs: 8, OS: "darwin", Version: "v1.3.2", SeenAt: seen(3 * time.Minute), Stale: true},
-		reconcile.FleetHostStatus{ID: mustHostID(t, "9n3wb0x09f1g3h5j7k9m2n4p60"), Name: "new-box", Stale: true})}
+	two.Fleet = &status.Fleet{StaleAfter: one.Fleet.StaleAfter, Hosts: append(one.Fleet.Hosts,
+		status.FleetHost{ID: mustHostID(t, "7m1n1b0x9f1g3h5j7k9m2n4p60"), Name: "mini", MemoryBytes: 16 << 30, CPUs: 8, OS: "darwin", Version: "v1.3.2", SeenAt: seen(3 * time.Minute), Stale: true},
+		status.FleetHost{ID: mustHostID(t, "9n3wb0x09f1g3h5j7k9m2n4p60"), Name: "new-box", Stale: true})}
 	b.Reset()
 	require.NoError(t, app.RenderStatus(&b, two, now))
 	golden(t, "status-fleet", b.String())
@@ -72,7 +72,7 @@ func TestStatusShowsTheFleet(t *testing.T) {
 	assert.Equal(t, true, stale["peer-stale"])
 
 	t.Run("FromDaemon", func(t *testing.T) {
-		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{At: now, Host: rm.Host{ID: rm.NewHostID(), Name: "box"}}})
+		serveDaemon(t, e.dataDir, &fixedDaemon{refreshed: make(chan struct{}, 1), st: status.Status{At: now, Host: rm.Host{ID: rm.NewHostID(), Name: "box"}}})
 		out := e.ok("status", "--json")
 		checkSchema(t, docSchemas(t)["status"], out, false)
 		require.NoError(t, json.Unmarshal([]byte(out), &got))

@@ -16,16 +16,17 @@ import (
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
 
 // fixedDaemon serves a fixed status and records refreshes.
 type fixedDaemon struct {
-	st        reconcile.Status
+	st        status.Status
 	refreshed chan struct{}
 	stopped   chan rm.AttemptID
 }
 
-func (d *fixedDaemon) Status() reconcile.Status { return d.st }
+func (d *fixedDaemon) Status() status.Status { return d.st }
 func (d *fixedDaemon) StopAttempt(_ context.Context, id rm.AttemptID) error {
 	d.stopped <- id
 	return nil
@@ -52,17 +53,17 @@ func TestStatusFromDaemon(t *testing.T) {
 	e := newEnv(t)
 	pid := rm.NewPolicyID()
 	bound := 3
-	d := &fixedDaemon{refreshed: make(chan struct{}, 1), st: reconcile.Status{
+	d := &fixedDaemon{refreshed: make(chan struct{}, 1), st: status.Status{
 		At:      time.Now().UTC(),
 		Host:    rm.Host{ID: rm.NewHostID(), Name: "box", CPUs: 8, OS: "linux", Arch: "amd64"},
-		Memory:  reconcile.MemoryStatus{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30, MaxSpares: &bound},
-		Manager: &reconcile.ManagerStatus{PID: 4242, Since: time.Now().Add(-5 * time.Minute).UTC(), Version: "v1.2.3", DataDir: "/srv/rm"},
-		Policies: []reconcile.PolicyStatus{{ID: pid, Name: "home", Mode: "scale-set", Live: 2, Idle: 1, Busy: 1, Max: 4,
+		Memory:  status.Memory{TotalBytes: 16 << 30, AvailableBytes: 9 << 30, ReserveBytes: 2 << 30, CommittedBytes: 3 << 30, DiskFreeBytes: 100 << 30, DiskFloorBytes: 10 << 30, MaxSpares: &bound},
+		Manager: &status.Manager{PID: 4242, Since: time.Now().Add(-5 * time.Minute).UTC(), Version: "v1.2.3", DataDir: "/srv/rm"},
+		Policies: []status.Policy{{ID: pid, Name: "home", Mode: "scale-set", Live: 2, Idle: 1, Busy: 1, Max: 4,
 			Admitted: 3, Demand: 5, ExpectedPeakBytes: 1536 << 20, LastRefusal: "memory: 1.5GiB more would pass the reserve",
 			Spares: 1, SpareTarget: 1, Boot: 2300 * time.Millisecond},
 			{ID: rm.NewPolicyID(), Name: "small", Mode: "scale-set", Live: 2, Busy: 2, Max: 2, Admitted: 2, Demand: 9,
-				WaitStatus: reconcile.WaitStatus{Queued: 7, Waiting: 7, WaitReason: "at max 2"}}},
-		Attempts: []reconcile.AttemptStatus{{ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-x-1", State: rm.StateBusy,
+				Wait: status.Wait{Queued: 7, Waiting: 7, WaitReason: "at max 2"}}},
+		Attempts: []status.Attempt{{ID: rm.NewAttemptID(), Policy: pid, RunnerName: "rm-x-1", State: rm.StateBusy,
 			Job: &rm.Job{ID: "j-1", Name: "build"}, CreatedAt: time.Now().Add(-time.Minute), RSSBytes: 700 << 20, PeakRSSBytes: 900 << 20, CPUMillicores: 1200}},
 		Budget:   rm.Budget{Limit: 5000, Remaining: 4321, Reset: time.Now().Add(time.Hour), SeenAt: time.Now()},
 		Refusals: map[string]int{"memory": 3},
@@ -79,7 +80,7 @@ func TestStatusFromDaemon(t *testing.T) {
 	}
 	assert.NotContains(t, out, "not running")
 
-	var got reconcile.Status
+	var got status.Status
 	require.NoError(t, json.Unmarshal([]byte(e.ok("status", "--json")), &got))
 	assert.Equal(t, d.st.Policies, got.Policies)
 
@@ -102,10 +103,10 @@ func TestStatusWithoutDaemon(t *testing.T) {
 	assert.Contains(t, out, list[2].ID.String(), "live attempts from the journal")
 	assert.NotContains(t, out, list[0].ID.String(), "ended attempts are not status")
 
-	var got reconcile.Status
+	var got status.Status
 	require.NoError(t, json.Unmarshal([]byte(e.ok("status", "--json")), &got))
 	require.Len(t, got.Policies, 2)
-	byName := map[string]reconcile.PolicyStatus{}
+	byName := map[string]status.Policy{}
 	for _, p := range got.Policies {
 		byName[p.Name] = p
 	}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/runner-manager/runner-manager/daemon"
 	"github.com/runner-manager/runner-manager/frontends/tui"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 )
-
-type reconcileStatus = reconcile.Status
 
 // TUICmd runs the terminal UI.
 type TUICmd struct{}
@@ -37,6 +34,6 @@ func (c *TUICmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	src := tui.DaemonSource(st, cfg.DataDir)
-	src.StaleAfter = daemon.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
+	src.StaleAfter = status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
 	return runTUI(ctx, src, tui.Options{})
 }

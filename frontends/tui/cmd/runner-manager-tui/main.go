@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := tui.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := tui.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, tui.OpenSQLite)
 	stop()
 	os.Exit(code)
 }

@@ -1,4 +1,4 @@
-package reconcile
+package status
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/runner-manager/runner-manager/store"
 )
 
-// FleetSetStatus is a fleet policy's scale set across the fleet, as the
+// FleetSet is a fleet policy's scale set across the fleet, as the
 // store tells it (store.FleetSets): which host holds its message session,
 // and what each host serves of it.
-type FleetSetStatus struct {
+type FleetSet struct {
 	// Holder is the host holding the lease (zero: none holds it, or it
 	// was released), HolderName its name.
 	Holder     rm.HostID `json:"holder"`
@@ -30,11 +30,11 @@ type FleetSetStatus struct {
 	Expired   bool       `json:"expired"`
 	// Shares are the hosts that serve it or published room for it, by
 	// host name.
-	Shares []FleetShareStatus `json:"shares"`
+	Shares []FleetShare `json:"shares"`
 }
 
-// FleetShareStatus is one host's part of a fleet policy.
-type FleetShareStatus struct {
+// FleetShare is one host's part of a fleet policy.
+type FleetShare struct {
 	Host     rm.HostID `json:"host"`
 	HostName string    `json:"host_name"`
 	// Wanted is the jobs the holder gave the host (those its runners run
@@ -48,11 +48,11 @@ type FleetShareStatus struct {
 	Busy int  `json:"busy"`
 	Idle int  `json:"idle"`
 	// Placed are the waiting jobs placed on the host, and why there.
-	Placed []FleetPlacedJob `json:"placed"`
+	Placed []PlacedJob `json:"placed"`
 }
 
-// FleetPlacedJob is a waiting job the holder placed on a host.
-type FleetPlacedJob struct {
+// PlacedJob is a waiting job the holder placed on a host.
+type PlacedJob struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Why says why this host ("fits 1.2GiB free of 3.0GiB expected",
@@ -62,7 +62,7 @@ type FleetPlacedJob struct {
 
 // Summary is the fleet policy's scale set in one line, as status prints
 // it: "held by alpha; alpha 2 jobs, beta 1 job (+1 spare)".
-func (f *FleetSetStatus) Summary() string {
+func (f *FleetSet) Summary() string {
 	if f == nil {
 		return ""
 	}
@@ -104,10 +104,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// FleetSetStatusOf reads a fleet policy's lease, shares and rooms from the
+// FleetSetOf reads a fleet policy's lease, shares and rooms from the
 // store; names maps host ids to names (an unknown host is shown by its
 // id). A store that is no store.FleetSets gives nil.
-func FleetSetStatusOf(ctx context.Context, st store.Store, policy rm.PolicyID, names map[rm.HostID]string) (*FleetSetStatus, error) {
+func FleetSetOf(ctx context.Context, st store.Store, policy rm.PolicyID, names map[rm.HostID]string) (*FleetSet, error) {
 	fs, ok := st.(store.FleetSets)
 	if !ok {
 		return nil, nil
@@ -118,7 +118,7 @@ func FleetSetStatusOf(ctx context.Context, st store.Store, policy rm.PolicyID, n
 		}
 		return h.String()
 	}
-	out := &FleetSetStatus{Shares: []FleetShareStatus{}}
+	out := &FleetSet{Shares: []FleetShare{}}
 	switch l, err := fs.FleetLease(ctx, policy); {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
@@ -135,12 +135,12 @@ func FleetSetStatusOf(ctx context.Context, st store.Store, policy rm.PolicyID, n
 	if err != nil {
 		return nil, fmt.Errorf("read the fleet rooms of policy %s: %w", policy, err)
 	}
-	byHost := map[rm.HostID]*FleetShareStatus{}
-	of := func(h rm.HostID) *FleetShareStatus {
+	byHost := map[rm.HostID]*FleetShare{}
+	of := func(h rm.HostID) *FleetShare {
 		if s, ok := byHost[h]; ok {
 			return s
 		}
-		s := &FleetShareStatus{Host: h, HostName: name(h), Placed: []FleetPlacedJob{}}
+		s := &FleetShare{Host: h, HostName: name(h), Placed: []PlacedJob{}}
 		byHost[h] = s
 		return s
 	}
@@ -148,7 +148,7 @@ func FleetSetStatusOf(ctx context.Context, st store.Store, policy rm.PolicyID, n
 		s := of(sh.Host)
 		s.Wanted, s.Spares = sh.Wanted, sh.Spares
 		for _, p := range sh.Placed {
-			s.Placed = append(s.Placed, FleetPlacedJob{ID: p.Job.ID, Name: p.Job.Name, Why: p.Why})
+			s.Placed = append(s.Placed, PlacedJob{ID: p.Job.ID, Name: p.Job.Name, Why: p.Why})
 		}
 	}
 	for _, r := range rooms {
@@ -158,7 +158,7 @@ func FleetSetStatusOf(ctx context.Context, st store.Store, policy rm.PolicyID, n
 	for _, s := range byHost {
 		out.Shares = append(out.Shares, *s)
 	}
-	slices.SortFunc(out.Shares, func(a, b FleetShareStatus) int {
+	slices.SortFunc(out.Shares, func(a, b FleetShare) int {
 		return strings.Compare(a.HostName+"\x00"+a.Host.String(), b.HostName+"\x00"+b.Host.String())
 	})
 	return out, nil
@@ -190,7 +190,7 @@ func (s Status) WithFleetSets(ctx context.Context, st store.Store) (Status, erro
 				names[h.ID] = h.Name
 			}
 		}
-		f, err := FleetSetStatusOf(ctx, st, ps.ID, names)
+		f, err := FleetSetOf(ctx, st, ps.ID, names)
 		if err != nil {
 			return s, err
 		}
@@ -203,7 +203,7 @@ func (s Status) WithFleetSets(ctx context.Context, st store.Store) (Status, erro
 
 // placeJobs marks the waiting jobs of fleet policies with the host each
 // was placed on, adding those the list lacks.
-func placeJobs(jobs []JobStatus, policies []PolicyStatus) []JobStatus {
+func placeJobs(jobs []Job, policies []Policy) []Job {
 	out := slices.Clone(jobs)
 	index := map[string]int{}
 	for i, j := range out {
@@ -220,7 +220,7 @@ func placeJobs(jobs []JobStatus, policies []PolicyStatus) []JobStatus {
 			for _, pj := range sh.Placed {
 				i, ok := index[ps.ID.String()+"/"+pj.ID]
 				if !ok {
-					out = append(out, JobStatus{ID: pj.ID, Name: pj.Name, State: JobAssignedToTarget, Policy: ps.ID, PolicyName: ps.Name,
+					out = append(out, Job{ID: pj.ID, Name: pj.Name, State: JobAssignedToTarget, Policy: ps.ID, PolicyName: ps.Name,
 						WaitReason: "runner starting"})
 					i, added = len(out)-1, true
 					index[ps.ID.String()+"/"+pj.ID] = i

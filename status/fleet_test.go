@@ -1,4 +1,4 @@
-package reconcile_test
+package status_test
 
 import (
 	"testing"
@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
-func TestFleetStatus(t *testing.T) {
+func TestFleetOf(t *testing.T) {
 	ctx := t.Context()
 	st := sqlitetest.MustOpen(t)
 	now := storetest.Now()
@@ -32,10 +32,10 @@ func TestFleetStatus(t *testing.T) {
 		require.NoError(t, st.RecordAttempt(ctx, storetest.NewAttempt().Policy(p.ID).Host(fresh.ID).State(s).Build()))
 	}
 
-	f, err := reconcile.FleetStatusOf(ctx, st, now, 0)
+	f, err := status.FleetOf(ctx, st, now, 0)
 	require.NoError(t, err)
 	require.NotNil(t, f)
-	assert.Equal(t, reconcile.DefaultStaleAfter, f.StaleAfter)
+	assert.Equal(t, status.DefaultStaleAfter, f.StaleAfter)
 	require.Len(t, f.Hosts, 2)
 	a, b := f.Hosts[0], f.Hosts[1]
 	assert.Equal(t, []any{"a-workstation", uint64(32 << 30), "v1.4.0", 2, false}, []any{a.Name, a.MemoryBytes, a.Version, a.LiveAttempts, a.Stale})
@@ -43,12 +43,17 @@ func TestFleetStatus(t *testing.T) {
 	require.NotNil(t, b.SeenAt)
 	assert.Equal(t, now.Add(-2*time.Minute), *b.SeenAt)
 
-	f, err = reconcile.FleetStatusOf(ctx, st, now, 5*time.Minute)
+	f, err = status.FleetOf(ctx, st, now, 5*time.Minute)
 	require.NoError(t, err)
 	assert.False(t, f.Hosts[1].Stale, "within a longer threshold")
 
-	s, err := reconcile.StatusFromJournal(ctx, st, fresh.ID, now)
+	s, err := status.FromJournal(ctx, st, fresh.ID, now)
 	require.NoError(t, err)
 	require.NotNil(t, s.Fleet, "the journal's status shows the fleet")
 	assert.Len(t, s.Fleet.Hosts, 2)
+}
+
+func TestStaleAfter(t *testing.T) {
+	assert.Equal(t, status.DefaultStaleAfter, status.StaleAfter(0), "the daemon's default heartbeat")
+	assert.Equal(t, 30*time.Second, status.StaleAfter(10*time.Second), "three missed beats")
 }

@@ -1,4 +1,4 @@
-package reconcile_test
+package status_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -52,7 +52,7 @@ func (f *fleetSets) FleetRooms(context.Context, rm.PolicyID) ([]store.FleetRoom,
 	return f.rooms, nil
 }
 
-func TestStatusFleetSet(t *testing.T) {
+func TestFleetSet(t *testing.T) {
 	ctx := t.Context()
 	db := sqlitetest.MustOpen(t)
 	now := storetest.Now()
@@ -76,10 +76,10 @@ func TestStatusFleetSet(t *testing.T) {
 		rooms: []store.FleetRoom{{Policy: home.ID, Host: alpha.ID, Capacity: 2, Busy: 2}, {Policy: home.ID, Host: beta.ID, Capacity: 3}},
 	}
 
-	s, err := reconcile.StatusFromJournal(ctx, st, beta.ID, now)
+	s, err := status.FromJournal(ctx, st, beta.ID, now)
 	require.NoError(t, err)
 	require.Len(t, s.Policies, 2, "a fleet policy is every host's")
-	byName := map[string]reconcile.PolicyStatus{}
+	byName := map[string]status.Policy{}
 	for _, p := range s.Policies {
 		byName[p.Name] = p
 	}
@@ -91,17 +91,17 @@ func TestStatusFleetSet(t *testing.T) {
 	assert.Equal(t, "held by alpha; alpha 2 jobs (full), beta 1 job (+1 spare)", ps.FleetSet.Summary())
 	assert.Equal(t, int64(3), ps.FleetSet.Token)
 	require.Len(t, ps.FleetSet.Shares, 2)
-	assert.Equal(t, []reconcile.FleetPlacedJob{{ID: "77", Name: "build", Why: "least loaded"}}, ps.FleetSet.Shares[1].Placed)
+	assert.Equal(t, []status.PlacedJob{{ID: "77", Name: "build", Why: "least loaded"}}, ps.FleetSet.Shares[1].Placed)
 
 	require.Len(t, s.Jobs, 1, "the placed job is in the jobs view")
 	j := s.Jobs[0]
-	assert.Equal(t, []any{"77", reconcile.JobAssignedToTarget, home.ID, beta.ID, "beta", "least loaded"},
+	assert.Equal(t, []any{"77", status.JobAssignedToTarget, home.ID, beta.ID, "beta", "least loaded"},
 		[]any{j.ID, j.State, j.Policy, j.Host, j.HostName, j.PlacedWhy})
 
 	t.Run("DaemonsJob", func(t *testing.T) {
 		// A job the holder's daemon lists as waiting is marked, not doubled.
-		d := reconcile.Status{Policies: []reconcile.PolicyStatus{{ID: home.ID, Name: "home", Fleet: true}},
-			Jobs: []reconcile.JobStatus{{ID: "77", State: reconcile.JobAssignedToTarget, Policy: home.ID, PolicyName: "home", WaitReason: "runner starting"}}}
+		d := status.Status{Policies: []status.Policy{{ID: home.ID, Name: "home", Fleet: true}},
+			Jobs: []status.Job{{ID: "77", State: status.JobAssignedToTarget, Policy: home.ID, PolicyName: "home", WaitReason: "runner starting"}}}
 		got, err := d.WithFleetSets(ctx, st)
 		require.NoError(t, err)
 		require.Len(t, got.Jobs, 1)
@@ -121,7 +121,7 @@ func TestStatusFleetSet(t *testing.T) {
 				lease := st.lease
 				st.lease = tt.lease
 				defer func() { st.lease = lease }()
-				f, err := reconcile.FleetSetStatusOf(ctx, st, home.ID, map[rm.HostID]string{alpha.ID: "alpha"})
+				f, err := status.FleetSetOf(ctx, st, home.ID, map[rm.HostID]string{alpha.ID: "alpha"})
 				require.NoError(t, err)
 				assert.Contains(t, f.Summary(), tt.want)
 			})
@@ -140,7 +140,7 @@ func TestStatusFleetSet(t *testing.T) {
 	})
 
 	t.Run("NotAFleetStore", func(t *testing.T) {
-		f, err := reconcile.FleetSetStatusOf(ctx, db, home.ID, nil)
+		f, err := status.FleetSetOf(ctx, db, home.ID, nil)
 		require.NoError(t, err)
 		assert.Nil(t, f)
 	})

@@ -1,4 +1,4 @@
-package reconcile_test
+package status_test
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 	"github.com/runner-manager/runner-manager/store/storetest"
@@ -16,7 +16,7 @@ import (
 
 // The journal's status of one host counts, of a fleet policy, only the
 // runners of that host: the others' are theirs.
-func TestStatusFromJournalFleetPolicyOfOneHost(t *testing.T) {
+func TestFromJournalFleetPolicyOfOneHost(t *testing.T) {
 	ctx := t.Context()
 	st, err := postgres.Open(ctx, pgtest.Start(t))
 	require.NoError(t, err)
@@ -35,7 +35,7 @@ func TestStatusFromJournalFleetPolicyOfOneHost(t *testing.T) {
 		host             rm.HostID
 		live, busy, idle int
 	}{{a.ID, 1, 1, 0}, {b.ID, 2, 1, 1}} {
-		s, err := reconcile.StatusFromJournal(ctx, st, c.host, time.Now())
+		s, err := status.FromJournal(ctx, st, c.host, time.Now())
 		require.NoError(t, err)
 		require.Len(t, s.Policies, 1)
 		ps := s.Policies[0]

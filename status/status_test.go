@@ -1,4 +1,4 @@
-package reconcile_test
+package status_test
 
 import (
 	"errors"
@@ -10,12 +10,12 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/platform"
-	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store/sqlite/sqlitetest"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
-func TestStatusFromJournal(t *testing.T) {
+func TestFromJournal(t *testing.T) {
 	ctx := t.Context()
 	st := sqlitetest.MustOpen(t)
 	host := storetest.NewHost().Name("build-01").Build()
@@ -39,16 +39,16 @@ func TestStatusFromJournal(t *testing.T) {
 	}
 
 	t.Run("Host", func(t *testing.T) {
-		s, err := reconcile.StatusFromJournal(ctx, st, host.ID, now)
+		s, err := status.FromJournal(ctx, st, host.ID, now)
 		require.NoError(t, err)
 		assert.Equal(t, now, s.At)
 		assert.Equal(t, "build-01", s.Host.Name)
 		require.Len(t, s.Policies, 2, "another host's policy is not this host's status")
 		g, h := s.Policies[0], s.Policies[1]
-		assert.Equal(t, reconcile.PolicyStatus{ID: gpu.ID, Name: "gpu", Target: gpu.Target.String(), Mode: "classic",
+		assert.Equal(t, status.Policy{ID: gpu.ID, Name: "gpu", Target: gpu.Target.String(), Mode: "classic",
 			Paused: true, Live: 1, Busy: 1, Max: 2}, g)
 		assert.Equal(t, []int{2, 1, 1, 1, 4}, []int{h.Live, h.Idle, h.Busy, h.MinIdle, h.Max})
-		byID := map[rm.AttemptID]reconcile.AttemptStatus{}
+		byID := map[rm.AttemptID]status.Attempt{}
 		for _, a := range s.Attempts {
 			byID[a.ID] = a
 		}
@@ -67,7 +67,7 @@ func TestStatusFromJournal(t *testing.T) {
 		assert.Equal(t, "gpu", byID[noName.ID].PolicyName)
 	})
 	t.Run("AnyHost", func(t *testing.T) {
-		s, err := reconcile.StatusFromJournal(ctx, st, rm.HostID{}, now)
+		s, err := status.FromJournal(ctx, st, rm.HostID{}, now)
 		require.NoError(t, err)
 		assert.Len(t, s.Policies, 3)
 		assert.Equal(t, "build-01", s.Host.Name, "the first policy's host")
@@ -75,15 +75,15 @@ func TestStatusFromJournal(t *testing.T) {
 	t.Run("Closed", func(t *testing.T) {
 		closed := sqlitetest.MustOpen(t)
 		require.NoError(t, closed.Close())
-		_, err := reconcile.StatusFromJournal(ctx, closed, host.ID, now)
+		_, err := status.FromJournal(ctx, closed, host.ID, now)
 		assert.ErrorContains(t, err, "read the policies from the journal")
 	})
 }
 
-func TestStatusWithPolicies(t *testing.T) {
+func TestWithPolicies(t *testing.T) {
 	home := storetest.NewPolicy().Name("home").Autoscale("home", 4).Build()
 	gpu := storetest.NewPolicy().Name("gpu").Labels("gpu").Max(2).Paused().Build()
-	live := reconcile.Status{At: time.Now(), Policies: []reconcile.PolicyStatus{
+	live := status.Status{At: time.Now(), Policies: []status.Policy{
 		{ID: home.ID, Name: "old-name", Max: 3, Live: 2, Demand: 5, Admitted: 3, LastRefusal: "memory"},
 	}}
 	got := live.WithPolicies([]rm.Policy{home, gpu})
@@ -99,14 +99,14 @@ func TestStatusWithPolicies(t *testing.T) {
 	assert.Equal(t, "old-name", live.Policies[0].Name, "the receiver is not changed")
 }
 
-func TestHostMemoryStatus(t *testing.T) {
-	m := reconcile.HostMemoryStatus(platform.NewMachine(), t.TempDir(), 1<<30, 2<<30)
+func TestMemoryOf(t *testing.T) {
+	m := status.MemoryOf(platform.NewMachine(), t.TempDir(), 1<<30, 2<<30)
 	assert.NotZero(t, m.TotalBytes)
 	assert.NotZero(t, m.DiskFreeBytes)
 	assert.Equal(t, []uint64{1 << 30, 2 << 30}, []uint64{m.ReserveBytes, m.DiskFloorBytes})
 
-	m = reconcile.HostMemoryStatus(mutedMachine{}, t.TempDir(), 1<<30, 2<<30)
-	assert.Equal(t, reconcile.MemoryStatus{ReserveBytes: 1 << 30, DiskFloorBytes: 2 << 30}, m, "what the machine does not tell stays 0")
+	m = status.MemoryOf(mutedMachine{}, t.TempDir(), 1<<30, 2<<30)
+	assert.Equal(t, status.Memory{ReserveBytes: 1 << 30, DiskFloorBytes: 2 << 30}, m, "what the machine does not tell stays 0")
 }
 
 // mutedMachine tells nothing.
