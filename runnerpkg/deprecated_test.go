@@ -31,7 +31,7 @@ func TestLaunches(t *testing.T) {
 	assert.True(t, runnerpkg.Launches(rm.Policy{}))
 	assert.True(t, runnerpkg.Launches(rm.Policy{Backend: rm.BackendNative}))
 	assert.True(t, runnerpkg.Launches(rm.Policy{Backend: rm.BackendVM}))
-	assert.False(t, runnerpkg.Launches(rm.Policy{Backend: rm.BackendContainer}))
+	assert.False(t, runnerpkg.Launches(rm.Policy{Backend: rm.BackendContainer, Container: rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:latest"}}))
 	assert.False(t, runnerpkg.Launches(rm.Policy{RunnerDir: "/opt/runner"}))
 	assert.True(t, runnerpkg.Installs{}.Launches(rm.Policy{}))
 }
@@ -62,7 +62,7 @@ func TestDeprecatedFix(t *testing.T) {
 	on := runnerpkg.Installs{DataDir: data, AutoUpdate: true}
 	off := runnerpkg.Installs{DataDir: data}
 	assert.Equal(t, "give the policy a newer runner image (`runner-manager policy edit boxes --image …`); launches resume then",
-		on.DeprecatedFix(rm.Policy{Name: "boxes", Backend: rm.BackendContainer}))
+		on.DeprecatedFix(rm.Policy{Name: "boxes", Backend: rm.BackendContainer, Container: rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:latest"}}))
 	assert.Equal(t, "update the runner in /opt/runner, or install one with `runner-manager runner install --latest` and point the policy at it; launches resume once the policy or its runner changes",
 		on.DeprecatedFix(rm.Policy{Name: "own", RunnerDir: "/opt/runner"}))
 	assert.Equal(t, "the daemon installs the newest release and proves it on the next attempt (none newer yet: it looks again every minute); or install a newer runner with `runner-manager runner install --latest`; launches resume once it is installed",
@@ -77,6 +77,6 @@ func TestDeprecatedFix(t *testing.T) {
 	assert.Equal(t, "the update to runner 2.331.0 failed (checksum mismatch); it is tried again at "+b.RetryAt.Local().Format(time.TimeOnly)+
 		" or when a newer release comes, or install one with `runner-manager runner install --latest`", fix)
 	assert.Equal(t, fix, off.DeprecatedFix(rm.Policy{Name: "home"}), "a failed update is said whether updates are on or off")
-	assert.True(t, strings.HasPrefix(on.DeprecatedFix(rm.Policy{Name: "boxes", Backend: rm.BackendContainer}), "give the policy a newer runner image"),
+	assert.True(t, strings.HasPrefix(on.DeprecatedFix(rm.Policy{Name: "boxes", Backend: rm.BackendContainer, Container: rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:latest"}}), "give the policy a newer runner image"),
 		"a container's runner comes with its image, whatever the installs")
 }

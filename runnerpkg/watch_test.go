@@ -25,7 +25,7 @@ func TestWatchAsksTheSchedule(t *testing.T) {
 		return sc
 	}
 	policies := []rm.Policy{
-		{Name: "boxes", Host: host, Backend: rm.BackendContainer, Target: rm.ScaleTarget{Scope: scope("octo/boxes")}},
+		{Name: "boxes", Host: host, Backend: rm.BackendContainer, Container: rm.ContainerSettings{Image: "ghcr.io/actions/actions-runner:latest"}, Target: rm.ScaleTarget{Scope: scope("octo/boxes")}},
 		{Name: "elsewhere", Host: other, Target: rm.ScaleTarget{Scope: scope("octo/elsewhere")}},
 		{Name: "own", Host: host, RunnerDir: "/opt/runner", Target: rm.ScaleTarget{Scope: scope("octo/own")}},
 		{Name: "home", Host: host, Target: rm.ScaleTarget{Scope: scope("octo/home")}},
