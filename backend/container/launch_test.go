@@ -126,10 +126,15 @@ func TestOOMKilled(t *testing.T) {
 	gh := newFakeGitHub(t)
 	const limit = 64 << 20
 	l, _ := newLauncher(t, container.Settings{MemoryBytes: limit})
-	gh.enqueue(fakegithub.JobSpec{Duration: 10 * time.Second, MemoryBytes: 256 << 20})
 	spec, _ := gh.spec(t)
 	p, err := l.Launch(t.Context(), spec)
 	require.NoError(t, err)
+	// The job comes once the launcher has seen the container's process: a
+	// busy engine's inspection can take longer than the runner takes to be
+	// killed, and a container gone before it is not watched (the case of
+	// TestLaunchRunsAJob's quick exits, not this one's).
+	require.NotZero(t, p.PID(), "the launcher sees the container's process")
+	gh.enqueue(fakegithub.JobSpec{Duration: 10 * time.Second, MemoryBytes: 256 << 20})
 	peak, _ := meterTree(p.PID(), p.Done())
 	waitDone(t, p.Done(), time.Minute, "the OOM-killed container")
 	cp := p.(*container.Process)
