@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -22,6 +23,9 @@ type Options struct {
 	// Notice, if set, is asked on each tick for the program's standing
 	// word (Notice); it runs on the UI's goroutine, so it must be quick.
 	Notice func() string
+	// Look is how to draw, beside what the environment asks for
+	// (LookFromEnv: NO_COLOR, TERM=dumb, RUNNER_MANAGER_TUI_ASCII).
+	Look Look
 
 	draw func(Canvas, Model) // tests replace the view
 }
@@ -120,6 +124,7 @@ func newLoop(ctx context.Context, screen tcell.Screen, src Source, opt Options) 
 	go l.worker()
 	w, h := screen.Size()
 	l.model = NewModel(w, h, opt.Now())
+	l.model.Look = LookFromEnv(os.Getenv).Or(opt.Look)
 	l.apply(Tick{}) // the first reads
 	return l
 }
@@ -199,7 +204,12 @@ func (l *loop) exec(c Command) {
 	case FetchAttempts:
 		go l.call(func(ctx context.Context) Event {
 			as, err := l.src.Attempts(ctx, c.Filter)
-			return AttemptsLoaded{Attempts: as, Err: err}
+			ev := AttemptsLoaded{Attempts: as, Err: err}
+			if h, ok := l.src.(PolicyHistory); ok && err == nil {
+				// Without them, a removed policy's attempts show its id.
+				ev.Policies, _ = h.Policies(ctx)
+			}
+			return ev
 		})
 	case FetchLog:
 		go l.call(func(ctx context.Context) Event {

@@ -145,7 +145,7 @@ func TestLoopSmoke(t *testing.T) {
 	until("the journal's history", shows("finished"))
 	text := screenText(screen)
 	assert.Contains(t, text, "used   [")
-	assert.Contains(t, text, "org:acme [gpu", "the paused policy, from the journal")
+	assert.Contains(t, text, "org:acme [gp", "the paused policy, from the journal")
 	lines := strings.Split(text, "\n")
 	assert.True(t, strings.HasPrefix(lines[0], "runner-manager"), lines[0])
 
