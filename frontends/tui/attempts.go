@@ -212,8 +212,8 @@ func (m Model) stopDone(c StopAttempt, err error) (Model, bool) {
 
 var attemptCols = []column{
 	{title: "STATE", w: 8},
-	{title: "POLICY", w: 10, flex: 1, maxw: 16, minw: 6},
-	{title: "RUNNER", w: 13, flex: 3, maxw: 37, minw: 8, tail: true},
+	{title: "POLICY", w: 13, flex: 1, maxw: 18, minw: 6},
+	{title: "RUNNER", w: 11, flex: 3, maxw: 37, minw: 8, tail: true},
 	{title: "JOB", w: 10, flex: 4, minw: 6},
 	{title: "ELAPSED", w: 7, right: true},
 	{title: "RSS", w: 5, right: true, drop: 3},

@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The pure helpers of the view, tested from inside: they are too small to
@@ -151,5 +153,35 @@ func TestShortWorkflow(t *testing.T) {
 	}
 	for in, want := range tests {
 		assert.Equal(t, want, shortWorkflow(in), in)
+	}
+}
+
+// At any width the tables' columns stay apart: each value keeps to its
+// column, one space at least between two columns, nothing past the edge.
+func TestColumnsNeverOverlap(t *testing.T) {
+	long := strings.Repeat("wide value ", 8)
+	for _, cols := range [][]column{policyCols, attemptCols} {
+		values := make([]string, len(cols))
+		for i := range values {
+			values[i] = long
+		}
+		for w := MinWidth; w <= 200; w++ {
+			ws := widths(cols, w-gutter)
+			row := []rune(formatRow(cols, ws, values))
+			require.LessOrEqual(t, gutter+len(row), w, "width %d: %q", w, string(row))
+			for i := range cols {
+				if ws[i] == 0 {
+					continue
+				}
+				x := columnX(ws, i) - gutter
+				if x > 0 {
+					assert.Equal(t, ' ', row[x-1], "width %d: no space before %s in %q", w, cols[i].title, string(row))
+				}
+				cell := string(row[x : x+ws[i]])
+				if textWidth(long) > ws[i] {
+					assert.Contains(t, cell, "…", "width %d: %s cut without an ellipsis", w, cols[i].title)
+				}
+			}
+		}
 	}
 }

@@ -184,7 +184,7 @@ var policyCols = []column{
 	{title: "TARGET", w: 14, flex: 2, minw: 8},
 	{title: "MODE", w: 9, minw: 5, drop: 1},
 	{title: "STATE", w: 6},
-	{title: "L/I/B/MAX", w: 12, right: true},
+	{title: "L/I/B/MAX", w: 12, right: true, minw: 9},
 	{title: "SPARES", w: 6, right: true, drop: 2},
 	{title: "DEMAND", w: 6, right: true},
 	{title: "NOTE", w: 12, flex: 3, minw: 6},

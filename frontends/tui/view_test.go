@@ -152,6 +152,28 @@ func TestDrawGolden(t *testing.T) {
 			return m
 		}},
 		{"too-small", 40, 10, loaded},
+		{"main-narrow", 60, 24, loaded},
+		{"jobs-wait-narrow", 60, 24, func() tui.Model {
+			st := fixtureStatus()
+			home := &st.Policies[0]
+			home.Demand, home.Wait = 10, status.Wait{Queued: 6, Waiting: 6, WaitReason: "at max 4"}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			return m
+		}},
+		{"runner-header", 80, 24, func() tui.Model {
+			st := fixtureStatus()
+			days := 45
+			st.Runner = &status.Runner{Version: "2.330.0", DaysLeft: &days}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			return m
+		}},
+		{"runner-header-wide", 120, 30, func() tui.Model {
+			st := fixtureStatus()
+			days := 45
+			st.Runner = &status.Runner{Version: "2.330.0", DaysLeft: &days}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			return m
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
