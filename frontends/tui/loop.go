@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/gdamore/tcell/v2/terminfo"
 )
 
 // Options tune the loop; the zero value gives the defaults.
@@ -49,7 +51,7 @@ func (o Options) withDefaults() Options {
 // Run takes over the terminal and shows src until the user quits or ctx
 // ends, then gives the terminal back as it found it.
 func Run(ctx context.Context, src Source, opt Options) error {
-	screen, err := tcell.NewScreen()
+	screen, err := newScreen(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("open the terminal: %w (the TUI needs an interactive terminal; use `runner-manager status` otherwise)", err)
 	}
@@ -57,6 +59,19 @@ func Run(ctx context.Context, src Source, opt Options) error {
 		return fmt.Errorf("set up the terminal: %w (the TUI needs an interactive terminal; use `runner-manager status` otherwise)", err)
 	}
 	return RunScreen(ctx, screen, src, opt)
+}
+
+// newScreen opens the terminal. TERM=dumb has no terminfo entry that
+// places the cursor, which tcell needs: it is driven as a VT100 instead
+// (cursor addressing, no colour), and LookFromEnv draws it without colour
+// or glyphs.
+func newScreen(getenv func(string) string) (tcell.Screen, error) {
+	if getenv("TERM") == "dumb" && runtime.GOOS != "windows" {
+		if ti, err := terminfo.LookupTerminfo("vt100"); err == nil {
+			return tcell.NewTerminfoScreenFromTtyTerminfo(nil, ti)
+		}
+	}
+	return tcell.NewScreen()
 }
 
 // RunScreen runs the UI on an initialized screen until the user quits or
