@@ -152,6 +152,22 @@ func TestDrawGolden(t *testing.T) {
 			return m
 		}},
 		{"too-small", 40, 10, loaded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, fmt.Sprintf("%s-%dx%d", tt.name, tt.w, tt.h), draw(tt.m(), tt.w, tt.h))
+		})
+	}
+}
+
+// The header and the tables at 80 columns and narrower: fields dropped
+// whole or cut at a word, columns apart.
+func TestDrawNarrowGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		w, h int
+		m    func() tui.Model
+	}{
 		{"main-narrow", 60, 24, loaded},
 		{"jobs-wait-narrow", 60, 24, func() tui.Model {
 			st := fixtureStatus()
