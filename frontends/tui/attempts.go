@@ -105,10 +105,7 @@ func (m Model) AttemptRows() []AttemptRow {
 	terms := filterTerms(m.Filter)
 	out := rows[:0]
 	for _, r := range rows {
-		r.PolicyName = names[r.Policy]
-		if r.PolicyName == "" && !r.Policy.IsZero() {
-			r.PolicyName = r.Policy.String()[:8]
-		}
+		r.PolicyName = m.policyLabel(names, r.Policy)
 		if matches(terms, string(r.State), r.PolicyName, r.Runner, r.Job) {
 			out = append(out, r)
 		}
@@ -123,6 +120,26 @@ func (m Model) AttemptRows() []AttemptRow {
 		return b.CreatedAt.Compare(a.CreatedAt)
 	})
 	return out
+}
+
+// policyLabel is how the attempts pane names a policy: its name as status
+// has it, else as the journal does, "home (removed)" for a removed
+// policy's history (as `runner-manager attempts` says), else its id's
+// first characters.
+func (m Model) policyLabel(names map[rm.PolicyID]string, id rm.PolicyID) string {
+	if name := names[id]; name != "" {
+		return name
+	}
+	if p, ok := m.Policies[id]; ok {
+		if !p.RemovedAt.IsZero() {
+			return p.Name + " (removed)"
+		}
+		return p.Name
+	}
+	if id.IsZero() {
+		return ""
+	}
+	return id.String()[:8]
 }
 
 // SelectedAttempt returns the selected attempt row, if any.
@@ -195,13 +212,13 @@ func (m Model) stopDone(c StopAttempt, err error) (Model, bool) {
 
 var attemptCols = []column{
 	{title: "STATE", w: 8},
-	{title: "POLICY", w: 10, flex: 1, maxw: 16},
-	{title: "RUNNER", w: 13, flex: 3, maxw: 37, tail: true},
-	{title: "JOB", w: 10, flex: 4},
+	{title: "POLICY", w: 13, flex: 1, maxw: 18, minw: 6},
+	{title: "RUNNER", w: 11, flex: 3, maxw: 37, minw: 8, tail: true},
+	{title: "JOB", w: 10, flex: 4, minw: 6},
 	{title: "ELAPSED", w: 7, right: true},
-	{title: "RSS", w: 5, right: true},
-	{title: "CPU", w: 4, right: true},
-	{title: "PEAK", w: 5, right: true},
+	{title: "RSS", w: 5, right: true, drop: 3},
+	{title: "CPU", w: 4, right: true, drop: 2},
+	{title: "PEAK", w: 5, right: true, drop: 1},
 }
 
 // drawAttempts draws the attempts table from row y, n of its rows at most.

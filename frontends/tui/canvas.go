@@ -103,6 +103,7 @@ func (c *TextCanvas) String() string {
 type painter struct {
 	c    Canvas
 	w, h int
+	look Look // for text whose words change with it (lookText)
 }
 
 func newPainter(c Canvas) painter {

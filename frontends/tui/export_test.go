@@ -59,7 +59,7 @@ func Bindings() []Binding {
 }
 
 // HelpLines are the help screen's lines.
-var HelpLines = helpLines
+func HelpLines() []string { return helpLines(Look{}) }
 
 // ListHints and DetailHints name the bindings the status line hints at.
 var ListHints, DetailHints = listHints, detailHints

@@ -100,7 +100,7 @@ func fit(s string, w int, tail bool) string {
 		n += cells(rs[i])
 		i++
 	}
-	return string(rs[:i]) + "…"
+	return strings.TrimRight(string(rs[:i]), " ") + "…" // "octo/docs…", not "octo/docs …"
 }
 
 // pad fits s to exactly w cells, aligned left or right.

@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The pure helpers of the view, tested from inside: they are too small to
@@ -102,12 +104,42 @@ func TestWidths(t *testing.T) {
 		want  []int
 	}{
 		{14, []int{4, 5, 3}},  // no room to grow
-		{10, []int{4, 5, 3}},  // too narrow: minimums (the painter clips)
+		{10, []int{4, 5, 0}},  // too narrow: what crosses the edge goes
+		{13, []int{4, 5, 2}},  // ...or is cut to what is left of it
 		{17, []int{4, 6, 5}},  // 3 extra, shared 1:2
 		{30, []int{4, 19, 5}}, // the rest goes to the uncapped
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, widths(cols, tt.total), "total %d", tt.total)
+	}
+}
+
+// Short of room, whole columns go by their drop rank, then columns narrow
+// to their minimum, the one with the most to give first; what is left is
+// never wider than the room.
+func TestWidthsNarrowAndDrop(t *testing.T) {
+	cols := []column{{w: 6, minw: 4}, {w: 8, flex: 1, minw: 3}, {w: 5, drop: 2}, {w: 4, drop: 1}, {w: 6, flex: 1}}
+	tests := []struct {
+		total int
+		want  []int
+	}{
+		{33, []int{6, 8, 5, 4, 6}},
+		{30, []int{6, 9, 5, 0, 7}},  // the first to drop goes; the room left grows the flex
+		{26, []int{6, 10, 0, 0, 8}}, // the second
+		{20, []int{6, 6, 0, 0, 6}},  // then the widest narrows
+		{14, []int{4, 3, 0, 0, 5}},  // both to their minimums, the last cut at the edge
+		{8, []int{4, 3, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		ws := widths(cols, tt.total)
+		assert.Equal(t, tt.want, ws, "total %d", tt.total)
+		used := -1
+		for _, w := range ws {
+			if w > 0 {
+				used += w + 1
+			}
+		}
+		assert.LessOrEqual(t, used, tt.total, "total %d", tt.total)
 	}
 }
 
@@ -121,5 +153,35 @@ func TestShortWorkflow(t *testing.T) {
 	}
 	for in, want := range tests {
 		assert.Equal(t, want, shortWorkflow(in), in)
+	}
+}
+
+// At any width the tables' columns stay apart: each value keeps to its
+// column, one space at least between two columns, nothing past the edge.
+func TestColumnsNeverOverlap(t *testing.T) {
+	long := strings.Repeat("wide value ", 8)
+	for _, cols := range [][]column{policyCols, attemptCols} {
+		values := make([]string, len(cols))
+		for i := range values {
+			values[i] = long
+		}
+		for w := MinWidth; w <= 200; w++ {
+			ws := widths(cols, w-gutter)
+			row := []rune(formatRow(cols, ws, values))
+			require.LessOrEqual(t, gutter+len(row), w, "width %d: %q", w, string(row))
+			for i := range cols {
+				if ws[i] == 0 {
+					continue
+				}
+				x := columnX(ws, i) - gutter
+				if x > 0 {
+					assert.Equal(t, ' ', row[x-1], "width %d: no space before %s in %q", w, cols[i].title, string(row))
+				}
+				cell := string(row[x : x+ws[i]])
+				if textWidth(long) > ws[i] {
+					assert.Contains(t, cell, "…", "width %d: %s cut without an ellipsis", w, cols[i].title)
+				}
+			}
+		}
 	}
 }

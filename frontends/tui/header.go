@@ -24,7 +24,7 @@ func drawHeader(p painter, m Model) {
 		p.text(0, 1, "waiting for the live figures…", styleDim, p.w)
 	case st.Memory.TotalBytes == 0:
 		p.text(0, 1, "memory  no live figures (is the daemon running?)", styleDim, p.w)
-		p.text(0, 2, joinFit(p.w, waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w)
+		p.text(0, 2, joinFit(p.w, append(waitsParts(st.Policies), refusalText(st.Refusals))...), styleNormal, p.w)
 	default:
 		drawMemory(p, m)
 	}
@@ -35,7 +35,8 @@ func drawHeader(p painter, m Model) {
 
 // drawTopLine draws the first row: the name, the host, and at the right
 // GitHub's budget and the clock, room going to the budget first, then the
-// host, then the clock.
+// host, then the clock. The host's fields go whole, the last first, rather
+// than being cut inside a word.
 func drawTopLine(p painter, m Model) {
 	st := m.Status
 	n := p.text(0, 0, "runner-manager", styleTitle, p.w)
@@ -46,20 +47,13 @@ func drawTopLine(p painter, m Model) {
 			budget += " reset " + b.Reset.In(m.Now.Location()).Format("15:04")
 		}
 		if b.Limit > 0 && b.Remaining*10 < b.Limit {
-			budgetStyle = styleWarn
+			budget, budgetStyle = budget+" low", styleWarn // the warning, in words too
 		}
 	}
-	host := ""
-	if m.HaveStatus && st.Host.Name != "" {
-		host = fmt.Sprintf("  %s %s/%s", st.Host.Name, st.Host.OS, st.Host.Arch)
-		if st.Host.CPUs > 0 {
-			host += fmt.Sprintf(" %dcpu", st.Host.CPUs)
-		}
-		host += runnerBrief(st.Runner)
-	}
+	host := hostFields(m)
 	clk := "  " + clock(m.Now, m.Now)
 	bw := textWidth(budget)
-	if n+textWidth(host)+2+bw+textWidth(clk) > p.w {
+	if n+textWidth(strings.Join(host, ""))+2+bw+textWidth(clk) > p.w {
 		clk = ""
 	}
 	if n+2+bw > p.w {
@@ -68,7 +62,36 @@ func drawTopLine(p painter, m Model) {
 	cw := textWidth(clk)
 	p.text(p.w-bw-cw, 0, budget, budgetStyle, bw)
 	p.text(p.w-cw, 0, clk, styleNormal, cw)
-	p.text(n, 0, fit(host, p.w-n-bw-cw-2, false), styleBold, p.w-n)
+	room, x := p.w-n-bw-cw-2, n
+	for _, f := range host {
+		if textWidth(f) > room {
+			break
+		}
+		x += p.text(x, 0, f, styleBold, room)
+		room -= textWidth(f)
+	}
+}
+
+// hostFields are the top line's words about the host, each with the
+// space before it, in the order they give way: its name, OS and
+// architecture, CPUs, the runner's version, the runner's update.
+func hostFields(m Model) []string {
+	st := m.Status
+	if !m.HaveStatus || st.Host.Name == "" {
+		return nil
+	}
+	fields := []string{"  " + st.Host.Name, fmt.Sprintf(" %s/%s", st.Host.OS, st.Host.Arch)}
+	if st.Host.CPUs > 0 {
+		fields = append(fields, fmt.Sprintf(" %dcpu", st.Host.CPUs))
+	}
+	if r := runnerBrief(st.Runner); r != "" {
+		version, update, ok := strings.Cut(r, " · ")
+		fields = append(fields, version)
+		if ok {
+			fields = append(fields, " · "+update)
+		}
+	}
+	return fields
 }
 
 // drawMemory draws the memory rows: used and committed memory as bars
@@ -80,28 +103,36 @@ func drawMemory(p painter, m Model) {
 	used := mem.TotalBytes - min(mem.AvailableBytes, mem.TotalBytes)
 	n := p.text(0, 1, "used   ", styleBold, p.w)
 	n += drawBar(p, n, 1, bw, used, mem.TotalBytes, mem.ReserveBytes, '█')
-	info := fmt.Sprintf(" %s of %s · reserve %s", bytesize.Compact(used), bytesize.Compact(mem.TotalBytes), bytesize.Compact(mem.ReserveBytes))
+	parts := []string{fmt.Sprintf("%s of %s", bytesize.Compact(used), bytesize.Compact(mem.TotalBytes))}
+	usedStyle := styleNormal
+	if used+mem.ReserveBytes > mem.TotalBytes {
+		usedStyle = styleWarn
+		parts[0] += " (into the reserve)" // the warning's colour, in words
+	}
+	parts = append(parts, "reserve "+bytesize.Compact(mem.ReserveBytes))
 	if c := st.HostCPUPercent; c != nil {
 		// In cores, as the attempts' CPU is; a percentage only where the
 		// host's CPU count is not known.
 		if n := st.Host.CPUs; n > 0 {
-			info += fmt.Sprintf(" · cpu %s of %d cores", fmtCPU(uint32(*c*float64(n)*10)), n)
+			parts = append(parts, fmt.Sprintf("cpu %s of %d cores", fmtCPU(uint32(*c*float64(n)*10)), n))
 		} else {
-			info += fmt.Sprintf(" · cpu %.0f%%", *c)
+			parts = append(parts, fmt.Sprintf("cpu %.0f%%", *c))
 		}
 	}
 	if mem.DiskFreeBytes > 0 {
-		info += " · disk " + bytesize.Compact(mem.DiskFreeBytes) + " free"
+		parts = append(parts, "disk "+bytesize.Compact(mem.DiskFreeBytes)+" free")
 	}
-	usedStyle := styleNormal
-	if used+mem.ReserveBytes > mem.TotalBytes {
-		usedStyle = styleWarn
-	}
+	info := " " + joinFit(p.w-n-1, parts...)
 	p.text(n, 1, info, usedStyle, p.w-n)
 
 	n = p.text(0, 2, "commit ", styleBold, p.w)
 	n += drawBar(p, n, 2, bw, mem.CommittedBytes, mem.TotalBytes, mem.ReserveBytes, '▓')
-	p.text(n, 2, " "+joinFit(p.w-n-1, bytesize.Compact(mem.CommittedBytes)+" · "+waitsText(st.Policies), refusalText(st.Refusals)), styleNormal, p.w-n)
+	committed := bytesize.Compact(mem.CommittedBytes)
+	if mem.CommittedBytes+mem.ReserveBytes > mem.TotalBytes {
+		committed += " (into the reserve)" // the bar's red, in words
+	}
+	parts = append([]string{committed}, waitsParts(st.Policies)...)
+	p.text(n, 2, " "+joinFit(p.w-n-1, append(parts, refusalText(st.Refusals))...), styleNormal, p.w-n)
 	if mem.DiskFloorBytes > 0 && mem.DiskFreeBytes < mem.DiskFloorBytes {
 		p.text(0, 2, "DISK ", styleError, 5)
 	}

@@ -12,7 +12,7 @@ import (
 // The header shows the host's CPU use beside its memory, when known, in
 // cores as the attempts' CPU is (a percentage only without a CPU count).
 func TestHeaderHostCPU(t *testing.T) {
-	row := func(m tui.Model) string { return strings.Split(draw(m, 100, 24), "\n")[1] }
+	row := func(m tui.Model) string { return strings.Split(draw(m, 110, 24), "\n")[1] }
 	assert.NotContains(t, row(loaded()), "cpu", "unknown: not shown")
 
 	st := fixtureStatus()

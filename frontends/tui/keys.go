@@ -171,13 +171,13 @@ func (m Model) openHelp() (Model, []Command) {
 	return m, nil
 }
 
-// helpLines are the help screen's lines: one per binding of the keys
-// table that has help, then how to close it.
-func helpLines() []string {
+// helpLines are the help screen's lines in a look: one per binding of the
+// keys table that has help, then how to close it.
+func helpLines(look Look) []string {
 	var lines []string
 	for _, b := range keys {
 		if b.help != "" {
-			lines = append(lines, pad(b.label, 13, false, false)+b.help)
+			lines = append(lines, pad(lookText(look, b.label), 13, false, false)+b.help)
 		}
 	}
 	return append(lines, "", "any key closes this help")
@@ -185,7 +185,7 @@ func helpLines() []string {
 
 // drawHelp draws the help in a box in the middle of the screen.
 func drawHelp(p painter) {
-	lines := helpLines()
+	lines := helpLines(p.look)
 	w := 0
 	for _, l := range lines {
 		w = max(w, textWidth(l))

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/gdamore/tcell/v2/terminfo"
 )
 
 // Options tune the loop; the zero value gives the defaults.
@@ -22,6 +25,9 @@ type Options struct {
 	// Notice, if set, is asked on each tick for the program's standing
 	// word (Notice); it runs on the UI's goroutine, so it must be quick.
 	Notice func() string
+	// Look is how to draw, beside what the environment asks for
+	// (LookFromEnv: NO_COLOR, TERM=dumb, RUNNER_MANAGER_TUI_ASCII).
+	Look Look
 
 	draw func(Canvas, Model) // tests replace the view
 }
@@ -45,7 +51,7 @@ func (o Options) withDefaults() Options {
 // Run takes over the terminal and shows src until the user quits or ctx
 // ends, then gives the terminal back as it found it.
 func Run(ctx context.Context, src Source, opt Options) error {
-	screen, err := tcell.NewScreen()
+	screen, err := newScreen(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("open the terminal: %w (the TUI needs an interactive terminal; use `runner-manager status` otherwise)", err)
 	}
@@ -53,6 +59,19 @@ func Run(ctx context.Context, src Source, opt Options) error {
 		return fmt.Errorf("set up the terminal: %w (the TUI needs an interactive terminal; use `runner-manager status` otherwise)", err)
 	}
 	return RunScreen(ctx, screen, src, opt)
+}
+
+// newScreen opens the terminal. TERM=dumb has no terminfo entry that
+// places the cursor, which tcell needs: it is driven as a VT100 instead
+// (cursor addressing, no colour), and LookFromEnv draws it without colour
+// or glyphs.
+func newScreen(getenv func(string) string) (tcell.Screen, error) {
+	if getenv("TERM") == "dumb" && runtime.GOOS != "windows" {
+		if ti, err := terminfo.LookupTerminfo("vt100"); err == nil {
+			return tcell.NewTerminfoScreenFromTtyTerminfo(nil, ti)
+		}
+	}
+	return tcell.NewScreen()
 }
 
 // RunScreen runs the UI on an initialized screen until the user quits or
@@ -120,6 +139,7 @@ func newLoop(ctx context.Context, screen tcell.Screen, src Source, opt Options) 
 	go l.worker()
 	w, h := screen.Size()
 	l.model = NewModel(w, h, opt.Now())
+	l.model.Look = LookFromEnv(os.Getenv).Or(opt.Look)
 	l.apply(Tick{}) // the first reads
 	return l
 }
@@ -199,7 +219,12 @@ func (l *loop) exec(c Command) {
 	case FetchAttempts:
 		go l.call(func(ctx context.Context) Event {
 			as, err := l.src.Attempts(ctx, c.Filter)
-			return AttemptsLoaded{Attempts: as, Err: err}
+			ev := AttemptsLoaded{Attempts: as, Err: err}
+			if h, ok := l.src.(PolicyHistory); ok && err == nil {
+				// Without them, a removed policy's attempts show its id.
+				ev.Policies, _ = h.Policies(ctx)
+			}
+			return ev
 		})
 	case FetchLog:
 		go l.call(func(ctx context.Context) Event {

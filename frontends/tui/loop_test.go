@@ -15,6 +15,7 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/tui"
 	"github.com/runner-manager/runner-manager/status"
+	"github.com/runner-manager/runner-manager/store/storetest"
 )
 
 func TestTranslate(t *testing.T) {
@@ -293,4 +294,38 @@ func TestLoopQuitDoesNotWaitForeverForTheSource(t *testing.T) {
 	l.Stop()
 	screen.Fini()
 	assert.ErrorIs(t, <-released, context.Canceled, "the hung call is cancelled once the grace is over")
+}
+
+// Through the real loop, a removed policy's attempts are named by the
+// journal, "gpu (removed)"; NO_COLOR and the ASCII variable reach the
+// model.
+func TestLoopRemovedPolicyAndLook(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	t.Setenv(tui.ASCIIEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	j := newJournal(t)
+	old := storetest.NewAttempt().Policy(j.gpu.ID).Host(j.host.ID).State(rm.StateFailed).
+		CreatedAt(storetest.Now().Add(-2 * time.Hour)).Build()
+	require.NoError(t, j.store.RecordAttempt(ctx, old))
+	require.NoError(t, j.store.DeletePolicy(ctx, j.gpu.ID))
+	src := j.source(t)
+	live := liveStatus(j)
+	src.Live = func(context.Context) (status.Status, error) { return live, nil }
+
+	screen := tcell.NewSimulationScreen("UTF-8")
+	require.NoError(t, screen.Init())
+	screen.SetSize(80, 24)
+	l := tui.NewLoop(ctx, screen, src, tui.Options{Tick: time.Hour, Now: func() time.Time { return t0 }})
+	defer func() {
+		l.Stop()
+		screen.Fini()
+	}()
+	for !strings.Contains(screenText(screen), "gpu (removed)") {
+		require.False(t, l.Step(ctx), "the loop ended before naming the removed policy:\n%s", screenText(screen))
+	}
+	assert.Equal(t, tui.Look{NoColor: true, ASCII: true}, l.Model().Look)
+	text := screenText(screen)
+	assert.Contains(t, text, "== [Attempts")
+	assert.NotContains(t, text, "━")
 }

@@ -22,6 +22,7 @@ import (
 type mainFlags struct {
 	DataDir string           `name:"data-dir" placeholder:"DIR" help:"Data directory holding the journal and the daemon's socket (default: $$RUNNER_MANAGER_DATA_DIR, else data_dir of the configuration file, else $$XDG_STATE_HOME/runner-manager)."`
 	Config  string           `name:"config" env:"RUNNER_MANAGER_CONFIG" placeholder:"FILE" help:"Configuration file (TOML) that may name the data directory (default: $$XDG_CONFIG_HOME/runner-manager/config.toml, if it exists)."`
+	ASCII   bool             `name:"ascii" help:"Draw frames, rules and bars in ASCII, for a terminal or font without box-drawing glyphs (also $$RUNNER_MANAGER_TUI_ASCII=1; TERM=dumb implies it, NO_COLOR drops colour)."`
 	Version kong.VersionFlag `help:"Print the version (module version, VCS commit and date) and exit."`
 }
 
@@ -100,7 +101,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, open Ope
 
 	src := DaemonSource(st, cfg.DataDir)
 	src.StaleAfter = status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
-	if err := Run(ctx, src, Options{}); err != nil {
+	if err := Run(ctx, src, Options{Look: Look{ASCII: flags.ASCII}}); err != nil {
 		fmt.Fprintf(stderr, "runner-manager-tui: %v\n", err)
 		return 1
 	}

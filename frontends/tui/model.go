@@ -54,9 +54,15 @@ type Model struct {
 	// History is the journal's newest attempts (live and ended).
 	History    []rm.Attempt
 	HistoryErr string
+	// Policies are the journal's policies, the removed ones included,
+	// that name the History's attempts (PolicyHistory); nil if unknown.
+	Policies map[rm.PolicyID]rm.Policy
 
 	// Notice is the program's standing word (Notice), "" if none.
 	Notice string
+
+	// Look is how the screen is drawn: without colour, in ASCII.
+	Look Look
 
 	// Pane has the focus.
 	Pane Pane
@@ -131,9 +137,11 @@ type StatusLoaded struct {
 	Err    error
 }
 
-// AttemptsLoaded is the result of FetchAttempts.
+// AttemptsLoaded is the result of FetchAttempts: the attempts and, from a
+// PolicyHistory source, the policies they name (nil: unknown).
 type AttemptsLoaded struct {
 	Attempts []rm.Attempt
+	Policies map[rm.PolicyID]rm.Policy
 	Err      error
 }
 
@@ -254,6 +262,9 @@ func Update(m Model, ev Event) (Model, []Command) {
 			m.HistoryErr = oneLine(ev.Err)
 		} else {
 			m.History, m.HistoryErr = ev.Attempts, ""
+			if ev.Policies != nil {
+				m.Policies = ev.Policies
+			}
 		}
 	case LogLoaded:
 		m = m.logLoaded(ev)

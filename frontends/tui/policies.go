@@ -180,14 +180,14 @@ func changeMax(delta int) func(Model) (Model, []Command) {
 }
 
 var policyCols = []column{
-	{title: "NAME", w: 8, flex: 1, maxw: 24},
-	{title: "TARGET", w: 14, flex: 2},
-	{title: "MODE", w: 9},
+	{title: "NAME", w: 8, flex: 1, maxw: 24, minw: 6},
+	{title: "TARGET", w: 14, flex: 2, minw: 8},
+	{title: "MODE", w: 9, minw: 5, drop: 1},
 	{title: "STATE", w: 6},
-	{title: "L/I/B/MAX", w: 12, right: true},
-	{title: "SPARES", w: 6, right: true},
+	{title: "L/I/B/MAX", w: 12, right: true, minw: 9},
+	{title: "SPARES", w: 6, right: true, drop: 2},
 	{title: "DEMAND", w: 6, right: true},
-	{title: "NOTE", w: 12, flex: 3},
+	{title: "NOTE", w: 12, flex: 3, minw: 6},
 }
 
 // spareHeld is why a policy's spares stay below their target, without
@@ -244,10 +244,9 @@ func drawPolicies(p painter, m Model, rows []PolicyRow, y, n int) {
 		if r.LastError != "" {
 			last, lastStyle = "error: "+r.LastError, styleError
 		}
-		if last != "" {
+		if w := ws[len(ws)-1]; last != "" && w > 0 {
 			lastStyle.Reverse = selected && focused
-			x, w := columnX(ws, len(ws)-1), ws[len(ws)-1]
-			p.text(x, y, fit(last, w, false), lastStyle, w)
+			p.text(columnX(ws, len(ws)-1), y, cmp.Or(cutWords(last, w), fit(last, w, false)), lastStyle, w)
 		}
 	})
 }

@@ -33,6 +33,16 @@ type Source interface {
 	LogTail(ctx context.Context, id rm.AttemptID, lines int) ([]string, error)
 }
 
+// PolicyHistory is a Source that also knows the journal's policies, the
+// removed ones (RemovedAt set) included: the attempts pane names a removed
+// policy's attempts "home (removed)" with it, as `runner-manager attempts`
+// does, where otherwise it has only an id.
+type PolicyHistory interface {
+	// Policies maps the ids of the journal's policies, in force and
+	// removed, to them (attempts.Policies).
+	Policies(ctx context.Context) (map[rm.PolicyID]rm.Policy, error)
+}
+
 // ErrPartial marks a Status that holds only what the journal knows, without
 // the daemon's live figures (memory, usage, demand, GitHub budget).
 var ErrPartial = errors.New("live figures unavailable")

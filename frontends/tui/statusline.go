@@ -50,11 +50,11 @@ func drawStatusLine(p painter, m Model, y int) {
 	case !m.Confirm.IsZero():
 		p.line(0, y, fmt.Sprintf("stop runner %s? y/n", m.ConfirmName), styleWarn)
 	case m.Msg != "":
-		st := styleNormal
+		st, msg := styleNormal, m.Msg
 		if m.MsgErr {
-			st = styleError
+			st, msg = styleError, "error: "+msg // the red, in words
 		}
-		p.text(0, y, m.Msg, st, p.w)
+		p.text(0, y, msg, st, p.w)
 	case m.StatusErr != "":
 		p.text(0, y, m.StatusErr, styleError, p.w)
 	case m.HistoryErr != "":
@@ -71,7 +71,7 @@ func drawStatusLine(p painter, m Model, y int) {
 		case m.JobsView:
 			names = jobsHints
 		}
-		p.text(0, y, hints(names), styleDim, p.w)
+		p.text(0, y, lookText(p.look, hints(names)), styleDim, p.w)
 	}
 }
 

@@ -113,6 +113,17 @@ func (s *StoreSource) Attempts(ctx context.Context, f store.AttemptFilter) ([]rm
 	return as, nil
 }
 
+// Policies implements PolicyHistory with attempts.Policies.
+func (s *StoreSource) Policies(ctx context.Context) (map[rm.PolicyID]rm.Policy, error) {
+	ps, err := attempts.Policies(ctx, s.Store)
+	if err != nil {
+		return nil, fmt.Errorf("read the policies from the journal: %w", err)
+	}
+	return ps, nil
+}
+
+var _ PolicyHistory = (*StoreSource)(nil)
+
 // SetPaused writes the policy paused or active in the journal.
 func (s *StoreSource) SetPaused(ctx context.Context, id rm.PolicyID, paused bool) error {
 	return s.edit(ctx, id, policyedit.Edit{Paused: &paused})

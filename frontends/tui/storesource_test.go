@@ -224,3 +224,17 @@ func TestStoreSourceLogTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"line 4999 of the runner's log"}, lines)
 }
+
+// The source names the journal's policies, a removed one (kept for its
+// attempts' history) included, as `runner-manager attempts` does.
+func TestStoreSourcePolicies(t *testing.T) {
+	ctx := context.Background()
+	j := newJournal(t)
+	require.NoError(t, j.store.DeletePolicy(ctx, j.gpu.ID))
+	ps, err := j.source(t).Policies(ctx)
+	require.NoError(t, err)
+	require.Contains(t, ps, j.gpu.ID, "a removed policy")
+	assert.Equal(t, "gpu", ps[j.gpu.ID].Name)
+	assert.False(t, ps[j.gpu.ID].RemovedAt.IsZero())
+	assert.True(t, ps[j.home.ID].RemovedAt.IsZero())
+}

@@ -10,31 +10,97 @@ import (
 // their drawing and the way they keep a selection: all here.
 
 // column is one column of a list: a fixed width, or a minimum growing by
-// its share (flex) of the room left, up to maxw.
+// its share (flex) of the room left, up to maxw. When the room is short,
+// whole columns go by drop (1 first; 0: never), then the columns narrow to
+// minw (0: it does not); a value cut short ends in an ellipsis.
 type column struct {
 	title       string
 	w, flex     int
-	maxw        int
+	maxw, minw  int
+	drop        int
 	right, tail bool
 }
 
 // gutter is the selection marker's room at the left of each row.
 const gutter = 2
 
-// widths lays columns out in total cells, one space between them.
+// widths lays columns out in total cells, one space between the columns
+// shown; a column not shown has width 0. The columns never take more than
+// total: the last one that would cross it is cut, the ones after it go.
 func widths(cols []column, total int) []int {
 	ws := make([]int, len(cols))
-	used, flex := len(cols)-1, 0
+	used := len(cols) - 1
 	for i, c := range cols {
 		ws[i] = c.w
 		used += c.w
-		flex += c.flex
 	}
-	extra := total - used
-	for extra > 0 && flex > 0 {
+	for rank := 1; used > total && rank <= len(cols); rank++ {
+		for i, c := range cols {
+			if c.drop == rank {
+				used -= ws[i] + 1
+				ws[i] = 0
+			}
+		}
+	}
+	used = narrow(cols, ws, used, total)
+	grow(cols, ws, total-used)
+	x := -1
+	for i := range ws {
+		if ws[i] == 0 {
+			continue
+		}
+		if x+1+ws[i] > total {
+			ws[i] = max(0, total-x-1)
+			if ws[i] < 2 {
+				ws[i] = 0
+			}
+		}
+		if ws[i] > 0 {
+			x += 1 + ws[i]
+		}
+	}
+	return ws
+}
+
+// narrow takes cells from the columns shown that may narrow, the one with
+// the most to give first, until used fits total; it returns the cells used.
+func narrow(cols []column, ws []int, used, total int) int {
+	for used > total {
+		best, slack := -1, 0
+		for i, c := range cols {
+			if c.minw > 0 && ws[i] > 0 && ws[i]-c.minw > slack {
+				best, slack = i, ws[i]-c.minw
+			}
+		}
+		if best < 0 {
+			break
+		}
+		ws[best]--
+		used--
+	}
+	return used
+}
+
+// grow shares extra cells among the flex columns shown, each up to its
+// maxw.
+func grow(cols []column, ws []int, extra int) {
+	open := func(i int) bool {
+		c := cols[i]
+		return c.flex > 0 && ws[i] > 0 && (c.maxw == 0 || ws[i] < c.maxw)
+	}
+	for extra > 0 {
+		flex := 0
+		for i, c := range cols {
+			if open(i) {
+				flex += c.flex
+			}
+		}
+		if flex == 0 {
+			return
+		}
 		grown := 0
 		for i, c := range cols {
-			if c.flex == 0 || (c.maxw > 0 && ws[i] >= c.maxw) {
+			if !open(i) {
 				continue
 			}
 			add := max(1, extra*c.flex/flex)
@@ -49,33 +115,32 @@ func widths(cols []column, total int) []int {
 			}
 		}
 		if grown == 0 {
-			break
+			return
 		}
 		extra -= grown
-		flex = 0
-		for i, c := range cols {
-			if c.flex > 0 && (c.maxw == 0 || ws[i] < c.maxw) {
-				flex += c.flex
-			}
-		}
 	}
-	return ws
 }
 
 // columnX is where column i starts, laid out in ws.
 func columnX(ws []int, i int) int {
-	x := gutter + i
+	x := gutter
 	for _, w := range ws[:i] {
-		x += w
+		if w > 0 {
+			x += w + 1
+		}
 	}
 	return x
 }
 
-// formatRow joins cells into one line laid out by cols and ws.
+// formatRow joins cells into one line laid out by cols and ws, the
+// columns not shown left out.
 func formatRow(cols []column, ws []int, values []string) string {
 	var b strings.Builder
 	for i, c := range cols {
-		if i > 0 {
+		if ws[i] == 0 {
+			continue
+		}
+		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString(pad(values[i], ws[i], c.right, c.tail))
@@ -144,14 +209,15 @@ func paneTitle(name string, shown, total int, filter string) string {
 	return fmt.Sprintf("%s (%d)", name, shown)
 }
 
-// drawTitle draws a pane's title rule: heavy when the pane has the focus.
+// drawTitle draws a pane's title rule: heavy, and the title in brackets
+// (which reads without colour or glyphs), when the pane has the focus.
 func drawTitle(p painter, y int, title string, focused bool) {
-	rule, st := '─', styleDim
+	rule, st, text := '─', styleDim, " "+title+" "
 	if focused {
-		rule, st = '━', styleTitle
+		rule, st, text = '━', styleTitle, " ["+title+"] "
 	}
 	p.fill(0, y, p.w, rule, st)
-	p.text(2, y, " "+title+" ", st, p.w-4)
+	p.text(2, y, text, st, p.w-4)
 }
 
 // reselect returns the selection (index and identity) after rows changed:

@@ -22,7 +22,11 @@ var (
 // Each pane draws itself (header.go, policies.go, attempts.go, detail.go,
 // statusline.go, keys.go for the help); Draw lays them out.
 func Draw(c Canvas, m Model) {
+	if m.Look != (Look{}) {
+		c = lookCanvas{c: c, look: m.Look}
+	}
 	p := newPainter(c)
+	p.look = m.Look
 	for y := range p.h {
 		p.fill(0, y, p.w, ' ', styleNormal)
 	}

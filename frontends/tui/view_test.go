@@ -160,6 +160,44 @@ func TestDrawGolden(t *testing.T) {
 	}
 }
 
+// The header and the tables at 80 columns and narrower: fields dropped
+// whole or cut at a word, columns apart.
+func TestDrawNarrowGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		w, h int
+		m    func() tui.Model
+	}{
+		{"main-narrow", 60, 24, loaded},
+		{"jobs-wait-narrow", 60, 24, func() tui.Model {
+			st := fixtureStatus()
+			home := &st.Policies[0]
+			home.Demand, home.Wait = 10, status.Wait{Queued: 6, Waiting: 6, WaitReason: "at max 4"}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			return m
+		}},
+		{"runner-header", 80, 24, func() tui.Model {
+			st := fixtureStatus()
+			days := 45
+			st.Runner = &status.Runner{Version: "2.330.0", DaysLeft: &days}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			return m
+		}},
+		{"runner-header-wide", 120, 30, func() tui.Model {
+			st := fixtureStatus()
+			days := 45
+			st.Runner = &status.Runner{Version: "2.330.0", DaysLeft: &days}
+			m, _ := send(loaded(), tui.StatusLoaded{Status: st})
+			return m
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, fmt.Sprintf("%s-%dx%d", tt.name, tt.w, tt.h), draw(tt.m(), tt.w, tt.h))
+		})
+	}
+}
+
 func TestDrawFitsAnySize(t *testing.T) {
 	m := withSamples(loaded(), 10)
 	detail, _ := send(m, key(tui.KeyEnter))

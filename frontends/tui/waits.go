@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/runner-manager/runner-manager/status"
 )
@@ -43,25 +44,66 @@ func waitsOf(policies []status.Policy) waits {
 // waitsText is the header's demand line: "demand 12 · admitted 5 ·
 // waiting 7 (memory: needs 6.0G, 2.1G free)".
 func waitsText(policies []status.Policy) string {
-	w := waitsOf(policies)
-	s := fmt.Sprintf("demand %d · admitted %d · waiting %d", w.Demand, w.Admitted, w.Waiting)
-	if w.Waiting > 0 && w.Reason != "" {
-		s += " (" + w.Reason + ")"
-	}
-	return s
+	return strings.Join(waitsParts(policies), " · ")
 }
 
-// joinFit joins parts with " · " while they fit in w cells; the first
-// part always goes, cut to fit.
+// waitsParts are waitsText's parts, for joinFit.
+func waitsParts(policies []status.Policy) []string {
+	w := waitsOf(policies)
+	waiting := fmt.Sprintf("waiting %d", w.Waiting)
+	if w.Waiting > 0 && w.Reason != "" {
+		waiting += " (" + w.Reason + ")"
+	}
+	return []string{fmt.Sprintf("demand %d", w.Demand), fmt.Sprintf("admitted %d", w.Admitted), waiting}
+}
+
+// joinFit joins parts with " · " while they fit in w cells. The first part
+// that does not fit is cut at a word's end (cutWords) if more than its
+// first word is left, else goes whole, with the ones after it; the first
+// part always shows, cut to fit.
 func joinFit(w int, parts ...string) string {
-	out := fit(parts[0], w, false)
-	for _, p := range parts[1:] {
-		if textWidth(out)+3+textWidth(p) > w {
-			break
+	out := ""
+	for i, p := range parts {
+		sep := ""
+		if i > 0 {
+			sep = " · "
 		}
-		out += " · " + p
+		room := w - textWidth(out) - textWidth(sep)
+		if textWidth(p) <= room {
+			out += sep + p
+			continue
+		}
+		// A part cut to its first word ("reserve…") says nothing: it goes.
+		cut := cutWords(p, room)
+		switch {
+		case i == 0 && cut == "":
+			out = fit(p, w, false)
+		case i == 0 || strings.Contains(cut, " "):
+			out += sep + cut
+		}
+		break
 	}
 	return out
+}
+
+// cutWords cuts s to at most w cells at the end of a word, marking the cut
+// with an ellipsis; "" when not even its first word fits.
+func cutWords(s string, w int) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	best := ""
+	for i, r := range s {
+		if r != ' ' {
+			continue
+		}
+		head := strings.TrimRight(s[:i], " ·,:;(")
+		if head == "" || textWidth(head)+1 > w {
+			break
+		}
+		best = head + "…"
+	}
+	return best
 }
 
 // sortedByName returns the policies by name, so the reason shown does not
@@ -95,11 +137,12 @@ func shortCount(n int) string {
 	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
 }
 
-// waitCell is a policy row's last cell while its jobs wait: "7 wait:
-// memory: needs 6.0G, 2.1G free".
+// waitCell is a policy row's last cell while its jobs wait: "waiting 7:
+// memory: needs 6.0G, 2.1G free". It starts with a word, so that the
+// DEMAND figure before it does not read as one with its count.
 func waitCell(p status.Policy) string {
 	if p.WaitReason == "" {
-		return fmt.Sprintf("%d wait", p.Waiting)
+		return fmt.Sprintf("waiting %d", p.Waiting)
 	}
-	return fmt.Sprintf("%d wait: %s", p.Waiting, p.WaitReason)
+	return fmt.Sprintf("waiting %d: %s", p.Waiting, p.WaitReason)
 }

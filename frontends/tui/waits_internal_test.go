@@ -63,3 +63,23 @@ func TestJoinFit(t *testing.T) {
 	assert.Equal(t, "a", joinFit(4, "a", "b"))
 	assert.Equal(t, "abc…", joinFit(4, "abcdef", "b"))
 }
+
+// A part that does not fit is cut at a word's end when more than its first
+// word is left, else it goes whole; never in the middle of a word.
+func TestJoinFitWords(t *testing.T) {
+	parts := []string{"5.0G", "demand 20", "waiting 7 (memory: needs 1.5G, 0.9G free)", "refused memory 3"}
+	tests := map[int]string{
+		80: "5.0G · demand 20 · waiting 7 (memory: needs 1.5G, 0.9G free) · refused memory 3",
+		50: "5.0G · demand 20 · waiting 7 (memory: needs 1.5G…",
+		30: "5.0G · demand 20 · waiting 7…",
+		25: "5.0G · demand 20",
+		18: "5.0G · demand 20",
+		15: "5.0G",
+		3:  "5.…",
+	}
+	for w, want := range tests {
+		assert.Equal(t, want, joinFit(w, parts...), "width %d", w)
+	}
+	assert.Equal(t, "", cutWords("reserve", 5))
+	assert.Equal(t, "spares held…", cutWords("spares held: the host keeps 1", 14))
+}
