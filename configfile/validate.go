@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -49,6 +50,9 @@ func (c *File) validate() error {
 	if c.GitHub.TokenEnv == "" {
 		return c.errAt("github.token_env", "must name an environment variable (default %s)", DefaultTokenEnv)
 	}
+	if !envNameRE.MatchString(c.GitHub.TokenEnv) {
+		return c.errAt("github.token_env", "%q is not an environment variable name (letters, digits and _, not starting with a digit; default %s)", c.GitHub.TokenEnv, DefaultTokenEnv)
+	}
 	if c.GitHub.UsesApp() {
 		var missing []string
 		if c.GitHub.AppID == 0 && c.GitHub.ClientID == "" {
@@ -92,6 +96,10 @@ func (c *File) validate() error {
 	}
 	return nil
 }
+
+// envNameRE is what a shell accepts as a variable name (POSIX, "Shell
+// Variables"): a name it cannot export is one no token can be in.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func checkHTTPURL(s string) error {
 	u, err := url.Parse(s)

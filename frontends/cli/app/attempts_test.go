@@ -183,7 +183,7 @@ func TestAttemptJobIDs(t *testing.T) {
 }
 
 func TestAttemptsNoJournal(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	stderr := e.fails(2, "attempts")
 	assert.Contains(t, stderr, "no journal")
 	_, err := os.Stat(e.dataDir)

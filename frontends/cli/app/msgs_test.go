@@ -65,7 +65,7 @@ func TestMessages(t *testing.T) {
 // A data directory that is a file is named as such, by every command,
 // rather than as a socket or journal error inside it.
 func TestDataDirIsAFile(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	file := filepath.Join(e.home, "data")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
 	for _, args := range [][]string{
