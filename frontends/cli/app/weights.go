@@ -66,6 +66,11 @@ func toWeightsJSON(j store.JobWeights) weightsJSON {
 
 // Run lists the jobs' weights.
 func (c *WeightsCmd) Run(ctx context.Context, a *App) error {
+	if c.Repo != "" {
+		if _, err := rm.Repository(c.Repo); err != nil {
+			return fmt.Errorf("--repo: %w", err)
+		}
+	}
 	st, err := a.ExistingStore(ctx)
 	if err != nil {
 		return err
