@@ -21,6 +21,8 @@ func TestPolicyRmKeepsHistory(t *testing.T) {
 
 	stderr := e.fails(1, "policy", "rm", "home")
 	assert.Contains(t, stderr, "still has live runners", "a busy attempt refuses the removal")
+	assert.Contains(t, stderr, "no daemon runs here to conclude them: pause it (`runner-manager policy pause home`), run `runner-manager run --once`", "no daemon: waiting would never end")
+	assert.NotContains(t, stderr, "wait for them")
 	assert.Contains(t, e.fails(1, "policy", "rm", "--purge", "home"), "still has live runners")
 	ended, err := list[2].Conclude(rm.Outcome{Kind: rm.CompletedJob}, storetest.Now())
 	require.NoError(t, err)
