@@ -39,6 +39,9 @@ type App struct {
 	// data directory (init, run); the others refuse one, so that a
 	// mistyped --data-dir does not start a second journal unnoticed.
 	createsDataDir bool
+	// serving is set by run: the daemon's GitHub client warns of each
+	// retry, a one-shot command's logs them at debug.
+	serving bool
 
 	cfg     *configfile.File
 	st      store.Store

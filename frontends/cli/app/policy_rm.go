@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/status"
@@ -111,6 +112,14 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 // scale set left behind is deleted later.
 func deleteCreatedScaleSet(ctx context.Context, a *App, st store.Store, p rm.Policy, rec rm.ScaleSetRecord) error {
 	left := func(err error) error {
+		if cause, ok := github.Unreachable(err); ok {
+			where := "[github] url"
+			if gh, err := a.GitHub(); err == nil {
+				where = gh.WebURL()
+			}
+			return fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: GitHub is unreachable at %s (%s); once it answers, `runner-manager doctor --fix` deletes it",
+				p.Name, rec.Name, rec.ScaleSetID, where, cause)
+		}
 		return fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: %w; `runner-manager doctor --fix` deletes it later",
 			p.Name, rec.Name, rec.ScaleSetID, err)
 	}

@@ -37,7 +37,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	// The daemon may start on a host no init ran on: one of a fleet whose
 	// policies live in PostgreSQL, or a service whose config management
 	// wrote the configuration.
-	a.createsDataDir = true
+	a.createsDataDir, a.serving = true, true
 	if a.flagGiven("--metrics-addr") {
 		a.setFlag("daemon.metrics_addr", "--metrics-addr", c.MetricsAddr)
 	}
