@@ -365,3 +365,16 @@ func TestSizeString(t *testing.T) {
 	b, _ := odd.MarshalText()
 	assert.Equal(t, "1234567B", string(b))
 }
+
+// A memory reserve not less than the host's memory is refused, naming the
+// key, the value and the host's memory: no runner could ever start.
+func TestCheckMemoryReserve(t *testing.T) {
+	c, err := configfile.Load(configfile.Sources{LookupEnv: env(map[string]string{"HOME": "/h", "RUNNER_MANAGER_MEMORY_RESERVE": "100TiB"})})
+	require.NoError(t, err)
+	err = c.CheckMemoryReserve(23 << 30)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "$RUNNER_MANAGER_MEMORY_RESERVE: admission.memory_reserve: 100TiB is not less than this host's memory (23GiB): no runner could ever start")
+	assert.NoError(t, c.CheckMemoryReserve(200<<40))
+	d := configfile.Defaults()
+	assert.NoError(t, d.CheckMemoryReserve(23<<30))
+}

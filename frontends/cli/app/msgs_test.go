@@ -144,3 +144,14 @@ func TestDataDirUnreadable(t *testing.T) {
 		assert.NotContains(t, stderr.String(), "sock")
 	}
 }
+
+// A memory reserve the host cannot hold is refused when the daemon is
+// built: run --once would exit 0 with nothing ever started.
+func TestRunRefusesReserveAboveMemory(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("GITHUB_TOKEN", "ghp_test")
+	t.Setenv("RUNNER_MANAGER_MEMORY_RESERVE", "100TiB")
+	stderr := e.fails(2, "run", "--once")
+	assert.Contains(t, stderr, "$RUNNER_MANAGER_MEMORY_RESERVE: admission.memory_reserve: 100TiB is not less than this host's memory (")
+	assert.Contains(t, stderr, "no runner could ever start")
+}
