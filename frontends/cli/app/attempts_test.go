@@ -271,3 +271,13 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// attempt show and logs take a unique prefix of an attempt's id.
+func TestAttemptIDPrefix(t *testing.T) {
+	e := newEnv(t)
+	_, _, list := seed(t, e)
+	id := list[0].ID.String()
+	assert.Contains(t, e.ok("attempt", "show", id[:10]), id)
+	r := e.run("logs", id[:10])
+	assert.NotContains(t, r.stderr, "is not an attempt id")
+}

@@ -14,7 +14,7 @@ import (
 
 // WeightsCmd lists the heaviest jobs the store's hosts ran.
 type WeightsCmd struct {
-	Policy string `help:"Only this policy's jobs." placeholder:"NAME"`
+	Policy string `help:"Only this policy's jobs." placeholder:"NAME" predictor:"policy"`
 	Repo   string `help:"Only this repository's jobs (owner/repo)." placeholder:"OWNER/REPO"`
 	Limit  int    `help:"At most this many jobs, heaviest first (default ${default}; 0: all)." default:"20" placeholder:"N"`
 	JSON   bool   `help:"Print JSON (docs/json.md)."`
