@@ -146,10 +146,15 @@ func Policies(ctx context.Context, st store.Store) (map[rm.PolicyID]rm.Policy, e
 	return out, nil
 }
 
-// Find reads the attempt whose id a user typed; an id that does not parse
-// or that the journal does not know is an error wrapping rm.ErrInvalid
-// that says where ids are listed.
+// Find reads the attempt whose id a user typed, whole or a unique prefix
+// of it (listings and the TUI show ids shortened); an id that does not
+// parse, that the journal does not know or, as a prefix, names several
+// attempts is an error wrapping rm.ErrInvalid that says where ids are
+// listed (and, for several, which).
 func Find(ctx context.Context, st store.Store, id string) (rm.Attempt, error) {
+	if p := strings.ToLower(strings.TrimSpace(id)); p != "" && len(p) < idLen && isIDPrefix(p) {
+		return findPrefix(ctx, st, p)
+	}
 	aid, err := rm.ParseAttemptID(id)
 	if err != nil {
 		return rm.Attempt{}, err
@@ -162,4 +167,51 @@ func Find(ctx context.Context, st store.Store, id string) (rm.Attempt, error) {
 		return at, invalid("no attempt %s in the journal: `runner-manager attempts` lists them", aid)
 	}
 	return at, err
+}
+
+// idLen is how long an id is written.
+const idLen = 26
+
+// idAlphabet is the letters an id is written in (rm's id encoding).
+const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+func isIDPrefix(s string) bool {
+	for _, r := range s {
+		if !strings.ContainsRune(idAlphabet, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxCandidates is how many attempts an ambiguous prefix's error names.
+const maxCandidates = 8
+
+// findPrefix reads the one attempt whose id starts with prefix.
+func findPrefix(ctx context.Context, st store.Store, prefix string) (rm.Attempt, error) {
+	all, err := st.Attempts(ctx, store.AttemptFilter{})
+	if err != nil {
+		return rm.Attempt{}, err
+	}
+	var found []rm.Attempt
+	for _, at := range all {
+		if strings.HasPrefix(at.ID.String(), prefix) {
+			found = append(found, at)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return rm.Attempt{}, invalid("no attempt id starts with %q in the journal: `runner-manager attempts` lists them", prefix)
+	case 1:
+		return found[0], nil
+	}
+	ids := make([]string, 0, maxCandidates)
+	for i, at := range found {
+		if i == maxCandidates {
+			ids = append(ids, fmt.Sprintf("and %d more", len(found)-maxCandidates))
+			break
+		}
+		ids = append(ids, at.ID.String())
+	}
+	return rm.Attempt{}, invalid("%d attempts' ids start with %q: %s; give more of the id", len(found), prefix, strings.Join(ids, ", "))
 }

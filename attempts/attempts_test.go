@@ -105,6 +105,36 @@ func TestFind(t *testing.T) {
 	assert.Equal(t, "home", names[busy.Policy])
 }
 
+// An attempt is found by a unique prefix of its id; an ambiguous prefix
+// is refused naming the candidates.
+func TestFindPrefix(t *testing.T) {
+	st, busy, done := journal(t)
+	mk := func(s string) rm.AttemptID {
+		id, err := rm.ParseAttemptID(s)
+		require.NoError(t, err)
+		return id
+	}
+	a1 := storetest.NewAttempt().ID(mk("czjk000000000000000000000g")).Policy(busy.Policy).State(rm.StateFinished).Build()
+	a2 := storetest.NewAttempt().ID(mk("czjm000000000000000000000g")).Policy(busy.Policy).State(rm.StateFinished).Build()
+	require.NoError(t, st.RecordAttempt(t.Context(), a1))
+	require.NoError(t, st.RecordAttempt(t.Context(), a2))
+
+	got, err := attempts.Find(t.Context(), st, "CZJK")
+	require.NoError(t, err)
+	assert.Equal(t, a1.ID, got.ID)
+	_, err = attempts.Find(t.Context(), st, "czj")
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	assert.Contains(t, err.Error(), `2 attempts' ids start with "czj": `)
+	assert.Contains(t, err.Error(), a1.ID.String())
+	assert.Contains(t, err.Error(), a2.ID.String())
+	_, err = attempts.Find(t.Context(), st, "czjz")
+	require.ErrorIs(t, err, rm.ErrInvalid)
+	assert.Contains(t, err.Error(), `no attempt id starts with "czjz"`)
+	got, err = attempts.Find(t.Context(), st, done.ID.String()[:20])
+	require.NoError(t, err)
+	assert.Equal(t, done.ID, got.ID)
+}
+
 // syncBuffer is a bytes.Buffer safe to read while CopyLog writes.
 type syncBuffer struct {
 	mu sync.Mutex

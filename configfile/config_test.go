@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -248,12 +249,24 @@ func TestDocsCoverEveryKey(t *testing.T) {
 	}
 }
 
+// A token_env that is no variable name holds no token: it is refused,
+// named with its value.
+func TestTokenEnvName(t *testing.T) {
+	for _, name := range []string{"1 BAD", "MY-TOKEN", "A=B", "TOKEN$"} {
+		_, err := configfile.Load(configfile.Sources{Flags: map[string]configfile.FlagValue{"github.token_env": {Value: name, Name: "--token-env"}}, LookupEnv: env(map[string]string{"HOME": "/h"})})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "--token-env: github.token_env: "+strconv.Quote(name)+" is not an environment variable name")
+	}
+	_, err := configfile.Load(configfile.Sources{Flags: map[string]configfile.FlagValue{"github.token_env": {Value: "_MY_TOKEN2", Name: "--token-env"}}, LookupEnv: env(map[string]string{"HOME": "/h"})})
+	assert.NoError(t, err)
+}
+
 func TestTemplateLoads(t *testing.T) {
 	for _, d := range []configfile.TemplateData{
 		{},
 		{GitHubURL: "https://ghes.example.com", TokenEnv: "MY_TOKEN", DataDir: "/srv/rm"},
 		{TokenFile: "/etc/runner-manager/token"},
-		{GitHubURL: "https://ghes.example.com/@@TOKEN_FILE@@", TokenEnv: `MY_"TOKEN"`, DataDir: "/srv/rm @@URL@@"},
+		{GitHubURL: "https://ghes.example.com/@@TOKEN_FILE@@", TokenEnv: "MY_TOKEN_2", DataDir: `/srv/"rm" @@URL@@`},
 	} {
 		p := writeFile(t, configfile.Template(d))
 		c, err := configfile.Load(configfile.Sources{Path: p, Explicit: true, LookupEnv: env(map[string]string{"HOME": "/h"})})
@@ -351,4 +364,17 @@ func TestSizeString(t *testing.T) {
 	odd := configfile.Size(1234567)
 	b, _ := odd.MarshalText()
 	assert.Equal(t, "1234567B", string(b))
+}
+
+// A memory reserve not less than the host's memory is refused, naming the
+// key, the value and the host's memory: no runner could ever start.
+func TestCheckMemoryReserve(t *testing.T) {
+	c, err := configfile.Load(configfile.Sources{LookupEnv: env(map[string]string{"HOME": "/h", "RUNNER_MANAGER_MEMORY_RESERVE": "100TiB"})})
+	require.NoError(t, err)
+	err = c.CheckMemoryReserve(23 << 30)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "$RUNNER_MANAGER_MEMORY_RESERVE: admission.memory_reserve: 100TiB is not less than this host's memory (23GiB): no runner could ever start")
+	assert.NoError(t, c.CheckMemoryReserve(200<<40))
+	d := configfile.Defaults()
+	assert.NoError(t, d.CheckMemoryReserve(23<<30))
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/BurntSushi/toml"
 )
 
 // AppName names the program's directories.
@@ -59,4 +61,17 @@ func homeDir(lookupEnv func(string) (string, bool)) (string, error) {
 		}
 	}
 	return "", errors.New("no home directory ($HOME is not set): give --data-dir and --config")
+}
+
+// DataDirOf returns the data_dir a configuration file sets, as written
+// ("" when it sets none or cannot be read): what `init --force` keeps when
+// it rewrites the file.
+func DataDirOf(path string) string {
+	var f struct {
+		DataDir string `toml:"data_dir"`
+	}
+	if _, err := toml.DecodeFile(path, &f); err != nil {
+		return ""
+	}
+	return f.DataDir
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -49,6 +50,9 @@ func (c *File) validate() error {
 	if c.GitHub.TokenEnv == "" {
 		return c.errAt("github.token_env", "must name an environment variable (default %s)", DefaultTokenEnv)
 	}
+	if !envNameRE.MatchString(c.GitHub.TokenEnv) {
+		return c.errAt("github.token_env", "%q is not an environment variable name (letters, digits and _, not starting with a digit; default %s)", c.GitHub.TokenEnv, DefaultTokenEnv)
+	}
 	if c.GitHub.UsesApp() {
 		var missing []string
 		if c.GitHub.AppID == 0 && c.GitHub.ClientID == "" {
@@ -92,6 +96,22 @@ func (c *File) validate() error {
 	}
 	return nil
 }
+
+// CheckMemoryReserve refuses an [admission] memory_reserve that is not
+// less than the host's memory (total bytes): admission would never start
+// a runner, and the daemon would wait for ever without a word. It is
+// checked where the daemon is built, the machine at hand.
+func (c *File) CheckMemoryReserve(total uint64) error {
+	if total == 0 || c.Admission.MemoryReserve.Bytes() < total {
+		return nil
+	}
+	return c.errAt("admission.memory_reserve", "%s is not less than this host's memory (%s): no runner could ever start; lower it (default %s)",
+		c.Admission.MemoryReserve, Size(total), DefaultMemoryReserve)
+}
+
+// envNameRE is what a shell accepts as a variable name (POSIX, "Shell
+// Variables"): a name it cannot export is one no token can be in.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func checkHTTPURL(s string) error {
 	u, err := url.Parse(s)

@@ -23,6 +23,11 @@ import (
 // returns an error wrapping configfile.ErrNoCredentials when no credentials
 // are configured.
 func FromConfig(c *configfile.File, userAgent string) (Config, error) {
+	if total, _, err := hostMemory(); err == nil {
+		if err := c.CheckMemoryReserve(total); err != nil {
+			return Config{}, err
+		}
+	}
 	gc, err := GitHubConfig(c, userAgent)
 	if err != nil {
 		return Config{}, err
@@ -58,6 +63,10 @@ func FromConfig(c *configfile.File, userAgent string) (Config, error) {
 	}
 	return cfg, nil
 }
+
+// hostMemory is the machine's memory (platform.HostMemory); tests replace
+// it.
+var hostMemory = platform.HostMemory
 
 // GitHubConfig is the GitHub client's configuration as c's [github] says,
 // with its credentials read now (an error wrapping configfile.ErrNoCredentials

@@ -37,12 +37,14 @@ func GitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []Che
 	var out []Check
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered 401: the token or app key is invalid, revoked or expired; create a new one")}
+		return []Check{fail(name, "GitHub refuses the credentials", "GitHub answered 401: the token or app key is invalid, revoked or expired; create a new one")}
+	case resp.StatusCode == http.StatusForbidden:
+		return []Check{fail(name, "GitHub refuses the credentials", "GitHub answered "+resp.Status)}
 	case rateLimitingOff(resp.StatusCode, body):
 		// The scope checks below tell whether the credentials are accepted.
 		out = append(out, ok(name, "GitHub answers; rate limiting is off on this server (no REST budget to spend)"))
 	case resp.StatusCode/100 != 2:
-		return []Check{fail(name, "GitHub accepts the credentials", "GitHub answered "+resp.Status)}
+		return []Check{fail(name, "GitHub did not check the credentials", "GitHub answered "+resp.Status)}
 	default:
 		out = append(out, ok(name, "GitHub accepts the credentials ("+budgetOf(body, client.Budget())+")"))
 	}

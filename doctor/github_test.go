@@ -32,9 +32,9 @@ func TestGitHubRateLimitingOff(t *testing.T) {
 		{name: "rate limiting on", token: token,
 			status: []doctor.Status{doctor.OK, doctor.OK}, detail: "GitHub accepts the credentials (REST budget"},
 		{name: "another 404", token: token, fault: true,
-			status: []doctor.Status{doctor.Fail}, detail: "GitHub accepts the credentials"},
+			status: []doctor.Status{doctor.Fail}, detail: "GitHub did not check the credentials"},
 		{name: "off, bad token", opts: []fakegithub.Option{fakegithub.WithRateLimitingOff()}, token: "ghp_wrong",
-			status: []doctor.Status{doctor.Fail}, detail: "GitHub accepts the credentials"},
+			status: []doctor.Status{doctor.Fail}, detail: "GitHub refuses the credentials"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -150,7 +150,7 @@ func (c *Client) retrying(ctx context.Context, action string, on retryOn, send f
 			return err
 		}
 		// The error names the status and a fixed text, never a body.
-		c.log.Warn("GitHub call failed, retrying", "action", action, "err", err, "try", try+1, "wait", wait)
+		c.log.Log(ctx, c.cfg.Retry.level(), "GitHub call failed, retrying", "action", action, "err", err, "try", try+1, "wait", wait)
 		if err := c.cfg.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%s: %w", action, err)
 		}

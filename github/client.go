@@ -75,6 +75,17 @@ type RetryPolicy struct {
 	Tries int           // default 4
 	Base  time.Duration // default 200 ms
 	Cap   time.Duration // default 5 s
+	// Quiet logs each retry at debug, not warn: a one-shot command's
+	// person reads the outcome, not every try before it.
+	Quiet bool
+}
+
+// level is the level a retry is logged at.
+func (p RetryPolicy) level() slog.Level {
+	if p.Quiet {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
 }
 
 func (p RetryPolicy) backoff() backoff.Policy { return backoff.Policy{Base: p.Base, Cap: p.Cap} }

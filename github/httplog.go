@@ -13,17 +13,22 @@ import (
 // token", "getting runner registration token", each with a URL), which the
 // manager's own records ("message session open") already tell. Warnings
 // and other errors pass unchanged; the caller gets the error either way.
-func canceledAtDebug(log *slog.Logger) *slog.Logger {
+// quiet (RetryPolicy.Quiet) logs them all at DEBUG: a one-shot command's
+// failed tries are told by the error it prints.
+func canceledAtDebug(log *slog.Logger, quiet bool) *slog.Logger {
 	if log == nil {
 		return nil
 	}
-	return slog.New(canceledHandler{log.Handler()})
+	return slog.New(canceledHandler{log.Handler(), quiet})
 }
 
-type canceledHandler struct{ slog.Handler }
+type canceledHandler struct {
+	slog.Handler
+	quiet bool
+}
 
 func (h canceledHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level <= slog.LevelDebug || (r.Level > slog.LevelInfo && !canceled(r)) {
+	if r.Level <= slog.LevelDebug || (!h.quiet && r.Level > slog.LevelInfo && !canceled(r)) {
 		return h.Handler.Handle(ctx, r)
 	}
 	if !h.Handler.Enabled(ctx, slog.LevelDebug) {
@@ -38,11 +43,11 @@ func (h canceledHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h canceledHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return canceledHandler{h.Handler.WithAttrs(as)}
+	return canceledHandler{h.Handler.WithAttrs(as), h.quiet}
 }
 
 func (h canceledHandler) WithGroup(name string) slog.Handler {
-	return canceledHandler{h.Handler.WithGroup(name)}
+	return canceledHandler{h.Handler.WithGroup(name), h.quiet}
 }
 
 // canceled reports whether a record carries an error of a canceled context.

@@ -15,7 +15,7 @@ import (
 // the manager ends a long poll so) is not an ERROR.
 func TestCanceledAtDebug(t *testing.T) {
 	var buf bytes.Buffer
-	log := canceledAtDebug(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))).With("target", "t")
+	log := canceledAtDebug(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})), false).With("target", "t")
 	stopped := &url.Error{Op: "Get", URL: "http://x/messages", Err: context.Canceled}
 	log.Error("request failed", "error", stopped, "method", "GET")
 	assert.Empty(t, buf.String(), "below the level once demoted")
@@ -30,7 +30,7 @@ func TestCanceledAtDebug(t *testing.T) {
 	assert.Contains(t, buf.String(), "connection refused")
 
 	buf.Reset()
-	debug := canceledAtDebug(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	debug := canceledAtDebug(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), false)
 	debug.Error("request failed", "error", stopped)
 	assert.Contains(t, buf.String(), "level=DEBUG")
 	assert.Contains(t, buf.String(), "context canceled")

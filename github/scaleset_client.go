@@ -19,7 +19,7 @@ import (
 func (c *Client) scaleSetClient(scope rm.Scope, log *slog.Logger) (*scaleset.Client, error) {
 	configURL := scope.ConfigURL(c.webURL.String())
 	info := scaleset.SystemInfo{System: "runner-manager", Version: moduleVersion(), Subsystem: "manager"}
-	opts := []scaleset.HTTPOption{scaleset.WithRetryableHTTPClint(c.retryableClient()), scaleset.WithLogger(canceledAtDebug(log))}
+	opts := []scaleset.HTTPOption{scaleset.WithRetryableHTTPClint(c.retryableClient()), scaleset.WithLogger(canceledAtDebug(log, c.cfg.Retry.Quiet))}
 	var (
 		ss  *scaleset.Client
 		err error

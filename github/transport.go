@@ -229,7 +229,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 			wait := t.lim.retry.backoff().Wait(try)
-			t.lim.log.Warn("GitHub request failed, retrying", "method", req.Method, "path", req.URL.Path, "err", err, "try", try+1, "wait", wait)
+			t.lim.log.Log(ctx, t.lim.retry.level(), "GitHub request failed, retrying", "method", req.Method, "path", req.URL.Path, "err", err, "try", try+1, "wait", wait)
 			if err := t.lim.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
@@ -254,7 +254,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && ra >= 0 {
 				wait = max(wait, min(time.Duration(ra)*time.Second, t.lim.retry.Cap))
 			}
-			t.lim.log.Warn("GitHub answered a server error, retrying", "method", req.Method, "path", req.URL.Path, "status", resp.StatusCode, "try", try+1, "wait", wait)
+			t.lim.log.Log(ctx, t.lim.retry.level(), "GitHub answered a server error, retrying", "method", req.Method, "path", req.URL.Path, "status", resp.StatusCode, "try", try+1, "wait", wait)
 			if err := t.lim.sleep(ctx, wait); err != nil {
 				return nil, err
 			}

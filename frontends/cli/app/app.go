@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +34,14 @@ type App struct {
 	// flags are command flags that override configuration keys
 	// (run --metrics-addr), set by the command before Config is called.
 	flags map[string]configfile.FlagValue
+
+	// createsDataDir is set by the commands that may create a missing
+	// data directory (init, run); the others refuse one, so that a
+	// mistyped --data-dir does not start a second journal unnoticed.
+	createsDataDir bool
+	// serving is set by run: the daemon's GitHub client warns of each
+	// retry, a one-shot command's logs them at debug.
+	serving bool
 
 	cfg     *configfile.File
 	st      store.Store
@@ -150,11 +160,17 @@ func NewLogger(w io.Writer, format, level string) *slog.Logger {
 	return slog.New(logredact.NewHandler(h))
 }
 
-// DataDir returns the data directory, created (0700) if missing.
+// DataDir returns the data directory, created (0700) if missing by the
+// commands that may create one (init, run); the others refuse a missing one.
 func (a *App) DataDir() (string, error) {
 	c, err := a.Config()
 	if err != nil {
 		return "", err
+	}
+	if !a.createsDataDir {
+		if _, err := os.Stat(c.DataDir); errors.Is(err, fs.ErrNotExist) {
+			return "", noDataDir(c.DataDir)
+		}
 	}
 	if err := ensurePrivateDir(c.DataDir); err != nil {
 		return "", err

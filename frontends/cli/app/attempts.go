@@ -206,7 +206,7 @@ type AttemptCmd struct {
 
 // AttemptShowCmd shows one attempt.
 type AttemptShowCmd struct {
-	ID   string `arg:"" help:"Attempt id (from runner-manager attempts)."`
+	ID   string `arg:"" help:"Attempt id (from runner-manager attempts), or a unique prefix of it." predictor:"attempt"`
 	JSON bool   `help:"Print JSON."`
 }
 
@@ -298,7 +298,7 @@ func outcomeText(o rm.Outcome) string {
 
 // LogsCmd prints an attempt's runner log.
 type LogsCmd struct {
-	Attempt string `arg:"" help:"Attempt id."`
+	Attempt string `arg:"" help:"Attempt id, or a unique prefix of it." predictor:"attempt"`
 	Follow  bool   `short:"f" help:"Keep printing what the runner writes, until the attempt ends (or Ctrl-C)."`
 	Lines   int    `short:"n" help:"Print only the last N lines first (0: all)." default:"0" placeholder:"N"`
 }

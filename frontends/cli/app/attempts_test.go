@@ -183,7 +183,7 @@ func TestAttemptJobIDs(t *testing.T) {
 }
 
 func TestAttemptsNoJournal(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	stderr := e.fails(2, "attempts")
 	assert.Contains(t, stderr, "no journal")
 	_, err := os.Stat(e.dataDir)
@@ -270,4 +270,14 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// attempt show and logs take a unique prefix of an attempt's id.
+func TestAttemptIDPrefix(t *testing.T) {
+	e := newEnv(t)
+	_, _, list := seed(t, e)
+	id := list[0].ID.String()
+	assert.Contains(t, e.ok("attempt", "show", id[:10]), id)
+	r := e.run("logs", id[:10])
+	assert.NotContains(t, r.stderr, "is not an attempt id")
 }

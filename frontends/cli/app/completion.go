@@ -10,6 +10,7 @@ import (
 	"github.com/willabides/kongplete"
 
 	"github.com/runner-manager/runner-manager/datadir"
+	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
 )
 
@@ -84,6 +85,7 @@ func shellQuote(s string) string {
 func completeIfAsked(parser *kong.Kong, a *App) {
 	kongplete.Complete(parser,
 		kongplete.WithPredictor("policy", complete.PredictFunc(a.policyNames)),
+		kongplete.WithPredictor("attempt", complete.PredictFunc(a.attemptIDs)),
 		kongplete.WithErrorHandler(func(err error) {
 			fmt.Fprintf(parser.Stderr, "runner-manager: completion: %v\n", err)
 		}))
@@ -94,22 +96,47 @@ func completeIfAsked(parser *kong.Kong, a *App) {
 // environment or the configuration file names (the flags of the line being
 // completed are not parsed), opened read-only; none when there is none.
 func (a *App) policyNames(complete.Args) []string {
+	var names []string
+	a.withJournal(func(st *sqlite.Store) error {
+		ps, err := st.Policies(context.Background())
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+		return err
+	})
+	return names
+}
+
+// maxCompletedAttempts bounds the attempt ids offered: the newest, which
+// are the ones a person asks about, read in one query.
+const maxCompletedAttempts = 200
+
+// attemptIDs are the journal's newest attempts' ids, for completing an
+// attempt argument (attempt show, logs), read as policyNames reads.
+func (a *App) attemptIDs(complete.Args) []string {
+	var ids []string
+	a.withJournal(func(st *sqlite.Store) error {
+		list, err := st.Attempts(context.Background(), store.AttemptFilter{Limit: maxCompletedAttempts})
+		for _, at := range list {
+			ids = append(ids, at.ID.String())
+		}
+		return err
+	})
+	return ids
+}
+
+// withJournal calls f with the data directory's journal opened read-only,
+// for completion; it does nothing when there is none, and ignores errors:
+// a completion that cannot read prints nothing rather than break the line.
+func (a *App) withJournal(f func(*sqlite.Store) error) {
 	c, err := a.Config()
 	if err != nil {
-		return nil
+		return
 	}
 	st, err := sqlite.Open(datadir.New(c.DataDir).Journal(), sqlite.ReadOnly())
 	if err != nil {
-		return nil
+		return
 	}
 	defer st.Close()
-	ps, err := st.Policies(context.Background())
-	if err != nil {
-		return nil
-	}
-	names := make([]string, 0, len(ps))
-	for _, p := range ps {
-		names = append(names, p.Name)
-	}
-	return names
+	_ = f(st)
 }

@@ -72,6 +72,8 @@ func TestCompletionPolicyNames(t *testing.T) {
 		"runner-manager policy show h":        "heavy\nhome\n",
 		"runner-manager policy rm g":          "gpu\n",
 		"runner-manager attempts --policy ho": "home\n",
+		"runner-manager policy move ho":       "home\n",
+		"runner-manager weights --policy g":   "gpu\n",
 	} {
 		t.Setenv("COMP_LINE", line)
 		r := e.runRaw()
@@ -83,4 +85,23 @@ func TestCompletionPolicyNames(t *testing.T) {
 	r := e.runRaw()
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stdout, "no journal: no names")
+}
+
+// An attempt argument (attempt show, logs) completes with the journal's
+// attempt ids.
+func TestCompletionAttemptIDs(t *testing.T) {
+	e := newEnv(t)
+	_, _, list := seed(t, e)
+	t.Setenv("RUNNER_MANAGER_DATA_DIR", e.dataDir)
+	id := list[0].ID.String()
+	for _, line := range []string{"runner-manager logs " + id[:len(id)-2], "runner-manager attempt show " + id[:len(id)-2]} {
+		t.Setenv("COMP_LINE", line)
+		r := e.runRaw()
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, []string{id}, lines(r.stdout), line)
+	}
+	t.Setenv("COMP_LINE", "runner-manager logs ")
+	r := e.runRaw()
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Len(t, lines(r.stdout), len(list))
 }

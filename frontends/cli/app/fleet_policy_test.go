@@ -110,7 +110,7 @@ func (o *fleetOver) FleetRooms(context.Context, rm.PolicyID) ([]store.FleetRoom,
 // is refused before anything is written, and the refusal says where to
 // look.
 func TestPolicyAddFleetRefusedOnSQLite(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	stderr := e.fails(2, "policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "4", "--fleet")
 	assert.Contains(t, stderr, `policy "home" is a fleet policy (--fleet, fleet = true), served by every host sharing the store: that store must be PostgreSQL ([store] url; docs/fleet.md)`)
 	_, err := os.Stat(e.dataDir)
@@ -126,6 +126,7 @@ func TestPolicyAddFleetRefusedOnSQLite(t *testing.T) {
 	_, err = os.Stat(e.dataDir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written by apply either")
 
+	require.NoError(t, os.Mkdir(e.dataDir, 0o700))
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "4")
 	stderr = e.fails(2, "policy", "edit", "home", "--fleet")
 	assert.Contains(t, stderr, "[store] url; docs/fleet.md")

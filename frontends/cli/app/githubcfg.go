@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -15,12 +16,24 @@ func userAgent() string { return "runner-manager/" + version() }
 
 // GitHub returns a client for the configured GitHub with the configured
 // credentials; an error wrapping config.ErrNoCredentials when there are none.
+// A one-shot command's client logs its retries at debug (--log-level debug
+// shows them): its person reads the outcome, not each try; the daemon's
+// warns.
 func (a *App) GitHub() (*github.Client, error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, err
 	}
-	return daemon.NewGitHubClient(c, userAgent(), a.Logger())
+	gc, err := daemon.GitHubConfig(c, userAgent())
+	if err != nil {
+		return nil, err
+	}
+	gc.Logger, gc.Retry.Quiet = a.Logger(), !a.serving
+	client, err := github.New(gc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: [github]: %v", rm.ErrInvalid, err)
+	}
+	return client, nil
 }
 
 // check is one line of a report: init and doctor print them.

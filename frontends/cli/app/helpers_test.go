@@ -40,7 +40,11 @@ func newEnv(t *testing.T) *env {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 	t.Setenv("COLUMNS", "80")
-	return &env{t: t, home: home, dataDir: filepath.Join(home, "data")}
+	// The data directory exists, as after init: the commands that write
+	// refuse a missing one (tests of that remove it).
+	dataDir := filepath.Join(home, "data")
+	require.NoError(t, os.Mkdir(dataDir, 0o700))
+	return &env{t: t, home: home, dataDir: dataDir}
 }
 
 type result struct {
@@ -65,6 +69,14 @@ func (e *env) runIn(ctx context.Context, stdin string, args ...string) result {
 	var out, errb bytes.Buffer
 	code := app.Run(ctx, args, app.Streams{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// noDataDir removes the env's data directory: for the tests of what is
+// done, or not, where none exists.
+func (e *env) noDataDir() *env {
+	e.t.Helper()
+	require.NoError(e.t, os.Remove(e.dataDir))
+	return e
 }
 
 // ok runs args and requires exit status 0.

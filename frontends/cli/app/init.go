@@ -52,7 +52,16 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	content := configfile.Template(configfile.TemplateData{GitHubURL: c.GitHubURL, TokenEnv: c.TokenEnv, TokenFile: c.TokenFile, DataDir: a.cli.DataDir})
+	a.createsDataDir = true
+	if err := c.checkFlags(a); err != nil {
+		return err
+	}
+	dataDir := a.cli.DataDir
+	if dataDir == "" && c.Force {
+		// --force rewrites the file, not where the journal is.
+		dataDir = configfile.DataDirOf(path)
+	}
+	content := configfile.Template(configfile.TemplateData{GitHubURL: c.GitHubURL, TokenEnv: c.TokenEnv, TokenFile: c.TokenFile, DataDir: dataDir})
 	// Check the file loads before writing it.
 	tmpCheck, err := os.CreateTemp("", "runner-manager-init-*.toml")
 	if err != nil {
@@ -86,7 +95,7 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 	}
 	a.printf("data directory %s (host %s, %s)\n", cfg.DataDir, host.Name, host.ID)
 
-	next := nextSteps{scope: scope, hasScope: hasScope, tokenEnv: cfg.GitHub.TokenEnv}
+	next := nextSteps{scope: scope, hasScope: hasScope, tokenEnv: cfg.GitHub.TokenEnv, globals: a.givenConfig()}
 	if c.NoCheck {
 		a.printNext(next)
 		return nil
@@ -121,7 +130,8 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 		return fmt.Errorf("the configuration was written, but could not reach GitHub at %s: %s: check [github] url / api_url in %s and the network, then run `runner-manager doctor`",
 			client.APIURL(), cause, path)
 	case failed != nil:
-		return fmt.Errorf("the configuration was written, but GitHub refused the credentials (%s): fix them, then run `runner-manager doctor`", failed.What)
+		fix, _, _ := strings.Cut(failed.Fix, "\n")
+		return fmt.Errorf("the configuration was written, but %s (%s): fix that, then run `runner-manager doctor`", failed.What, fix)
 	}
 	a.printNext(next)
 	return nil
@@ -134,6 +144,40 @@ type nextSteps struct {
 	hasScope  bool
 	needToken bool
 	tokenEnv  string
+	// globals are the --config given to init, for the commands it
+	// prints: without it those would open another journal.
+	globals string
+}
+
+// checkFlags checks init's own flags as configuration values, so that an
+// error names the flag and its value, not a line of the file init writes.
+func (c *InitCmd) checkFlags(a *App) error {
+	flags := map[string]configfile.FlagValue{
+		"github.url":        {Value: c.GitHubURL, Name: "--github-url"},
+		"github.token_env":  {Value: c.TokenEnv, Name: "--token-env"},
+		"github.token_file": {Value: c.TokenFile, Name: "--token-file"},
+	}
+	if a.flagGiven("--data-dir") {
+		flags["data_dir"] = configfile.FlagValue{Value: a.cli.DataDir, Name: "--data-dir"}
+	}
+	if _, err := configfile.Load(configfile.Sources{Flags: flags}); err != nil {
+		return fmt.Errorf("%w: %v", rm.ErrInvalid, err)
+	}
+	return nil
+}
+
+// givenConfig is the global --config flag on the command line, quoted for
+// a shell, with a trailing space; "" when it was not given. The data
+// directory needs no flag: init writes it in that file.
+func (a *App) givenConfig() string {
+	if a.cli.Config == "" || !a.flagGiven("--config") {
+		return ""
+	}
+	path, err := filepath.Abs(a.cli.Config)
+	if err != nil {
+		path = a.cli.Config
+	}
+	return "--config " + shellQuote(path) + " "
 }
 
 func (a *App) printNext(n nextSteps) {
@@ -153,9 +197,9 @@ func (a *App) printNext(n nextSteps) {
 		lines = append(lines, [2]string{"export " + cmpOr(n.tokenEnv, "GITHUB_TOKEN") + "=...", "a token that can manage runners"})
 	}
 	lines = append(lines,
-		[2]string{"runner-manager runner install " + scopeFlag, ""},
-		[2]string{"runner-manager policy add home " + scopeFlag + " --scale-set home --max 2", ""},
-		[2]string{"runner-manager run", "then jobs with runs-on: home run here"})
+		[2]string{"runner-manager " + n.globals + "runner install " + scopeFlag, ""},
+		[2]string{"runner-manager " + n.globals + "policy add home " + scopeFlag + " --scale-set home --max 2", ""},
+		[2]string{"runner-manager " + n.globals + "run", "then jobs with runs-on: home run here"})
 	a.printf("\nNext:\n")
 	for _, l := range lines {
 		if l[1] == "" {

@@ -38,8 +38,9 @@ func TestInitGitHubUnreachableOrRefused(t *testing.T) {
 			r := e.run("init", "--github-url", gh.URL, "--repo", "octo/app")
 			gh.Close()
 			require.Equal(t, 1, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
-			assert.Contains(t, r.stderr, "GitHub refused the credentials (GitHub accepts the credentials)", status)
-			assert.Contains(t, r.stdout, "[FAIL] GitHub accepts the credentials", status)
+			assert.Contains(t, r.stderr, "but GitHub refuses the credentials (GitHub answered", status)
+			assert.NotContains(t, r.stderr, "accepts", status)
+			assert.Contains(t, r.stdout, "[FAIL] GitHub refuses the credentials", status)
 			assert.NotContains(t, r.stderr, "could not reach", status)
 			assert.NotContains(t, r.stdout+r.stderr, "ghp_test", "the token is never printed")
 		}

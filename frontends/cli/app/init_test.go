@@ -91,6 +91,9 @@ func TestDataDirPrecedence(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
 	require.NoError(t, os.WriteFile(cfg, []byte("data_dir = \""+fileDir+"\"\n"), 0o600))
 	add := []string{"policy", "add", "p", "--repo", "o/r", "--scale-set", "s"}
+	for _, dir := range []string{fileDir, envDir, flagDir} {
+		require.NoError(t, os.Mkdir(dir, 0o700))
+	}
 
 	tests := []struct {
 		name string
@@ -116,5 +119,60 @@ func TestDataDirPrecedence(t *testing.T) {
 			_, err := os.Stat(filepath.Join(tt.want, "journal.db"))
 			require.NoError(t, err)
 		})
+	}
+}
+
+// One journal: init's next steps carry the --config it was given (the
+// file records the data directory), a command that writes refuses a data
+// directory that does not exist, and init --force keeps the data_dir.
+func TestOneJournal(t *testing.T) {
+	e := newEnv(t).noDataDir()
+	cfg := filepath.Join(e.home, "my config.toml")
+	out := e.ok("--config", cfg, "init", "--no-check")
+	assert.Contains(t, out, "  runner-manager --config '"+cfg+"' policy add home --repo OWNER/REPO")
+	assert.Contains(t, out, "  runner-manager --config '"+cfg+"' run ")
+
+	t.Run("a missing data dir is refused", func(t *testing.T) {
+		other := filepath.Join(e.home, "typo")
+		t.Setenv("GITHUB_TOKEN", "ghp_unused") // the data dir is refused before GitHub is asked
+		for _, args := range [][]string{
+			{"policy", "add", "p", "--repo", "o/r", "--scale-set", "s", "--offline"},
+			{"runner", "install", "--repo", "o/r"},
+		} {
+			r := e.runRaw(append([]string{"--config", cfg, "--data-dir", other}, args...)...)
+			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "data dir "+other+" does not exist: set this host up with `runner-manager init`", args)
+			_, err := os.Stat(other)
+			assert.ErrorIs(t, err, os.ErrNotExist, args)
+		}
+	})
+	t.Run("force keeps data_dir", func(t *testing.T) {
+		kept := filepath.Join(e.home, "kept")
+		require.NoError(t, os.WriteFile(cfg, []byte("data_dir = \""+kept+"\"\n"), 0o600))
+		e.runRaw("--config", cfg, "init", "--no-check", "--force")
+		b, err := os.ReadFile(cfg)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `data_dir = "`+kept+`"`)
+		_, err = os.Stat(filepath.Join(kept, "journal.db"))
+		assert.NoError(t, err)
+	})
+}
+
+// init's flags are checked as themselves: an error names the flag and
+// its value, not a line of a file init writes.
+func TestInitFlagErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--github-url", "ftp://x"}, `--github-url: github.url: "ftp://x" is not an http(s) URL`},
+		{[]string{"--token-env", "1 BAD"}, `--token-env: github.token_env: "1 BAD" is not an environment variable name`},
+	} {
+		e := newEnv(t)
+		stderr := e.fails(2, append([]string{"init", "--no-check"}, tt.args...)...)
+		assert.Contains(t, stderr, tt.want)
+		assert.NotContains(t, stderr, ".toml")
+		_, err := os.Stat(filepath.Join(e.home, "config", "runner-manager", "config.toml"))
+		assert.ErrorIs(t, err, os.ErrNotExist, "nothing written")
 	}
 }

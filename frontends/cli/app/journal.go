@@ -25,6 +25,13 @@ func noJournal(dir string) error {
 	return fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir or --store)%w", dir, silentErr{errUsage})
 }
 
+// noDataDir is the error of a command that writes, given a data directory
+// that does not exist: only init and run create one (a usage error, exit
+// status 2).
+func noDataDir(dir string) error {
+	return fmt.Errorf("data dir %s does not exist: set this host up with `runner-manager init` (with the same --data-dir or --config), or give the right --data-dir%w", dir, silentErr{errUsage})
+}
+
 // dataDirProblem says what is wrong with the data directory's path, when
 // something is: a file where the directory should be, or a directory this
 // user may not enter. Without it the first thing to trip would name a

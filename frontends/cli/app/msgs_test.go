@@ -65,7 +65,7 @@ func TestMessages(t *testing.T) {
 // A data directory that is a file is named as such, by every command,
 // rather than as a socket or journal error inside it.
 func TestDataDirIsAFile(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	file := filepath.Join(e.home, "data")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
 	for _, args := range [][]string{
@@ -143,4 +143,15 @@ func TestDataDirUnreadable(t *testing.T) {
 		assert.Contains(t, stderr.String(), want)
 		assert.NotContains(t, stderr.String(), "sock")
 	}
+}
+
+// A memory reserve the host cannot hold is refused when the daemon is
+// built: run --once would exit 0 with nothing ever started.
+func TestRunRefusesReserveAboveMemory(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("GITHUB_TOKEN", "ghp_test")
+	t.Setenv("RUNNER_MANAGER_MEMORY_RESERVE", "100TiB")
+	stderr := e.fails(2, "run", "--once")
+	assert.Contains(t, stderr, "$RUNNER_MANAGER_MEMORY_RESERVE: admission.memory_reserve: 100TiB is not less than this host's memory (")
+	assert.Contains(t, stderr, "no runner could ever start")
 }

@@ -34,6 +34,7 @@ func TestRunnerInstallConfigPaths(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			require.NoError(t, os.WriteFile(cfg, append([]byte("data_dir = \""+tt.dataDir+"\"\n"), body...), 0o600))
+			require.NoError(t, os.MkdirAll(tt.want, 0o700))
 			r := e.runRaw("runner", "install", "--repo", "octo/app")
 			require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 			_, err := os.Stat(filepath.Join(tt.want, listener))
@@ -53,6 +54,7 @@ func TestRunnerInstallConfigPaths(t *testing.T) {
 		assert.ErrorIs(t, err, fs.ErrNotExist)
 	})
 	t.Run("flag stays relative to the current directory", func(t *testing.T) {
+		require.NoError(t, os.Mkdir(filepath.Join(work, "here"), 0o700))
 		r := e.runRaw("--data-dir", "here", "runner", "install", "--repo", "octo/app")
 		require.Equal(t, 0, r.code, r.stderr)
 		_, err := os.Stat(filepath.Join(work, "here", listener))

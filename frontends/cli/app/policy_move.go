@@ -12,7 +12,7 @@ import (
 
 // PolicyMoveCmd hands a policy to another host of the fleet.
 type PolicyMoveCmd struct {
-	Name string `arg:"" help:"Policy name."`
+	Name string `arg:"" help:"Policy name." predictor:"policy"`
 	Host string `required:"" help:"The host to hand it to: its name or id, a host whose daemon ran against this store." placeholder:"HOST"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/policyedit"
 	"github.com/runner-manager/runner-manager/status"
@@ -72,6 +73,11 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 	}
 	if err := remove(ctx, p.ID); err != nil {
 		if errors.Is(err, store.ErrConflict) {
+			if !a.daemonRuns(ctx) {
+				// Nothing would conclude them: a dead runner's attempt
+				// stays live until a daemon looks.
+				return fmt.Errorf("policy %s still has live runners, and no daemon runs here to conclude them: pause it (`runner-manager policy pause %s`), run `runner-manager run --once` (it concludes the attempts of runners that are gone), then remove it", p.Name, p.Name)
+			}
 			return fmt.Errorf("policy %s still has live runners: pause it (`runner-manager policy pause %s`), wait for them to finish (`runner-manager status`), then remove it", p.Name, p.Name)
 		}
 		return err
@@ -106,6 +112,14 @@ func (c *PolicyRmCmd) Run(ctx context.Context, a *App) error {
 // scale set left behind is deleted later.
 func deleteCreatedScaleSet(ctx context.Context, a *App, st store.Store, p rm.Policy, rec rm.ScaleSetRecord) error {
 	left := func(err error) error {
+		if cause, ok := github.Unreachable(err); ok {
+			where := "[github] url"
+			if gh, err := a.GitHub(); err == nil {
+				where = gh.WebURL()
+			}
+			return fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: GitHub is unreachable at %s (%s); once it answers, `runner-manager doctor --fix` deletes it",
+				p.Name, rec.Name, rec.ScaleSetID, where, cause)
+		}
 		return fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: %w; `runner-manager doctor --fix` deletes it later",
 			p.Name, rec.Name, rec.ScaleSetID, err)
 	}
@@ -135,6 +149,19 @@ func deleteCreatedScaleSet(ctx context.Context, a *App, st store.Store, p rm.Pol
 	}
 	a.printf("deleted its scale set %q at GitHub (id %d), which this manager had created\n", rec.Name, rec.ScaleSetID)
 	return nil
+}
+
+// daemonRuns tells whether a daemon answers on the data directory's
+// socket (a daemon that is slow to answer counts as running).
+func (a *App) daemonRuns(ctx context.Context) bool {
+	d, err := a.Daemon()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = d.Status(ctx)
+	return !errors.Is(err, localapi.ErrNotRunning)
 }
 
 // waitDaemonLetsGo waits until the running daemon, told of a policy's

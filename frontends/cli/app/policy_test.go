@@ -15,7 +15,7 @@ import (
 )
 
 func TestPolicyAddRefused(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	tests := []struct {
 		name string
 		args []string

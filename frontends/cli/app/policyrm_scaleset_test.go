@@ -2,13 +2,18 @@ package app_test
 
 import (
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
@@ -88,4 +93,50 @@ func TestPolicyRmDeletesTheScaleSetItCreated(t *testing.T) {
 	assert.Contains(t, fix.stdout, "deleted 1", fix.stdout)
 	assert.False(t, hasScaleSet(srv, "down"))
 	assert.True(t, hasScaleSet(srv, "kept"), "a kept scale set is never deleted")
+}
+
+// GitHub unreachable while policy rm deletes the scale set it created:
+// one line, naming GitHub unreachable once (its URL once), and what to do.
+func TestPolicyRmGitHubUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "rm.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[github]\nurl = \""+url+"\"\n"), 0o600))
+	t.Setenv("GITHUB_TOKEN", "ghp_test")
+	e.ok("--config", cfg, "policy", "add", "down", "--repo", "octo/app", "--scale-set", "down", "--offline")
+	require.NoError(t, e.journal().RecordScaleSet(t.Context(), rm.ScaleSetRecord{ScaleSetID: 7, Name: "down", Scope: "repo:octo/app", CreatedAt: time.Now()}))
+
+	stderr := e.fails(1, "--config", cfg, "policy", "rm", "down")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+	assert.Contains(t, stderr, `policy down is removed, but its scale set "down" (id 7) is left at GitHub: GitHub is unreachable at `+url)
+	assert.Contains(t, stderr, "doctor --fix")
+	assert.Equal(t, 1, strings.Count(stderr, l.Addr().String()), "the URL once: %q", stderr)
+	assert.NotContains(t, stderr, "retrying")
+	assert.Less(t, len(stderr), 400, stderr)
+}
+
+// A one-shot command logs GitHub retries at debug: its person reads the
+// error it ends with, not every try before; --log-level debug shows them.
+func TestOneShotRetriesAtDebug(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + l.Addr().String()
+	require.NoError(t, l.Close())
+
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "rm.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[github]\nurl = \""+url+"\"\n"), 0o600))
+	t.Setenv("GITHUB_TOKEN", "ghp_test")
+	add := []string{"--config", cfg, "policy", "add", "p", "--repo", "octo/app", "--scale-set", "p"}
+	stderr := e.fails(1, add...)
+	assert.NotContains(t, stderr, "retrying")
+	assert.NotContains(t, stderr, "level=")
+	assert.Contains(t, stderr, "connection refused")
+
+	stderr = e.fails(1, append([]string{"--log-level", "debug"}, add...)...)
+	assert.Contains(t, stderr, "level=DEBUG msg=\"GitHub request failed, retrying\"")
 }

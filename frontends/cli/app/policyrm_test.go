@@ -2,12 +2,14 @@ package app_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
 )
@@ -21,6 +23,20 @@ func TestPolicyRmKeepsHistory(t *testing.T) {
 
 	stderr := e.fails(1, "policy", "rm", "home")
 	assert.Contains(t, stderr, "still has live runners", "a busy attempt refuses the removal")
+	assert.Contains(t, stderr, "no daemon runs here to conclude them: pause it (`runner-manager policy pause home`), run `runner-manager run --once`", "no daemon: waiting would never end")
+	assert.NotContains(t, stderr, "wait for them")
+	t.Run("with a daemon", func(t *testing.T) {
+		l, err := localapi.Listen(e.dataDir)
+		require.NoError(t, err)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte("{}"))
+		})}
+		go func() { _ = srv.Serve(l) }()
+		defer srv.Close()
+		stderr := e.fails(1, "policy", "rm", "home")
+		assert.Contains(t, stderr, "wait for them to finish (`runner-manager status`)", "a daemon concludes them")
+	})
 	assert.Contains(t, e.fails(1, "policy", "rm", "--purge", "home"), "still has live runners")
 	ended, err := list[2].Conclude(rm.Outcome{Kind: rm.CompletedJob}, storetest.Now())
 	require.NoError(t, err)

@@ -98,7 +98,7 @@ func TestReadOnlyDataDirNote(t *testing.T) {
 // reads one, and creates nothing.
 func TestNoJournal(t *testing.T) {
 	for _, args := range [][]string{{"status"}, {"policy", "list"}, {"policy", "show", "x"}, {"policy", "rm", "x"}, {"attempts"}, {"logs", "x"}, {"tui"}} {
-		e := newEnv(t)
+		e := newEnv(t).noDataDir()
 		stderr := e.fails(2, args...)
 		assert.Contains(t, stderr, "no journal in "+e.dataDir, args)
 		_, err := os.Stat(e.dataDir)

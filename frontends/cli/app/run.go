@@ -34,6 +34,10 @@ on <data>/manager.lock) and a host (a lease in the journal).`
 
 // Run runs the daemon until ctx ends.
 func (c *RunCmd) Run(ctx context.Context, a *App) error {
+	// The daemon may start on a host no init ran on: one of a fleet whose
+	// policies live in PostgreSQL, or a service whose config management
+	// wrote the configuration.
+	a.createsDataDir, a.serving = true, true
 	if a.flagGiven("--metrics-addr") {
 		a.setFlag("daemon.metrics_addr", "--metrics-addr", c.MetricsAddr)
 	}

@@ -91,7 +91,7 @@ func TestStoreErrors(t *testing.T) {
 	downURL := down.URL("postgres")
 	require.NoError(t, down.Stop())
 
-	e := newEnv(t)
+	e := newEnv(t).noDataDir()
 	loose := filepath.Join(e.home, "loose-password")
 	require.NoError(t, os.WriteFile(loose, []byte(srv.Password()), 0o644))
 	for _, tt := range []struct {

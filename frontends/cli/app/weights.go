@@ -14,7 +14,7 @@ import (
 
 // WeightsCmd lists the heaviest jobs the store's hosts ran.
 type WeightsCmd struct {
-	Policy string `help:"Only this policy's jobs." placeholder:"NAME"`
+	Policy string `help:"Only this policy's jobs." placeholder:"NAME" predictor:"policy"`
 	Repo   string `help:"Only this repository's jobs (owner/repo)." placeholder:"OWNER/REPO"`
 	Limit  int    `help:"At most this many jobs, heaviest first (default ${default}; 0: all)." default:"20" placeholder:"N"`
 	JSON   bool   `help:"Print JSON (docs/json.md)."`
@@ -66,6 +66,11 @@ func toWeightsJSON(j store.JobWeights) weightsJSON {
 
 // Run lists the jobs' weights.
 func (c *WeightsCmd) Run(ctx context.Context, a *App) error {
+	if c.Repo != "" {
+		if _, err := rm.Repository(c.Repo); err != nil {
+			return fmt.Errorf("--repo: %w", err)
+		}
+	}
 	st, err := a.ExistingStore(ctx)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -57,6 +58,17 @@ func TestWeightsTable(t *testing.T) {
 	e2 := newEnv(t)
 	e2.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home")
 	assert.Equal(t, "no job weights match: they are kept as runners finish jobs\n", e2.ok("weights"))
+}
+
+// --repo names a repository: anything else is refused, not answered with
+// an empty list.
+func TestWeightsBadRepo(t *testing.T) {
+	e := newEnv(t)
+	seedWeights(t, e)
+	for _, repo := range []string{"not a repo", "octo", "a/b/c"} {
+		stderr := e.fails(2, "weights", "--repo", repo)
+		assert.Contains(t, stderr, "--repo: invalid: repository "+strconv.Quote(repo)+" is not owner/repo")
+	}
 }
 
 func TestWeightsFilters(t *testing.T) {
