@@ -344,42 +344,11 @@ func Load(src Sources) (*File, error) {
 		}
 	}
 
-	for _, f := range fs {
-		if f.env == "" {
-			continue
-		}
-		s, ok := lookup(f.env)
-		if !ok || s == "" {
-			continue
-		}
-		if err := setString(f.value, s); err != nil {
-			return nil, &Error{Where: "$" + f.env, Key: f.key, Msg: err.Error()}
-		}
-		c.Origins[f.key] = Origin{Kind: FromEnv, Where: "$" + f.env}
+	if err := c.setFromEnv(fs, lookup); err != nil {
+		return nil, err
 	}
-
-	byKey := map[string]field{}
-	for _, f := range fs {
-		byKey[f.key] = f
-	}
-	flagKeys := make([]string, 0, len(src.Flags))
-	for k := range src.Flags {
-		flagKeys = append(flagKeys, k)
-	}
-	slices.Sort(flagKeys)
-	for _, k := range flagKeys {
-		fv := src.Flags[k]
-		f, ok := byKey[k]
-		if !ok {
-			return nil, &Error{Where: fv.Name, Key: k, Msg: "not a configuration key (a bug: report it)"}
-		}
-		if fv.Value == "" {
-			continue
-		}
-		if err := setString(f.value, fv.Value); err != nil {
-			return nil, &Error{Where: fv.Name, Key: k, Msg: err.Error()}
-		}
-		c.Origins[k] = Origin{Kind: FromFlag, Where: fv.Name}
+	if err := c.setFromFlags(fs, src.Flags); err != nil {
+		return nil, err
 	}
 
 	if err := c.expandPaths(lookup); err != nil {
@@ -401,6 +370,54 @@ func Load(src Sources) (*File, error) {
 		}
 	}
 	return &c, nil
+}
+
+// setFromEnv sets each field whose variable is set and not empty, over the
+// file's value.
+func (c *File) setFromEnv(fs []field, lookup func(string) (string, bool)) error {
+	for _, f := range fs {
+		if f.env == "" {
+			continue
+		}
+		s, ok := lookup(f.env)
+		if !ok || s == "" {
+			continue
+		}
+		if err := setString(f.value, s); err != nil {
+			return &Error{Where: "$" + f.env, Key: f.key, Msg: err.Error()}
+		}
+		c.Origins[f.key] = Origin{Kind: FromEnv, Where: "$" + f.env}
+	}
+	return nil
+}
+
+// setFromFlags sets each key a flag gave a value, over the environment's
+// and the file's, in key order.
+func (c *File) setFromFlags(fs []field, flags map[string]FlagValue) error {
+	byKey := map[string]field{}
+	for _, f := range fs {
+		byKey[f.key] = f
+	}
+	keys := make([]string, 0, len(flags))
+	for k := range flags {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fv := flags[k]
+		f, ok := byKey[k]
+		if !ok {
+			return &Error{Where: fv.Name, Key: k, Msg: "not a configuration key (a bug: report it)"}
+		}
+		if fv.Value == "" {
+			continue
+		}
+		if err := setString(f.value, fv.Value); err != nil {
+			return &Error{Where: fv.Name, Key: k, Msg: err.Error()}
+		}
+		c.Origins[k] = Origin{Kind: FromFlag, Where: fv.Name}
+	}
+	return nil
 }
 
 // MetricsListenAddr is the address to listen on for metrics: a port alone

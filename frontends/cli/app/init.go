@@ -62,25 +62,8 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 		dataDir = configfile.DataDirOf(path)
 	}
 	content := configfile.Template(configfile.TemplateData{GitHubURL: c.GitHubURL, TokenEnv: c.TokenEnv, TokenFile: c.TokenFile, DataDir: dataDir})
-	// Check the file loads before writing it.
-	tmpCheck, err := os.CreateTemp("", "runner-manager-init-*.toml")
-	if err != nil {
+	if err := writeCheckedConfig(path, content); err != nil {
 		return err
-	}
-	defer os.Remove(tmpCheck.Name())
-	if _, err := tmpCheck.WriteString(content); err != nil {
-		tmpCheck.Close()
-		return err
-	}
-	tmpCheck.Close()
-	if _, err := configfile.Load(configfile.Sources{Path: tmpCheck.Name(), Explicit: true, Backends: backend.Configs()}); err != nil {
-		return fmt.Errorf("%w: %v", rm.ErrInvalid, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	if err := writeFileAtomic(path, []byte(content), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	a.cli.Config = path
 	a.cfg = nil
@@ -134,6 +117,31 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 		return fmt.Errorf("the configuration was written, but %s (%s): fix that, then run `runner-manager doctor`", failed.What, fix)
 	}
 	a.printNext(next)
+	return nil
+}
+
+// writeCheckedConfig writes content to path (0600, atomically) once it
+// loads as a configuration file.
+func writeCheckedConfig(path, content string) error {
+	tmp, err := os.CreateTemp("", "runner-manager-init-*.toml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	tmp.Close()
+	if _, err := configfile.Load(configfile.Sources{Path: tmp.Name(), Explicit: true, Backends: backend.Configs()}); err != nil {
+		return fmt.Errorf("%w: %v", rm.ErrInvalid, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := writeFileAtomic(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	return nil
 }
 
