@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
@@ -53,9 +54,33 @@ func (h *host) leaveFree(t *testing.T, free uint64) {
 	h.setReserve(t, total-free)
 }
 
-// makeFull sets the host's reserve beyond the machine's memory: its
-// admission admits nothing.
-func (h *host) makeFull(t *testing.T) { h.setReserve(t, machineMemory(t)+1<<30) }
+// floorRe finds the disk floor `init` writes into config.toml.
+var floorRe = regexp.MustCompile(`(?m)^disk_floor = .*$`)
+
+// makeFull sets the host's [admission] disk_floor above the free space of
+// its file system (halfway to its size, so the floor stays a floor a disk
+// could meet): its admission admits nothing, as a host whose disk filled
+// up. A memory reserve beyond the machine's memory would say the same,
+// but is refused at start.
+func (h *host) makeFull(t *testing.T) {
+	t.Helper()
+	var fs unix.Statfs_t
+	require.NoError(t, unix.Statfs(h.home, &fs))
+	free, size := fs.Bavail*uint64(fs.Bsize), fs.Blocks*uint64(fs.Bsize)
+	require.Greater(t, size, free)
+	h.setDiskFloor(t, fmt.Sprintf("%dMiB", (free+(size-free)/2)>>20))
+}
+
+// setDiskFloor sets the host's [admission] disk_floor in its config.toml,
+// read at its next start.
+func (h *host) setDiskFloor(t *testing.T, floor string) {
+	t.Helper()
+	b, err := os.ReadFile(h.config)
+	require.NoError(t, err)
+	require.True(t, floorRe.Match(b), "%s's config.toml has no disk_floor line:\n%s", h.name, b)
+	b = floorRe.ReplaceAll(b, fmt.Appendf(nil, "disk_floor = %q", floor))
+	require.NoError(t, os.WriteFile(h.config, b, 0o600))
+}
 
 // fleetPolicy is the one policy of a fleet of bare hosts.
 func (f *fleet) fleetPolicy(t *testing.T, st store.Store) rm.Policy {
@@ -246,6 +271,7 @@ func TestFleetPolicyEveryHostFull(t *testing.T) {
 	room := f.hosts[2]
 	require.NoError(t, room.stop(30*time.Second))
 	room.setReserve(t, 2<<30)
+	room.setDiskFloor(t, "1GiB")
 	room.start()
 	given := time.Now()
 	t.Cleanup(func() { // what the fleet looked like, when the jobs did not run
