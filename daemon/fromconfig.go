@@ -86,13 +86,14 @@ func GitHubConfig(c *configfile.File, userAgent string) (github.Config, error) {
 
 // NewGitHubClient is a client of the GitHub c's [github] says, logging to
 // logger (nil: nowhere), for the commands that talk to GitHub without
-// running the daemon.
-func NewGitHubClient(c *configfile.File, userAgent string, logger *slog.Logger) (*github.Client, error) {
+// running the daemon; quiet logs its retries at debug
+// (github.RetryPolicy.Quiet), as a one-shot command wants.
+func NewGitHubClient(c *configfile.File, userAgent string, logger *slog.Logger, quiet bool) (*github.Client, error) {
 	gc, err := GitHubConfig(c, userAgent)
 	if err != nil {
 		return nil, err
 	}
-	gc.Logger = logger
+	gc.Logger, gc.Retry.Quiet = logger, quiet
 	client, err := github.New(gc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: [github]: %v", rm.ErrInvalid, err)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
@@ -15,7 +14,7 @@ import (
 func userAgent() string { return "runner-manager/" + version() }
 
 // GitHub returns a client for the configured GitHub with the configured
-// credentials; an error wrapping config.ErrNoCredentials when there are none.
+// credentials; an error wrapping configfile.ErrNoCredentials when there are none.
 // A one-shot command's client logs its retries at debug (--log-level debug
 // shows them): its person reads the outcome, not each try; the daemon's
 // warns.
@@ -24,16 +23,7 @@ func (a *App) GitHub() (*github.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc, err := daemon.GitHubConfig(c, userAgent())
-	if err != nil {
-		return nil, err
-	}
-	gc.Logger, gc.Retry.Quiet = a.Logger(), !a.serving
-	client, err := github.New(gc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: [github]: %v", rm.ErrInvalid, err)
-	}
-	return client, nil
+	return daemon.NewGitHubClient(c, userAgent(), a.Logger(), !a.serving)
 }
 
 // check is one line of a report: init and doctor print them.
