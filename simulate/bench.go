@@ -461,6 +461,10 @@ func (l *timedLauncher) RanJob(a rm.AttemptID) bool {
 	return ok && ev.RanJob(a)
 }
 
+// Unwrap is the wrapped launcher: the daemon's meters and job report are
+// its.
+func (l *timedLauncher) Unwrap() rm.Launcher { return l.Launcher }
+
 func (l *timedLauncher) snapshot() []launchTimes {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -57,6 +57,10 @@ type CompareOptions struct {
 	// Webhooks (classic mode) has the fake GitHub send workflow_job
 	// webhooks to the daemon's receiver, as [webhook] listen does.
 	Webhooks bool
+	// NoJobReport runs the manager without the job report (its hooks and
+	// usage files), as job_report = false; the default is on, as the
+	// configuration's.
+	NoJobReport bool
 	// Seed makes the durations repeatable (default 1).
 	Seed uint64
 	// RunnerExecutable and Logger are as in Options.
@@ -158,6 +162,14 @@ type ScalerResult struct {
 	// RunnerStart is from a job's queueing to the start of the process of
 	// the runner that ran it (the manager's runs).
 	RunnerStart Quantiles `json:"queue_to_runner_start_ms"`
+	// Window is, per served job, its window beyond its own work: from its
+	// runner's report of its start to the report of its end, less the
+	// work's planned duration (the runner's own steps, the job report's
+	// hooks, whatever the host runs beside it).
+	Window Quantiles `json:"job_window_beyond_work_ms"`
+	// windows are the jobs' windows beyond their work, by job name, for
+	// WindowOverhead.
+	windows map[string]time.Duration
 }
 
 // CompareReport is a side-by-side run: both scalers and the manager's
@@ -180,6 +192,10 @@ type CompareReport struct {
 	Manager       ScalerResult  `json:"manager"`
 	Baseline      ScalerResult  `json:"baseline"`
 	Ratios        CompareRatios `json:"ratios_manager_over_baseline"`
+	// WindowOverhead is, per job served by both, the manager's window
+	// beyond the job's work less the baseline's (ScalerResult.Window): what
+	// running under the manager adds to a job's own run time.
+	WindowOverhead Quantiles `json:"job_window_overhead_ms"`
 }
 
 // CompareRatios are the manager's figures over the baseline's.
@@ -190,6 +206,9 @@ type CompareRatios struct {
 	WaitP95     float64 `json:"wait_p95"`
 	CallsPerJob float64 `json:"calls_per_job"`
 	PeakMemory  float64 `json:"peak_runner_memory"`
+	// JobTime is the jobs' own run time (Σ start → end) over the
+	// baseline's: above 1, the jobs ran slower under the manager.
+	JobTime float64 `json:"job_time"`
 }
 
 // compareJob is one planned job.
@@ -247,7 +266,9 @@ func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error)
 		Makespan: ratio(m.MakespanSeconds, b.MakespanSeconds), Efficiency: ratio(m.Efficiency, b.Efficiency),
 		WaitP50: ratio(m.Wait.P50, b.Wait.P50), WaitP95: ratio(m.Wait.P95, b.Wait.P95),
 		CallsPerJob: ratio(m.CallsPerJob, b.CallsPerJob), PeakMemory: ratio(float64(m.PeakRunnerRSSBytes), float64(b.PeakRunnerRSSBytes)),
+		JobTime: ratio(m.IdealSeconds, b.IdealSeconds),
 	}
+	rep.WindowOverhead = windowOverhead(m.windows, b.windows)
 	return rep, nil
 }
 
@@ -276,9 +297,13 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.policySpare(), MinIdle: min(o.MinIdle, o.Max)}}}
 	var pids *pidLauncher
 	err := s.setUp(ctx, w, func(dataDir string) daemon.Config {
-		native := native.NewLauncher(dataDir, native.WithLogger(o.Logger))
-		pids = &pidLauncher{Launcher: native}
+		opts := []native.Option{native.WithLogger(o.Logger)}
+		if !o.NoJobReport {
+			opts = append(opts, native.WithJobReport(s.host.Name))
+		}
+		pids = &pidLauncher{Launcher: native.NewLauncher(dataDir, opts...)}
 		cfg := daemon.Config{
+			JobReport: !o.NoJobReport,
 			Launchers: map[rm.Backend]rm.Launcher{rm.DefaultBackend: pids},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir, MaxSpares: o.MaxSpares},
 		}
@@ -454,6 +479,7 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 	res.RESTCharged = limit - remaining - charged0
 	res.REST, res.ScaleSet = server.CallsREST()-rest0, server.CallsScaleSet()-ss0
 	jobsResult(&res, server.Jobs(), o.Max, o.RunnerBoot)
+	windowsResult(&res, server.Jobs(), plan)
 	if res.Served > 0 {
 		res.CallsPerJob = float64(res.RESTCharged+res.ScaleSet) / float64(res.Served)
 	}
