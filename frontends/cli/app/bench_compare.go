@@ -155,12 +155,15 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)
 	}
 	row("makespan", fmt.Sprintf("%.2fs", m.MakespanSeconds), fmt.Sprintf("%.2fs", b.MakespanSeconds), x.Makespan)
-	row("ideal (Σ durations / max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), ratioOf(m.IdealSeconds, b.IdealSeconds))
+	row("jobs' own run time (Σ/max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), x.JobTime)
+	row("  window beyond work p50", simulate.FormatMS(m.Window.P50), simulate.FormatMS(b.Window.P50), ratioOf(m.Window.P50, b.Window.P50))
+	row("  window beyond work p99", simulate.FormatMS(m.Window.P99), simulate.FormatMS(b.Window.P99), ratioOf(m.Window.P99, b.Window.P99))
 	row("efficiency", fmt.Sprintf("%.3f", m.Efficiency), fmt.Sprintf("%.3f", b.Efficiency), x.Efficiency)
+	row("  reachable bound", fmt.Sprintf("%.3f", m.ReachableEfficiency), fmt.Sprintf("%.3f", b.ReachableEfficiency), ratioOf(m.ReachableEfficiency, b.ReachableEfficiency))
+	row("  share of the bound", fmt.Sprintf("%.3f", ratioOf(m.Efficiency, m.ReachableEfficiency)), fmt.Sprintf("%.3f", ratioOf(b.Efficiency, b.ReachableEfficiency)), 0)
 	row("best in queue order", fmt.Sprintf("%.2fs", m.ListSeconds), fmt.Sprintf("%.2fs", b.ListSeconds), ratioOf(m.ListSeconds, b.ListSeconds))
 	row("  makespan's share of it", fmt.Sprintf("%.3f", m.ListEfficiency), fmt.Sprintf("%.3f", b.ListEfficiency), ratioOf(m.ListEfficiency, b.ListEfficiency))
 	row("runners at first job", fmt.Sprint(m.Ready), fmt.Sprint(b.Ready), 0)
-	row("  reachable efficiency", fmt.Sprintf("%.3f", m.ReachableEfficiency), fmt.Sprintf("%.3f", b.ReachableEfficiency), ratioOf(m.ReachableEfficiency, b.ReachableEfficiency))
 	row("wait p50", simulate.FormatMS(m.Wait.P50), simulate.FormatMS(b.Wait.P50), x.WaitP50)
 	row("wait p95", simulate.FormatMS(m.Wait.P95), simulate.FormatMS(b.Wait.P95), x.WaitP95)
 	row("GitHub calls per job", fmt.Sprintf("%.2f", m.CallsPerJob), fmt.Sprintf("%.2f", b.CallsPerJob), x.CallsPerJob)
@@ -170,6 +173,10 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	row("peak runners / jobs", fmt.Sprintf("%d / %d", m.PeakRunners, m.PeakJobs), fmt.Sprintf("%d / %d", b.PeakRunners, b.PeakJobs), 0)
 	row("runners launched", fmt.Sprint(m.RunnersLaunch), fmt.Sprint(b.RunnersLaunch), ratioOf(float64(m.RunnersLaunch), float64(b.RunnersLaunch)))
 	row("jobs served", fmt.Sprintf("%d of %d", m.Served, m.Jobs), fmt.Sprintf("%d of %d", b.Served, b.Jobs), 0)
+	if r.WindowOverhead.Count > 0 {
+		fmt.Fprintf(w, "  what the manager adds to a job's window (per job, its window less the baseline's): p50 %s, p99 %s\n",
+			simulate.FormatMS(r.WindowOverhead.P50), simulate.FormatMS(r.WindowOverhead.P99))
+	}
 	if m.BootSeconds > 0 {
 		fmt.Fprintf(w, "  the manager measured a boot of %.2fs\n", m.BootSeconds)
 	}
