@@ -1,5 +1,8 @@
-// Command runner-manager is the same program as frontends/cli, under the
-// name it installs as: go install ./frontends/cli/cmd/runner-manager.
+// Command runner-manager is the CLI of runner-manager under the name it
+// installs as (go install ./frontends/cli/cmd/runner-manager): the
+// daemon's commands alone. The demo and the bench, with the fake GitHub,
+// fake runner and baseline scaler they run, are frontends/cli's
+// (go run ./frontends/cli demo): the daemon's binary does not carry them.
 package main
 
 import (
@@ -8,4 +11,4 @@ import (
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
-func main() { os.Exit(app.Main()) }
+func main() { os.Exit(app.MainDaemon()) }
