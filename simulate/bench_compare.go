@@ -43,6 +43,14 @@ type CompareOptions struct {
 	// RunnerBoot is the fake runner's start-up, launch to listening
 	// (default fakegithub.DefaultRunnerBootDelay; negative: none).
 	RunnerBoot time.Duration
+	// RunnerBootCPU and RunnerIdleRSS are what each fake runner spends as
+	// the real listener does (fakegithub.WithRunnerCost): CPU time during
+	// its boot, memory held from its boot on. Zero takes the real
+	// listener's figures (fakegithub.RealListenerBootCPU,
+	// RealListenerIdleRSS); negative: nothing, a runner nearly free to
+	// boot and to keep.
+	RunnerBootCPU time.Duration
+	RunnerIdleRSS int64
 	// Spare is the manager's policy setting of warm spares: 0 its
 	// default, sized by the day (rm.SpareAuto), as a user who sets nothing
 	// gets it; N > 0 at most N; negative: none.
@@ -99,6 +107,18 @@ func (o *CompareOptions) setDefaults() {
 		o.RunnerBoot = fakegithub.DefaultRunnerBootDelay
 	case o.RunnerBoot < 0:
 		o.RunnerBoot = 0
+	}
+	switch {
+	case o.RunnerBootCPU == 0:
+		o.RunnerBootCPU = fakegithub.RealListenerBootCPU
+	case o.RunnerBootCPU < 0:
+		o.RunnerBootCPU = 0
+	}
+	switch {
+	case o.RunnerIdleRSS == 0:
+		o.RunnerIdleRSS = fakegithub.RealListenerIdleRSS
+	case o.RunnerIdleRSS < 0:
+		o.RunnerIdleRSS = 0
 	}
 	o.Spare = min(o.Spare, rm.MaxSpare)
 	if o.Seed == 0 {
@@ -180,7 +200,11 @@ type CompareReport struct {
 	GapMS        float64 `json:"gap_ms"`
 	DayMS        float64 `json:"day_ms,omitempty"`
 	RunnerBootMS float64 `json:"runner_boot_ms"`
-	Spare        int     `json:"spare"`
+	// RunnerBootCPUMS and RunnerIdleRSSBytes are what each fake runner
+	// spent booting and held while it listened.
+	RunnerBootCPUMS    float64 `json:"runner_boot_cpu_ms"`
+	RunnerIdleRSSBytes int64   `json:"runner_idle_rss_bytes"`
+	Spare              int     `json:"spare"`
 	// SpareAuto: the manager's spares were sized by the day (its default);
 	// Spare is then the most it could keep.
 	SpareAuto     bool          `json:"spare_auto"`
@@ -243,6 +267,7 @@ func (o CompareOptions) plan(label string) []compareJob {
 func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error) {
 	opts.setDefaults()
 	rep := CompareReport{Jobs: opts.Jobs, Max: opts.Max, GapMS: msOf(opts.Gap), DayMS: msOf(opts.Day), RunnerBootMS: msOf(opts.RunnerBoot),
+		RunnerBootCPUMS: msOf(opts.RunnerBootCPU), RunnerIdleRSSBytes: opts.RunnerIdleRSS,
 		Spare: opts.policySpare(), MinIdle: opts.MinIdle, MinDurationMS: msOf(opts.MinDuration), MaxDurationMS: msOf(opts.MaxDuration)}
 	rep.Mode = "scale-set"
 	if opts.policySpare() == rm.SpareAuto {
@@ -283,7 +308,8 @@ func ratio(a, b float64) float64 {
 
 // fakeOptions are the fake GitHub's options of both runs.
 func (o CompareOptions) fakeOptions() []fakegithub.Option {
-	return []fakegithub.Option{fakegithub.WithRunnerBootDelay(o.RunnerBoot)}
+	return []fakegithub.Option{fakegithub.WithRunnerBootDelay(o.RunnerBoot),
+		fakegithub.WithRunnerCost(o.RunnerBootCPU, uint64(o.RunnerIdleRSS))}
 }
 
 // compareManager runs the jobs through the manager: the daemon's loop,
