@@ -227,11 +227,12 @@ func (c *Cgroups) openV2(mounts []cgroupMount, own map[string]string) error {
 	return nil
 }
 
-// openV1 sets up the scope in the v1 hierarchies of memory, cpuacct and
-// pids that the unified hierarchy does not provide.
+// openV1 sets up the scope in the v1 hierarchies of memory, cpuacct, pids
+// and cpu (its weight: contain_cpu) that the unified hierarchy does not
+// provide.
 func (c *Cgroups) openV1(mounts []cgroupMount, own map[string]string) error {
 	var errs []error
-	for _, ctl := range []string{"memory", "cpuacct", "pids"} {
+	for _, ctl := range []string{"memory", "cpuacct", "pids", "cpu"} {
 		if c.hasV2(v2Name(ctl)) {
 			continue
 		}

@@ -465,6 +465,14 @@ func (l *timedLauncher) RanJob(a rm.AttemptID) bool {
 // its.
 func (l *timedLauncher) Unwrap() rm.Launcher { return l.Launcher }
 
+// JobStarted passes the loop's word that a runner took a job on to the
+// wrapped launcher (its CPU weight goes back to a job's).
+func (l *timedLauncher) JobStarted(a rm.AttemptID) {
+	if js, ok := l.Launcher.(rm.JobStarter); ok {
+		js.JobStarted(a)
+	}
+}
+
 func (l *timedLauncher) snapshot() []launchTimes {
 	l.mu.Lock()
 	defer l.mu.Unlock()

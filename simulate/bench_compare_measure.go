@@ -208,6 +208,14 @@ func (l *pidLauncher) RanJob(a rm.AttemptID) bool {
 // its.
 func (l *pidLauncher) Unwrap() rm.Launcher { return l.Launcher }
 
+// JobStarted passes the loop's word that a runner took a job on to the
+// wrapped launcher (its CPU weight goes back to a job's).
+func (l *pidLauncher) JobStarted(a rm.AttemptID) {
+	if js, ok := l.Launcher.(rm.JobStarter); ok {
+		js.JobStarted(a)
+	}
+}
+
 func (l *pidLauncher) launched() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
