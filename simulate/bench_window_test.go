@@ -14,7 +14,9 @@ import (
 // meters sampling, its warm spare), side by side, and reports what the
 // manager adds to each job's window (from its runner's start report to its
 // end report, less its work): the per-job difference's p50 and p99, in
-// ms. NoJobReport is the manager with job_report = false.
+// ms. NoJobReport is the manager with job_report = false. The runners
+// boot at once and for free: this is the job's window alone (bench
+// --compare prices them as real runners).
 //
 //	go test -run '^$' -bench JobWindow -benchtime 1x ./simulate/
 func BenchmarkJobWindow(b *testing.B) {
@@ -28,7 +30,8 @@ func BenchmarkJobWindow(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				var err error
 				rep, err = simulate.RunCompare(ctx, simulate.CompareOptions{Jobs: 30, Max: 1, Gap: 400 * time.Millisecond,
-					MinDuration: 200 * time.Millisecond, MaxDuration: 200 * time.Millisecond, RunnerBoot: -1, NoJobReport: tc.off})
+					MinDuration: 200 * time.Millisecond, MaxDuration: 200 * time.Millisecond, RunnerBoot: -1, NoJobReport: tc.off,
+					RunnerBootCPU: -1, RunnerIdleRSS: -1})
 				cancel()
 				if err != nil {
 					b.Fatal(err)
