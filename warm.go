@@ -1,6 +1,9 @@
 package runnermanager
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // WarmSlot is the workspace slot an attempt runs in: the n-th slot of its
 // repository on this host, a work folder kept between the repository's
@@ -26,3 +29,23 @@ type WarmSlot struct {
 // String is the slot's name as the journal and the front ends write it:
 // "owner/name#n".
 func (s WarmSlot) String() string { return fmt.Sprintf("%s#%d", s.Repo, s.N) }
+
+// Slots leases the workspace slots of a host's attempts (package warm's
+// Pool). One serves every loop of a host.
+type Slots interface {
+	// Lease gives attempt a slot of repo for backend, its own until
+	// Release.
+	Lease(backend Backend, repo string, attempt AttemptID) (WarmSlot, error)
+	// Hold marks slot (WarmSlot.String) held by a live attempt again,
+	// after a restart.
+	Hold(backend Backend, attempt AttemptID, slot string)
+	// Release ends attempt's hold; discard empties the slot.
+	Release(attempt AttemptID, discard bool) error
+}
+
+// RunOrigins is a Registrar that can say whether a workflow run came from
+// a fork (its head repository is not the repository it runs in): what a
+// warm slot's writes are trusted by. GitHub's word, never the job's own.
+type RunOrigins interface {
+	ForkRun(ctx context.Context, repo string, runID int64) (bool, error)
+}

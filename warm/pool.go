@@ -89,6 +89,11 @@ type Info struct {
 	Hits     int       `json:"hits"`
 	Created  time.Time `json:"created"`
 	LastUsed time.Time `json:"last_used"`
+	// Open names the attempt that leased the slot until its Release kept
+	// what it wrote: a slot still open when no attempt holds it was left
+	// by a crash, its job's writes never vouched for, and is emptied
+	// before its next lease.
+	Open string `json:"open,omitempty"`
 	// HeldBy is the attempt that holds it now; zero when free.
 	HeldBy rm.AttemptID `json:"-"`
 	dir    string
@@ -158,6 +163,14 @@ func (p *Pool) Lease(backend rm.Backend, repo string, attempt rm.AttemptID) (rm.
 	pick.Backend, pick.Repo = backend, repo
 	work := filepath.Join(pick.dir, workName)
 	fresh := pick.Uses == 0
+	if pick.Open != "" {
+		// Left open by a crash: what its job wrote was never vouched for.
+		p.log.Info("emptying a workspace slot its last attempt left unchecked", "slot", pick.Name(), "attempt", pick.Open)
+		if err := datadir.RemoveAll(work); err != nil {
+			return rm.WarmSlot{}, fmt.Errorf("lease a slot of %s: empty slot %d: %w", repo, pick.N, err)
+		}
+		fresh = true
+	}
 	if _, err := os.Stat(work); err != nil {
 		fresh = true
 	}
@@ -169,6 +182,7 @@ func (p *Pool) Lease(backend rm.Backend, repo string, attempt rm.AttemptID) (rm.
 		pick.Hits++
 	}
 	pick.LastUsed = p.now()
+	pick.Open = attempt.String()
 	if err := writeMeta(pick); err != nil {
 		return rm.WarmSlot{}, fmt.Errorf("lease a slot of %s: %w", repo, err)
 	}
@@ -228,6 +242,7 @@ func (p *Pool) Release(attempt rm.AttemptID, discard bool) error {
 		if info, rerr := readMeta(dir); rerr == nil {
 			info.Bytes = DiskUsage(dir)
 			info.LastUsed = p.now()
+			info.Open = ""
 			err = errors.Join(err, writeMeta(&info))
 		}
 	}

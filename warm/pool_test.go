@@ -178,3 +178,19 @@ func TestLeaseRefusesWhatIsNotARepository(t *testing.T) {
 		}
 	}
 }
+
+// A slot whose attempt never came back to release it (a crash) is emptied
+// before it is leased again: its job's writes were never vouched for.
+func TestASlotLeftOpenByACrashIsEmptied(t *testing.T) {
+	p, d := newPool(t)
+	s, _ := lease(t, p, "octo/app")
+	write(t, filepath.Join(s.Dir, "unvouched"), 10)
+	restarted := warm.NewPool(d)
+	s2, _ := lease(t, restarted, "octo/app")
+	if s2.N != s.N || !s2.Fresh {
+		t.Fatalf("after a crash the slot came back as %+v", s2)
+	}
+	if _, err := os.Stat(filepath.Join(s2.Dir, "unvouched")); !os.IsNotExist(err) {
+		t.Fatalf("what a job wrote before a crash reached the next: %v", err)
+	}
+}

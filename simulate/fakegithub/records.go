@@ -43,6 +43,19 @@ type JobSpec struct {
 	// session open, until it is stopped, as real runners were seen to
 	// (actions/runner #4703, #4418).
 	HangAfter bool
+	// Event is the event that triggered the job's run; "" is "push".
+	Event string
+	// HeadRepo is the repository the run's code comes from ("owner/repo"):
+	// a fork's, for a pull request from one; "" is Repo itself.
+	HeadRepo string
+}
+
+// event is the spec's event as GitHub names it.
+func (j JobSpec) event() string {
+	if j.Event == "" {
+		return "push"
+	}
+	return j.Event
 }
 
 // JobRecord is a job's life as the fake saw it.
