@@ -9,7 +9,9 @@ import (
 )
 
 // TUICmd runs the terminal UI.
-type TUICmd struct{}
+type TUICmd struct {
+	ASCII bool `name:"ascii" help:"Draw frames, rules and bars in ASCII, for a terminal or font without box-drawing glyphs (also $$RUNNER_MANAGER_TUI_ASCII=1; TERM=dumb implies it, NO_COLOR drops colour)."`
+}
 
 // Help is the long help of tui.
 func (c *TUICmd) Help() string {
@@ -35,5 +37,5 @@ func (c *TUICmd) Run(ctx context.Context, a *App) error {
 	}
 	src := tui.DaemonSource(st, cfg.DataDir)
 	src.StaleAfter = status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
-	return runTUI(ctx, src, tui.Options{})
+	return runTUI(ctx, src, tui.Options{Look: tui.Look{ASCII: c.ASCII}})
 }
