@@ -22,7 +22,9 @@ figures); without the daemon it shows what the journal holds.
 
 Keys: arrows or j/k move, enter opens an attempt, tab switches pane, p pauses
 or resumes a policy, + and - change its max, x stops an attempt, / filters,
-? helps, q quits.`
+w lists the jobs, o GitHub's runners (this host's, the fleet's, unknown), a
+the latest events and errors, c in o or a prints that view when you quit (to
+copy it), ? helps, q quits.`
 }
 
 // Run shows the TUI until the user quits.
