@@ -32,7 +32,7 @@ func (m Model) openInventory() (Model, []Command) {
 
 // daemonAttached reports whether the last figures came from the daemon
 // (not the journal alone).
-func (m Model) daemonAttached() bool { return m.HaveStatus && m.Status.Manager != nil }
+func (m Model) daemonAttached() bool { return m.HaveStatus && !m.partial }
 
 // InventoryLine is one line of the inventory view.
 type InventoryLine struct {

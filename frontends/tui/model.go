@@ -51,6 +51,9 @@ type Model struct {
 	HaveStatus bool
 	// StatusErr is the last Status error, "" once a read works again.
 	StatusErr string
+	// partial: Status holds the journal's view only (ErrPartial), without
+	// the daemon's figures.
+	partial bool
 	// History is the journal's newest attempts (live and ended).
 	History    []rm.Attempt
 	HistoryErr string
@@ -332,7 +335,7 @@ func (m Model) statusLoaded(ev StatusLoaded) (Model, []Command) {
 	} else {
 		m.StatusErr = ""
 	}
-	m.Status, m.HaveStatus = ev.Status, true
+	m.Status, m.HaveStatus, m.partial = ev.Status, true, ev.Err != nil
 	if ev.Err == nil { // a journal-only snapshot has no usage to sample
 		m.sample(ev.Status)
 	}

@@ -25,7 +25,6 @@ var betaID = mustHost("7q2w4e6r8t0y1v3j5k7p9a2s40")
 // host's idle one, and one nobody here registered.
 func withInventory() status.Status {
 	st := fixtureStatus()
-	st.Manager = &status.Manager{PID: 42, Since: at(11, 0, 0), Version: "v1.0.0"}
 	st.Policies[1].Paused = false
 	st.Registrations = []status.ScopeRunners{{Scope: "org:acme", At: at(11, 59, 48), Runners: []status.Registration{
 		{ID: 104, Name: "laptop-of-ana", Online: true, Owner: &status.Owner{}},
