@@ -145,7 +145,7 @@ func inventoryNameW(w int) int {
 	if w <= 0 {
 		return 0
 	}
-	return max(10, w-3-ownerW-githubW-1-2-22)
+	return clamp(w-3-ownerW-githubW-1-2-22, 10, 40) // a runner name of ours is 38
 }
 
 // ownerOf is r's owner, unknown where not judged.
