@@ -520,6 +520,9 @@ func (d *Daemon) GitHub() *github.Client { return d.client }
 // Status is the host's live figures (reconcile.Supervisor.Status).
 func (d *Daemon) Status() status.Status {
 	st := d.supervisor().Status()
+	if d.client != nil {
+		st.Registrations = registrations(d.client.RunnerLists())
+	}
 	d.mu.Lock()
 	since := d.since
 	d.mu.Unlock()
