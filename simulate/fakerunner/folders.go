@@ -2,6 +2,8 @@ package fakerunner
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,8 +72,10 @@ type jobFolders struct {
 
 // prepareFolders does what the runner does to its folders as a job
 // starts, in its order, and returns them:
-//   - it creates the work folder (JobRunner.cs:146-150) and the tool cache
-//     (JobRunner.cs:174-176), and keeps both;
+//   - it creates the work folder and checks that it and every folder up
+//     its path (the path as given: through a link, the link's parents)
+//     can be listed (JobRunner.cs:146-157, IOUtil.cs:431-460), and
+//     creates the tool cache (JobRunner.cs:174-176); it keeps both;
 //   - it empties _temp, keeping the folder (TempDirectoryManager.cs:27-46);
 //   - it creates the repository's pipeline folder _work/<repo> and its
 //     workspace _work/<repo>/<repo> if missing, keeping what they hold
@@ -87,6 +91,9 @@ type jobFolders struct {
 func (l *listener) prepareFolders(repo string) (jobFolders, error) {
 	work := WorkFolder(l.cfg.Root, l.runner.WorkFolder)
 	if err := os.MkdirAll(work, 0o755); err != nil {
+		return jobFolders{}, err
+	}
+	if err := listableUp(work); err != nil {
 		return jobFolders{}, err
 	}
 	f := jobFolders{work: work, temp: filepath.Join(work, tempDir), tools: ToolCache(work, os.LookupEnv)}
@@ -105,6 +112,29 @@ func (l *listener) prepareFolders(repo string) (jobFolders, error) {
 	}
 	_ = os.RemoveAll(filepath.Join(work, actionsDir))
 	return f, nil
+}
+
+// listableUp fails unless dir and every folder above it can be listed,
+// as the runner's ValidateExecutePermission requires (IOUtil.cs:431-460).
+func listableUp(dir string) error {
+	for d := dir; ; {
+		f, err := os.Open(d)
+		if err == nil {
+			_, err = f.Readdirnames(1)
+			f.Close()
+			if err == io.EOF {
+				err = nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("Permission to read the directory contents is required for '%s' and each directory up the hierarchy. %v", dir, err)
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return nil
+		}
+		d = up
+	}
 }
 
 // cleanup does what the runner does as a job ends: it empties
