@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -98,31 +96,38 @@ type WarmRepo struct {
 
 // WarmRun is one job's setup.
 type WarmRun struct {
-	Job     int64
-	SetupMS int64 `json:"setup_ms"`
+	Job                   int64
+	Commit, Result, Error string
+	SetupMS               int64 `json:"setup_ms"`
 	// Fetched is the bytes the setup fetched over HTTP.
-	Fetched                    int64
-	Checkout, Tool, Deps       bool // warm
-	Result, Error, Commit      string
-	CheckoutMS, ToolMS, DepsMS int64
+	Fetched              int64
+	Checkout, Tool, Deps WarmPhase
+}
+
+// WarmPhase is one phase of a run's setup.
+type WarmPhase struct {
+	MS int64 `json:"ms"`
+	// Fetched is the bytes it fetched; Objects of Total the files it
+	// fetched of those it needed; Warm, none.
+	Fetched        int64
+	Objects, Total int
+	Warm           bool
+}
+
+func warmPhase(p fakegithub.PhaseReport) WarmPhase {
+	return WarmPhase{MS: p.DurationMS, Fetched: p.Fetched, Objects: p.Objects, Total: p.Total, Warm: p.Warm}
 }
 
 // RunWarm runs the warm-jobs case: one daemon, the native launcher, a
 // fake GitHub serving the repositories' content at Rate; each
 // repository's runs on each side go one after another, the sides and
-// repositories at once. Every runner gets a HOME of its own under a
-// temporary folder, never the user's (npm would write ~/.npm).
+// repositories at once. Each runner has the native launcher's fresh
+// HOME, never the user's (npm writes ~/.npm without npm_config_cache).
 func RunWarm(ctx context.Context, o WarmOptions) (WarmReport, error) {
 	o.setDefaults()
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("%w: the warm case's timeout of %s passed", context.DeadlineExceeded, o.Timeout))
 	defer cancel()
 	rep := WarmReport{Repos: o.Repos, Runs: o.Runs, RateBytesPerSecond: max(o.Rate, 0), Goal: WarmGoal}
-	homes, err := os.MkdirTemp("", "runner-manager-warm-homes-")
-	if err != nil {
-		return rep, err
-	}
-	defer os.RemoveAll(homes)
-
 	type stream struct {
 		side, repo int
 		policy     string
@@ -149,10 +154,10 @@ func RunWarm(ctx context.Context, o WarmOptions) (WarmReport, error) {
 	w := world{TempPrefix: "runner-manager-warm-", RunnerExecutable: o.RunnerExecutable, Name: "bench-warm",
 		Logger: o.Logger, HostMemory: 16 << 30, FakeOptions: fakeOpts, Policies: policies}
 	var launcher *native.Launcher
-	err = s.setUp(ctx, w, func(dataDir string) daemon.Config {
+	err := s.setUp(ctx, w, func(dataDir string) daemon.Config {
 		launcher = native.NewLauncher(dataDir, native.WithLogger(o.Logger))
 		cfg := daemon.Config{
-			Launchers: map[rm.Backend]rm.Launcher{rm.DefaultBackend: &homeLauncher{Launcher: launcher, homes: homes}},
+			Launchers: map[rm.Backend]rm.Launcher{rm.DefaultBackend: launcher},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir},
 		}
 		cfg.Loop.ScaleDownAfter = 2 * time.Second
@@ -190,8 +195,7 @@ func RunWarm(ctx context.Context, o WarmOptions) (WarmReport, error) {
 				wrun := WarmRun{Job: id, Result: rec.Result, Commit: ci.Commit}
 				if su := rec.Setup; su != nil {
 					wrun.SetupMS, wrun.Fetched, wrun.Error = su.DurationMS, su.Fetched(), su.Error
-					wrun.Checkout, wrun.Tool, wrun.Deps = su.Checkout.Warm, su.Tool.Warm, su.Deps.Warm
-					wrun.CheckoutMS, wrun.ToolMS, wrun.DepsMS = su.Checkout.DurationMS, su.Tool.DurationMS, su.Deps.DurationMS
+					wrun.Checkout, wrun.Tool, wrun.Deps = warmPhase(su.Checkout), warmPhase(su.Tool), warmPhase(su.Deps)
 				} else {
 					wrun.Error = "the job reported no setup"
 				}
@@ -230,31 +234,6 @@ func RunWarm(ctx context.Context, o WarmOptions) (WarmReport, error) {
 	return rep, nil
 }
 
-// homeLauncher gives each runner a HOME of its own under homes, so that
-// no job of the case writes into the user's HOME (the native launcher
-// passes the manager's). It runs warm when the launcher it wraps does.
-type homeLauncher struct {
-	rm.Launcher
-	homes string
-}
-
-var _ rm.WarmLauncher = (*homeLauncher)(nil)
-
-func (l *homeLauncher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, error) {
-	home := filepath.Join(l.homes, spec.Attempt.String())
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, err
-	}
-	spec.Env = append(spec.Env, "HOME="+home)
-	return l.Launcher.Launch(ctx, spec)
-}
-
-// RunsWarm is the wrapped launcher's.
-func (l *homeLauncher) RunsWarm() bool {
-	w, ok := l.Launcher.(rm.WarmLauncher)
-	return ok && w.RunsWarm()
-}
-
 // WriteText prints the case side by side: each repository's setup per
 // run and as a fraction of its first.
 func (r WarmReport) WriteText(w io.Writer) {
@@ -268,14 +247,9 @@ func (r WarmReport) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  %s\n", sd.Name)
 		for _, wr := range sd.Repos {
 			for i, run := range wr.Runs {
-				warm := func(b bool) string {
-					if b {
-						return "warm"
-					}
-					return "cold"
-				}
-				fmt.Fprintf(w, "    %-12s run %d: setup %7s (%5.1f %%)  fetched %9s  checkout %s, toolchain %s, dependencies %s\n",
-					wr.Repo, i+1, FormatMS(float64(run.SetupMS)), 100*wr.Ratios[i], formatBytes(run.Fetched), warm(run.Checkout), warm(run.Tool), warm(run.Deps))
+				fmt.Fprintf(w, "    %-12s run %d: setup %7s (%5.1f %%)  fetched %9s: checkout %d/%d, toolchain %d/%d, dependencies %d/%d files\n",
+					wr.Repo, i+1, FormatMS(float64(run.SetupMS)), 100*wr.Ratios[i], formatBytes(run.Fetched),
+					run.Checkout.Objects, run.Checkout.Total, run.Tool.Objects, run.Tool.Total, run.Deps.Objects, run.Deps.Total)
 			}
 		}
 		verdict := "meets the goal"

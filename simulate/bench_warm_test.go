@@ -29,17 +29,19 @@ func TestRunWarm(t *testing.T) {
 		require.Len(t, runs, 2, sd.Name)
 		assert.Equal(t, "bench/app-1", sd.Repos[0].Repo)
 		first := runs[0]
-		assert.False(t, first.Checkout || first.Tool || first.Deps, "%s: a first run is cold: %+v", sd.Name, first)
+		assert.False(t, first.Checkout.Warm || first.Tool.Warm || first.Deps.Warm, "%s: a first run is cold: %+v", sd.Name, first)
+		assert.Equal(t, 8, first.Checkout.Objects)
+		assert.Equal(t, 8, first.Checkout.Total)
 		assert.Positive(t, first.Fetched)
 		assert.InDelta(t, 1.0, sd.Repos[0].Ratios[0], 1e-9)
 		if sd.Cold {
 			second := runs[1]
-			assert.False(t, second.Checkout || second.Tool || second.Deps, "policy cold: every run is cold: %+v", second)
+			assert.Equal(t, [3]int{8, 1, 4}, [3]int{second.Checkout.Objects, second.Tool.Objects, second.Deps.Objects}, "policy cold: every run fetches all: %+v", second)
 			assert.Greater(t, second.Fetched, first.Fetched-int64(2*(2<<10))-1, "a cold run fetches all again")
 		}
 	}
 	var out bytes.Buffer
 	rep.WriteText(&out)
 	assert.Contains(t, out.String(), "cold (policy cold = true)")
-	assert.Regexp(t, `bench/app-1 +run 2: setup`, out.String())
+	assert.Regexp(t, `bench/app-1 +run 2: setup .* checkout \d/8, toolchain \d/1, dependencies \d/4 files`, out.String())
 }

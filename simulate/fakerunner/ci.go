@@ -48,7 +48,7 @@ func (j *jobRun) ciSetup(ctx context.Context, c runnerproto.CISetup) bool {
 		name string
 		r    runnerproto.PhaseReport
 	}{{"checkout", rep.Checkout}, {"toolchain", rep.Tool}, {"dependencies", rep.Deps}} {
-		j.log.printf("%s: %d ms, %d objects fetched (%d bytes), warm %t, in %s", p.name, p.r.DurationMS, p.r.Objects, p.r.Fetched, p.r.Warm, p.r.Dir)
+		j.log.printf("%s: %d ms, %d of %d objects fetched (%d bytes), warm %t, in %s", p.name, p.r.DurationMS, p.r.Objects, p.r.Total, p.r.Fetched, p.r.Warm, p.r.Dir)
 	}
 	j.log.printf("##[endgroup]")
 	j.l.printf("Setup of job %s took %d ms (fetched %d bytes; warm: checkout %t, toolchain %t, dependencies %t).",
@@ -102,6 +102,7 @@ func (j *jobRun) checkout(ctx context.Context, c runnerproto.CISetup, p *runnerp
 		_ = json.Unmarshal(b, &index)
 	}
 	want := map[string]bool{}
+	p.Total = len(tree)
 	for _, o := range tree {
 		obj := filepath.Join(gitDir, "objects", o.ID[:2], o.ID[2:])
 		if !sizeIs(obj, o.Size) {
@@ -154,7 +155,7 @@ func (j *jobRun) installTool(ctx context.Context, t runnerproto.CITool, p *runne
 		return errors.New("toolchain: RUNNER_TOOL_CACHE is not set")
 	}
 	dir := filepath.Join(cache, t.Name, t.Version, t.Arch)
-	p.Dir = dir
+	p.Dir, p.Total = dir, 1
 	marker := dir + ".complete"
 	if isDir(dir) && exists(marker) {
 		j.addPath(filepath.Join(dir, "bin"))
@@ -189,7 +190,7 @@ func (j *jobRun) installDeps(ctx context.Context, c runnerproto.CISetup, p *runn
 	if cache == "" {
 		return errors.New("dependencies: neither npm_config_cache nor HOME is set")
 	}
-	p.Dir = cache
+	p.Dir, p.Total = cache, len(c.Packages)
 	modules := filepath.Join(j.dir, "node_modules")
 	_ = os.RemoveAll(modules)
 	for _, pkg := range c.Packages {

@@ -22,7 +22,8 @@ func TestBenchWarmCase(t *testing.T) {
 		got = o
 		return simulate.WarmReport{Repos: 1, Runs: 2, Goal: simulate.WarmGoal, RateBytesPerSecond: o.Rate, Sides: []simulate.WarmSide{
 			{Name: "warm (the default)", Worst: 0.05, Repos: []simulate.WarmRepo{{Repo: "bench/app-1", Ratios: []float64{1, 0.05},
-				Runs: []simulate.WarmRun{{SetupMS: 4000, Fetched: 40e6}, {SetupMS: 200, Fetched: 5e5, Checkout: true, Tool: true, Deps: true}}}}},
+				Runs: []simulate.WarmRun{{SetupMS: 4000, Fetched: 40e6, Checkout: simulate.WarmPhase{Objects: 100, Total: 100}},
+				{SetupMS: 200, Fetched: 5e5, Checkout: simulate.WarmPhase{Objects: 5, Total: 100}, Tool: simulate.WarmPhase{Total: 1, Warm: true}}}}}},
 		}}, nil
 	})()
 	e := newEnv(t)
@@ -30,7 +31,7 @@ func TestBenchWarmCase(t *testing.T) {
 	stdout := e.ok("bench", "--case", "warm", "--warm-repos", "1", "--warm-runs", "2", "--warm-rate", "5MB", "--out", out)
 	assert.Equal(t, simulate.WarmOptions{Repos: 1, Runs: 2, Rate: 5e6, Timeout: got.Timeout}, got)
 	assert.Contains(t, stdout, "bench --case warm: 1 repositories × 2 runs, warm and cold side by side, downloads at 5.0 MB/s")
-	assert.Regexp(t, `bench/app-1 +run 2: setup +200\.0ms \(  5\.0 %\)`, stdout)
+	assert.Regexp(t, `bench/app-1 +run 2: setup +200\.0ms \(  5\.0 %\)  fetched +500\.0 kB: checkout 5/100, toolchain 0/1`, stdout)
 	assert.Contains(t, stdout, "worst later run: 5.0 % of its first (meets the goal)")
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)

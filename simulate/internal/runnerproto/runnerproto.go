@@ -248,8 +248,9 @@ type PhaseReport struct {
 	// Fetched is the bytes fetched over HTTP (manifests included).
 	Fetched int64 `json:"fetched"`
 	// Objects is how many files (objects, packages, tool archives) it
-	// fetched.
+	// fetched, of Total it needed.
 	Objects int `json:"objects"`
+	Total   int `json:"total"`
 	// Warm: it fetched no content (a checkout still asks for the tree).
 	Warm bool `json:"warm"`
 	// Dir is the folder it used (workspace, tool cache, npm cache).
