@@ -23,7 +23,7 @@ func TestBenchWarmCase(t *testing.T) {
 		return simulate.WarmReport{Repos: 1, Runs: 2, Goal: simulate.WarmGoal, RateBytesPerSecond: o.Rate, Sides: []simulate.WarmSide{
 			{Name: "warm (the default)", Worst: 0.05, Repos: []simulate.WarmRepo{{Repo: "bench/app-1", Ratios: []float64{1, 0.05},
 				Runs: []simulate.WarmRun{{SetupMS: 4000, Fetched: 40e6, Checkout: simulate.WarmPhase{Objects: 100, Total: 100}},
-				{SetupMS: 200, Fetched: 5e5, Checkout: simulate.WarmPhase{Objects: 5, Total: 100}, Tool: simulate.WarmPhase{Total: 1, Warm: true}}}}}},
+					{SetupMS: 200, Fetched: 5e5, Checkout: simulate.WarmPhase{Objects: 5, Total: 100}, Tool: simulate.WarmPhase{Total: 1, Warm: true}}}}}},
 		}}, nil
 	})()
 	e := newEnv(t)
