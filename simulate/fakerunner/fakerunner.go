@@ -16,6 +16,14 @@
 // with the job's GITHUB_* variables and environment files; their output,
 // with the job's own step's, is the job's log, which it reports with the
 // job's result and step summary (fakegithub.JobRecord.Log, StepSummary).
+// Its folders follow the runner's per-job rules (folders.go): the work
+// folder of .runner, relative to the root or absolute, used through a
+// link as given; _temp emptied at each job's start and end, _actions
+// deleted at its start, the workspace, _PipelineMapping and the tool
+// cache (RUNNER_TOOL_CACHE, RUNNER_TOOLSDIRECTORY, AGENT_TOOLSDIRECTORY,
+// else _work/_tool) kept; HOME passed through. A CI-shaped job (ci.go)
+// and a probe job (probe.go) report their setup and their reading with
+// the job's result.
 //
 // Main is usable from any program (the CLI demo dispatches to it when its
 // own name is Runner.Listener): no flag globals, no os.Exit.
