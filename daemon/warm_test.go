@@ -46,19 +46,8 @@ func TestWarmJobs(t *testing.T) {
 		require.Equal(t, fakegithub.ResultSucceeded, rec.Result, rec.Log)
 		// The next job comes once this one's runner is gone, as in a
 		// stream of one repository's pushes.
-		require.Eventually(t, func() bool {
-			if ended(t, d.Store(), p) != runs {
-				return false
-			}
-			list, err := d.Slots().List()
-			require.NoError(t, err)
-			for _, s := range list {
-				if !s.HeldBy.IsZero() {
-					return false
-				}
-			}
-			return true
-		}, 30*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return ended(t, d.Store(), p) == runs }, 30*time.Second, 20*time.Millisecond)
+		waitSlotsFree(t, d)
 		return rec
 	}
 	step := `echo "seen: $(cat kept 2>/dev/null) $(cat "$npm_config_cache/kept" 2>/dev/null) home: $(cat "$HOME/kept" 2>/dev/null)"
@@ -159,4 +148,63 @@ func TestWarmSlotAcrossARestart(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "no slot stays held after the restart")
 	require.NoError(t, stop())
 	_, _ = long, short
+}
+
+// TestWarmJobsKeepRepositoriesApart: a job of another repository, looking
+// through every path the manager gives it (its workspace, HOME, the
+// caches' variables, the tool cache), finds nothing the first
+// repository's job left. (A native job that walks the file system is the
+// manager's user and reaches every slot: docs/warm.md's threat model.)
+func TestWarmJobsKeepRepositoriesApart(t *testing.T) {
+	w := newWorld(t)
+	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
+		Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, Warm: daemon.Warm{Enabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	w.addPolicy(t, d, "app", false)
+	scope, err := rm.Repository("octo/other")
+	require.NoError(t, err)
+	target, err := rm.NewScaleSetTarget(scope, "", "other")
+	require.NoError(t, err)
+	require.NoError(t, d.Store().InsertPolicy(t.Context(), rm.Policy{ID: rm.NewPolicyID(), Name: "other", Host: d.Host().ID,
+		Target: target, Max: 1, RunnerDir: w.runnerDir, MemoryEstimate: 64 << 20}))
+	stop := start(t, d)
+	run := func(spec fakegithub.JobSpec) fakegithub.JobRecord {
+		t.Helper()
+		spec.Duration = 50 * time.Millisecond
+		id := w.gh.EnqueueJob(spec)
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		require.NoError(t, w.gh.WaitJobsCompleted(ctx))
+		rec, ok := w.gh.Job(id)
+		require.True(t, ok)
+		require.Equal(t, fakegithub.ResultSucceeded, rec.Result, rec.Log)
+		waitSlotsFree(t, d)
+		return rec
+	}
+	plant := `for d in "$GITHUB_WORKSPACE" "$HOME" "$npm_config_cache" "$XDG_CACHE_HOME" "$GOMODCACHE" "$RUNNER_TOOL_CACHE"; do
+mkdir -p "$d" && echo secret-of-app > "$d/planted"; done; echo planted`
+	run(fakegithub.JobSpec{Repo: repo, Labels: []string{"app"}, Name: "plant", Script: plant})
+	look := `n=$(grep -rls secret-of-app "$GITHUB_WORKSPACE" "$HOME" "$npm_config_cache" "$XDG_CACHE_HOME" "$GOMODCACHE" "$RUNNER_TOOL_CACHE" "$GITHUB_WORKSPACE/../.." 2>/dev/null | wc -l); echo "found: $n"`
+	other := run(fakegithub.JobSpec{Repo: "octo/other", Labels: []string{"other"}, Name: "look", Script: look})
+	assert.Contains(t, other.Log, "found: 0\n")
+	again := run(fakegithub.JobSpec{Repo: repo, Labels: []string{"app"}, Name: "look", Script: look})
+	assert.NotContains(t, again.Log, "found: 0\n", "the repository's own next job finds what it left (the test can fail)")
+	require.NoError(t, stop())
+}
+
+// waitSlotsFree waits until no attempt holds a slot of d's: the last
+// job's attempt ended and gave its slot back.
+func waitSlotsFree(t *testing.T, d *daemon.Daemon) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		list, err := d.Slots().List()
+		require.NoError(t, err)
+		for _, s := range list {
+			if !s.HeldBy.IsZero() {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond)
 }

@@ -53,6 +53,7 @@ func (p *pass) wanted() (wanted, demand int) {
 // It returns the live and wanted counts after it.
 func (p *pass) scale(ctx context.Context) (live, wanted int) {
 	p.proveRunner(ctx)
+	p.prefetchOrigins(ctx)
 	livePer := make(map[rm.PolicyID]int)
 	for _, it := range p.items {
 		if it.holdsSlot() {

@@ -92,15 +92,67 @@ func (l *Loop) untrusted(ctx context.Context, pol *rm.Policy, a rm.Attempt) (boo
 	return false, ""
 }
 
+// prefetchOrigins asks GitHub, in the background, whether the runs of the
+// warm attempts' jobs came from forks, while the jobs run: the answer is
+// at hand when an attempt ends, and its slot goes back at once.
+func (p *pass) prefetchOrigins(ctx context.Context) {
+	l := p.l
+	if l.cfg.Slots == nil || p.isQuiet() {
+		return
+	}
+	origins, ok := l.cfg.Target.Registrar.(rm.RunOrigins)
+	if !ok {
+		return
+	}
+	for _, it := range p.items {
+		if it.a.Slot == "" || it.a.Job.RunID == 0 {
+			continue
+		}
+		repo, run := it.pol.Target.Scope.Name, it.a.Job.RunID
+		if !l.forks.start(run) {
+			continue
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forkAskTimeout)
+			defer cancel()
+			_, _ = l.forks.ask(ctx, origins, repo, run)
+			l.forks.done(run)
+		}()
+	}
+}
+
 // forkRuns remembers GitHub's word on recent runs: a run's jobs (a matrix)
 // ask once.
 type forkRuns struct {
-	mu   sync.Mutex
-	seen map[int64]bool
+	mu       sync.Mutex
+	seen     map[int64]bool
+	inflight map[int64]bool
 }
 
-// forkAskTimeout bounds GitHub's answer on a run's origin.
-const forkAskTimeout = 15 * time.Second
+// start reports whether run is neither known nor being asked, and marks
+// it asked.
+func (f *forkRuns) start(run int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.seen[run]; ok || f.inflight[run] {
+		return false
+	}
+	if f.inflight == nil {
+		f.inflight = map[int64]bool{}
+	}
+	f.inflight[run] = true
+	return true
+}
+
+func (f *forkRuns) done(run int64) {
+	f.mu.Lock()
+	delete(f.inflight, run)
+	f.mu.Unlock()
+}
+
+// forkAskTimeout bounds GitHub's answer on a run's origin when the
+// attempt ends (it is asked ahead, while the job runs: prefetchOrigins).
+const forkAskTimeout = 5 * time.Second
 
 // forkRunsKept bounds what forkRuns remembers.
 const forkRunsKept = 256

@@ -159,6 +159,9 @@ func RunWarm(ctx context.Context, o WarmOptions) (WarmReport, error) {
 		cfg := daemon.Config{
 			Launchers: map[rm.Backend]rm.Launcher{rm.DefaultBackend: launcher},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir},
+			// The manager's default (the configuration file's): the cold
+			// side's policies say cold themselves.
+			Warm: daemon.Warm{Enabled: true},
 		}
 		cfg.Loop.ScaleDownAfter = 2 * time.Second
 		return cfg
