@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runner-manager/runner-manager/credstore"
 	"github.com/runner-manager/runner-manager/frontends/cli/app"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/simulate/githubtest"
@@ -143,12 +144,21 @@ func TestAuthLoginRefusedUnreachableBad(t *testing.T) {
 		require.NoError(t, l.Close())
 		e := newEnv(t)
 		withAuthConfig(t, e, url, url+"/api/v3")
+		// Each command tries GitHub a few times (about a second): run the
+		// two side by side, status on a data directory of its own whose
+		// store already keeps the token.
+		other := filepath.Join(e.home, "other")
+		require.NoError(t, credstore.ForDataDir(runtime.GOOS, other).Set(credstore.GitHub, []byte(`{"token":"`+authToken+`"}`)))
+		statusDone := make(chan result, 1)
+		go func() { statusDone <- e.runIn(context.Background(), "", "--data-dir", other, "auth", "status") }()
+
 		r := e.runIn(context.Background(), authToken, "--data-dir", e.dataDir, "auth", "login")
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "Not checked: could not reach GitHub at "+url+"/api/v3")
 		assert.FileExists(t, filepath.Join(e.dataDir, "credentials", "github"))
+		noSecret(t, r.stdout+r.stderr, authToken)
 
-		r = e.runIn(context.Background(), "", "--data-dir", e.dataDir, "auth", "status")
+		r = <-statusDone
 		require.Equal(t, 1, r.code)
 		assert.Contains(t, r.stdout, "GitHub credentials: a token ending in …abcd\n")
 		assert.Contains(t, r.stderr, "could not reach GitHub at "+url+"/api/v3: the credentials were not checked")
