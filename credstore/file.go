@@ -62,6 +62,9 @@ func readPrivate(path string) ([]byte, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, notYours(path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the secret at %s: %w", path, err)
 	}
@@ -72,6 +75,9 @@ func readPrivate(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is readable by its group or others (mode %04o): run `chmod 600 %s`, or store the secret again", path, st.Mode().Perm(), path)
 	}
 	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, notYours(path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the secret at %s: %w", path, err)
 	}
@@ -83,11 +89,19 @@ func readPrivate(path string) ([]byte, error) {
 	return b, nil
 }
 
+// notYours is the error of a secret this account may not read.
+func notYours(path string, err error) error {
+	return fmt.Errorf("cannot read the secret at %s: %w: only the account that stored it reads it (root, for a system service: run the command with sudo, or give this account a token of its own in the variable token_env names)", path, err)
+}
+
 // writePrivate writes data as dir/name, mode 0600, through a temporary
 // file in dir renamed over it; dir is created 0700 and an existing one
 // narrowed to 0700.
 func writePrivate(dir, name string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("create the secret store %s: %w (a system service's data directory is root's: run the command with sudo)", dir, err)
+		}
 		return fmt.Errorf("create the secret store %s: %w", dir, err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
