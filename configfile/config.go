@@ -35,6 +35,7 @@ type File struct {
 	Host      Host      `toml:"host"`
 	Fleet     Fleet     `toml:"fleet"`
 	Runner    Runner    `toml:"runner"`
+	Warm      Warm      `toml:"warm"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
@@ -311,6 +312,7 @@ func Defaults() File {
 		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
 		Daemon:    Daemon{HungGrace: DefaultHungGrace},
 		Runner:    Runner{AutoUpdate: DefaultAutoUpdate, JobReport: DefaultJobReport},
+		Warm:      DefaultWarm(),
 	}
 }
 

@@ -51,7 +51,9 @@ func FromConfig(c *configfile.File, userAgent string) (Config, error) {
 		Logs:             &datadir.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 		AutoUpdateRunner: c.Runner.AutoUpdate,
 		JobReport:        c.Runner.JobReport,
-		Loop:             reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
+		Warm: Warm{Enabled: c.Warm.Enabled, Cap: int64(c.Warm.Cap.Bytes()), HomeFiles: c.Warm.HomeFiles,
+			HomeLinks: c.Warm.HomeLinks, HomeSet: true, SharedHome: c.Warm.SharedHome},
+		Loop: reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)

@@ -169,6 +169,8 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 				it.log.Warn("could not clean the attempt's directory", "err", err)
 			}
 		}
+		// After Cleanup: the runner and all it started are gone.
+		l.releaseSlot(ctx, it.pol, b, it.log)
 	})
 }
 

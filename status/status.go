@@ -44,6 +44,10 @@ type Status struct {
 	// Runner is the runner installed for policies without a runner
 	// directory, and its update; nil when the daemon does not manage one.
 	Runner *Runner `json:"runner"`
+	// Registrations are GitHub's runner lists of the scopes this host's
+	// classic policies serve, as the daemon last read them (ScopeRunners),
+	// by scope; nil in figures read from the journal.
+	Registrations []ScopeRunners `json:"registrations"`
 	// Manager is the process that answers: its pid, since when it runs,
 	// its version and data directory; nil in figures read from the
 	// journal with no daemon running.

@@ -1,0 +1,162 @@
+//go:build linux
+
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/daemon"
+	"github.com/runner-manager/runner-manager/reconcile"
+	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+	"github.com/runner-manager/runner-manager/store"
+)
+
+// TestWarmJobs: a repository's jobs in turn find the workspace and caches
+// the one before left (one slot, journaled on each attempt), their HOME is
+// their own, and a job of a fork's pull request leaves nothing a later
+// job reads.
+func TestWarmJobs(t *testing.T) {
+	w := newWorld(t)
+	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
+		Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, Warm: daemon.Warm{Enabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := w.addPolicy(t, d, "warm", false)
+	p.Spare = 0
+	require.NoError(t, d.Store().UpdatePolicy(t.Context(), p))
+	stop := start(t, d)
+	runs := 0
+	run := func(spec fakegithub.JobSpec) fakegithub.JobRecord {
+		t.Helper()
+		runs++
+		spec.Repo, spec.Labels, spec.Duration = repo, []string{"warm"}, 50*time.Millisecond
+		id := w.gh.EnqueueJob(spec)
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		require.NoError(t, w.gh.WaitJobsCompleted(ctx))
+		rec, ok := w.gh.Job(id)
+		require.True(t, ok)
+		require.Equal(t, fakegithub.ResultSucceeded, rec.Result, rec.Log)
+		// The next job comes once this one's runner is gone, as in a
+		// stream of one repository's pushes.
+		require.Eventually(t, func() bool {
+			if ended(t, d.Store(), p) != runs {
+				return false
+			}
+			list, err := d.Slots().List()
+			require.NoError(t, err)
+			for _, s := range list {
+				if !s.HeldBy.IsZero() {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 20*time.Millisecond)
+		return rec
+	}
+	step := `echo "seen: $(cat kept 2>/dev/null) $(cat "$npm_config_cache/kept" 2>/dev/null) home: $(cat "$HOME/kept" 2>/dev/null)"
+mkdir -p "$npm_config_cache"; echo "$GITHUB_JOB" >> kept; echo "$GITHUB_JOB" >> "$npm_config_cache/kept"; echo "$GITHUB_JOB" > "$HOME/kept"`
+	first := run(fakegithub.JobSpec{Name: "one", Script: step})
+	assert.Contains(t, first.Log, "seen:   home: \n", "the first job starts cold")
+	second := run(fakegithub.JobSpec{Name: "two", Script: step})
+	assert.Contains(t, second.Log, "seen: one one home: \n", "the second finds the first's workspace and cache, and a HOME of its own")
+	fork := run(fakegithub.JobSpec{Name: "fork", Event: "pull_request", HeadRepo: "mallory/app", Script: step})
+	assert.Contains(t, fork.Log, "seen: one\ntwo one\ntwo home: \n")
+	after := run(fakegithub.JobSpec{Name: "after", Script: step})
+	assert.NotContains(t, after.Log, "fork", "a fork's run wrote what a trusted run read")
+	require.NoError(t, stop())
+
+	as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
+	require.NoError(t, err)
+	require.Len(t, as, 4)
+	for _, a := range as {
+		assert.Equal(t, rm.CompletedJob, a.Outcome.Kind)
+		assert.Equal(t, repo+"#1", a.Slot, "the journal names each attempt's slot")
+	}
+	list, err := d.Slots().List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.True(t, list[0].HeldBy.IsZero(), "no slot stays held once its attempt ended")
+	assert.Equal(t, 1, list[0].Uses, "the fork's run emptied the slot; one trusted job used it since")
+}
+
+// TestWarmSlotAcrossARestart: a daemon stopped mid-job leaves its runner
+// running; the next one holds the runner's slot again (a new job of the
+// repository gets another), and gives it back once the job ended.
+func TestWarmSlotAcrossARestart(t *testing.T) {
+	w := newWorld(t)
+	newDaemon := func() *daemon.Daemon {
+		d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
+			Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, Warm: daemon.Warm{Enabled: true}})
+		require.NoError(t, err)
+		return d
+	}
+	d := newDaemon()
+	p := w.addPolicy(t, d, "warm", false)
+	p.Spare = 0
+	require.NoError(t, d.Store().UpdatePolicy(t.Context(), p))
+	release := t.TempDir() + "/release"
+	long := w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: "long",
+		Script: "while [ ! -e '" + release + "' ]; do sleep 0.05; done"})
+	stop := start(t, d)
+	var held rm.Attempt
+	require.Eventually(t, func() bool {
+		live, err := d.Store().LiveAttempts(t.Context(), d.Host().ID)
+		require.NoError(t, err)
+		if len(live) != 1 || live[0].State != rm.StateBusy {
+			return false
+		}
+		held = live[0]
+		return true
+	}, 30*time.Second, 20*time.Millisecond)
+	require.Equal(t, repo+"#1", held.Slot)
+	require.NoError(t, stop()) // no drain: the busy runner keeps its job
+	require.NoError(t, d.Close())
+
+	d = newDaemon()
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	stop = start(t, d)
+	require.Eventually(t, func() bool {
+		list, err := d.Slots().List()
+		require.NoError(t, err)
+		return len(list) == 1 && list[0].HeldBy == held.ID
+	}, 30*time.Second, 20*time.Millisecond, "the re-adopted runner holds its slot again")
+	short := w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: "short", Duration: 50 * time.Millisecond})
+	require.Eventually(t, func() bool {
+		live, err := d.Store().LiveAttempts(t.Context(), d.Host().ID)
+		require.NoError(t, err)
+		return len(live) == 2 && live[1].Slot != ""
+	}, 30*time.Second, 20*time.Millisecond, "a runner for the new job is launched while the long one runs")
+	require.NoError(t, os.WriteFile(release, nil, 0o600))
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, w.gh.WaitJobsCompleted(ctx))
+	require.Eventually(t, func() bool { return ended(t, d.Store(), p) == 2 }, 30*time.Second, 20*time.Millisecond)
+	as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
+	require.NoError(t, err)
+	slots := map[string]string{}
+	for _, a := range as {
+		slots[a.Job.Name] = a.Slot
+	}
+	assert.Equal(t, map[string]string{"long": repo + "#1", "short": repo + "#2"}, slots,
+		"the job that came while the re-adopted runner ran got a slot of its own")
+	require.Eventually(t, func() bool {
+		list, err := d.Slots().List()
+		require.NoError(t, err)
+		for _, s := range list {
+			if !s.HeldBy.IsZero() {
+				return false
+			}
+		}
+		return len(list) == 2
+	}, 30*time.Second, 20*time.Millisecond, "no slot stays held after the restart")
+	require.NoError(t, stop())
+	_, _ = long, short
+}
