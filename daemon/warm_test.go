@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -207,4 +208,45 @@ func waitSlotsFree(t *testing.T, d *daemon.Daemon) {
 		}
 		return true
 	}, 30*time.Second, 20*time.Millisecond)
+}
+
+// TestWarmSpares: a warm spare leases its repository's slot at launch, so
+// the job it takes runs in one; once every slot served a job, each job
+// finds one warm.
+func TestWarmSpares(t *testing.T) {
+	w := newWorld(t)
+	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
+		Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, Warm: daemon.Warm{Enabled: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	p := w.addPolicy(t, d, "warm", false)
+	p.Spare, p.Max = 1, 1
+	require.NoError(t, d.Store().UpdatePolicy(t.Context(), p))
+	stop := start(t, d)
+	step := `echo "seen: $(cat kept 2>/dev/null | wc -l)"; echo "$GITHUB_JOB" >> kept`
+	var logs []string
+	for i := range 5 {
+		id := w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: fmt.Sprintf("job-%d", i),
+			Duration: 50 * time.Millisecond, Script: step})
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		require.NoError(t, w.gh.WaitJobsCompleted(ctx))
+		cancel()
+		rec, _ := w.gh.Job(id)
+		require.Equal(t, fakegithub.ResultSucceeded, rec.Result, rec.Log)
+		logs = append(logs, rec.Log)
+		require.Eventually(t, func() bool { return ended(t, d.Store(), p) >= i+1 }, 30*time.Second, 20*time.Millisecond)
+	}
+	require.NoError(t, stop())
+	assert.Contains(t, logs[4], "seen: ", logs[4])
+	assert.NotContains(t, logs[4], "seen: 0\n", "by the fifth job every slot the policy uses served one")
+	as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})
+	require.NoError(t, err)
+	jobs := 0
+	for _, a := range as {
+		if a.Outcome.Kind == rm.CompletedJob {
+			jobs++
+			assert.Regexp(t, `^`+repo+`#[12]$`, a.Slot, "a job taken by a spare runs in its repository's slot")
+		}
+	}
+	assert.Equal(t, 5, jobs)
 }
