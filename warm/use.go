@@ -1,10 +1,15 @@
 package warm
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/status"
 )
 
@@ -97,3 +102,39 @@ func Summary(list []Info, cap int64) *status.Warm {
 	return out
 }
 
+
+// Journal is what the commands that evict slots read of the journal: this
+// host's live attempts and the policies (HoldLive). A data directory with
+// no journal yet returns none.
+type Journal func() (live []rm.Attempt, policies []rm.Policy, err error)
+
+// Exclusive is the slots of data directory d for a command that evicts
+// them with no daemon running: it takes the data directory's lock, so no
+// daemon starts and leases a slot meanwhile (a running one holds it: the
+// error is a *datadir.LockedError, errors.Is datadir.ErrLocked), then
+// holds the slots the journal's live attempts name (a runner a crash left
+// running keeps its work folder). The daemon keeps which attempt holds a
+// slot in its memory, so evicting beside it could empty a slot it is
+// leasing: with a daemon running, it prunes to the cap itself after every
+// attempt, and these commands wait for it to stop. release gives the lock
+// back.
+func Exclusive(d datadir.Dir, journal Journal, opts ...Option) (p *Pool, release func(), err error) {
+	if _, err := os.Stat(d.Root()); errors.Is(err, fs.ErrNotExist) {
+		return NewPool(d, opts...), func() {}, nil // nothing there: no slots, no daemon
+	}
+	lock, err := d.Lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	release = func() { _ = lock.Close() }
+	p = NewPool(d, opts...)
+	if journal != nil {
+		live, policies, err := journal()
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("read the journal's live attempts, whose slots are left alone: %w", err)
+		}
+		p.HoldLive(live, policies)
+	}
+	return p, release, nil
+}
