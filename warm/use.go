@@ -102,7 +102,6 @@ func Summary(list []Info, cap int64) *status.Warm {
 	return out
 }
 
-
 // Journal is what the commands that evict slots read of the journal: this
 // host's live attempts and the policies (HoldLive). A data directory with
 // no journal yet returns none.
