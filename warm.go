@@ -41,6 +41,8 @@ type Slots interface {
 	Hold(backend Backend, attempt AttemptID, slot string)
 	// Release ends attempt's hold; discard empties the slot.
 	Release(attempt AttemptID, discard bool) error
+	// Free counts repo's slots for backend that no attempt holds.
+	Free(backend Backend, repo string) int
 }
 
 // RunOrigins is a Registrar that can say whether a workflow run came from

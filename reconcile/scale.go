@@ -444,6 +444,7 @@ func (p *pass) room(sim session, capacity int, gone func(*item) bool) rm.Room {
 	if limit, ok := sim.limit(); ok {
 		r.FreeMemory, r.MemoryKnown = sub(limit, sim.committed), true
 	}
+	r.WarmFree = p.warmFree()
 	return r
 }
 

@@ -31,6 +31,24 @@ func (l *Loop) leaseSlot(it *item) *rm.WarmSlot {
 	return &slot
 }
 
+// warmFree is how many warm slots of the loop's repository wait free on
+// this host, for a loop of one warm repository policy (a fleet policy's):
+// 0 otherwise.
+func (p *pass) warmFree() int {
+	l := p.l
+	if l.cfg.Slots == nil || len(p.policies) != 1 {
+		return 0
+	}
+	pol := &p.policies[0]
+	if pol.Cold || pol.Target.Scope.Kind != rm.ScopeRepository {
+		return 0
+	}
+	if wl, ok := l.cfg.launcherFor(pol).(rm.WarmLauncher); ok && wl.RunsWarm() {
+		return l.cfg.Slots.Free(pol.Backend.OrDefault(), pol.Target.Scope.Name)
+	}
+	return 0
+}
+
 // releaseSlot gives back the slot attempt a held. Its writes are kept
 // only when no job ran in it, or GitHub says the job's run did not come
 // from a fork: a fork's pull request never writes what a trusted run

@@ -190,6 +190,28 @@ func (p *Pool) Lease(backend rm.Backend, repo string, attempt rm.AttemptID) (rm.
 	return rm.WarmSlot{Repo: repo, N: pick.N, Dir: work, Fresh: fresh}, nil
 }
 
+// Free counts repo's slots of backend that no attempt holds and a crash
+// did not leave open: the warm ones a lease would find.
+func (p *Pool) Free(backend rm.Backend, repo string) int {
+	dir, err := p.repoDir(backend, repo)
+	if err != nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	slots, err := p.readRepo(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range slots {
+		if !p.heldLocked(s.dir) && s.Open == "" && s.Uses > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Hold marks slot (as the journal names it, "owner/name#n") held by
 // attempt again: a live attempt re-adopted after a restart keeps its slot.
 // Unknown or malformed names are ignored.

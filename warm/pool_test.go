@@ -194,3 +194,27 @@ func TestASlotLeftOpenByACrashIsEmptied(t *testing.T) {
 		t.Fatalf("what a job wrote before a crash reached the next: %v", err)
 	}
 }
+
+func TestFreeCountsTheWarmSlotsALeaseWouldFind(t *testing.T) {
+	p, _ := newPool(t)
+	if n := p.Free(rm.DefaultBackend, "octo/app"); n != 0 {
+		t.Fatalf("Free before any slot = %d", n)
+	}
+	_, a := lease(t, p, "octo/app")
+	_, b := lease(t, p, "octo/app")
+	if n := p.Free(rm.DefaultBackend, "octo/app"); n != 0 {
+		t.Fatalf("Free with both slots held = %d", n)
+	}
+	if err := p.Release(a, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Release(b, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Free(rm.DefaultBackend, "octo/app"); n != 1 {
+		t.Fatalf("Free after one kept and one emptied = %d, want 1", n)
+	}
+	if n := p.Free(rm.BackendContainer, "octo/app"); n != 0 {
+		t.Fatalf("another backend's slots counted: %d", n)
+	}
+}
