@@ -20,9 +20,9 @@ import (
 
 // WarmCmd groups the commands on workspace slots.
 type WarmCmd struct {
-	List  WarmListCmd  `cmd:"" aliases:"ls" help:"List the workspace slots: per repository and slot, its backend, size, uses, hits, last use, and the attempt holding it."`
-	Prune WarmPruneCmd `cmd:"" help:"Evict the least recently used free slots until the slots fit a size (default: the cap). Refused while a daemon runs."`
-	Rm    WarmRmCmd    `cmd:"" aliases:"remove" help:"Remove a repository's free slots (--all: every free slot). Refused while a daemon runs."`
+	List  WarmListCmd  `cmd:"" aliases:"ls" help:"List the workspace slots: size, uses, hits, last use, holder."`
+	Prune WarmPruneCmd `cmd:"" help:"Evict the least recently used free slots down to a size (default: the cap)."`
+	Rm    WarmRmCmd    `cmd:"" aliases:"remove" help:"Remove a repository's free slots, or every free slot (--all)."`
 }
 
 // Help is the long help of warm.
