@@ -435,6 +435,10 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			}
 		}
 	}
+	slots := d.slotsOrNil()
+	if slots != nil && cfg.Admission.Reclaim == nil {
+		cfg.Admission.Reclaim = d.slots.Reclaim // free slots go before a job waits for disk
+	}
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, AttemptsDir: d.dir.Attempts(),
@@ -442,7 +446,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus,
-		Loop: cfg.Loop, RunnerEnv: cfg.RunnerEnv, Slots: d.slotsOrNil(),
+		Loop: cfg.Loop, RunnerEnv: cfg.RunnerEnv, Slots: slots,
 		OnPass: onPass, OnJobStarted: onJob, OnJobEnded: onEnd,
 	}, nil
 }
@@ -528,6 +532,13 @@ func (d *Daemon) Status() status.Status {
 	d.mu.Unlock()
 	if !since.IsZero() {
 		st.Manager = &status.Manager{PID: os.Getpid(), Since: since, Version: d.cfg.Version, DataDir: d.cfg.DataDir}
+	}
+	if d.slots != nil {
+		if w, err := d.slots.Status(); err == nil {
+			st.Warm = w
+		} else {
+			d.log.Warn("workspace slots not shown in the status", "err", err)
+		}
 	}
 	return st
 }

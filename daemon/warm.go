@@ -34,19 +34,6 @@ func (d *Daemon) holdSlots(ctx context.Context) {
 		d.log.Warn("live attempts' workspace slots not held again: the journal did not answer; new attempts may share one", "err", err)
 		return
 	}
-	backend := map[rm.PolicyID]rm.Backend{}
-	if ps, err := d.st.Policies(ctx); err == nil {
-		for _, p := range ps {
-			backend[p.ID] = p.Backend.OrDefault()
-		}
-	}
-	for _, a := range live {
-		if a.Slot != "" {
-			b, ok := backend[a.Policy]
-			if !ok {
-				b = rm.DefaultBackend
-			}
-			d.slots.Hold(b, a.ID, a.Slot)
-		}
-	}
+	ps, _ := d.st.Policies(ctx) // without them, the default backend's slots
+	d.slots.HoldLive(live, ps)
 }

@@ -61,6 +61,12 @@ mkdir -p "$npm_config_cache"; echo "$GITHUB_JOB" >> kept; echo "$GITHUB_JOB" >> 
 	assert.Contains(t, fork.Log, "seen: one\ntwo one\ntwo home: \n")
 	after := run(fakegithub.JobSpec{Name: "after", Script: step})
 	assert.NotContains(t, after.Log, "fork", "a fork's run wrote what a trusted run read")
+	ws := d.Status().Warm
+	require.NotNil(t, ws, "the status shows the slots")
+	require.Len(t, ws.Repos, 1)
+	assert.Equal(t, repo, ws.Repos[0].Repo)
+	assert.Equal(t, 1, ws.Repos[0].Uses, "the fork's run emptied the slot: the run after made it anew")
+	assert.Equal(t, ws.Bytes, ws.Repos[0].Bytes)
 	require.NoError(t, stop())
 
 	as, err := d.Store().Attempts(t.Context(), store.AttemptFilter{Policy: p.ID})

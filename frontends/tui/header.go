@@ -127,6 +127,9 @@ func drawMemory(p painter, m Model) {
 		}
 		parts = append(parts, disk)
 	}
+	if w := st.Warm; w != nil && w.Slots > 0 {
+		parts = append(parts, "warm "+bytesize.Compact(uint64(max(w.Bytes, 0)))+" of "+bytesize.Compact(uint64(max(w.CapBytes, 0))))
+	}
 	info := " " + joinFit(p.w-n-1, parts...)
 	p.text(n, 1, info, usedStyle, p.w-n)
 

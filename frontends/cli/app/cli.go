@@ -34,6 +34,7 @@ type CLI struct {
 	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
 	Weights  WeightsCmd  `cmd:"" group:"look" help:"List the heaviest jobs: p50/p90 peak memory, CPU, duration, runs."`
+	Warm     WarmCmd     `cmd:"" group:"look" help:"List, prune and remove the workspace slots a repository's jobs run in, kept between them."`
 }
 
 var commandGroups = []kong.Group{
