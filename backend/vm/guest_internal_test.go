@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,6 +134,7 @@ func TestSettingsValidate(t *testing.T) {
 		{Settings{Image: "x", Forward: []string{"10.0.2.2:80"}}, "guest's own network"},
 		{Settings{Image: "x", Forward: []string{"a,b:80"}}, "neither an IPv4 address nor a host name"},
 		{Settings{Image: "x", Forward: []string{"host:0"}}, "not 1-65535"},
+		{Settings{Image: "x", SlotDiskBytes: 1 << 20}, "slot disk"},
 	} {
 		err := tc.s.Validate()
 		require.ErrorContains(t, err, tc.want, "%+v", tc.s)
@@ -172,8 +174,66 @@ func TestQEMUArgs(t *testing.T) {
 	require.Contains(t, args, "file:"+dir+"/console.log")
 	require.Contains(t, args, "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:80-cmd:/bin/busybox nc 127.0.0.1 80")
 	require.Contains(t, args, "name=opt/runner-manager/env,file=/dev/fd/3")
+	require.NotContains(t, strings.Join(args, " "), slotSerial, "a cold attempt has no slot disk")
+	q.slot = "/data/slots/octo/app/1/disk.img"
+	require.Contains(t, q.argv(), "id=d1,file=/data/slots/octo/app/1/disk.img,format=raw,if=none,discard=unmap")
+	require.Contains(t, q.argv(), "virtio-blk-device,drive=d1,serial=rm-slot")
+	q.slot = ""
 	i := slices.Index(args, "-accel")
 	require.Equal(t, "tcg", args[i+1])
 	q.s.Network = NetworkOpen
 	require.Contains(t, q.argv(), "user,id=n0,guestfwd=tcp:10.0.2.100:80-cmd:/bin/busybox nc 127.0.0.1 80")
+}
+
+// A warm guest's runner gets the cache variables, with the guest's work
+// folder, but for those the attempt sets itself.
+func TestGuestEnvWarm(t *testing.T) {
+	spec := rm.LaunchSpec{Attempt: rm.NewAttemptID(), JITConfig: "x", Env: []string{"GOCACHE=/mine"}}
+	cold, _ := guestEnv(spec)
+	require.NotContains(t, string(cold), "npm_config_cache")
+	spec.Warm = &rm.WarmSlot{Repo: "octo/app", N: 1, Dir: "/data/slots/x"}
+	env, _ := guestEnv(spec)
+	require.Contains(t, string(env), "npm_config_cache='/runner/_work/_caches/npm'\n")
+	require.Contains(t, string(env), "GOCACHE='/mine'\n")
+	require.NotContains(t, string(env), "_caches/go-build")
+	require.Contains(t, string(guestConfig(spec.Attempt, guestNet{}, true)), "RM_WORK='/runner/_work'\n")
+	require.NotContains(t, string(guestConfig(spec.Attempt, guestNet{}, false)), "RM_SLOT")
+}
+
+// A slot's disk is made once, sparse, of the settings' size; the
+// launcher runs warm only with mkfs.ext4.
+func TestSlotDisk(t *testing.T) {
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		t.Skip("no mkfs.ext4 (e2fsprogs)")
+	}
+	l := &Launcher{s: Settings{SlotDiskBytes: 1 << 30}.withDefaults()}
+	require.True(t, l.RunsWarm())
+	slot := &rm.WarmSlot{Repo: "octo/app", N: 1, Dir: t.TempDir(), Fresh: true}
+	disk, err := l.slotDisk(t.Context(), slot)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(slot.Dir, SlotDiskName), disk)
+	fi, err := os.Stat(disk)
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<30), fi.Size())
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	used := fi.Sys().(*syscall.Stat_t).Blocks * 512
+	t.Logf("a new 1 GiB slot disk takes %d KiB", used>>10)
+	require.Less(t, used, int64(16<<20), "sparse")
+	ents, err := os.ReadDir(slot.Dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "nothing but the disk")
+
+	require.NoError(t, os.WriteFile(disk, []byte("kept"), 0o600))
+	again, err := l.slotDisk(t.Context(), slot)
+	require.NoError(t, err)
+	require.Equal(t, disk, again)
+	b, _ := os.ReadFile(disk)
+	require.Equal(t, "kept", string(b), "a slot's disk is made once")
+
+	_, err = l.slotDisk(t.Context(), &rm.WarmSlot{Repo: "octo/app", N: 2, Dir: "relative"})
+	require.ErrorContains(t, err, "not an absolute path")
+	l.s.MkfsExt4 = filepath.Join(t.TempDir(), "absent")
+	require.False(t, l.RunsWarm())
+	_, err = l.slotDisk(t.Context(), &rm.WarmSlot{Repo: "octo/app", N: 3, Dir: t.TempDir()})
+	require.ErrorContains(t, err, "mkfs.ext4")
 }
