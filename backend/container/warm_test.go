@@ -50,7 +50,10 @@ func TestWarmSlot(t *testing.T) {
 	gh := newFakeGitHub(t)
 	image := containertest.RunnerShellImage(t)
 	t.Setenv("GOMODCACHE", "/operator/gomod")
-	l, _ := newLauncher(t, container.Settings{Image: image, PassEnv: []string{"GOMODCACHE"}})
+	volume := t.TempDir()
+	wf := container.Settings{}.WorkFolder()
+	l, _ := newLauncher(t, container.Settings{Image: image, PassEnv: []string{"GOMODCACHE"},
+		Volumes: []string{volume + ":" + wf + "/_cache"}})
 
 	data := t.TempDir()
 	slots := filepath.Join(data, "slots")
@@ -61,9 +64,9 @@ func TestWarmSlot(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(other, "secret-of-other"), []byte("other's secret"), 0o600))
 
-	wf := container.Settings{}.WorkFolder()
 	first := `bb=/bin/busybox
 echo "from the first run" >kept
+echo "in the volume" >` + wf + `/_cache/v
 $bb mkdir -p "$npm_config_cache" locked/deeper && echo cached >"$npm_config_cache/entry" && echo x >locked/deeper/f
 $bb chmod 0400 locked/deeper/f && $bb chmod 0500 locked/deeper locked
 echo "npm=$npm_config_cache gomod=$GOMODCACHE gocache=$GOCACHE maven=$MAVEN_OPTS"
@@ -103,6 +106,9 @@ echo first-done`
 	}
 	workspace := filepath.Join(mine, "containers", "containers")
 	assert.Equal(t, "from the first run\n", readFile(t, filepath.Join(workspace, "kept")), "the job wrote in the slot on the host")
+
+	assert.Equal(t, "in the volume\n", readFile(t, filepath.Join(volume, "v")), "the policy's volume under the work folder is mounted over the slot")
+	assert.NoFileExists(t, filepath.Join(mine, "_cache", "v"))
 
 	rec = run(second, false)
 	assert.Contains(t, rec.Log, "kept: from the first run cached: cached", "the second run starts where the first left off")
