@@ -24,9 +24,15 @@ var _ rm.WarmLauncher = (*Launcher)(nil)
 func (s Settings) WorkFolder() string { return path.Join(s.runnerDir(), "_work") }
 
 // RunsWarm reports whether the launcher can run an attempt in a workspace
-// slot: always, unless one of the policy's own volumes is mounted on the
-// work folder (the operator's volume wins; a slot would hide it).
+// slot: when its engine is this host's (a unix socket or a Windows named
+// pipe: a slot's folder is a path of this host, which a remote engine's
+// bind mount would look for on its own), unless one of the policy's own
+// volumes is mounted on the work folder (the operator's volume wins; a
+// slot would hide it).
 func (l *Launcher) RunsWarm() bool {
+	if !strings.HasPrefix(l.e.host, "unix://") && !strings.HasPrefix(l.e.host, "npipe://") {
+		return false
+	}
 	wf := l.s.WorkFolder()
 	for _, v := range l.s.Volumes {
 		if dst, err := parseVolume(v); err == nil && dst == wf {
@@ -65,7 +71,7 @@ func (l *Launcher) warmOptions(opts *client.ContainerCreateOptions, slot *rm.War
 // to the runner's user, mounted, and the cache variables set.
 func (l *Launcher) warmLaunch(ctx context.Context, opts *client.ContainerCreateOptions, slot *rm.WarmSlot) error {
 	if !l.RunsWarm() {
-		return fmt.Errorf("slot %s: the policy mounts a volume of its own on the work folder %s", slot, l.s.WorkFolder())
+		return fmt.Errorf("slot %s: the engine at %s is not this host's, or the policy mounts a volume of its own on the work folder %s", slot, l.e.host, l.s.WorkFolder())
 	}
 	if !filepath.IsAbs(slot.Dir) {
 		return fmt.Errorf("slot %s: its folder %q is not an absolute path", slot, slot.Dir)

@@ -39,6 +39,15 @@ func TestRunsWarm(t *testing.T) {
 			assert.Equal(t, tc.want, l.RunsWarm())
 		})
 	}
+	t.Run("RemoteEngine", func(t *testing.T) {
+		remote, err := container.Connect("tcp://192.0.2.1:2375")
+		require.NoError(t, err)
+		defer remote.Close()
+		l, err := container.NewLauncher(remote, rm.NewHostID(), container.Settings{Image: "localhost/any:1"})
+		require.NoError(t, err)
+		defer l.Close()
+		assert.False(t, l.RunsWarm(), "a slot is a folder of this host, not the engine's")
+	})
 }
 
 // TestWarmSlot runs two attempts of a repository in one slot on the
