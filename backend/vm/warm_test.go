@@ -21,8 +21,8 @@ import (
 
 // Two attempts of a repository in one slot, each in a VM of its own: the
 // first one's files in the work folder are on the slot's disk for the
-// second; what is the job's only (the runner's _temp, checkout's token in
-// .git/config) is not; the cache variables point into the slot; the
+// second; what is the job's only (the runner's _temp and _actions,
+// checkout's token in .git/config and a submodule's config) is not; the cache variables point into the slot; the
 // guest sees block devices, not the host's slots.
 func TestWarmSlotDisk(t *testing.T) {
 	im := vmtest.FakeRunnerImage(t)
@@ -43,7 +43,9 @@ func TestWarmSlotDisk(t *testing.T) {
 
 	first := `echo "from the first run" >kept
 busybox mkdir -p .git && printf '[core]\n\tbare = false\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n' >.git/config
+busybox mkdir -p .git/modules/sub && printf '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic c3Vi\n[core]\n\tsub = kept\n' >.git/modules/sub/config
 echo leftover >"$RUNNER_TEMP/leftover"
+busybox mkdir -p /runner/_work/_actions && echo leftover >/runner/_work/_actions/leftover
 echo "npm=$npm_config_cache gocache=$GOCACHE pwd=$(pwd)"
 busybox ls /sys/block | busybox tr '\n' ' ' | busybox sed 's/^/disks: /'; echo
 for p in ` + slots + " " + other + " " + filepath.Join(other, "secret-of-other") + `; do
@@ -53,8 +55,9 @@ done
 busybox find / \( -path /proc -o -path /sys -o -path /dev \) -prune -o \( -name 'secret-of-*' -o -name kept \) -print 2>/dev/null | busybox sed 's/^/FOUND /'
 echo first-done`
 	second := `echo "kept: $(busybox cat kept)"
-busybox sed 's/^/gitconfig: /' .git/config
-busybox ls "$RUNNER_TEMP/leftover" >/dev/null 2>&1 && echo "temp-kept" || echo "temp-gone"`
+busybox sed 's/^/gitconfig: /' .git/config .git/modules/sub/config
+busybox ls "$RUNNER_TEMP/leftover" >/dev/null 2>&1 && echo "temp-kept" || echo "temp-gone"
+busybox ls /runner/_work/_actions/leftover >/dev/null 2>&1 && echo "actions-kept" || echo "actions-gone"`
 
 	s := newFake(t)
 	run := func(script string, fresh bool) string {
@@ -106,6 +109,8 @@ busybox ls "$RUNNER_TEMP/leftover" >/dev/null 2>&1 && echo "temp-kept" || echo "
 	console = run(second, false)
 	assert.Contains(t, console, "kept: from the first run", "the second run starts where the first left off")
 	assert.Contains(t, console, "gitconfig: \tbare = false")
+	assert.Contains(t, console, "gitconfig: \tsub = kept")
 	assert.NotContains(t, console, "extraheader", "checkout's token goes with its job")
 	assert.Contains(t, console, "temp-gone")
+	assert.Contains(t, console, "actions-gone")
 }
