@@ -15,7 +15,37 @@ import (
 	"github.com/runner-manager/runner-manager/warm"
 )
 
-var _ rm.WarmLauncher = (*Launcher)(nil)
+var (
+	_ rm.WarmLauncher = (*Launcher)(nil)
+	_ rm.WarmLauncher = (*Backend)(nil)
+)
+
+// local reports whether the engine is this host's: a unix socket or a
+// Windows named pipe. A slot's folder is a path of this host, which a
+// remote engine's bind mount would look for on its own.
+func (e *Engine) local() bool {
+	return strings.HasPrefix(e.host, "unix://") || strings.HasPrefix(e.host, "npipe://")
+}
+
+// RunsWarm reports whether the backend's containers can run in workspace
+// slots: when its engine is this host's (see Launcher.RunsWarm for a
+// policy's own exception).
+func (b *Backend) RunsWarm() bool {
+	e, err := b.engine()
+	return err == nil && e.local()
+}
+
+// launchSpec is spec as the policy's launcher l can run it: a slot it
+// cannot use (the policy mounts a volume of its own on the work folder)
+// is left out, and the attempt runs cold, said at WARN.
+func (b *Backend) launchSpec(l *Launcher, spec rm.LaunchSpec) rm.LaunchSpec {
+	if spec.Warm != nil && !l.RunsWarm() {
+		b.log.Warn("the policy mounts a volume of its own on the runner's work folder: the attempt runs cold, its workspace slot unused",
+			"attempt", spec.Attempt.String(), "policy", spec.Policy.Name, "slot", spec.Warm.String())
+		spec.Warm = nil
+	}
+	return spec
+}
 
 // WorkFolder is the runner's work folder in the container: <runner
 // directory>/_work, as the JIT configuration's .runner names it (its
@@ -30,7 +60,7 @@ func (s Settings) WorkFolder() string { return path.Join(s.runnerDir(), "_work")
 // volumes is mounted on the work folder (the operator's volume wins; a
 // slot would hide it).
 func (l *Launcher) RunsWarm() bool {
-	if !strings.HasPrefix(l.e.host, "unix://") && !strings.HasPrefix(l.e.host, "npipe://") {
+	if !l.e.local() {
 		return false
 	}
 	wf := l.s.WorkFolder()

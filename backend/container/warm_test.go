@@ -3,6 +3,7 @@
 package container_test
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,6 +39,11 @@ func TestRunsWarm(t *testing.T) {
 			defer l.Close()
 			assert.Equal(t, tc.want, l.RunsWarm())
 		})
+	}
+	for addr, want := range map[string]bool{"unix:///run/podman/podman.sock": true, "tcp://192.0.2.1:2375": false} {
+		b := container.NewBackend(container.BackendConfig{Engine: addr, Host: rm.NewHostID()})
+		assert.Equal(t, want, b.RunsWarm(), "backend of %s", addr)
+		require.NoError(t, b.Close())
 	}
 	t.Run("RemoteEngine", func(t *testing.T) {
 		remote, err := container.Connect("tcp://192.0.2.1:2375")
@@ -160,5 +166,50 @@ func TestWarmSlotOtherUser(t *testing.T) {
 	assert.Equal(t, uint32(1001), fi.Sys().(*syscall.Stat_t).Uid)
 	if os.Getuid() == 0 {
 		require.NoError(t, os.RemoveAll(slot))
+	}
+}
+
+// The backend a daemon registers runs a policy's attempt in its slot, and
+// one whose policy mounts its own volume on the work folder cold (the
+// operator's volume wins), rather than failing it.
+func TestBackendWarm(t *testing.T) {
+	gh := newFakeGitHub(t)
+	_, engine := containertest.Engine(t)
+	b := container.NewBackend(container.BackendConfig{Engine: engine, Host: rm.NewHostID()})
+	t.Cleanup(func() { _ = b.Close() })
+	require.True(t, b.RunsWarm())
+	own := t.TempDir()
+	wf := container.Settings{}.WorkFolder()
+	for _, tc := range []struct {
+		name    string
+		volumes []string
+		want    func(slot string) string // the source mounted at the work folder
+	}{
+		{"Warm", nil, func(slot string) string { return slot }},
+		{"OwnVolume", []string{own + ":" + wf}, func(string) string { return own }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slot := filepath.Join(t.TempDir(), "slots", "1")
+			require.NoError(t, os.MkdirAll(slot, 0o700))
+			spec, _ := gh.spec(t)
+			spec.Policy = rm.Policy{ID: rm.NewPolicyID(), Name: tc.name, Backend: rm.BackendContainer,
+				Container: rm.ContainerSettings{Image: runnerImage(t), Network: "host", Volumes: tc.volumes}}
+			spec.Warm = &rm.WarmSlot{Repo: fakeRepo, N: 1, Dir: slot, Fresh: true}
+			p, err := b.Launch(t.Context(), spec)
+			require.NoError(t, err)
+			c, err := inspect(t, container.ContainerName(spec.Attempt))
+			require.NoError(t, err)
+			var src []string
+			for _, m := range c.Mounts {
+				if m.Destination == wf {
+					src = append(src, m.Source)
+				}
+			}
+			assert.Equal(t, []string{tc.want(slot)}, src, "mounted at the work folder")
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			require.NoError(t, p.Stop(ctx, 5*time.Second))
+			require.NoError(t, b.Cleanup(spec.Attempt, false))
+		})
 	}
 }
