@@ -148,6 +148,10 @@ type VM struct {
 	// Forward are more host services a guest reaches, "host:port" (in
 	// the environment, comma separated).
 	Forward []string `toml:"forward" env:"RUNNER_MANAGER_VM_FORWARD"`
+	// SlotDisk is the size of a new warm slot's disk (default 20GiB,
+	// sparse: the host holds what the guest wrote): the most a
+	// repository's work folder and caches take in a VM.
+	SlotDisk Size `toml:"slot_disk" env:"RUNNER_MANAGER_VM_SLOT_DISK"`
 }
 
 // Store says which journal the host keeps: "" is the SQLite file in the

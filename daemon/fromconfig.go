@@ -45,7 +45,7 @@ func FromConfig(c *configfile.File, userAgent string) (Config, error) {
 		MetricsAddr:   c.Daemon.MetricsAddr,
 		ContainerHost: c.Container.Host,
 		VM: VMConfig{Accel: vm.Accel(c.VM.Accel), MemoryMiB: int(c.VM.Memory.Bytes() >> 20), CPUs: c.VM.CPUs,
-			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward},
+			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward, SlotDiskBytes: c.VM.SlotDisk.Bytes()},
 		HostName:         c.Host.Name,
 		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
 		Logs:             &datadir.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
