@@ -86,8 +86,14 @@ func TestReleaseScrubsPerJobFoldersAndTheCheckoutToken(t *testing.T) {
 	cfg := filepath.Join(s.Dir, "app", "app", ".git", "config")
 	write(t, cfg, 0)
 	os.WriteFile(cfg, []byte("[core]\n\tbare = false\n[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA==\n"), 0o600)
+	sub := filepath.Join(s.Dir, "app", "app", ".git", "modules", "lib", "config")
+	write(t, sub, 0)
+	os.WriteFile(sub, []byte("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n"), 0o600)
 	if err := p.Release(a, false); err != nil {
 		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(sub); strings.Contains(string(b), "extraheader") {
+		t.Errorf("a submodule's config kept the token:\n%s", b)
 	}
 	for _, gone := range []string{"_temp", "_actions"} {
 		if _, err := os.Stat(filepath.Join(s.Dir, gone)); !os.IsNotExist(err) {

@@ -46,8 +46,13 @@ func Scrub(work string) error {
 			return fs.SkipDir // the runner's own folders and the caches
 		}
 		if d.Name() == ".git" {
-			if err := scrubGitConfig(filepath.Join(path, "config")); err != nil {
-				errs = append(errs, err)
+			// The repository's config, and its submodules' (checkout
+			// persists the token into those too).
+			configs, _ := filepath.Glob(filepath.Join(path, "modules", "*", "config"))
+			for _, c := range append([]string{filepath.Join(path, "config")}, configs...) {
+				if err := scrubGitConfig(c); err != nil {
+					errs = append(errs, err)
+				}
 			}
 			return fs.SkipDir
 		}
