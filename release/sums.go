@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -82,7 +83,7 @@ func Sum(data []byte) string {
 }
 
 // ErrMismatch: a file's SHA-256 is not the one SHA256SUMS lists.
-var ErrMismatch = fmt.Errorf("%w: checksum mismatch", rm.ErrInvalid)
+var ErrMismatch = errors.New("checksum mismatch")
 
 // Verify checks data against the sum s lists for name: ErrMismatch when
 // they differ, ErrNotFound when s lists no sum for it.
