@@ -51,3 +51,10 @@ func SetCompareCase(run func(context.Context, simulate.CompareOptions) (simulate
 	compareCase = run
 	return func() { compareCase = old }
 }
+
+// SetRunCommand replaces how service commands (systemctl, launchctl) run.
+func SetRunCommand(run func(ctx context.Context, argv []string) (string, error)) func() {
+	old := runCommand
+	runCommand = run
+	return func() { runCommand = old }
+}

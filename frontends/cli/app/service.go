@@ -19,6 +19,7 @@ import (
 type ServiceCmd struct {
 	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon."`
 	Uninstall ServiceUninstallCmd `cmd:"" help:"Remove the service file (once the service is disabled: it says how)."`
+	Status    ServiceStatusCmd    `cmd:"" help:"Show the service: its state, how it starts, its program (and whether it was replaced since it started), the daemon's last answer from GitHub."`
 }
 
 // Help is the long help of service.
@@ -42,6 +43,7 @@ type serviceFlags struct {
 type ServiceInstallCmd struct {
 	serviceFlags
 	Print   bool   `help:"Print the file instead of writing it."`
+	NoStart bool   `help:"Write the file but do not start the service (default: enable and start it once the configuration exists)."`
 	RunAs   string `help:"The account a system service runs as (recommended: a dedicated one, not root)." placeholder:"USER"`
 	EnvFile string `help:"Where the token goes for systemd (default: env beside the configuration file)." placeholder:"FILE"`
 }
@@ -97,12 +99,17 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		}
 		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile))
 	}
-	if _, err := os.Stat(spec.ConfigPath); errors.Is(err, fs.ErrNotExist) {
+	_, statErr := os.Stat(spec.ConfigPath)
+	if errors.Is(statErr, fs.ErrNotExist) {
 		a.printf("%s does not exist yet: runner-manager --config %s init\n", spec.ConfigPath, spec.ConfigPath)
 	}
-	a.printf("Start it with:\n")
-	for _, cmd := range in.Start {
-		a.printf("  %s\n", cmd)
+	if c.NoStart || statErr != nil {
+		a.printf("Start it with:\n")
+		for _, cmd := range in.Start {
+			a.printf("  %s\n", cmd)
+		}
+	} else if err := a.startService(ctx, in, c.User); err != nil {
+		return err
 	}
 	if hint := service.LingerHint(runtime.GOOS, c.User, currentUsername(), lingering); hint != "" {
 		a.printf("\n%s\n", hint)
