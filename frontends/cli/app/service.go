@@ -75,6 +75,9 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 
 // Run writes (or prints) the service file.
 func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
+	if runtime.GOOS == "windows" {
+		return a.installWindowsService(c)
+	}
 	spec, err := a.serviceSpec(c.User, c.RunAs, c.EnvFile)
 	if err != nil {
 		return err
@@ -168,6 +171,13 @@ what may still run and make the service manager forget it.`
 
 // Run removes the service file.
 func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
+	if runtime.GOOS == "windows" {
+		if err := service.RemoveWindows(service.Name); err != nil {
+			return err
+		}
+		a.printf("stopped and removed the service %s\n", service.Name)
+		return nil
+	}
 	home, _ := os.UserHomeDir()
 	in, err := service.Remove(runtime.GOOS, c.User, home, os.Getenv("XDG_CONFIG_HOME"))
 	if err != nil {

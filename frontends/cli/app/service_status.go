@@ -75,6 +75,9 @@ func serviceLogHint(user bool) string {
 
 // serviceState asks the service manager about the service.
 func (a *App) serviceState(ctx context.Context, user bool) (service.Status, error) {
+	if runtime.GOOS == "windows" {
+		return service.QueryWindows(service.Name)
+	}
 	argv, err := service.StatusCommand(runtime.GOOS, user, os.Getuid())
 	if err != nil {
 		return service.Status{}, err
