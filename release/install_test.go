@@ -64,7 +64,7 @@ func runInstall(t *testing.T, home, tools string, env []string, args ...string) 
 
 // TestInstallScript: install.sh, in a fresh HOME with a PATH that has no
 // Go, installs the real runner-manager from a release served over
-// loopback to ~/.local/bin, and the installed program runs; a tampered
+// loopback to ~/.local/bin, and the installed program runs the demo; a tampered
 // archive, a release without this platform's checksum, and a platform no
 // release is built for are refused with nothing installed.
 func TestInstallScript(t *testing.T) {
@@ -94,6 +94,13 @@ func TestInstallScript(t *testing.T) {
 		got, err := cmd.CombinedOutput()
 		require.NoError(t, err, string(got))
 		require.Contains(t, string(got), testVersion)
+		// And runs the demo: the whole manager against its built-in fake
+		// GitHub, its runners hard links to the installed program.
+		cmd = exec.Command(filepath.Join(bin, "runner-manager"), "demo", "--jobs", "2", "--policies", "1", "--timeout", "60s")
+		cmd.Env = []string{"HOME=" + home, "PATH=" + tools, "TMPDIR=" + t.TempDir()}
+		got, err = cmd.CombinedOutput()
+		require.NoError(t, err, string(got))
+		require.Contains(t, string(got), "jobs served:        2 of 2")
 	})
 
 	t.Run("PinnedVersion", func(t *testing.T) {
