@@ -17,7 +17,7 @@ import (
 
 // ServiceCmd groups the service commands.
 type ServiceCmd struct {
-	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon."`
+	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon, and start it; on Windows, register a Windows service."`
 	Uninstall ServiceUninstallCmd `cmd:"" help:"Remove the service file (once the service is disabled: it says how)."`
 	Status    ServiceStatusCmd    `cmd:"" help:"Show the service: its state, how it starts, its program (and whether it was replaced since it started), the daemon's last answer from GitHub."`
 }
@@ -31,7 +31,12 @@ token_file in the configuration.
 
 A system service (the default) uses /etc/runner-manager/config.toml and
 /var/lib/runner-manager unless --config or --data-dir say otherwise; a --user
-service uses your own configuration and data directory.`
+service uses your own configuration and data directory.
+
+On Windows (as an administrator) install registers a service with the
+Service Control Manager, started at boot as LocalSystem, with its data
+directory C:\rm (short, for jobs' long paths; readable by LocalSystem and
+Administrators alone) and C:\rm\config.toml.`
 }
 
 // serviceFlags are shared by install and uninstall.
