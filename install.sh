@@ -27,7 +27,10 @@ while [ $# -gt 0 ]; do
     --version) [ $# -ge 2 ] || fail "--version needs a value"; version=$2; shift 2 ;;
     --dir) [ $# -ge 2 ] || fail "--dir needs a value"; dir=$2; shift 2 ;;
     --base-url) [ $# -ge 2 ] || fail "--base-url needs a value"; base=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help)
+      echo "usage: install.sh [--version V] [--dir DIR] [--base-url URL]"
+      echo "  (or RUNNER_MANAGER_VERSION, RUNNER_MANAGER_INSTALL_DIR, RUNNER_MANAGER_BASE_URL)"
+      exit 0 ;;
     *) fail "unknown option $1 (try --help)" ;;
   esac
 done
@@ -81,7 +84,10 @@ fetch "$url/SHA256SUMS" "$tmp/SHA256SUMS" || fail "could not download $url/SHA25
 # The archive's name carries the release's version: runner-manager_1.2.3_linux_amd64.tar.gz.
 archive=$(sed -n "s/^[0-9a-fA-F]\{64\}  *\*\{0,1\}\(runner-manager_[0-9][0-9A-Za-z.-]*_${os}_${arch}\.tar\.gz\)\$/\1/p" "$tmp/SHA256SUMS")
 [ -n "$archive" ] || fail "the release at $url lists no archive for $os/$arch in SHA256SUMS"
-[ "$(echo "$archive" | wc -l)" -eq 1 ] || fail "SHA256SUMS lists more than one archive for $os/$arch"
+case $archive in
+  *"
+"*) fail "SHA256SUMS lists more than one archive for $os/$arch" ;;
+esac
 want=$(grep -E "^[0-9a-fA-F]{64} +\*?$archive\$" "$tmp/SHA256SUMS" | cut -d' ' -f1 | tr 'A-F' 'a-f')
 if [ -n "$version" ]; then
   case $archive in

@@ -132,6 +132,8 @@ func TestInstallScript(t *testing.T) {
 		{"Tampered", sys, mach, tampered, "refusing it, nothing installed"},
 		{"NoChecksum", sys, mach, files{archive: rel[archive], release.SumsName: []byte(strings.Repeat("0", 64) + "  other-file\n")}, "lists no archive for " + here.String()},
 		{"NoSums", sys, mach, files{archive: rel[archive]}, "could not download"},
+		{"TwoArchives", sys, mach, files{archive: rel[archive], release.SumsName: append(bytes.Clone(rel[release.SumsName]),
+			[]byte(strings.Repeat("0", 64)+"  "+release.ArchiveName("v9.9.9", here)+"\n")...)}, "more than one archive"},
 		{"UnknownOS", "Plan9", mach, rel, "no release is built for Plan9"},
 		{"UnknownCPU", sys, "riscv64", rel, "no release is built for riscv64"},
 	} {
