@@ -17,7 +17,9 @@ type CLI struct {
 	Policy  PolicyCmd  `cmd:"" group:"setup" help:"Add, list, change, pause and remove policies: what this host serves, and how many runners."`
 	Runner  RunnerCmd  `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
 	VM      VMCmd      `cmd:"" group:"setup" name:"vm" help:"Build the guest images of the vm backend."`
+	Auth    AuthCmd    `cmd:"" group:"setup" help:"Keep GitHub's credentials in the OS secret store (login, logout), and say which are in force (status)."`
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
+	Update  UpdateCmd  `cmd:"" group:"setup" help:"Replace this program with the newest release (checked against its SHA256SUMS) and hand over the running daemon."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
 
 	Completion CompletionCmd `cmd:"" group:"setup" help:"Print the shell completion script for bash, zsh or fish."`
@@ -31,6 +33,7 @@ type CLI struct {
 	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
 	Weights  WeightsCmd  `cmd:"" group:"look" help:"List the heaviest jobs: p50/p90 peak memory, CPU, duration, runs."`
+	Warm     WarmCmd     `cmd:"" group:"look" help:"List, prune and remove the workspace slots a repository's jobs run in, kept between them."`
 }
 
 // WorldCLI is the grammar of the program with the simulated world

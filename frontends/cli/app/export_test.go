@@ -51,3 +51,17 @@ func SetCompareCase(run func(context.Context, simulate.CompareOptions) (simulate
 	compareCase = run
 	return func() { compareCase = old }
 }
+
+// SetWarmCase replaces the run of bench --case warm.
+func SetWarmCase(run func(context.Context, simulate.WarmOptions) (simulate.WarmReport, error)) func() {
+	old := warmCase
+	warmCase = run
+	return func() { warmCase = old }
+}
+
+// SetRunCommand replaces how service commands (systemctl, launchctl) run.
+func SetRunCommand(run func(ctx context.Context, argv []string) (string, error)) func() {
+	old := runCommand
+	runCommand = run
+	return func() { runCommand = old }
+}

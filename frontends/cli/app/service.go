@@ -11,26 +11,35 @@ import (
 	"runtime"
 
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/credstore"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform/service"
 )
 
 // ServiceCmd groups the service commands.
 type ServiceCmd struct {
-	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon."`
+	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon, and start it; on Windows, register a Windows service."`
 	Uninstall ServiceUninstallCmd `cmd:"" help:"Remove the service file (once the service is disabled: it says how)."`
+	Status    ServiceStatusCmd    `cmd:"" help:"Show the service: its state, how it starts, its program (and whether it was replaced since it started), the daemon's last answer from GitHub."`
 }
 
 // Help is the long help of service.
 func (c *ServiceCmd) Help() string {
 	return `The service runs "runner-manager run" with RUNNER_MANAGER_CONFIG and
-RUNNER_MANAGER_DATA_DIR set. It never holds a secret: with systemd the token
-goes in an environment file (mode 0600) the unit reads; with launchd use
-token_file in the configuration.
+RUNNER_MANAGER_DATA_DIR set. It never holds a secret: with systemd, the
+credentials "runner-manager auth login" kept reach the daemon through
+LoadCredential= (run auth login before service install), or the token goes in
+an environment file (mode 0600) the unit reads; with launchd the daemon reads
+the keychain item auth login wrote, or use token_file in the configuration.
 
 A system service (the default) uses /etc/runner-manager/config.toml and
 /var/lib/runner-manager unless --config or --data-dir say otherwise; a --user
-service uses your own configuration and data directory.`
+service uses your own configuration and data directory.
+
+On Windows (as an administrator) install registers a service with the
+Service Control Manager, started at boot as LocalSystem, with its data
+directory C:\rm (short, for jobs' long paths; readable by LocalSystem and
+Administrators alone) and C:\rm\config.toml.`
 }
 
 // serviceFlags are shared by install and uninstall.
@@ -42,6 +51,7 @@ type serviceFlags struct {
 type ServiceInstallCmd struct {
 	serviceFlags
 	Print   bool   `help:"Print the file instead of writing it."`
+	NoStart bool   `help:"Write the file but do not start the service (default: enable and start it once the configuration exists)."`
 	RunAs   string `help:"The account a system service runs as (recommended: a dedicated one, not root)." placeholder:"USER"`
 	EnvFile string `help:"Where the token goes for systemd (default: env beside the configuration file)." placeholder:"FILE"`
 }
@@ -68,11 +78,18 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 	if spec.ConfigPath, err = a.ConfigPath(); err != nil {
 		return service.Spec{}, err
 	}
-	return spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != configfile.FromDefault), nil
+	spec = spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != configfile.FromDefault)
+	if spec.TokenEnv != "" && runtime.GOOS == "linux" {
+		spec.Credential = keptCredential(spec.DataDir)
+	}
+	return spec, nil
 }
 
 // Run writes (or prints) the service file.
 func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
+	if runtime.GOOS == "windows" {
+		return a.installWindowsService(c)
+	}
 	spec, err := a.serviceSpec(c.User, c.RunAs, c.EnvFile)
 	if err != nil {
 		return err
@@ -95,14 +112,19 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		if err != nil {
 			return err
 		}
-		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile))
+		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile, spec.Credential))
 	}
-	if _, err := os.Stat(spec.ConfigPath); errors.Is(err, fs.ErrNotExist) {
+	_, statErr := os.Stat(spec.ConfigPath)
+	if errors.Is(statErr, fs.ErrNotExist) {
 		a.printf("%s does not exist yet: runner-manager --config %s init\n", spec.ConfigPath, spec.ConfigPath)
 	}
-	a.printf("Start it with:\n")
-	for _, cmd := range in.Start {
-		a.printf("  %s\n", cmd)
+	if c.NoStart || statErr != nil {
+		a.printf("Start it with:\n")
+		for _, cmd := range in.Start {
+			a.printf("  %s\n", cmd)
+		}
+	} else if err := a.startService(ctx, in, c.User); err != nil {
+		return err
 	}
 	if hint := service.LingerHint(runtime.GOOS, c.User, currentUsername(), lingering); hint != "" {
 		a.printf("\n%s\n", hint)
@@ -110,11 +132,21 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
+// keptCredential is the file in which `auth login` kept GitHub's
+// credentials for dataDir on Linux, "" when there is none.
+func keptCredential(dataDir string) string {
+	p := credstore.File{Dir: datadir.New(dataDir).Credentials()}.Path(credstore.GitHub)
+	if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
 // credentialsHint says where the service finds GitHub's credentials, as
 // the configuration reads them (configfile.GitHub.Credentials): the App's key
 // file, else the token file, else the variable token_env names, which the
 // unit reads from envFile.
-func credentialsHint(g configfile.GitHub, envFile string) string {
+func credentialsHint(g configfile.GitHub, envFile, kept string) string {
 	switch {
 	case g.UsesApp():
 		return fmt.Sprintf("The GitHub App's key is read from %s (private_key_file): the service's user must be able to read it, and no one else (chmod 600).", g.PrivateKeyFile)
@@ -125,7 +157,10 @@ func credentialsHint(g configfile.GitHub, envFile string) string {
 	if env == "" {
 		env = configfile.DefaultTokenEnv
 	}
-	return fmt.Sprintf("Put the token in %s (chmod 600) as %s=... (the variable token_env names).", envFile, env)
+	if kept != "" {
+		return fmt.Sprintf("The unit loads the credentials `runner-manager auth login` kept in %s (LoadCredential=); %s=... in %s would win over them.", kept, env, envFile)
+	}
+	return fmt.Sprintf("Keep the token with `runner-manager auth login` (then run service install again), or put it in %s (chmod 600) as %s=... (the variable token_env names).", envFile, env)
 }
 
 // lingering tells whether systemd keeps a user's services running without
@@ -161,6 +196,13 @@ what may still run and make the service manager forget it.`
 
 // Run removes the service file.
 func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
+	if runtime.GOOS == "windows" {
+		if err := service.RemoveWindows(service.Name); err != nil {
+			return err
+		}
+		a.printf("stopped and removed the service %s\n", service.Name)
+		return nil
+	}
 	home, _ := os.UserHomeDir()
 	in, err := service.Remove(runtime.GOOS, c.User, home, os.Getenv("XDG_CONFIG_HOME"))
 	if err != nil {
