@@ -24,6 +24,9 @@ type WarmSlot struct {
 	// Fresh says the slot was made for this attempt: nothing in it yet,
 	// the job starts cold.
 	Fresh bool
+	// Bytes is what the slot held when it was leased, as measured when
+	// its last attempt gave it back.
+	Bytes int64
 }
 
 // String is the slot's name as the journal and the front ends write it:

@@ -26,7 +26,7 @@ import (
 func TestWarmJobs(t *testing.T) {
 	w := newWorld(t)
 	d, err := daemon.New(daemon.Config{DataDir: w.dataDir, GitHub: w.github(), Logger: testLogger(t),
-		Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, Warm: daemon.Warm{Enabled: true}})
+		Loop: reconcile.LoopOptions{ScaleDownAfter: -1}, Warm: daemon.Warm{Enabled: true}, JobReport: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	p := w.addPolicy(t, d, "warm", false)
@@ -57,6 +57,8 @@ mkdir -p "$npm_config_cache"; echo "$GITHUB_JOB" >> kept; echo "$GITHUB_JOB" >> 
 	assert.Contains(t, first.Log, "seen:   home: \n", "the first job starts cold")
 	second := run(fakegithub.JobSpec{Name: "two", Script: step})
 	assert.Contains(t, second.Log, "seen: one one home: \n", "the second finds the first's workspace and cache, and a HOME of its own")
+	assert.Contains(t, first.Log, "  workspace     cold: slot "+repo+"#1, new", "the job report says the first job started cold")
+	assert.Regexp(t, `  workspace     warm: slot `+repo+`#1, [0-9.]+[KMG]i?B kept from earlier jobs`, second.Log, "and the second warm")
 	fork := run(fakegithub.JobSpec{Name: "fork", Event: "pull_request", HeadRepo: "mallory/app", Script: step})
 	assert.Contains(t, fork.Log, "seen: one\ntwo one\ntwo home: \n")
 	after := run(fakegithub.JobSpec{Name: "after", Script: step})

@@ -187,7 +187,11 @@ func (p *Pool) Lease(backend rm.Backend, repo string, attempt rm.AttemptID) (rm.
 		return rm.WarmSlot{}, fmt.Errorf("lease a slot of %s: %w", repo, err)
 	}
 	p.held[attempt] = pick.dir
-	return rm.WarmSlot{Repo: repo, N: pick.N, Dir: work, Fresh: fresh}, nil
+	bytes := pick.Bytes
+	if fresh {
+		bytes = 0
+	}
+	return rm.WarmSlot{Repo: repo, N: pick.N, Dir: work, Fresh: fresh, Bytes: bytes}, nil
 }
 
 // Free counts repo's slots of backend that no attempt holds and a crash

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/internal/bytesize"
 )
 
 // The runner's hook variables (actions/runner
@@ -39,6 +42,22 @@ type Info struct {
 	Policy, Host string
 	// Backend is the policy's backend ("native").
 	Backend string
+	// Workspace says whether the job's work folder and caches were warm
+	// (Workspace below); "" says nothing.
+	Workspace string
+}
+
+// Workspace is how the report names an attempt's work folder: warm (its
+// repository's slot, with what earlier jobs kept in it), a new slot, or
+// cold (one of its own) when slot is nil.
+func Workspace(slot *rm.WarmSlot) string {
+	switch {
+	case slot == nil:
+		return "cold: a work folder of its own, removed with the runner"
+	case slot.Fresh:
+		return "cold: slot " + slot.String() + ", new (later jobs of the repository find it warm)"
+	}
+	return "warm: slot " + slot.String() + ", " + bytesize.Format(uint64(max(slot.Bytes, 0))) + " kept from earlier jobs (checkout, tool cache, caches)"
 }
 
 // Install writes the hooks into root/HookDir and returns the variables to
@@ -61,12 +80,13 @@ func Install(root string, info Info, env []string) ([]string, error) {
 		user[k] = v // the listener sets .env over its environment: it is what would have run
 	}
 	data := scriptData{
-		Dir:     quote(dir),
-		Root:    quote(root),
-		Attempt: quote(clean(info.Attempt)),
-		Policy:  quote(clean(info.Policy)),
-		Host:    quote(clean(info.Host)),
-		Backend: quote(clean(info.Backend)),
+		Dir:       quote(dir),
+		Root:      quote(root),
+		Attempt:   quote(clean(info.Attempt)),
+		Policy:    quote(clean(info.Policy)),
+		Host:      quote(clean(info.Host)),
+		Backend:   quote(clean(info.Backend)),
+		Workspace: quote(clean(info.Workspace)),
 	}
 	var out []string
 	for _, h := range []struct{ env, name, script string }{
@@ -173,8 +193,8 @@ func clean(s string) string {
 }
 
 type scriptData struct {
-	Dir, Root, User                string
-	Attempt, Policy, Host, Backend string
+	Dir, Root, User                           string
+	Attempt, Policy, Host, Backend, Workspace string
 }
 
 // The scripts are POSIX sh: the runner runs them with bash -e -o pipefail,
@@ -324,6 +344,7 @@ rm_report() {
 	fi
 	echo "  duration      $rm_duration"
 	echo "  ran on        host "@@HOST@@", policy "@@POLICY@@" ("@@BACKEND@@", attempt "@@ATTEMPT@@")"
+	[ -n @@WORKSPACE@@ ] && echo "  workspace     "@@WORKSPACE@@
 	[ -n "$rm_peak" ] && echo "  measured      $rm_what, from its $rm_source: $rm_samples samples$rm_ago"
 	if [ -n "$GITHUB_STEP_SUMMARY" ]; then
 		{
@@ -339,6 +360,7 @@ rm_report() {
 			echo "| Duration | $rm_duration |"
 			echo "| Host | "@@HOST@@" |"
 			echo "| Policy | "@@POLICY@@" ("@@BACKEND@@") |"
+			[ -n @@WORKSPACE@@ ] && echo "| Workspace | "@@WORKSPACE@@" |"
 			echo ""
 			echo "Metered by runner-manager: $rm_what, from its ${rm_source:-nothing}, ${rm_samples:-0} samples."
 		} >>"$GITHUB_STEP_SUMMARY"
@@ -385,5 +407,5 @@ esac`
 func fill(hook string, d scriptData) string {
 	return strings.NewReplacer("@@DIR@@", d.Dir, "@@ROOT@@", d.Root, "@@USER@@", d.User,
 		"@@ATTEMPT@@", d.Attempt, "@@POLICY@@", d.Policy, "@@HOST@@", d.Host,
-		"@@BACKEND@@", d.Backend).Replace(hook + runUser + "\n")
+		"@@BACKEND@@", d.Backend, "@@WORKSPACE@@", d.Workspace).Replace(hook + runUser + "\n")
 }

@@ -33,7 +33,8 @@ func WithJobReport(host string) Option {
 // an error the runner starts without them (a job is never refused for
 // its report).
 func (r *jobReport) install(ctx context.Context, log *slog.Logger, root string, spec rm.LaunchSpec, env []string) []string {
-	info := jobreport.Info{Attempt: spec.Attempt.String(), Policy: spec.Policy.Name, Host: r.host, Backend: string(rm.BackendNative)}
+	info := jobreport.Info{Attempt: spec.Attempt.String(), Policy: spec.Policy.Name, Host: r.host, Backend: string(rm.BackendNative),
+		Workspace: jobreport.Workspace(spec.Warm)}
 	set, err := jobreport.Install(root, info, env)
 	if err != nil {
 		log.WarnContext(ctx, "the job report's hooks could not be written: this job's log will not show its footprint",
