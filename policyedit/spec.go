@@ -178,7 +178,7 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID, kinds 
 		}
 		for _, o := range existing {
 			if o.Target.Key() == p.Target.Key() {
-				return p, invalid("policy %q serves %s already: one scale set is one policy's (their runners would mix); change that policy, or give another --scale-set", o.Name, p.Target)
+				return p, rm.WithClass(rm.ClassConflict, invalid("policy %q serves %s already: one scale set is one policy's (their runners would mix); change that policy, or give another --scale-set", o.Name, p.Target))
 			}
 		}
 	}
@@ -247,7 +247,7 @@ func CheckRunnerDir(dir string) (string, error) {
 func ByName(ctx context.Context, st store.Store, name string) (rm.Policy, error) {
 	p, err := st.PolicyByName(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return p, invalid("no policy named %q: `runner-manager policy list` shows them", name)
+		return p, rm.WithClass(rm.ClassNotFound, invalid("no policy named %q: `runner-manager policy list` shows them", name))
 	}
 	return p, err
 }

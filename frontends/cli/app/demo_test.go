@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // The demo end to end: the fake GitHub, real runner processes, a real
@@ -46,5 +48,5 @@ func TestDemo(t *testing.T) {
 
 func TestDemoRefusesBadFigures(t *testing.T) {
 	e := newEnv(t)
-	assert.Contains(t, e.fails(2, "demo", "--jobs", "0"), "at least 1")
+	assert.Contains(t, e.fails(app.ExitInvalid, "demo", "--jobs", "0"), "at least 1")
 }

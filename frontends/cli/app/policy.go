@@ -580,7 +580,9 @@ func (a *App) checkAtGitHub(ctx context.Context, p rm.Policy) (report func(), _ 
 	chk, err := client.CheckTarget(ctx, p.Target)
 	const past = "nothing was written; --offline adds the policy without asking GitHub"
 	switch {
-	case errors.Is(err, rm.ErrNotFound) || errors.Is(err, rm.ErrInvalid):
+	case errors.Is(err, rm.ErrNotFound):
+		return nil, fmt.Errorf("policy %s: %w\n(%s)", p.Name, err, past)
+	case errors.Is(err, rm.ErrInvalid):
 		return nil, fmt.Errorf("%w: policy %s: %w\n(%s)", rm.ErrInvalid, p.Name, err, past)
 	case err != nil:
 		return nil, fmt.Errorf("policy %s: GitHub did not confirm its target: %w\n(%s)", p.Name, err, past)

@@ -155,6 +155,6 @@ func TestServiceInstall(t *testing.T) {
 	})
 	t.Run("go run refused", func(t *testing.T) {
 		defer app.SetExecutable("/tmp/go-build123/b001/exe/cli")()
-		assert.Contains(t, e.fails(2, "service", "install", "--user"), "go install")
+		assert.Contains(t, e.fails(app.ExitInvalid, "service", "install", "--user"), "go install")
 	})
 }
