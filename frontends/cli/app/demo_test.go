@@ -42,6 +42,14 @@ func TestDemo(t *testing.T) {
 			assert.Equal(t, 5, strings.Count(r.stdout, "completed_job"), r.stdout)
 			_, err := os.Stat(filepath.Join(dir, "journal.db"))
 			require.NoError(t, err)
+			// Its policies keep no warm spares, as the README says: each
+			// job's wait shows a runner's boot.
+			r = e.runRaw("--data-dir", dir, "policy", "show", "demo-1")
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Regexp(t, `spare:\s+0\b`, r.stdout)
+			readme, err := os.ReadFile("../../../README.md")
+			require.NoError(t, err)
+			assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), "The demo's policies keep no warm spares (`spare: 0` in `policy show demo-1`)")
 		})
 	}
 }
