@@ -35,6 +35,9 @@ type Spec struct {
 	MemoryEstimate configfile.Size `toml:"memory_estimate"`
 	RunnerDir      string          `toml:"runner_dir"`
 	Paused         bool            `toml:"paused"`
+	// Monitor makes the policy monitor-only (rm.Policy.Monitor): it
+	// watches its target's demand and starts no runner.
+	Monitor bool `toml:"monitor"`
 	// Fleet makes the policy the fleet's (rm.Policy.Fleet): served by
 	// every host sharing a PostgreSQL store.
 	Fleet bool `toml:"fleet"`
@@ -148,7 +151,7 @@ func (s Spec) Build(host rm.HostID, kinds []rm.BackendKind) (rm.Policy, error) {
 	p := rm.Policy{
 		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box, VM: machine,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(),
-		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Fleet: s.Fleet,
+		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Monitor: s.Monitor, Fleet: s.Fleet,
 		Spare: rm.DefaultSpare,
 	}
 	if s.Spare != nil {

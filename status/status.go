@@ -232,7 +232,7 @@ func (s Status) WithPolicies(policies []rm.Policy) Status {
 		}
 		ps := &merged[i]
 		ps.Name, ps.Target, ps.Mode = set.Name, set.Target, set.Mode
-		ps.Paused, ps.MinIdle, ps.Max, ps.Fleet = set.Paused, set.MinIdle, set.Max, set.Fleet
+		ps.Paused, ps.Monitor, ps.MinIdle, ps.Max, ps.Fleet = set.Paused, set.Monitor, set.MinIdle, set.Max, set.Fleet
 	}
 	s.Policies = merged
 	return s
