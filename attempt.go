@@ -276,6 +276,9 @@ type Attempt struct {
 	ExitCode *int
 	Usage    AttemptUsage
 	Outcome  Outcome
+	// Slot names the workspace slot the attempt ran in ("owner/name#n",
+	// WarmSlot.String); "" for a cold attempt.
+	Slot string
 
 	CreatedAt   time.Time // pending
 	RegisterAt  time.Time // registering

@@ -92,6 +92,9 @@ type Room struct {
 	// MemoryKnown is false where memory is not checked.
 	FreeMemory  uint64
 	MemoryKnown bool
+	// WarmFree is how many workspace slots of the policy's repository the
+	// host has free (docs/warm.md): a fleet places a job where one waits.
+	WarmFree int
 }
 
 // PendingJob is a job a demand source holds for its target that no runner

@@ -78,7 +78,8 @@ type classed interface{ FailureClass() Class }
 // ClassOf returns the class of err: that of the outermost error in its
 // chain that carries one (WithClass, NewError, *RateLimitError), else
 // ClassUnsupportedHost for errors.ErrUnsupported, ClassUnavailable for a
-// network error (a request nobody answered), else ClassUnknown.
+// network error (*net.OpError, *net.DNSError: a request nobody answered),
+// else ClassUnknown.
 func ClassOf(err error) Class {
 	if err == nil {
 		return ClassUnknown
@@ -90,8 +91,11 @@ func ClassOf(err error) Class {
 	if errors.Is(err, errors.ErrUnsupported) {
 		return ClassUnsupportedHost
 	}
-	var ne net.Error
-	if errors.As(err, &ne) {
+	// A request nobody answered: a dial, a read, a name that did not
+	// resolve. Not net.Error: a bare syscall.Errno satisfies it too.
+	var op *net.OpError
+	var dns *net.DNSError
+	if errors.As(err, &op) || errors.As(err, &dns) {
 		return ClassUnavailable
 	}
 	return ClassUnknown

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,6 +27,8 @@ func TestClassOf(t *testing.T) {
 		{"RateLimit", fmt.Errorf("x: %w", &rm.RateLimitError{}), rm.ClassRateLimited},
 		{"Unsupported", fmt.Errorf("x: %w", errors.ErrUnsupported), rm.ClassUnsupportedHost},
 		{"Network", fmt.Errorf("x: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), rm.ClassUnavailable},
+		{"DNS", fmt.Errorf("x: %w", &net.DNSError{Err: "no such host", Name: "ghe.lan"}), rm.ClassUnavailable},
+		{"Errno", fmt.Errorf("lstat: %w", syscall.ENOTDIR), rm.ClassUnknown},
 		// The outermost class wins: a 403 wraps ErrUnauthorized but is a refusal.
 		{"OuterWins", rm.WithClass(rm.ClassRefused, fmt.Errorf("x: %w", rm.ErrUnauthorized)), rm.ClassRefused},
 		{"WithClassKeepsChain", fmt.Errorf("y: %w", rm.WithClass(rm.ClassLocalState, errors.ErrUnsupported)), rm.ClassLocalState},

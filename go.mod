@@ -26,6 +26,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/willabides/kongplete v0.4.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.41.0
 	golang.org/x/text v0.42.0
 )
 
@@ -71,6 +72,5 @@ require (
 	go.opentelemetry.io/otel/trace v1.39.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/term v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

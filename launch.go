@@ -145,6 +145,14 @@ type JobHookReader interface {
 	HookJob(attempt AttemptID) (Job, bool)
 }
 
+// WarmLauncher is a Launcher that can run an attempt in a workspace slot
+// (LaunchSpec.Warm): RunsWarm says whether it can here (the vm launcher
+// needs a tool to make a slot's disk).
+type WarmLauncher interface {
+	Launcher
+	RunsWarm() bool
+}
+
 // LaunchSpec says what a launcher starts for one attempt. It is the whole
 // of what the reconcile loop hands a launcher of any backend (native
 // process, container, VM, WSL distribution).
@@ -162,6 +170,11 @@ type LaunchSpec struct {
 	JITConfig string
 	// Env is added to the runner's environment ("KEY=value").
 	Env []string
+	// Warm is the workspace slot the attempt runs in; nil runs it cold,
+	// in a work folder of its own that goes with its root. A launcher that
+	// cannot use a slot refuses a spec with one (the engine gives one only
+	// to a WarmLauncher that says it can).
+	Warm *WarmSlot
 }
 
 // String hides the JIT config, so a spec printed by mistake leaks nothing.

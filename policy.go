@@ -82,7 +82,11 @@ type Policy struct {
 	Container ContainerSettings
 	// VM is how the vm backend runs the attempts; only for a policy of
 	// that backend, where its Image is required.
-	VM     VMSettings
+	VM VMSettings
+	// Cold runs every attempt from nothing: no workspace slot, no kept
+	// caches (docs/warm.md). A repository-scoped policy runs warm by
+	// default.
+	Cold   bool
 	Paused bool
 	// Monitor makes the policy watch its target's demand (the jobs, their
 	// waits, GitHub's budget) without ever starting a runner: its loop

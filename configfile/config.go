@@ -37,6 +37,7 @@ type File struct {
 	Host      Host      `toml:"host"`
 	Fleet     Fleet     `toml:"fleet"`
 	Runner    Runner    `toml:"runner"`
+	Warm      Warm      `toml:"warm"`
 
 	// Path is the file that was read; "" when there was none.
 	Path string `toml:"-"`
@@ -149,6 +150,10 @@ type VM struct {
 	// Forward are more host services a guest reaches, "host:port" (in
 	// the environment, comma separated).
 	Forward []string `toml:"forward" env:"RUNNER_MANAGER_VM_FORWARD"`
+	// SlotDisk is the size of a new warm slot's disk (default 20GiB,
+	// sparse: the host holds what the guest wrote): the most a
+	// repository's work folder and caches take in a VM.
+	SlotDisk Size `toml:"slot_disk" env:"RUNNER_MANAGER_VM_SLOT_DISK"`
 }
 
 // Store says which journal the host keeps: "" is the SQLite file in the
@@ -316,6 +321,7 @@ func Defaults() File {
 		Fleet:     Fleet{Heartbeat: DefaultHeartbeat},
 		Daemon:    Daemon{HungGrace: DefaultHungGrace},
 		Runner:    Runner{AutoUpdate: DefaultAutoUpdate, JobReport: DefaultJobReport},
+		Warm:      DefaultWarm(),
 	}
 }
 

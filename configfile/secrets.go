@@ -23,6 +23,11 @@ type Credentials struct {
 	ClientID       string
 	InstallationID int64
 	PrivateKeyPEM  []byte
+
+	// Source and From say where they were read: From is the file's path,
+	// "$NAME" for a variable, or the store's description.
+	Source Source
+	From   string
 }
 
 // String hides the secrets.
@@ -36,10 +41,40 @@ func (c Credentials) String() string {
 	return "no credentials"
 }
 
-// Credentials reads the GitHub secrets as g says: a GitHub App's key file,
-// else the token file, else the variable TokenEnv names. It returns an
-// error wrapping ErrNoCredentials when none is there.
+// Source says where GitHub's credentials were read.
+type Source string
+
+// The sources of GitHub's credentials, in the order Resolve tries them.
+const (
+	SourceKeyFile   Source = "private_key_file" // [github] private_key_file (a GitHub App)
+	SourceTokenFile Source = "token_file"       // [github] token_file
+	SourceEnv       Source = "env"              // the variable [github] token_env names
+	SourceStore     Source = "store"            // the OS secret store (auth login)
+)
+
+// Stored reads the credentials `runner-manager auth login` keeps in the OS
+// secret store: record is nil when none are kept; where says which store
+// answered (for messages).
+type Stored func() (record []byte, where string, err error)
+
+// Credentials reads the GitHub secrets as g says, without the OS secret
+// store (Resolve with none).
 func (g GitHub) Credentials(lookupEnv func(string) (string, bool)) (Credentials, error) {
+	return g.Resolve(lookupEnv, nil)
+}
+
+// Resolve reads the GitHub secrets, the first of these that is there:
+//
+//  1. a GitHub App in [github] (app_id or client_id, installation_id,
+//     private_key_file), else token_file: the operator named them in
+//     the configuration;
+//  2. the variable token_env names (GITHUB_TOKEN by default), set and not
+//     blank: the operator set it for this process;
+//  3. what stored reads from the OS secret store (auth login).
+//
+// An explicit setting thus always wins over the store. It returns an
+// error wrapping ErrNoCredentials when none is there.
+func (g GitHub) Resolve(lookupEnv func(string) (string, bool), stored Stored) (Credentials, error) {
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
@@ -48,7 +83,8 @@ func (g GitHub) Credentials(lookupEnv func(string) (string, bool)) (Credentials,
 		if err != nil {
 			return Credentials{}, fmt.Errorf("github.private_key_file: %w", err)
 		}
-		return Credentials{AppID: g.AppID, ClientID: g.ClientID, InstallationID: g.InstallationID, PrivateKeyPEM: key}, nil
+		return Credentials{AppID: g.AppID, ClientID: g.ClientID, InstallationID: g.InstallationID, PrivateKeyPEM: key,
+			Source: SourceKeyFile, From: g.PrivateKeyFile}, nil
 	}
 	if g.TokenFile != "" {
 		tok, err := ReadSecretFile(g.TokenFile)
@@ -59,16 +95,30 @@ func (g GitHub) Credentials(lookupEnv func(string) (string, bool)) (Credentials,
 		if t == "" {
 			return Credentials{}, fmt.Errorf("github.token_file %s is empty: %w", g.TokenFile, ErrNoCredentials)
 		}
-		return Credentials{Token: t}, nil
+		return Credentials{Token: t, Source: SourceTokenFile, From: g.TokenFile}, nil
 	}
 	env := g.TokenEnv
 	if env == "" {
 		env = DefaultTokenEnv
 	}
 	if t, ok := lookupEnv(env); ok && strings.TrimSpace(t) != "" {
-		return Credentials{Token: strings.TrimSpace(t)}, nil
+		return Credentials{Token: strings.TrimSpace(t), Source: SourceEnv, From: "$" + env}, nil
 	}
-	return Credentials{}, fmt.Errorf("%w: set $%s to a token with the Actions runners permission (administration:write on a repository, or self-hosted runners on an organization), or set token_file or a GitHub App in [github]", ErrNoCredentials, env)
+	if stored != nil {
+		rec, where, err := stored()
+		if err != nil {
+			return Credentials{}, fmt.Errorf("the OS secret store: %w", err)
+		}
+		if rec != nil {
+			c, err := ParseStored(rec)
+			if err != nil {
+				return Credentials{}, fmt.Errorf("the credentials in the %s: %w", where, err)
+			}
+			c.Source, c.From = SourceStore, where
+			return c, nil
+		}
+	}
+	return Credentials{}, fmt.Errorf("%w: run `runner-manager auth login` to keep a token in the OS secret store, or set $%s to a token with the Actions runners permission (administration:write on a repository, or self-hosted runners on an organization), or set token_file or a GitHub App in [github]", ErrNoCredentials, env)
 }
 
 // ReadSecretFile reads a file holding a secret, refusing one that its group

@@ -26,6 +26,9 @@ func (c *File) validate() error {
 	if err := c.validateFleet(); err != nil {
 		return err
 	}
+	if err := c.validateWarm(); err != nil {
+		return err
+	}
 	if g := c.Daemon.HungGrace; g < MinHungGrace || g > MaxHungGrace {
 		return c.errAt("daemon.hung_grace", "%s is outside %s to %s", g, MinHungGrace, MaxHungGrace)
 	}

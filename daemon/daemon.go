@@ -43,6 +43,7 @@ import (
 	"github.com/runner-manager/runner-manager/status"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/warm"
 )
 
 // Config is what a host is run from. DataDir and one of GitHub (with
@@ -171,6 +172,9 @@ type Config struct {
 	// launcher and meters: with a launcher or meters of the embedder's own
 	// it is off.
 	JobReport bool
+	// Warm runs repositories' jobs warm (docs/warm.md): zero leaves it
+	// off here; the configuration file turns it on by default.
+	Warm Warm
 	// RunnerUpdateRetry is how often the update looks again while a
 	// refused runner holds a policy's launches (default a minute: at most
 	// 60 REST calls an hour, and only then).
@@ -178,6 +182,20 @@ type Config struct {
 	// Version is logged at start, published with the heartbeat and shown
 	// in Status (default: runnermanager.ReadBuild()).
 	Version string
+}
+
+// Warm configures warm jobs: workspace slots per repository (package
+// warm) and each native attempt's fresh HOME.
+type Warm struct {
+	// Enabled runs each repository policy's attempts in its slots.
+	Enabled bool
+	// Cap bounds the slots' size (0: warm.DefaultCap).
+	Cap int64
+	// HomeFiles and HomeLinks fill a native attempt's fresh HOME
+	// (native.WithHome); HomeSet says they are given (else the native
+	// launcher's defaults). SharedHome gives runners the manager's HOME.
+	HomeFiles, HomeLinks []string
+	HomeSet, SharedHome  bool
 }
 
 // Webhook is the workflow_job receiver. Listen "" serves none.
@@ -209,6 +227,7 @@ type Daemon struct {
 	targets *targets
 	closers []func() error
 	native  rm.Launcher        // the native backend's launcher (its cgroups feed the meters)
+	slots   *warm.Pool         // the workspace slots; nil when warm jobs are off
 	boxes   *container.Backend // the default container launcher; nil when the embedder gave one
 
 	mu sync.Mutex
@@ -416,6 +435,10 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			}
 		}
 	}
+	slots := d.slotsOrNil()
+	if slots != nil && cfg.Admission.Reclaim == nil {
+		cfg.Admission.Reclaim = d.slots.Reclaim // free slots go before a job waits for disk
+	}
 	return reconcile.SupervisorConfig{
 		Store: d.st, Host: d.host, Launcher: launcher, Launchers: others, Meters: cfg.Meters,
 		Targets: d.targets.make, Admission: cfg.Admission, Logger: d.log, AttemptsDir: d.dir.Attempts(),
@@ -423,7 +446,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 		Drain: cfg.Drain, DrainTimeout: cfg.DrainTimeout,
 		RefreshEvery: cfg.RefreshEvery, SampleEvery: cfg.SampleEvery,
 		Budget: d.client.Budget, Runner: d.runnerStatus,
-		Loop: cfg.Loop, RunnerEnv: cfg.RunnerEnv,
+		Loop: cfg.Loop, RunnerEnv: cfg.RunnerEnv, Slots: slots,
 		OnPass: onPass, OnJobStarted: onJob, OnJobEnded: onEnd,
 	}, nil
 }
@@ -445,6 +468,12 @@ func (d *Daemon) launchers() (rm.Launcher, map[rm.Backend]rm.Launcher, error) {
 		opts := []native.Option{native.WithLogger(d.log)}
 		if d.cfg.JobReport {
 			opts = append(opts, native.WithJobReport(d.host.Name))
+		}
+		switch w := d.cfg.Warm; {
+		case w.SharedHome:
+			opts = append(opts, native.WithSharedHome())
+		case w.HomeSet:
+			opts = append(opts, native.WithHome(w.HomeFiles, w.HomeLinks))
 		}
 		n := native.NewLauncher(d.cfg.DataDir, opts...)
 		d.closers = append(d.closers, n.Close)
@@ -495,11 +524,21 @@ func (d *Daemon) GitHub() *github.Client { return d.client }
 // Status is the host's live figures (reconcile.Supervisor.Status).
 func (d *Daemon) Status() status.Status {
 	st := d.supervisor().Status()
+	if d.client != nil {
+		st.Registrations = registrations(d.client.RunnerLists())
+	}
 	d.mu.Lock()
 	since := d.since
 	d.mu.Unlock()
 	if !since.IsZero() {
 		st.Manager = &status.Manager{PID: os.Getpid(), Since: since, Version: d.cfg.Version, DataDir: d.cfg.DataDir}
+	}
+	if d.slots != nil {
+		if w, err := d.slots.Status(); err == nil {
+			st.Warm = w
+		} else {
+			d.log.Warn("workspace slots not shown in the status", "err", err)
+		}
 	}
 	return st
 }

@@ -45,13 +45,15 @@ func FromConfig(c *configfile.File, userAgent string) (Config, error) {
 		MetricsAddr:   c.Daemon.MetricsAddr,
 		ContainerHost: c.Container.Host,
 		VM: VMConfig{Accel: vm.Accel(c.VM.Accel), MemoryMiB: int(c.VM.Memory.Bytes() >> 20), CPUs: c.VM.CPUs,
-			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward},
+			Network: vm.Network(c.VM.Network), Forward: c.VM.Forward, SlotDiskBytes: c.VM.SlotDisk.Bytes()},
 		HostName:         c.Host.Name,
 		HeartbeatEvery:   time.Duration(c.Fleet.Heartbeat),
 		Logs:             &datadir.LogRetention{MaxAge: time.Duration(c.Logs.MaxAge), MaxBytes: int64(c.Logs.MaxSize.Bytes())},
 		AutoUpdateRunner: c.Runner.AutoUpdate,
 		JobReport:        c.Runner.JobReport,
-		Loop:             reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
+		Warm: Warm{Enabled: c.Warm.Enabled, Cap: int64(c.Warm.Cap.Bytes()), HomeFiles: c.Warm.HomeFiles,
+			HomeLinks: c.Warm.HomeLinks, HomeSet: true, SharedHome: c.Warm.SharedHome},
+		Loop: reconcile.LoopOptions{HungGrace: time.Duration(c.Daemon.HungGrace)},
 	}
 	if c.Webhook.Listen != "" {
 		secret := os.Getenv(c.Webhook.SecretEnv)
@@ -72,16 +74,23 @@ var hostMemory = platform.HostMemory
 // with its credentials read now (an error wrapping configfile.ErrNoCredentials
 // when there are none).
 func GitHubConfig(c *configfile.File, userAgent string) (github.Config, error) {
-	creds, err := c.GitHub.Credentials(nil)
+	creds, err := Credentials(c)
 	if err != nil {
 		return github.Config{}, err
 	}
+	return GitHubConfigWith(c, creds, userAgent), nil
+}
+
+// GitHubConfigWith is the GitHub client's configuration for c's [github]
+// with creds as its credentials (auth login checks them before it keeps
+// them).
+func GitHubConfigWith(c *configfile.File, creds configfile.Credentials, userAgent string) github.Config {
 	gc := github.Config{WebURL: c.GitHub.URL, APIURL: c.GitHub.APIURL, Token: creds.Token, UserAgent: userAgent}
 	if creds.PrivateKeyPEM != nil {
 		gc.Token = ""
 		gc.App = &github.App{AppID: creds.AppID, ClientID: creds.ClientID, InstallationID: creds.InstallationID, PrivateKeyPEM: creds.PrivateKeyPEM}
 	}
-	return gc, nil
+	return gc
 }
 
 // NewGitHubClient is a client of the GitHub c's [github] says, logging to
@@ -89,10 +98,16 @@ func GitHubConfig(c *configfile.File, userAgent string) (github.Config, error) {
 // running the daemon; quiet logs its retries at debug
 // (github.RetryPolicy.Quiet), as a one-shot command wants.
 func NewGitHubClient(c *configfile.File, userAgent string, logger *slog.Logger, quiet bool) (*github.Client, error) {
-	gc, err := GitHubConfig(c, userAgent)
+	creds, err := Credentials(c)
 	if err != nil {
 		return nil, err
 	}
+	return NewGitHubClientWith(c, creds, userAgent, logger, quiet)
+}
+
+// NewGitHubClientWith is NewGitHubClient with creds as its credentials.
+func NewGitHubClientWith(c *configfile.File, creds configfile.Credentials, userAgent string, logger *slog.Logger, quiet bool) (*github.Client, error) {
+	gc := GitHubConfigWith(c, creds, userAgent)
 	gc.Logger, gc.Retry.Quiet = logger, quiet
 	client, err := github.New(gc)
 	if err != nil {

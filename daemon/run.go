@@ -56,6 +56,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		d.log.Warn("no policies of this host yet: the daemon picks new ones up within seconds")
 	}
 	d.removeLeftovers(ctx)
+	d.holdSlots(ctx)
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -128,6 +129,7 @@ func (d *Daemon) RunOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	d.holdSlots(ctx)
 	return sup.RunOnce(ctx)
 }
 

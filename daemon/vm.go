@@ -31,6 +31,9 @@ type VMConfig struct {
 	// Forward are more host services every guest reaches ("host:port");
 	// a policy's rm.VMSettings.Forward are its own guests' only.
 	Forward []string
+	// SlotDiskBytes is the size of a new warm slot's disk
+	// (vm.DefaultSlotDiskBytes when 0).
+	SlotDiskBytes uint64
 }
 
 // vmLauncher is the default launcher of the vm backend: one vm.Launcher
@@ -41,7 +44,7 @@ type VMConfig struct {
 func (d *Daemon) vmLauncher() (rm.Launcher, error) {
 	c := d.cfg.VM
 	s := vm.Settings{MemoryMiB: c.MemoryMiB, CPUs: c.CPUs, Accel: c.Accel, Network: c.Network,
-		Forward: append(githubHosts(d.cfg.GitHub), c.Forward...)}
+		Forward: append(githubHosts(d.cfg.GitHub), c.Forward...), SlotDiskBytes: c.SlotDiskBytes}
 	l, err := vm.NewLauncher(d.cfg.DataDir, s, vm.WithLogger(d.log))
 	if err != nil {
 		return nil, fmt.Errorf("%w: daemon: [vm]: %v", rm.ErrInvalid, err)

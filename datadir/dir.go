@@ -29,6 +29,7 @@ const (
 	overlaysDir  = ".overlays"
 	slotsDir     = "slots"
 	cachesDir    = "caches"
+	credsDir     = "credentials"
 )
 
 // RunnerLogName is the file in an attempt root that receives the runner's
@@ -168,6 +169,11 @@ func (d Dir) Slots() string { return d.join(slotsDir) }
 // Caches is reserved for the per-repository dependency and tool caches,
 // under one host-wide cap with Slots. Nothing uses it yet.
 func (d Dir) Caches() string { return d.join(cachesDir) }
+
+// Credentials holds the secrets `runner-manager auth login` stores on
+// Linux (one 0600 file each, the directory 0700; credstore.File) and, on
+// Windows, their DPAPI-encrypted files.
+func (d Dir) Credentials() string { return d.join(credsDir) }
 
 func (d Dir) join(elem ...string) string {
 	return filepath.Join(append([]string{d.root}, elem...)...)

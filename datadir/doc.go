@@ -23,6 +23,8 @@
 //	vm/<id>/                    a VM attempt's directory
 //	vm/.failed/<id>/            a failed VM attempt's console, kept a while
 //	vm/.overlays/               the VM disks' templates
+//	credentials/github          GitHub's credentials in the OS store on Linux
+//	                            (0600, the directory 0700; .dpapi on Windows)
 //	slots/, caches/             reserved: per-repository workspace slots and
 //	                            caches (Slots, Caches), not used yet
 //

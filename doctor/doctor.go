@@ -145,6 +145,7 @@ func (r *run) all(ctx context.Context) error {
 	} else {
 		r.add(ok("policies", fmt.Sprintf("policies: %d for this host", len(mine))))
 	}
+	r.warm(ctx, st, host, all)
 	installed, installErr := r.runners(ctx, st, mine)
 	client, err := r.GitHub()
 	if err != nil {

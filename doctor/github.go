@@ -28,6 +28,9 @@ func GitHub(ctx context.Context, client *github.Client, scopes []rm.Scope) []Che
 		return []Check{fail(name, "GitHub API "+client.APIURL(), err.Error())}
 	}
 	resp, err := client.HTTPClient().Do(req)
+	if status, refused := github.AppRefused(err); refused {
+		return []Check{fail(name, "GitHub refuses the credentials", "GitHub answered "+status+" when asked for the App's installation token: check its app id, installation id and key")}
+	}
 	if err != nil {
 		return []Check{fail(name, "reach GitHub at "+client.APIURL(), err.Error()+"\ncheck [github] url / api_url and the network")}
 	}

@@ -49,6 +49,7 @@ type slot struct {
 	room   store.FleetRoom
 	wanted int
 	free   uint64 // memory left, if known
+	warm   int    // warm workspace slots left
 	spares int
 	placed []store.FleetPlacement
 }
@@ -66,7 +67,7 @@ func Place(a Ask) []store.FleetShare {
 	slots := make([]*slot, len(a.Rooms))
 	running := 0
 	for i, r := range a.Rooms {
-		slots[i] = &slot{room: r, wanted: r.Busy, free: r.FreeMemory}
+		slots[i] = &slot{room: r, wanted: r.Busy, free: r.FreeMemory, warm: r.WarmFree}
 		running += r.Busy
 	}
 	for _, r := range a.Gone {
@@ -104,6 +105,7 @@ func Place(a Ask) []store.FleetShare {
 		if s.room.MemoryKnown() {
 			s.free -= min(s.free, w)
 		}
+		s.warm = max(s.warm-1, 0)
 		if named {
 			s.placed = append(s.placed, store.FleetPlacement{Job: job, Why: why})
 		}
@@ -133,8 +135,10 @@ func waitingJobs(pending []rm.PendingJob, n int) []rm.PendingJob {
 }
 
 // best is the host for a job of expected peak w, and why: of hosts with a
-// slot, the one whose free memory fits w most tightly; then the least
-// loaded; then the one with a runner listening. A job no host's memory
+// slot whose memory fits w, one where a warm workspace slot of the job's
+// repository waits (its checkout and caches are there: docs/warm.md); then
+// the one whose free memory fits w most tightly; then the least loaded;
+// then the one with a runner listening. A job no host's memory
 // fits goes where most is free (its admission will say why it waits).
 func best(slots []*slot, w uint64) (*slot, string) {
 	var fit, roomy *slot
@@ -151,11 +155,15 @@ func best(slots []*slot, w uint64) (*slot, string) {
 			roomy = s
 		}
 	}
+	warm := ""
+	if fit != nil && fit.warm > 0 {
+		warm = "a warm workspace slot here; "
+	}
 	switch {
 	case fit != nil && !fit.room.MemoryKnown():
-		return fit, "least loaded"
+		return fit, warm + "least loaded"
 	case fit != nil:
-		return fit, fmt.Sprintf("fits: %s free for %s expected", bytesize.Format(fit.free), bytesize.Format(w))
+		return fit, warm + fmt.Sprintf("fits: %s free for %s expected", bytesize.Format(fit.free), bytesize.Format(w))
 	case roomy != nil:
 		return roomy, fmt.Sprintf("no host has %s free; most free here (%s)", bytesize.Format(w), bytesize.Format(roomy.free))
 	}
@@ -164,6 +172,9 @@ func best(slots []*slot, w uint64) (*slot, string) {
 
 // better reports whether s suits a job of w better than t.
 func better(s, t *slot, w uint64) bool {
+	if (s.warm > 0) != (t.warm > 0) {
+		return s.warm > 0
+	}
 	if s.room.MemoryKnown() && t.room.MemoryKnown() && s.free != t.free {
 		return s.free-w < t.free-w // the tightest fit leaves room for heavier jobs
 	}

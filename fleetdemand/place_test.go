@@ -23,6 +23,12 @@ func room(h rm.HostID, capacity, busy, idle int, free uint64) store.FleetRoom {
 	return store.FleetRoom{Policy: pol, Host: h, Capacity: capacity, Busy: busy, Idle: idle, FreeMemory: free}
 }
 
+func warmRoom(h rm.HostID, capacity int, free uint64, warm int) store.FleetRoom {
+	r := room(h, capacity, 0, 0, free)
+	r.WarmFree = warm
+	return r
+}
+
 // wanted is each host's Wanted and Spares, by host.
 func wanted(shares []store.FleetShare) map[rm.HostID][2]int {
 	out := map[rm.HostID][2]int{}
@@ -46,6 +52,8 @@ func TestPlace(t *testing.T) {
 		ask  fleetdemand.Ask
 		want map[rm.HostID][2]int
 		why  map[string]rm.HostID // job id → host it went to
+		// warmFirst: every placement the warm slots decided says so.
+		warmFirst bool
 	}{{
 		name: "a heavy job goes to the one host whose memory fits it",
 		ask: fleetdemand.Ask{Wanted: 1, Pending: []rm.PendingJob{heavy},
@@ -85,6 +93,15 @@ func TestPlace(t *testing.T) {
 			Rooms: []store.FleetRoom{room(hostA, 2, 0, 0, 8*gib), room(hostB, 2, 0, 0, 4*gib), room(hostC, 0, 0, 0, 0)}},
 		want: map[rm.HostID][2]int{hostA: {0, 2}, hostB: {0, 1}, hostC: {0, 0}},
 	}, {
+		name: "a job goes where a warm slot of its repository waits, if its memory fits",
+		ask: fleetdemand.Ask{Wanted: 3, Pending: []rm.PendingJob{light, {ID: "second", Assigned: true}, heavy},
+			Rooms: []store.FleetRoom{room(hostA, 4, 0, 0, 8*gib), warmRoom(hostB, 4, 8*gib, 1), warmRoom(hostC, 4, 2*gib, 3)}},
+		want: map[rm.HostID][2]int{hostA: {0, 0}, hostB: {1, 0}, hostC: {2, 0}},
+		// light: C's slots are warm and it fits tightest; second: C again;
+		// heavy: only A and B fit 6 GiB, and B has a warm slot.
+		why:       map[string]rm.HostID{"light": hostC, "second": hostC, "heavy": hostB},
+		warmFirst: true,
+	}, {
 		name: "hosts that check no memory: the least loaded",
 		ask: fleetdemand.Ask{Wanted: 2,
 			Rooms: []store.FleetRoom{room(hostA, 4, 1, 0, store.FreeMemoryUnknown), room(hostB, 4, 0, 0, store.FreeMemoryUnknown)}},
@@ -100,6 +117,9 @@ func TestPlace(t *testing.T) {
 				for _, p := range s.Placed {
 					placed[p.Job.ID] = s.Host
 					assert.NotEmpty(t, p.Why)
+					if c.warmFirst {
+						assert.Contains(t, p.Why, "a warm workspace slot here", p.Job.ID)
+					}
 				}
 			}
 			if c.why != nil {

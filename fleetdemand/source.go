@@ -263,7 +263,8 @@ func (s *Source) publish(ctx context.Context) {
 		if !known {
 			continue
 		}
-		room := store.FleetRoom{Policy: s.cfg.Policy, Host: s.cfg.Host, Capacity: r.Capacity, Busy: r.Busy, Idle: r.Idle, FreeMemory: store.FreeMemoryUnknown}
+		room := store.FleetRoom{Policy: s.cfg.Policy, Host: s.cfg.Host, Capacity: r.Capacity, Busy: r.Busy, Idle: r.Idle,
+			FreeMemory: store.FreeMemoryUnknown, WarmFree: r.WarmFree}
 		if r.MemoryKnown {
 			room.FreeMemory = r.FreeMemory &^ (64<<20 - 1)
 		}

@@ -208,3 +208,35 @@ func (l *scopeRunners) prune() {
 		}
 	}
 }
+
+// RunnerList is a scope's newest REST runner list: every registration of
+// the scope, whatever registered it, as GitHub listed it at At.
+type RunnerList struct {
+	Scope   rm.Scope
+	At      time.Time
+	Runners []rm.Runner
+}
+
+// RunnerLists returns the newest runner list of every scope this Client
+// has listed (its classic targets list them for their own bookkeeping),
+// sorted by scope, less the registrations it removed since. It sends
+// nothing: a scope never listed, or listed only by requests that failed,
+// is not in it. The lists are the caller's to keep.
+func (c *Client) RunnerLists() []RunnerList {
+	c.runnerLists.mu.Lock()
+	scopes := make([]*scopeRunners, 0, len(c.runnerLists.scopes))
+	for _, l := range c.runnerLists.scopes {
+		scopes = append(scopes, l)
+	}
+	c.runnerLists.mu.Unlock()
+	var out []RunnerList
+	for _, l := range scopes {
+		l.mu.Lock()
+		if l.have {
+			out = append(out, RunnerList{Scope: l.scope, At: l.at, Runners: l.view(l.runners, l.at, "")})
+		}
+		l.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b RunnerList) int { return strings.Compare(a.Scope.String(), b.Scope.String()) })
+	return out
+}

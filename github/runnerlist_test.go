@@ -26,6 +26,7 @@ import (
 // repository.
 type sharedListEnv struct {
 	fake       *fakegithub.Server
+	c          *github.Client
 	clk        *clock
 	arrived    chan struct{} // a runner list request reached the proxy
 	a, b       *github.ClassicTarget
@@ -53,6 +54,7 @@ func newSharedListEnv(t *testing.T) *sharedListEnv {
 	c, err := github.New(github.Config{WebURL: front.URL, APIURL: front.URL + "/api/v3/", Token: fakeToken, Now: e.clk.Now,
 		Sleep: (&sleeps{}).Sleep, Logger: newTextLogger(&logBuffer{})})
 	require.NoError(t, err)
+	e.c = c
 	mk := func(repo, label string) *github.ClassicTarget {
 		scope, err := rm.Repository(repo)
 		require.NoError(t, err)
@@ -240,4 +242,40 @@ func TestRunnersSinceSenderGivesUp(t *testing.T) {
 	assert.Equal(t, []string{prefix + "one"}, names(rs))
 	require.ErrorIs(t, <-senderErr, context.Canceled)
 	assert.Len(t, arrived, 1, "b asked again once a gave up")
+}
+
+// RunnerLists hands out the newest list of each scope listed, every
+// registration in it (not only the prefix asked for), without a request,
+// less what the client removed since.
+func TestRunnerLists(t *testing.T) {
+	e := newSharedListEnv(t)
+	ctx := t.Context()
+	assert.Empty(t, e.c.RunnerLists(), "nothing listed yet")
+	one, err := e.a.JITConfig(ctx, prefix+"one")
+	require.NoError(t, err)
+	_, err = e.b.JITConfig(ctx, "someone-elses")
+	require.NoError(t, err)
+
+	t0 := e.clk.Now()
+	_, _, err = e.a.RunnersSince(ctx, prefix, t0)
+	require.NoError(t, err)
+	require.Equal(t, 1, e.lists())
+	lists := e.c.RunnerLists()
+	require.Len(t, lists, 1, "only the scope listed")
+	assert.Equal(t, "repo:"+fakeRepo, lists[0].Scope.String())
+	assert.Equal(t, t0, lists[0].At)
+	assert.ElementsMatch(t, []string{prefix + "one", "someone-elses"}, names(lists[0].Runners))
+	assert.Equal(t, 1, e.lists(), "RunnerLists sends nothing")
+
+	_, _, err = e.otherScope.RunnersSince(ctx, prefix, t0)
+	require.NoError(t, err)
+	lists = e.c.RunnerLists()
+	require.Len(t, lists, 2)
+	assert.Equal(t, "repo:"+fakeRepo, lists[0].Scope.String(), "sorted by scope")
+	assert.Equal(t, "repo:octo-org/other", lists[1].Scope.String())
+
+	e.clk.Add(time.Second)
+	require.NoError(t, e.a.RemoveRunner(ctx, one.RunnerID))
+	lists = e.c.RunnerLists()
+	assert.Equal(t, []string{"someone-elses"}, names(lists[0].Runners), "what the client removed is left out")
 }

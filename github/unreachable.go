@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"os"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
 )
 
 // Unreachable tells whether err is a request GitHub never answered (a
@@ -28,6 +30,17 @@ func Unreachable(err error) (cause string, ok bool) {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "no answer in time", true
+	}
+	return "", false
+}
+
+// AppRefused tells whether err is GitHub refusing a GitHub App's
+// installation token (an app id, installation or key that do not match:
+// 401, 404) and gives its answer's status ("404 Not Found").
+func AppRefused(err error) (status string, ok bool) {
+	var he *ghinstallation.HTTPError
+	if errors.As(err, &he) && he.Response != nil && he.Response.StatusCode/100 == 4 {
+		return he.Response.Status, true
 	}
 	return "", false
 }

@@ -35,6 +35,9 @@ type Edit struct {
 	// (false: the host that added it, Policy.Host); refused while it has
 	// live runners (CheckFleetFlip).
 	Fleet *bool
+	// Cold runs the policy's attempts without a workspace slot (true) or
+	// in one again (false).
+	Cold *bool
 }
 
 // Apply returns p with the edit made, checked (errors wrap rm.ErrInvalid)
@@ -52,6 +55,7 @@ func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	set(&p.Monitor, e.Monitor)
 	set(&p.Spare, e.Spare)
 	set(&p.Fleet, e.Fleet)
+	set(&p.Cold, e.Cold)
 	if e.RunnerDir != nil {
 		dir, err := CheckRunnerDir(*e.RunnerDir)
 		if err != nil {
@@ -164,6 +168,7 @@ func Changes(old, new rm.Policy) []string {
 	add("vm", old.VM, new.VM)
 	add("state", State(old), State(new))
 	add("fleet", yesNo(old.Fleet), yesNo(new.Fleet))
+	add("workspace", warmText(old), warmText(new))
 	return out
 }
 
@@ -172,6 +177,34 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+func warmText(p rm.Policy) string {
+	if p.Cold {
+		return "cold"
+	}
+	return "warm"
+}
+
+// Warmth says whether a policy's attempts run warm, in a workspace slot
+// of its repository kept between its jobs (docs/warm.md), and if not
+// why; enabled is the host's [warm] enabled. A launcher that cannot keep
+// a slot on this host runs its attempts cold as well, which the daemon
+// says when it happens.
+func Warmth(p rm.Policy, enabled bool) (warm bool, why string) {
+	switch {
+	case !enabled:
+		return false, "warm jobs are off on this host ([warm] enabled = false)"
+	case p.Cold:
+		return false, "the policy's own switch (--cold; `policy edit --warm` turns it back)"
+	case p.Target.Scope.Kind != rm.ScopeRepository:
+		what := "an organization's"
+		if p.Target.Scope.Kind == rm.ScopeEnterprise {
+			what = "an enterprise's"
+		}
+		return false, what + " policy: its jobs' repository is known only once a job runs"
+	}
+	return true, ""
 }
 
 // ShortTarget writes a target without the default runner group:
@@ -259,6 +292,6 @@ func equal(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
 		a.Backend.OrDefault() == b.Backend.OrDefault() && a.RunnerDir == b.RunnerDir &&
 		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused && a.Monitor == b.Monitor &&
-		a.Spare == b.Spare && a.Fleet == b.Fleet &&
+		a.Spare == b.Spare && a.Fleet == b.Fleet && a.Cold == b.Cold &&
 		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && fmt.Sprint(a.VM) == fmt.Sprint(b.VM)
 }

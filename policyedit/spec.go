@@ -41,6 +41,9 @@ type Spec struct {
 	// Fleet makes the policy the fleet's (rm.Policy.Fleet): served by
 	// every host sharing a PostgreSQL store.
 	Fleet bool `toml:"fleet"`
+	// Cold runs the policy's attempts from nothing (rm.Policy.Cold): no
+	// workspace slot kept between its repository's jobs.
+	Cold bool `toml:"cold"`
 	// Spare is nil when the file says nothing: rm.DefaultSpare (auto).
 	Spare *Spare `toml:"spare"`
 	// MemoryLimit caps each attempt's memory (0: none).
@@ -151,7 +154,7 @@ func (s Spec) Build(host rm.HostID, kinds []rm.BackendKind) (rm.Policy, error) {
 	p := rm.Policy{
 		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box, VM: machine,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(),
-		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Monitor: s.Monitor, Fleet: s.Fleet,
+		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Monitor: s.Monitor, Fleet: s.Fleet, Cold: s.Cold,
 		Spare: rm.DefaultSpare,
 	}
 	if s.Spare != nil {

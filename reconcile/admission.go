@@ -68,6 +68,12 @@ type Admission struct {
 	DiskFree  func(path string) (uint64, error)
 	DiskPath  string
 	DiskFloor uint64
+	// Reclaim, when set, is asked to free need bytes of the disk before a
+	// launch is refused for it, and returns what it freed: the daemon
+	// gives the workspace slots' eviction (warm.Pool.Reclaim), so slots
+	// no attempt holds go, least recently used first, before a job waits
+	// for space they hold. The disk is read again after it freed anything.
+	Reclaim func(need uint64) uint64
 	// DefaultEstimate is the expected peak of a policy with no estimate and
 	// no measured peak; 0 means DefaultMemoryEstimate.
 	DefaultEstimate uint64
@@ -274,7 +280,7 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 		if err != nil {
 			s.diskErr = err
 		} else {
-			s.diskFree, s.diskKnown = free, true
+			s.diskFree, s.diskKnown = a.reclaim(free), true
 		}
 	}
 	live, err := liveAttemptsOf(ctx, d.st, d.host)
@@ -333,6 +339,21 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 	}
 	a.statMu.Unlock()
 	return s, nil
+}
+
+// reclaim asks Reclaim for what the disk lacks below the floor, and
+// returns the free bytes then.
+func (a *Admission) reclaim(free uint64) uint64 {
+	if a.Reclaim == nil || free >= a.DiskFloor {
+		return free
+	}
+	if a.Reclaim(a.DiskFloor-free) == 0 {
+		return free
+	}
+	if again, err := a.DiskFree(a.DiskPath); err == nil {
+		return again
+	}
+	return free
 }
 
 func (s *session) ask(expected uint64, live, max int) Ask {

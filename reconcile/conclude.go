@@ -151,6 +151,18 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	id, runnerID, failed := a.ID, a.GitHubRunnerID, o.Kind == rm.Failed && o.Reason != rm.Stopped
 	launcher := l.cfg.launcherFor(it.pol)
 	launched := o.Reason != rm.RegistrationFailed // else no directory was made
+	// A warm attempt's root goes now, not after the pass's launches: its
+	// slot is given back after its Cleanup, and the repository's next job,
+	// often launched in this very pass, finds it warm instead of making a
+	// cold one. Its runner exited: Cleanup is the local files' work.
+	cleaned := false
+	if launched && b.Slot != "" {
+		if err := launcher.Cleanup(id, failed); err != nil {
+			it.log.Warn("could not clean the attempt's directory", "err", err)
+		}
+		l.releaseSlot(ctx, it.pol, b, it.log)
+		cleaned = true
+	}
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {
 			switch err := l.cfg.Target.Registrar.RemoveRunner(ctx, runnerID); {
@@ -164,7 +176,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 				p.githubErr(err, "remove runner")
 			}
 		}
-		if launched {
+		if launched && !cleaned {
 			if err := launcher.Cleanup(id, failed); err != nil {
 				it.log.Warn("could not clean the attempt's directory", "err", err)
 			}

@@ -163,6 +163,11 @@ type Config struct {
 	Installs rm.RunnerInstalls
 	// RunnerEnv is added to every runner's environment ("KEY=value").
 	RunnerEnv []string
+	// Slots, when set, runs the attempts of a repository's policies warm:
+	// each in a workspace slot of its repository (docs/warm.md), where the
+	// policy is not Cold and its launcher is an rm.WarmLauncher that runs
+	// warm. Loops of one host share one.
+	Slots rm.Slots
 
 	// LoopOptions are the loop's timeouts, paces and caps.
 	LoopOptions

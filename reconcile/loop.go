@@ -40,7 +40,9 @@ type Loop struct {
 	drv *driver
 	// held are registrations GitHub refused to remove as busy after their
 	// attempts ended, asked for again (removals.go).
-	held   heldRemovals
+	held heldRemovals
+	// forks is GitHub's word on whether recent runs came from forks.
+	forks  forkRuns
 	closed chan struct{}
 	once   sync.Once
 	wg     sync.WaitGroup

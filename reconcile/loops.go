@@ -144,7 +144,7 @@ func (s *Supervisor) loopConfig(target Target, policies []rm.Policy) Config {
 	return Config{
 		Store: s.cfg.Store, Target: target, Launcher: s.cfg.Launcher, Launchers: s.cfg.Launchers, Meters: s.cfg.Meters,
 		Host: s.cfg.Host, Policies: policies, Admission: s.cfg.Admission, Now: s.cfg.Now, Logger: s.cfg.Logger,
-		Installs: s.cfg.Installs, RunnerEnv: s.cfg.RunnerEnv,
+		Installs: s.cfg.Installs, RunnerEnv: s.cfg.RunnerEnv, Slots: s.cfg.Slots,
 		LoopOptions: s.cfg.Loop, Drain: s.cfg.Drain, DrainTimeout: s.cfg.DrainTimeout,
 		OnRefusal: func(_ rm.PolicyID, r Refusal) {
 			s.mu.Lock()

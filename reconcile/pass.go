@@ -64,6 +64,8 @@ type item struct {
 	// unresolved: its process could not be looked for; it keeps its slot.
 	unresolved bool
 	concluded  bool
+	// warm is the workspace slot its launch leased (leaseSlot); nil cold.
+	warm *rm.WarmSlot
 }
 
 // holdsSlot: the attempt counts against max and memory.

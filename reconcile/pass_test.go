@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -557,6 +558,52 @@ func TestDiskAdmission(t *testing.T) {
 	assert.Equal(t, "disk: 1GiB free on /data, below the floor of 10GiB; free some space or lower the floor",
 		e.loop.Status().Policies[0].LastRefusal)
 	assert.Equal(t, 0, e.loop.Capacity())
+}
+
+// Below the disk floor, admission asks Reclaim (the warm slots'
+// eviction) for what is missing before it refuses: a launch goes ahead
+// when enough was freed, and is refused for disk when not.
+func TestDiskAdmissionReclaims(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		evictable  uint64
+		wantLive   int
+		wantRefuse string
+	}{
+		{"enough", 12 << 30, 1, ""},
+		{"not enough", 4 << 30, 0, "disk: 5GiB free on /data, below the floor of 10GiB; free some space or lower the floor"},
+		{"nothing", 0, 0, "disk: 1GiB free on /data, below the floor of 10GiB; free some space or lower the floor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			free, evictable := uint64(1<<30), tc.evictable
+			var asked []uint64
+			adm := &reconcile.Admission{
+				DiskFree: func(string) (uint64, error) { mu.Lock(); defer mu.Unlock(); return free, nil },
+				DiskPath: "/data", DiskFloor: 10 << 30,
+				Reclaim: func(need uint64) uint64 {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, need)
+					n := min(need, evictable)
+					evictable -= n
+					free += n
+					return n
+				},
+			}
+			e := newEnv(t, nil, func(c *reconcile.Config) { c.Admission = adm })
+			e.demand(1)
+			e.pass()
+			assert.Len(t, e.live(), tc.wantLive)
+			mu.Lock()
+			require.NotEmpty(t, asked, "admission asks before it refuses")
+			assert.Equal(t, uint64(9<<30), asked[0], "it asks for what the disk lacks below the floor")
+			mu.Unlock()
+			if tc.wantRefuse != "" {
+				assert.Equal(t, tc.wantRefuse, e.loop.Status().Policies[0].LastRefusal)
+			}
+		})
+	}
 }
 
 func TestUserStopDuringAJob(t *testing.T) {

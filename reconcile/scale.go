@@ -53,6 +53,7 @@ func (p *pass) wanted() (wanted, demand int) {
 // It returns the live and wanted counts after it.
 func (p *pass) scale(ctx context.Context) (live, wanted int) {
 	p.proveRunner(ctx)
+	p.prefetchOrigins(ctx)
 	livePer := make(map[rm.PolicyID]int)
 	for _, it := range p.items {
 		if it.holdsSlot() {
@@ -444,6 +445,7 @@ func (p *pass) room(sim session, capacity int, gone func(*item) bool) rm.Room {
 	if limit, ok := sim.limit(); ok {
 		r.FreeMemory, r.MemoryKnown = sub(limit, sim.committed), true
 	}
+	r.WarmFree = p.warmFree()
 	return r
 }
 
@@ -460,8 +462,15 @@ func (p *pass) launch(ctx context.Context, it *item) bool {
 func (p *pass) register(ctx context.Context, it *item) (rm.JITConfig, bool) {
 	l := p.l
 	a, _ := it.a.MoveTo(rm.StateRegistering, l.cfg.Now())
+	// The slot is leased and journaled before anything is asked of GitHub:
+	// the journal says which attempt held which slot, whatever happens next.
+	if slot := l.leaseSlot(it); slot != nil {
+		a.Slot = slot.String()
+		it.warm = slot
+	}
 	if !p.record(ctx, it, a) {
 		l.tab.update(it.a.ID, func(r *runtime) { r.inflight = false })
+		l.releaseSlot(ctx, it.pol, rm.Attempt{ID: a.ID, Slot: a.Slot}, it.log)
 		return rm.JITConfig{}, false // the next pass concludes the pending row
 	}
 	// A policy moved to another host since this pass read it (its pending
@@ -506,6 +515,7 @@ func (p *pass) start(ctx context.Context, it *item, jit rm.JITConfig) bool {
 	p.limitMemory(it)
 	proc, err := l.cfg.launcherFor(it.pol).Launch(ctx, rm.LaunchSpec{
 		Attempt: a.ID, Policy: *it.pol, RunnerDir: dir, JITConfig: jit.Encoded, Env: slices.Clone(l.cfg.RunnerEnv),
+		Warm: it.warm,
 	})
 	if err != nil {
 		// The launcher's error may name a reason of its backend (an image
@@ -546,6 +556,8 @@ func (p *pass) failLaunch(ctx context.Context, it *item, reason rm.FailureReason
 			it.log.Warn("could not clean the attempt's directory", "err", err)
 		}
 	}
+	// No job ran in the slot: it goes back as it was.
+	l.releaseSlot(ctx, it.pol, rm.Attempt{ID: it.a.ID, Slot: it.a.Slot}, it.log)
 	if reason == rm.GitHubUnavailable {
 		it.log.Warn("GitHub failed to register the runner; backing off", "detail", detail)
 		p.note(it.pol.ID, "GitHub failed: "+detail+"; backing off")

@@ -69,7 +69,10 @@ type SupervisorConfig struct {
 	Loop LoopOptions
 	// RunnerEnv, OnPass, OnJobStarted and OnJobEnded are given to every
 	// loop (see Config).
-	RunnerEnv    []string
+	RunnerEnv []string
+	// Slots runs repositories' attempts warm (Config.Slots); every loop
+	// shares it.
+	Slots        rm.Slots
 	OnPass       func(targetKey string, took time.Duration, err error)
 	OnJobStarted func(policy string, s rm.StartSplit)
 	OnJobEnded   func(policy, result string, ran time.Duration)

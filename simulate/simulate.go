@@ -172,6 +172,9 @@ func Start(ctx context.Context, opts Options) (_ *Sim, err error) {
 		return daemon.Config{
 			Admission:   &reconcile.Admission{Memory: opts.Memory, Reserve: opts.Reserve, DiskPath: dataDir},
 			ClassicPoll: 500 * time.Millisecond,
+			// The configuration file's default: each repository's jobs in
+			// its workspace slots (docs/warm.md).
+			Warm: daemon.Warm{Enabled: true},
 		}
 	})
 	if err != nil {

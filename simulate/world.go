@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,10 @@ type worldPolicy struct {
 	Estimate uint64
 	Spare    int
 	MinIdle  int
+	// Repo is the repository it serves ("" is Repo); Cold turns its
+	// workspace slots off.
+	Repo string
+	Cold bool
 }
 
 // setUp builds the world into s, with a daemon (the one the CLI's run
@@ -119,12 +124,12 @@ func installFakeRunner(dataDir, exe string) (string, error) {
 
 // addPolicies writes the world's policies, served by runnerDir.
 func (s *Sim) addPolicies(ctx context.Context, w world, runnerDir string) error {
-	scope, err := rm.Repository(Repo)
-	if err != nil {
-		return err
-	}
 	now := time.Now().UTC()
 	for _, wp := range w.Policies {
+		scope, err := rm.Repository(cmp.Or(wp.Repo, Repo))
+		if err != nil {
+			return err
+		}
 		var t rm.ScaleTarget
 		if w.Classic {
 			t, err = rm.NewLabelTarget(scope, "", []string{wp.Name})
@@ -135,7 +140,7 @@ func (s *Sim) addPolicies(ctx context.Context, w world, runnerDir string) error 
 			return err
 		}
 		p := rm.Policy{ID: rm.NewPolicyID(), Name: wp.Name, Host: s.host.ID, Target: t, Backend: rm.DefaultBackend,
-			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, MinIdle: wp.MinIdle, CreatedAt: now, UpdatedAt: now}
+			RunnerDir: runnerDir, Max: wp.Max, MemoryEstimate: wp.Estimate, Spare: wp.Spare, MinIdle: wp.MinIdle, Cold: wp.Cold, CreatedAt: now, UpdatedAt: now}
 		if err := s.store.InsertPolicy(ctx, p); err != nil {
 			return err
 		}

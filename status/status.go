@@ -44,10 +44,16 @@ type Status struct {
 	// Runner is the runner installed for policies without a runner
 	// directory, and its update; nil when the daemon does not manage one.
 	Runner *Runner `json:"runner"`
+	// Registrations are GitHub's runner lists of the scopes this host's
+	// classic policies serve, as the daemon last read them (ScopeRunners),
+	// by scope; nil in figures read from the journal.
+	Registrations []ScopeRunners `json:"registrations"`
 	// Manager is the process that answers: its pid, since when it runs,
 	// its version and data directory; nil in figures read from the
 	// journal with no daemon running.
 	Manager *Manager `json:"manager"`
+	// Warm is the host's workspace slots; nil when warm jobs are off.
+	Warm *Warm `json:"warm"`
 }
 
 // The reasons admission refuses a launch: the keys of Status.Refusals.
@@ -236,4 +242,32 @@ func (s Status) WithPolicies(policies []rm.Policy) Status {
 	}
 	s.Policies = merged
 	return s
+}
+
+// Warm is the host's workspace slots (docs/warm.md): their size against
+// the cap, and per repository.
+type Warm struct {
+	// CapBytes is the host's cap on the slots ([warm] cap).
+	CapBytes int64 `json:"cap_bytes"`
+	// Bytes is the slots' size, each measured when its last attempt ended.
+	Bytes int64 `json:"bytes"`
+	Slots int   `json:"slots"`
+	// Repos are the slots by repository and backend, most recently used
+	// first.
+	Repos []WarmRepo `json:"repos"`
+}
+
+// WarmRepo is one repository's slots of one backend.
+type WarmRepo struct {
+	Repo    string `json:"repo"`
+	Backend string `json:"backend"`
+	Slots   int    `json:"slots"`
+	// Held counts the slots a live attempt holds now.
+	Held  int   `json:"held"`
+	Bytes int64 `json:"bytes"`
+	// Uses counts the attempts that ran in them; Hits those that found
+	// their slot warm.
+	Uses     int       `json:"uses"`
+	Hits     int       `json:"hits"`
+	LastUsed time.Time `json:"last_used"`
 }

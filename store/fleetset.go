@@ -115,6 +115,9 @@ type FleetRoom struct {
 	// bytes, beyond what its live attempts are expected to take;
 	// FreeMemoryUnknown where the host does not check memory.
 	FreeMemory uint64
+	// WarmFree is how many workspace slots of the policy's repository
+	// wait free on the host (rm.Room.WarmFree).
+	WarmFree int
 	// UpdatedAt is the database's clock at the publication.
 	UpdatedAt time.Time
 	// Age is how old the publication was when the database answered

@@ -259,7 +259,7 @@ func (b *Backend) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, e
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	p, err := l.Launch(ctx, spec)
+	p, err := l.Launch(ctx, b.launchSpec(l, spec))
 	if err == nil {
 		b.keep(spec.Attempt, p)
 	}

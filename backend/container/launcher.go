@@ -126,6 +126,11 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 		return nil, fmt.Errorf("launch attempt %s: no JIT configuration to start the runner with", spec.Attempt)
 	}
 	opts := l.createOptions(spec)
+	if spec.Warm != nil {
+		if err := l.warmLaunch(ctx, &opts, spec.Warm); err != nil {
+			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+		}
+	}
 	id, err := l.create(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)

@@ -84,6 +84,10 @@ type Launcher struct {
 	copyWarned sync.Map
 	// contain keeps each attempt's processes together (contain.go).
 	contain containment
+	// homeFiles and homeLinks fill each attempt's fresh HOME (WithHome);
+	// sharedHome gives runners the manager's own (WithSharedHome).
+	homeFiles, homeLinks []string
+	homeSet, sharedHome  bool
 	// report, when set, writes the job report's hooks into each root
 	// (WithJobReport).
 	report *jobReport
@@ -95,6 +99,7 @@ var (
 	_ rm.GroupMeter      = (*Launcher)(nil)
 	_ rm.RootLister      = (*Launcher)(nil)
 	_ rm.JobHookReader   = (*Launcher)(nil)
+	_ rm.WarmLauncher    = (*Launcher)(nil)
 )
 
 // Option configures a Launcher.
@@ -220,11 +225,18 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
+	if err := prepareWarm(root, spec); err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
+	home, err := l.prepareHome(root)
+	if err != nil {
+		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+	}
 	logFile, err := os.OpenFile(filepath.Join(root, datadir.RunnerLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("launch attempt %s: runner log: %w", spec.Attempt, err)
 	}
-	env := l.environ(spec)
+	env := warmEnv(l.environ(spec), spec, home)
 	if l.report != nil {
 		env = l.report.install(ctx, l.log, root, spec, env)
 	}
@@ -286,6 +298,7 @@ func (l *Launcher) Cleanup(a rm.AttemptID, failed bool) error {
 	errs := []error{l.emptyAttempt(a)}
 	root := l.Root(a)
 	if _, err := os.Lstat(root); err == nil {
+		errs = append(errs, unlinkWarm(root))
 		if !l.noKeptLogs {
 			errs = append(errs, l.dir.KeepLogs(a, root, l.now()))
 		}

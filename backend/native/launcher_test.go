@@ -42,6 +42,13 @@ echo "to stderr" >&2
 case "$MODE" in
 exit3) exit 3 ;;
 job) echo "running a job" > "$root/_diag/Worker_$(date -u +%Y%m%d-%H%M%S)-utc.log" ;;
+warm)
+	printf '%s' "$HOME" > "$root/home.seen"
+	printf '%s' "$npm_config_cache" > "$root/npm.seen"
+	cat "$HOME/.gitconfig" > "$root/gitconfig.seen" 2>/dev/null
+	echo "$RUNNER_MANAGER_ATTEMPT" >> "$root/_work/runs"
+	echo planted > "$HOME/.planted"
+	cp "$root/_work/runs" "$root/runs.seen" ;;
 sleep) sleep 60 & wait ;;
 ignore-term)
 	trap '' TERM

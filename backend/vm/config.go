@@ -27,6 +27,9 @@ func (Kind) CheckConfig(c *configfile.File) error {
 	if c.VM.CPUs < 0 || c.VM.CPUs > 64 {
 		return c.ErrAt("vm.cpus", "%d is not between 1 and 64", c.VM.CPUs)
 	}
+	if d := c.VM.SlotDisk; d != 0 && d < MinSlotDiskBytes {
+		return c.ErrAt("vm.slot_disk", "%s is below 256MiB, the least a slot's file system needs", d)
+	}
 	for _, f := range c.VM.Forward {
 		if _, _, err := net.SplitHostPort(f); err != nil {
 			return c.ErrAt("vm.forward", "%q is not HOST:PORT (for example \"proxy.corp:3128\")", f)

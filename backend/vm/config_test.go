@@ -32,6 +32,7 @@ func TestCheckConfig(t *testing.T) {
 		{"bad vm network", "[vm]\nnetwork = \"bridge\"\n", []string{"config.toml:2", "vm.network", "restricted or open"}},
 		{"small vm", "[vm]\nmemory = \"64MiB\"\n", []string{"config.toml:2", "vm.memory", "128MiB"}},
 		{"bad vm cpus", "[vm]\ncpus = 65\n", []string{"config.toml:2", "vm.cpus", "between 1 and 64"}},
+		{"small slot disk", "[vm]\nslot_disk = \"64MiB\"\n", []string{"config.toml:2", "vm.slot_disk", "256MiB"}},
 		{"bad vm forward", "[vm]\nforward = [\"proxy\"]\n", []string{"config.toml:2", "vm.forward", "HOST:PORT"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,5 +45,5 @@ func TestCheckConfig(t *testing.T) {
 			require.NoError(t, load(t, tt.file), "without the backend its table is not checked")
 		})
 	}
-	require.NoError(t, load(t, "[vm]\naccel = \"tcg\"\nmemory = \"512MiB\"\ncpus = 1\nnetwork = \"open\"\nforward = [\"127.0.0.1:8080\"]\n", vm.Kind{}))
+	require.NoError(t, load(t, "[vm]\naccel = \"tcg\"\nmemory = \"512MiB\"\ncpus = 1\nnetwork = \"open\"\nforward = [\"127.0.0.1:8080\"]\nslot_disk = \"40GiB\"\n", vm.Kind{}))
 }

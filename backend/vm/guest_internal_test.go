@@ -133,6 +133,7 @@ func TestSettingsValidate(t *testing.T) {
 		{Settings{Image: "x", Forward: []string{"10.0.2.2:80"}}, "guest's own network"},
 		{Settings{Image: "x", Forward: []string{"a,b:80"}}, "neither an IPv4 address nor a host name"},
 		{Settings{Image: "x", Forward: []string{"host:0"}}, "not 1-65535"},
+		{Settings{Image: "x", SlotDiskBytes: 1 << 20}, "slot disk"},
 	} {
 		err := tc.s.Validate()
 		require.ErrorContains(t, err, tc.want, "%+v", tc.s)
@@ -172,8 +173,28 @@ func TestQEMUArgs(t *testing.T) {
 	require.Contains(t, args, "file:"+dir+"/console.log")
 	require.Contains(t, args, "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:80-cmd:/bin/busybox nc 127.0.0.1 80")
 	require.Contains(t, args, "name=opt/runner-manager/env,file=/dev/fd/3")
+	require.NotContains(t, strings.Join(args, " "), slotSerial, "a cold attempt has no slot disk")
+	q.slot = "/data/slots/octo/app/1/disk.img"
+	require.Contains(t, q.argv(), "id=d1,file=/data/slots/octo/app/1/disk.img,format=raw,if=none,discard=unmap")
+	require.Contains(t, q.argv(), "virtio-blk-device,drive=d1,serial=rm-slot")
+	q.slot = ""
 	i := slices.Index(args, "-accel")
 	require.Equal(t, "tcg", args[i+1])
 	q.s.Network = NetworkOpen
 	require.Contains(t, q.argv(), "user,id=n0,guestfwd=tcp:10.0.2.100:80-cmd:/bin/busybox nc 127.0.0.1 80")
+}
+
+// A warm guest's runner gets the cache variables, with the guest's work
+// folder, but for those the attempt sets itself.
+func TestGuestEnvWarm(t *testing.T) {
+	spec := rm.LaunchSpec{Attempt: rm.NewAttemptID(), JITConfig: "x", Env: []string{"GOCACHE=/mine"}}
+	cold, _ := guestEnv(spec)
+	require.NotContains(t, string(cold), "npm_config_cache")
+	spec.Warm = &rm.WarmSlot{Repo: "octo/app", N: 1, Dir: "/data/slots/x"}
+	env, _ := guestEnv(spec)
+	require.Contains(t, string(env), "npm_config_cache='/runner/_work/_caches/npm'\n")
+	require.Contains(t, string(env), "GOCACHE='/mine'\n")
+	require.NotContains(t, string(env), "_caches/go-build")
+	require.Contains(t, string(guestConfig(spec.Attempt, guestNet{}, true)), "RM_WORK='/runner/_work'\n")
+	require.NotContains(t, string(guestConfig(spec.Attempt, guestNet{}, false)), "RM_SLOT")
 }

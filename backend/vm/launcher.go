@@ -211,7 +211,12 @@ func (l *Launcher) Launch(ctx context.Context, spec rm.LaunchSpec) (rm.Process, 
 	if err := l.overlays.create(ctx, progs.qemuImg, im.BaseDisk, q.disk); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
-	if err := os.WriteFile(q.config, guestConfig(spec.Attempt, gnet), 0o600); err != nil {
+	if spec.Warm != nil {
+		if q.slot, err = l.slotDisk(ctx, spec.Warm); err != nil {
+			return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
+		}
+	}
+	if err := os.WriteFile(q.config, guestConfig(spec.Attempt, gnet, q.slot != ""), 0o600); err != nil {
 		return nil, fmt.Errorf("launch attempt %s: %w", spec.Attempt, err)
 	}
 	env, dropped := guestEnv(spec)

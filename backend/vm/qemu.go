@@ -49,6 +49,9 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // runner needs, JIT configuration included. Nothing of the manager's own
 // environment: the guest is another machine. Entries of spec.Env whose
 // names are no shell names are left out and returned.
+//
+// A warm attempt's runner gets the cache variables too (slotEnv), under
+// spec.Env: the operator's wins.
 func guestEnv(spec rm.LaunchSpec) (script []byte, dropped []string) {
 	vars := [][2]string{{"PATH", guestPath}, {"HOME", "/root"}, {"USER", "root"}, {"LANG", "C.UTF-8"}}
 	at := map[string]int{}
@@ -62,6 +65,14 @@ func guestEnv(spec rm.LaunchSpec) (script []byte, dropped []string) {
 		}
 		at[name] = len(vars)
 		vars = append(vars, [2]string{name, value})
+	}
+	var warmEnv []string
+	if spec.Warm != nil {
+		warmEnv = slotEnv(spec)
+	}
+	for _, kv := range warmEnv {
+		name, value, _ := strings.Cut(kv, "=")
+		set(name, value)
 	}
 	for _, kv := range spec.Env {
 		name, value, ok := strings.Cut(kv, "=")
@@ -146,8 +157,16 @@ func planNet(fws []forward) (guestNet, error) {
 
 // guestConfig is the guest's fw_cfg configuration (not secret): shell
 // assignments the init reads.
-func guestConfig(a rm.AttemptID, n guestNet) []byte {
+//
+// With slot, the guest mounts the disk whose serial is RM_SLOT at RM_WORK
+// (the runner's work folder) before the runner starts, and scrubs it
+// before it powers off.
+func guestConfig(a rm.AttemptID, n guestNet, slot bool) []byte {
 	var b strings.Builder
+	if slot {
+		fmt.Fprintf(&b, "RM_SLOT=%s\n", shellQuote(slotSerial))
+		fmt.Fprintf(&b, "RM_WORK=%s\n", shellQuote(workFolder))
+	}
 	fmt.Fprintf(&b, "RM_RUNNER_DIR=%s\n", shellQuote(RunnerDir))
 	fmt.Fprintf(&b, "RM_HOSTNAME=%s\n", shellQuote(guestHostname(a)))
 	fmt.Fprintf(&b, "RM_FORWARDS=%s\n", shellQuote(strings.Join(n.relays, "\n")))
@@ -173,6 +192,7 @@ type qemuArgs struct {
 	im      Image
 	dir     string // the attempt's directory
 	disk    string
+	slot    string // the warm slot's disk; "" for none
 	config  string
 	console string
 	net     guestNet
@@ -211,6 +231,16 @@ func (q qemuArgs) argv() []string {
 		"-device", "virtio-net-device,netdev=n0",
 		"-drive", "id=d0,file="+q.disk+",format=qcow2,if=none,discard=unmap",
 		"-device", "virtio-blk-device,drive=d0",
+	)
+	if q.slot != "" {
+		// Raw: the file is the disk, sparse, its size the cap; discard
+		// gives the host back what the guest frees.
+		args = append(args,
+			"-drive", "id=d1,file="+q.slot+",format=raw,if=none,discard=unmap",
+			"-device", "virtio-blk-device,drive=d1,serial="+slotSerial,
+		)
+	}
+	args = append(args,
 		"-fw_cfg", "name="+fwConfig+",file="+q.config,
 		"-fw_cfg", fmt.Sprintf("name=%s,file=/dev/fd/%d", fwEnv, envFD),
 	)

@@ -77,6 +77,14 @@ type Settings struct {
 	QEMU string
 	// QEMUImg is the qemu-img program; found on PATH when empty.
 	QEMUImg string
+	// SlotDiskBytes is the size of a new warm slot's disk
+	// (DefaultSlotDiskBytes when 0, at least MinSlotDiskBytes): the most
+	// a repository's work folder and caches take in a VM. Sparse: the
+	// host gives it what the guest writes.
+	SlotDiskBytes uint64
+	// MkfsExt4 is the mkfs.ext4 program that makes slot disks; found on
+	// PATH when empty. Without it the launcher runs cold (RunsWarm).
+	MkfsExt4 string
 }
 
 // withDefaults fills the empty fields with their defaults.
@@ -99,6 +107,12 @@ func (s Settings) withDefaults() Settings {
 	if s.QEMUImg == "" {
 		s.QEMUImg = "qemu-img"
 	}
+	if s.SlotDiskBytes == 0 {
+		s.SlotDiskBytes = DefaultSlotDiskBytes
+	}
+	if s.MkfsExt4 == "" {
+		s.MkfsExt4 = "mkfs.ext4"
+	}
 	return s
 }
 
@@ -120,6 +134,9 @@ func (s Settings) Validate() error {
 	case "", NetworkRestricted, NetworkOpen:
 	default:
 		return fmt.Errorf("network %q: want %q or %q", s.Network, NetworkRestricted, NetworkOpen)
+	}
+	if s.SlotDiskBytes != 0 && (s.SlotDiskBytes < MinSlotDiskBytes || s.SlotDiskBytes > 1<<50) {
+		return fmt.Errorf("slot disk %d bytes: between %d (256 MiB) and 1 PiB", s.SlotDiskBytes, uint64(MinSlotDiskBytes))
 	}
 	_, err := parseForwards(s.Forward)
 	return err

@@ -119,8 +119,16 @@ func drawMemory(p painter, m Model) {
 			parts = append(parts, fmt.Sprintf("cpu %.0f%%", *c))
 		}
 	}
-	if mem.DiskFreeBytes > 0 {
-		parts = append(parts, "disk "+bytesize.Compact(mem.DiskFreeBytes)+" free")
+	lowDisk := mem.DiskFloorBytes > 0 && mem.DiskFreeBytes < mem.DiskFloorBytes
+	if mem.DiskFreeBytes > 0 || lowDisk {
+		disk := "disk " + bytesize.Compact(mem.DiskFreeBytes) + " free"
+		if lowDisk {
+			disk += " (below the floor " + bytesize.Compact(mem.DiskFloorBytes) + ")" // DISK's red, in words
+		}
+		parts = append(parts, disk)
+	}
+	if w := st.Warm; w != nil && w.Slots > 0 {
+		parts = append(parts, "warm "+bytesize.Compact(uint64(max(w.Bytes, 0)))+" of "+bytesize.Compact(uint64(max(w.CapBytes, 0))))
 	}
 	info := " " + joinFit(p.w-n-1, parts...)
 	p.text(n, 1, info, usedStyle, p.w-n)
@@ -133,8 +141,8 @@ func drawMemory(p painter, m Model) {
 	}
 	parts = append([]string{committed}, waitsParts(st.Policies)...)
 	p.text(n, 2, " "+joinFit(p.w-n-1, append(parts, refusalText(st.Refusals))...), styleNormal, p.w-n)
-	if mem.DiskFloorBytes > 0 && mem.DiskFreeBytes < mem.DiskFloorBytes {
-		p.text(0, 2, "DISK ", styleError, 5)
+	if lowDisk {
+		p.text(0, 2, "DISK   ", styleError, 7) // in place of the row's label, whole
 	}
 }
 

@@ -20,7 +20,9 @@ func (m Model) openJobs() (Model, []Command) {
 	if m.Detail || m.PolicyDetail {
 		return m, nil
 	}
-	m.JobsView, m.jobsTop = !m.JobsView, 0
+	open := !m.JobsView
+	m = m.closeViews()
+	m.JobsView, m.jobsTop = open, 0
 	return m, nil
 }
 

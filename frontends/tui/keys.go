@@ -32,6 +32,9 @@ var keys = []binding{
 	{name: "open", codes: []KeyCode{KeyEnter}, label: "enter", help: "open the attempt's detail", hint: "⏎ detail", do: Model.enter},
 	{name: "policy", runes: "i", label: "i", help: "open the policy's detail: why its jobs wait", hint: "i policy", do: Model.openPolicy},
 	{name: "jobs", runes: "w", label: "w", help: "the jobs: running, and waiting with why", hint: "w jobs", do: Model.openJobs},
+	{name: "inventory", runes: "o", label: "o", help: "GitHub's runners: this host's, the fleet's, unknown", hint: "o runners", do: Model.openInventory},
+	{name: "activity", runes: "a", label: "a", help: "the activity: latest events and errors", hint: "a activity", do: Model.openActivity},
+	{name: "copy", runes: "c", label: "c", help: "in o or a: print it on quitting, to copy", hint: "c print on quit", do: Model.copyView},
 	{name: "sort", runes: "s", label: "s", help: "sort the policies by the next column", hint: "s sort", do: Model.nextSort},
 	{name: "back", codes: []KeyCode{KeyEsc}, label: "esc  ⌫", help: "back; clear the filter", hint: "esc back", do: Model.back},
 	{name: "close", codes: []KeyCode{KeyBackspace}, do: Model.closeDetail},
@@ -52,14 +55,17 @@ var keys = []binding{
 var (
 	listHints         = []string{"pane", "open", "policy", "jobs", "pause", "raise", "stop", "filter", "help", "quit"}
 	jobsHints         = []string{"back", "jobs", "help", "quit"}
+	inventoryHints    = []string{"back", "inventory", "copy", "help", "quit"}
+	activityHints     = []string{"back", "activity", "copy", "help", "quit"}
 	detailHints       = []string{"back", "up", "stop", "help"}
 	policyDetailHints = []string{"back", "pause", "raise", "help"}
 )
 
-// jobsViewKeys are the bindings that work in the jobs view: it scrolls
-// and closes; the others act on a selection it does not show.
-var jobsViewKeys = map[string]bool{"up": true, "down": true, "page-up": true, "page-down": true, "first": true, "last": true,
-	"back": true, "close": true, "quit": true, "help": true, "jobs": true, "refresh": true}
+// listViewKeys are the bindings that work in the full-screen lists (jobs,
+// inventory, activity): they scroll, switch, print and close; the others
+// act on a selection these do not show.
+var listViewKeys = map[string]bool{"up": true, "down": true, "page-up": true, "page-down": true, "first": true, "last": true,
+	"back": true, "close": true, "quit": true, "help": true, "jobs": true, "inventory": true, "activity": true, "copy": true, "refresh": true}
 
 // keyMap finds a key's binding (the tests check no key is bound twice).
 var keyMap = func() map[Key]*binding {
@@ -99,8 +105,8 @@ func (m Model) key(k Key) (Model, []Command) {
 		return m.confirmKey(k)
 	case m.Editing:
 		return m.filterKey(k), nil
-	case b != nil && m.JobsView && !jobsViewKeys[b.name]:
-		return m, nil // the jobs view has no selection to act on
+	case b != nil && m.listView() && !listViewKeys[b.name]:
+		return m, nil // a full-screen list has no selection to act on
 	case b != nil:
 		return b.do(m)
 	}
@@ -118,7 +124,7 @@ func movePage(sign int) func(Model) (Model, []Command) {
 }
 
 func (m Model) switchPane() (Model, []Command) {
-	if !m.Detail && !m.PolicyDetail && !m.JobsView {
+	if !m.Detail && !m.PolicyDetail && !m.listView() {
 		m.Pane = 1 - m.Pane
 	}
 	return m, nil
@@ -131,8 +137,8 @@ func (m Model) back() (Model, []Command) {
 		m.Detail = false
 	case m.PolicyDetail:
 		m.PolicyDetail = false
-	case m.JobsView:
-		m.JobsView = false
+	case m.listView():
+		m = m.closeViews()
 	case m.Filter != "":
 		m.Filter = ""
 	case m.Msg != "":
@@ -142,8 +148,34 @@ func (m Model) back() (Model, []Command) {
 }
 
 func (m Model) closeDetail() (Model, []Command) {
-	m.Detail, m.PolicyDetail, m.JobsView = false, false, false
-	return m, nil
+	m.Detail, m.PolicyDetail = false, false
+	return m.closeViews(), nil
+}
+
+// listView reports whether a full-screen list is open: the jobs, the
+// inventory or the activity.
+func (m Model) listView() bool { return m.JobsView || m.InventoryView || m.ActivityView }
+
+// closeViews closes the full-screen lists.
+func (m Model) closeViews() Model {
+	m.JobsView, m.InventoryView, m.ActivityView = false, false, false
+	return m
+}
+
+// copyView keeps the open inventory or activity, as plain text and uncut,
+// for the program to print once the terminal is given back: the
+// terminal's own selection and scrollback then copy it.
+func (m Model) copyView() (Model, []Command) {
+	var what string
+	switch {
+	case m.InventoryView:
+		m.Printout, what = m.InventoryText(), "GitHub's runners"
+	case m.ActivityView:
+		m.Printout, what = m.ActivityText(), "the activity"
+	default:
+		return m, nil
+	}
+	return m.infof("%s (%d lines, as now) will be printed when you quit", what, len(m.Printout)), nil
 }
 
 func (m Model) repaint() (Model, []Command) { return m, []Command{Sync{}} }
@@ -154,7 +186,7 @@ func (m Model) quit() (Model, []Command) {
 }
 
 func (m Model) quitOrBack() (Model, []Command) {
-	if m.Detail || m.PolicyDetail || m.JobsView {
+	if m.Detail || m.PolicyDetail || m.listView() {
 		return m.closeDetail()
 	}
 	return m.quit()

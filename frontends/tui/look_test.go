@@ -39,13 +39,15 @@ func TestLookFromEnv(t *testing.T) {
 
 // distinctions is a screen with every distinction the view makes in
 // colour: a failed attempt, a waiting and a failing policy, GitHub's
-// budget low, memory used and committed into the reserve, an error on the
-// status line, the focused pane.
+// budget low, memory used and committed into the reserve, the disk below
+// its floor, a stale host of the fleet, an error on the status line, the
+// focused pane.
 func distinctions(look tui.Look) tui.Model {
-	st := fixtureStatus()
+	st := fleetFixture()
 	st.Budget.Remaining = 300
 	st.Memory.AvailableBytes = gib
 	st.Memory.CommittedBytes = 15 * gib
+	st.Memory.DiskFreeBytes = 4 * gib // below the floor of 10G
 	home := &st.Policies[0]
 	home.Wait.Waiting, home.Wait.Queued, home.Wait.WaitReason = 2, 2, "at max 4"
 	st.Policies[2].LastError = "GitHub refused the scale set"
@@ -121,6 +123,8 @@ func TestDrawDistinctionsInWords(t *testing.T) {
 		"GitHub 300/5000 reset 12:40 low",      // the budget's warning
 		"15G of 16G (into the reserve)",        // memory used into the reserve
 		"15G (into the reserve)",               // memory committed into it
+		"DISK   [",                             // the disk below its floor
+		"stale",                                // a host of the fleet silent
 		"failed",                               // a failed attempt's state
 		"waiting 2",                            // a policy's jobs waiting
 		"error: GitHub",                        // a policy's error

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
+
+	"github.com/runner-manager/runner-manager/logredact"
 )
 
 // Options tune the loop; the zero value gives the defaults.
@@ -28,6 +32,9 @@ type Options struct {
 	// Look is how to draw, beside what the environment asks for
 	// (LookFromEnv: NO_COLOR, TERM=dumb, RUNNER_MANAGER_TUI_ASCII).
 	Look Look
+	// Out receives, once the terminal is given back, the view the user
+	// asked to copy (the copy key: Model.Printout); default os.Stdout.
+	Out io.Writer
 
 	draw func(Canvas, Model) // tests replace the view
 }
@@ -44,6 +51,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.draw == nil {
 		o.draw = Draw
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
 	}
 	return o
 }
@@ -90,6 +100,14 @@ func RunScreen(ctx context.Context, screen tcell.Screen, src Source, opt Options
 	}
 	l.stop()
 	screen.Fini()
+	if lines := l.model.Printout; len(lines) > 0 {
+		// Printed after Fini, on the terminal's normal screen, where its
+		// selection and scrollback copy it.
+		// Notes and errors may echo a credential: the last line holds.
+		if _, err := io.WriteString(l.opt.Out, logredact.String(strings.Join(lines, "\n")+"\n")); err != nil {
+			return fmt.Errorf("print the view: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -51,6 +51,9 @@ type Model struct {
 	HaveStatus bool
 	// StatusErr is the last Status error, "" once a read works again.
 	StatusErr string
+	// partial: Status holds the journal's view only (ErrPartial), without
+	// the daemon's figures.
+	partial bool
 	// History is the journal's newest attempts (live and ended).
 	History    []rm.Attempt
 	HistoryErr string
@@ -68,12 +71,17 @@ type Model struct {
 	Pane Pane
 	// Quit is set when the user asked to leave.
 	Quit bool
+	// Printout is what the program prints once the terminal is given
+	// back (the copy key's view, as plain text); nil: nothing.
+	Printout []string
 
 	policiesPane     // selection and unconfirmed edits of the policies table
 	attemptsPane     // selection of the attempts table, and a stop to confirm
 	detailPane       // the selected attempt full screen: its log and samples
 	policyDetailPane // the selected policy full screen
 	jobsPane         // the jobs running and waiting, full screen
+	inventoryPane    // GitHub's runners and whose they are, full screen
+	activityPane     // the latest events and errors, full screen
 	filterLine       // the filter narrowing both tables, and its draft
 	messageLine      // the status line's message
 	helpOverlay      // the keys overlay
@@ -259,6 +267,9 @@ func Update(m Model, ev Event) (Model, []Command) {
 	case AttemptsLoaded:
 		m.fetchingAttempts = false
 		if ev.Err != nil {
+			if msg := oneLine(ev.Err); msg != m.HistoryErr {
+				m = m.note(ActivityEntry{At: m.Now, What: "error: journal: " + msg, Bad: true})
+			}
 			m.HistoryErr = oneLine(ev.Err)
 		} else {
 			m.History, m.HistoryErr = ev.Attempts, ""
@@ -314,6 +325,9 @@ func (m Model) statusLoaded(ev StatusLoaded) (Model, []Command) {
 		cmds = []Command{FetchStatus{}}
 	}
 	if ev.Err != nil {
+		if msg := oneLine(ev.Err); msg != m.StatusErr && !errors.Is(ev.Err, ErrPartial) {
+			m = m.note(ActivityEntry{At: m.Now, What: "error: " + msg, Bad: true})
+		}
 		m.StatusErr = oneLine(ev.Err)
 		if !errors.Is(ev.Err, ErrPartial) {
 			return m, cmds
@@ -321,12 +335,13 @@ func (m Model) statusLoaded(ev StatusLoaded) (Model, []Command) {
 	} else {
 		m.StatusErr = ""
 	}
-	m.Status, m.HaveStatus = ev.Status, true
+	m.Status, m.HaveStatus, m.partial = ev.Status, true, ev.Err != nil
 	if ev.Err == nil { // a journal-only snapshot has no usage to sample
 		m.sample(ev.Status)
 	}
 	m.pruneSeries()
 	m.confirmEdits(ev.Status.Policies)
+	m = m.notePolicies(ev.Status.Policies)
 	return m, cmds
 }
 
@@ -362,8 +377,17 @@ func (m Model) fixSelection() Model {
 // move moves the selection of the focused table (the attempts' in the
 // detail view) by delta rows, stopping at either end.
 func (m Model) move(delta int) Model {
-	if m.JobsView && !m.Detail && !m.PolicyDetail {
-		return m.scrollJobs(delta)
+	if !m.Detail && !m.PolicyDetail {
+		switch {
+		case m.JobsView:
+			return m.scrollJobs(delta)
+		case m.InventoryView:
+			m.inventoryTop = clamp(m.inventoryTop+delta, 0, max(0, len(m.Inventory(m.Width))-1))
+			return m
+		case m.ActivityView:
+			m.activityTop = clamp(m.activityTop+delta, 0, max(0, len(m.Activity())-1))
+			return m
+		}
 	}
 	if m.Detail || m.Pane == PaneAttempts {
 		m.attemptIdx, m.SelAttempt = moveIn(m.AttemptRows(), m.attemptIdx+delta, AttemptRow.id)

@@ -83,6 +83,9 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 		peaks += fmt.Sprintf(" · highest of its last %d attempts %s", len(atts), bytesize.Compact(highest))
 	}
 	d.line("peaks", span{peaks, styleNormal})
+	for _, w := range warmLines(m, r.Policy) {
+		d.line("warm", span{w, styleNormal})
+	}
 	if js := r.JobStart; js.Jobs > 0 {
 		d.line("starts", span{fmt.Sprintf("%d in the last hour · queued → taken p50 %s p95 %s · ours p50 %s p95 %s",
 			js.Jobs, fmtLatency(js.P50), fmtLatency(js.P95), fmtLatency(js.OursP50), fmtLatency(js.OursP95)), styleNormal})
@@ -102,6 +105,46 @@ func drawPolicyDetail(p painter, m Model, y0, y1 int) {
 		p.text(1, d.y, policyAttemptLine(a, m), stateStyle(a.State), p.w-1)
 		d.y++
 	}
+}
+
+// warmLines are the workspace slots of the policy's repository, one line
+// per backend: slots, size, hits of uses, last use.
+func warmLines(m Model, p status.Policy) []string {
+	repo := policyRepo(m, p)
+	if repo == "" || m.Status.Warm == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range m.Status.Warm.Repos {
+		if !strings.EqualFold(r.Repo, repo) {
+			continue
+		}
+		held := ""
+		if r.Held > 0 {
+			held = fmt.Sprintf(", %d held", r.Held)
+		}
+		out = append(out, fmt.Sprintf("%s %s: %d slots%s · %s · %d hits of %d uses · last %s", r.Repo, r.Backend, r.Slots, held,
+			bytesize.Compact(uint64(max(r.Bytes, 0))), r.Hits, r.Uses, fmtDuration(m.Now.Sub(r.LastUsed))+" ago"))
+	}
+	return out
+}
+
+// policyRepo is the repository a policy serves ("" for an organization's
+// or an enterprise's): from the journal's policy when known, else its
+// target as the status writes it ("repo:owner/name group=…").
+func policyRepo(m Model, p status.Policy) string {
+	if pol, ok := m.Policies[p.ID]; ok {
+		if pol.Target.Scope.Kind == rm.ScopeRepository {
+			return pol.Target.Scope.Name
+		}
+		return ""
+	}
+	rest, ok := strings.CutPrefix(p.Target, "repo:")
+	if !ok {
+		return ""
+	}
+	repo, _, _ := strings.Cut(rest, " ")
+	return repo
 }
 
 // wrapped draws a labelled value over as many rows as it needs, not past

@@ -30,7 +30,7 @@ func (m Model) progressf(format string, args ...any) Model {
 // or twice as long as an informational one.
 func (m Model) errorf(format string, args ...any) Model {
 	m.messageLine = messageLine{fmt.Sprintf(format, args...), true, m.Now.Add(2 * infoFor)}
-	return m
+	return m.note(ActivityEntry{At: m.Now, What: "error: " + m.Msg, Bad: true})
 }
 
 // expireMessage clears a message whose time is up.
@@ -56,7 +56,11 @@ func drawStatusLine(p painter, m Model, y int) {
 		}
 		p.text(0, y, msg, st, p.w)
 	case m.StatusErr != "":
-		p.text(0, y, m.StatusErr, styleError, p.w)
+		msg := m.StatusErr
+		if !strings.HasPrefix(msg, ErrPartial.Error()) {
+			msg = "error: " + msg // the red, in words; a partial read says what it lacks
+		}
+		p.text(0, y, msg, styleError, p.w)
 	case m.HistoryErr != "":
 		p.text(0, y, "journal: "+m.HistoryErr, styleError, p.w)
 	case m.Notice != "" && !m.Detail && !m.PolicyDetail:
@@ -70,6 +74,10 @@ func drawStatusLine(p painter, m Model, y int) {
 			names = policyDetailHints
 		case m.JobsView:
 			names = jobsHints
+		case m.InventoryView:
+			names = inventoryHints
+		case m.ActivityView:
+			names = activityHints
 		}
 		p.text(0, y, lookText(p.look, hints(names)), styleDim, p.w)
 	}

@@ -89,6 +89,11 @@ func (s *StoreSource) Status(ctx context.Context) (status.Status, error) {
 			if withSets, err := st.WithFleetSets(ctx, s.Store); err == nil {
 				st = withSets
 			}
+			// Who registered each runner GitHub lists; a failed read
+			// leaves them unjudged.
+			if withOwners, err := st.WithOwners(ctx, s.Store); err == nil {
+				st = withOwners
+			}
 			return st, nil
 		}
 		if ctx.Err() != nil {

@@ -238,3 +238,25 @@ func TestStoreSourcePolicies(t *testing.T) {
 	assert.False(t, ps[j.gpu.ID].RemovedAt.IsZero())
 	assert.True(t, ps[j.home.ID].RemovedAt.IsZero())
 }
+
+// With the daemon's figures, the runners GitHub lists are judged from the
+// journal: this host's live attempt by name, and a stranger.
+func TestStoreSourceJudgesRegistrations(t *testing.T) {
+	j := newJournal(t)
+	src := j.source(t)
+	live := liveStatus(j)
+	live.Registrations = []status.ScopeRunners{{Scope: "repo:octo/app", At: t0, Runners: []status.Registration{
+		{ID: 7, Name: j.busy.RunnerName, Online: true, Busy: true},
+		{ID: 8, Name: "someone-elses"},
+	}}}
+	src.Live = func(context.Context) (status.Status, error) { return live, nil }
+	st, err := src.Status(t.Context())
+	require.NoError(t, err)
+	require.Len(t, st.Registrations, 1)
+	rs := st.Registrations[0].Runners
+	require.NotNil(t, rs[0].Owner)
+	assert.Equal(t, status.OwnerThisHost, rs[0].Owner.Kind)
+	assert.Equal(t, j.busy.ID, rs[0].Owner.Attempt)
+	require.NotNil(t, rs[1].Owner)
+	assert.Equal(t, status.OwnerUnknown, rs[1].Owner.Kind)
+}

@@ -44,6 +44,10 @@ func Draw(c Canvas, m Model) {
 		drawPolicyDetail(p, m, y0, y1)
 	case m.JobsView:
 		drawJobs(p, m, y0, y1)
+	case m.InventoryView:
+		drawInventory(p, m, y0, y1)
+	case m.ActivityView:
+		drawActivity(p, m, y0, y1)
 	default:
 		// The policies get a third of the room at most, the attempts the
 		// rest.

@@ -39,6 +39,13 @@ type Spec struct {
 	// "" when the configuration reads no token from the environment
 	// (token_file, a GitHub App's key file): the comment then names none.
 	TokenEnv string
+	// Credential is the file `runner-manager auth login` keeps GitHub's
+	// credentials in (Linux: <data>/credentials/github, root's alone for
+	// a system service), which the unit hands to the daemon with
+	// LoadCredential=github:FILE; "" when none is kept. systemd reads it
+	// as root and gives the daemon a copy only its account reads, under
+	// $CREDENTIALS_DIRECTORY: the secret is never in the unit.
+	Credential string
 	// User selects a per-user service (systemctl --user, a LaunchAgent)
 	// rather than a system one.
 	User bool
@@ -51,7 +58,11 @@ type Spec struct {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (s Spec) validate() error {
-	for name, p := range map[string]string{"executable": s.Executable, "config": s.ConfigPath, "data dir": s.DataDir} {
+	paths := map[string]string{"executable": s.Executable, "config": s.ConfigPath, "data dir": s.DataDir}
+	if s.Credential != "" {
+		paths["credential"] = s.Credential
+	}
+	for name, p := range paths {
 		if p == "" || !filepath.IsAbs(p) && !strings.HasPrefix(p, "/") {
 			return fmt.Errorf("%w: the service needs an absolute %s path, not %q", rm.ErrInvalid, name, p)
 		}
@@ -69,7 +80,8 @@ func (s Spec) validate() error {
 }
 
 var systemdTemplate = template.Must(template.New("unit").Parse(`# Written by runner-manager service install. Secrets go in the
-# EnvironmentFile (mode 0600), never in this file.
+# EnvironmentFile (mode 0600) or the file LoadCredential= names, never in
+# this file.
 [Unit]
 Description=runner-manager: ephemeral GitHub Actions runners
 Documentation=https://github.com/runner-manager/runner-manager
@@ -90,6 +102,13 @@ Environment=RUNNER_MANAGER_LOG_FORMAT=json
 # NAME=value (its GitHub credentials come from a file it names).
 {{- end}}
 EnvironmentFile=-{{.EnvFile}}
+{{- end}}
+{{- if .Credential}}
+# GitHub's credentials, as runner-manager auth login keeps them: systemd
+# reads the file and gives the daemon a private copy it reads as
+# $CREDENTIALS_DIRECTORY/github. The unit does not start while the file is
+# missing (after auth logout): write the unit again.
+LoadCredential=github:{{.Credential}}
 {{- end}}
 {{- if .RunAs}}
 User={{.RunAs}}

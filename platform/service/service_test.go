@@ -29,6 +29,29 @@ func golden(t *testing.T, name, got string) {
 	assert.Equal(t, string(want), got)
 }
 
+// A unit hands the kept credentials to the daemon by LoadCredential=,
+// naming the file and never holding what is in it; without one it has no
+// such line (systemd would refuse to start it while the file is missing).
+func TestSystemdLoadCredential(t *testing.T) {
+	spec := service.Spec{Executable: "/usr/bin/runner-manager", ConfigPath: "/etc/rm/config.toml", DataDir: "/var/lib/rm"}
+	unit, err := service.Systemd(spec)
+	require.NoError(t, err)
+	assert.NotContains(t, unit, "\nLoadCredential=")
+
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "github")
+	require.NoError(t, os.WriteFile(kept, []byte(`{"token":"ghp_kept_secret_0123456789"}`), 0o600))
+	spec.Credential = kept
+	unit, err = service.Systemd(spec)
+	require.NoError(t, err)
+	assert.Contains(t, unit, "\nLoadCredential=github:"+kept+"\n")
+	assert.NotContains(t, unit, "ghp_kept_secret")
+
+	spec.Credential = "credentials/github"
+	_, err = service.Systemd(spec)
+	require.ErrorIs(t, err, rm.ErrInvalid, "a relative path names a system credential, not our file")
+}
+
 func TestGolden(t *testing.T) {
 	system := service.Spec{
 		Executable: "/usr/local/bin/runner-manager",
@@ -37,6 +60,7 @@ func TestGolden(t *testing.T) {
 		EnvFile:    "/etc/runner-manager/env",
 		RunAs:      "runner",
 		TokenEnv:   "ACME_RUNNER_TOKEN",
+		Credential: "/var/lib/runner-manager/credentials/github",
 	}
 	user := service.Spec{
 		Executable: "/home/ada/go/bin/runner-manager",

@@ -19,6 +19,7 @@ import (
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/sqlite"
+	"github.com/runner-manager/runner-manager/warm"
 )
 
 // proc is a runner process found by the scan.
@@ -65,6 +66,11 @@ type Result struct {
 	FailedRootsKept int `json:"failed_roots_kept"`
 	// LiveWithoutProcess: journal attempts live whose process is gone.
 	LiveWithoutProcess int `json:"live_without_process"`
+	// SlotsLeftOpen: workspace slots whose record still names an attempt
+	// once the daemon stopped (docs/warm.md): a lease never given back.
+	// SlotAttempts: the journal's attempts that name the slot they ran in.
+	SlotsLeftOpen int `json:"slots_left_open"`
+	SlotAttempts  int `json:"slot_attempts"`
 	// ChargedWhileLimited: charged REST calls the fake received while a
 	// rate limit held (-1: no limit in this scenario). ChargedAllowed is the
 	// goal's bound for it.
@@ -152,7 +158,7 @@ func (r *Result) check() {
 		{r.AttemptDirsLeft, "attempt directories left"}, {r.LiveWithoutProcess, "journal attempts live without a process"},
 		{r.OutcomeMismatches, "outcome mismatches"}, {r.SecretsSeen, "runner processes holding a daemon secret"},
 		{r.CredentialsFound, "credentials found in logs, CLI output or kept files"},
-		{r.DaemonCrashes, "daemon crashes"},
+		{r.DaemonCrashes, "daemon crashes"}, {r.SlotsLeftOpen, "workspace slots left open"},
 	} {
 		if c.n > 0 {
 			miss("%d %s", c.n, c.what)
@@ -523,4 +529,17 @@ func (w *World) crashed() bool {
 	default:
 		return false
 	}
+}
+
+// slotsLeftOpen counts the workspace slots whose record names an attempt
+// that never gave it back.
+func (w *World) slotsLeftOpen() (int, error) {
+	list, err := warm.NewPool(datadir.New(w.DataDir)).List()
+	n := 0
+	for _, s := range list {
+		if s.Open != "" {
+			n++
+		}
+	}
+	return n, err
 }

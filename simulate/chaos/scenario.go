@@ -227,10 +227,18 @@ func Run(ctx context.Context, env Env, sc Scenario) (Result, error) {
 	r.AttemptDirsLeft = max(running.dirs, stopped.dirs)
 	r.FailedRootsKept = stopped.failedRoots
 	r.LiveWithoutProcess = max(running.liveGone, stopped.liveGone)
+	if r.SlotsLeftOpen, err = w.slotsLeftOpen(); err != nil {
+		return r, fmt.Errorf("measure: %w", err)
+	}
 	r.RecoverySeconds = w.recoveries()
 	attempts, err := w.attempts(sctx)
 	if err != nil {
 		return r, fmt.Errorf("read the journal: %w", err)
+	}
+	for _, a := range attempts {
+		if a.Slot != "" {
+			r.SlotAttempts++
+		}
 	}
 	var mism []string
 	r.Outcomes, mism = outcomes(attempts, jobs)

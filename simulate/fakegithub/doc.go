@@ -67,6 +67,13 @@
 // github/actions/testserver/server.go); every GitHub client takes any 2xx
 // there, and WithRunnerRegistrationStatus(200) checks that a client does.
 //
+// Jobs can be shaped like real CI (JobSpec.CI: a checkout, a toolchain
+// and npm dependencies the fake runner fetches from the content routes at
+// WithDownloadRate, 10 MB/s by default, unless its folders hold them; the
+// record's Setup says what it took and what was warm) or probe what a job
+// can read (JobSpec.Probe; the record's Probe). docs/warm.md has the
+// runner's folder rules the fake runner follows.
+//
 // All state is behind one mutex; every change wakes the long polls, so a
 // runner whose registration is deleted hears it at once.
 package fakegithub

@@ -31,6 +31,7 @@ type config struct {
 	runnerRegistrationStatus int
 	jobIDs                   JobIDForm
 	installationTokens       InstallationTokenForm
+	downloadRate             int64
 }
 
 // Option configures a Server.
@@ -203,4 +204,11 @@ const (
 // stateless (or classic) form whatever this says.
 func WithInstallationTokens(f InstallationTokenForm) Option {
 	return func(c *config) { c.installationTokens = f }
+}
+
+// WithDownloadRate sets how fast the content CI jobs fetch is sent, in
+// bytes per second (default DefaultDownloadRate); negative sends as fast
+// as loopback goes.
+func WithDownloadRate(bytesPerSecond int64) Option {
+	return func(c *config) { c.downloadRate = bytesPerSecond }
 }

@@ -43,6 +43,27 @@ type JobSpec struct {
 	// session open, until it is stopped, as real runners were seen to
 	// (actions/runner #4703, #4418).
 	HangAfter bool
+	// Event is the event that triggered the job's run; "" is "push".
+	Event string
+	// HeadRepo is the repository the run's code comes from ("owner/repo"):
+	// a fork's, for a pull request from one; "" is Repo itself.
+	HeadRepo string
+	// CI, when set, makes the job's first step a setup like real CI's
+	// (see CIJob); the record's Setup says what it took.
+	CI *CIJob
+	// Probe, when set, makes the job try to read these paths or globs
+	// (filepath.Glob patterns; a directory is read whole; $NAME and
+	// ${NAME} are the job's variables, HOME, RUNNER_TOOL_CACHE,
+	// GITHUB_WORKSPACE among them); the record's Probe says what it could.
+	Probe []string
+}
+
+// event is the spec's event as GitHub names it.
+func (j JobSpec) event() string {
+	if j.Event == "" {
+		return "push"
+	}
+	return j.Event
 }
 
 // JobRecord is a job's life as the fake saw it.
@@ -85,6 +106,11 @@ type JobRecord struct {
 	// "Complete runner") among them. StepSummary is what its steps wrote
 	// to GITHUB_STEP_SUMMARY. Both empty until it completed.
 	Log, StepSummary string
+	// Setup is what a CI job's setup took and found warm (nil for other
+	// jobs, or until it completed).
+	Setup *SetupReport
+	// Probe is what a probe job could read (nil for other jobs).
+	Probe *ProbeReport
 }
 
 // EnqueueJob queues a job (and its workflow run) and returns its id. It
@@ -95,6 +121,11 @@ func (s *Server) EnqueueJob(spec JobSpec) int64 {
 		panic(fmt.Sprintf("fakegithub: %v", err))
 	}
 	spec.Labels = slices.Clone(spec.Labels)
+	spec.Probe = slices.Clone(spec.Probe)
+	if spec.CI != nil {
+		c := *spec.CI
+		spec.CI = &c
+	}
 	if spec.Result == "" {
 		spec.Result = ResultSucceeded
 	}
@@ -150,6 +181,15 @@ func (s *Server) Job(id int64) (JobRecord, bool) {
 func (j *job) record() JobRecord {
 	r := j.rec
 	r.Labels = slices.Clone(r.Labels)
+	if r.Setup != nil {
+		c := *r.Setup
+		r.Setup = &c
+	}
+	if r.Probe != nil {
+		c := *r.Probe
+		c.Paths = slices.Clone(c.Paths)
+		r.Probe = &c
+	}
 	return r
 }
 

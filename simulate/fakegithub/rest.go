@@ -158,6 +158,7 @@ func (s *Server) routes() {
 	rest(kindRegistration, RouteRunnerRegistration, s.runnerRegistration)
 	rest(kindDownload, RouteDownload, s.download)
 	rest(kindREST, RouteLatestRunnerRelease, s.latestRunnerRelease)
+	s.ciRoutes()
 	s.handle(s.restMux, kindFree, routeUnknownREST, func(*call) reply { return ghError(http.StatusNotFound, "Not Found") }, "/")
 	s.actionsRoutes()
 }

@@ -28,11 +28,16 @@ func (s *Server) runJSON(j *job) map[string]any {
 	base := s.APIURL() + "repos/" + j.rec.Repo + "/actions/runs/" + strconv.FormatInt(j.rec.RunID, 10)
 	out := map[string]any{
 		"id": j.rec.RunID, "name": j.spec.Workflow, "display_title": j.spec.Name, "run_number": j.rec.RunID,
-		"run_attempt": 1, "event": "push", "status": j.rec.Status, "conclusion": nil,
+		"run_attempt": 1, "event": j.spec.event(), "status": j.rec.Status, "conclusion": nil,
 		"head_branch": "main", "head_sha": fmt.Sprintf("%040x", j.rec.RunID), "path": ".github/workflows/ci.yml",
 		"created_at": j.rec.QueuedAt.UTC(), "updated_at": j.rec.QueuedAt.UTC(), "run_started_at": j.rec.QueuedAt.UTC(),
 		"url": base, "jobs_url": base + "/jobs", "html_url": s.URL() + "/" + j.rec.Repo + "/actions/runs/" + strconv.FormatInt(j.rec.RunID, 10),
-		"repository": s.repoJSON(r),
+		"repository": s.repoJSON(r), "head_repository": s.repoJSON(r),
+	}
+	if head := j.spec.HeadRepo; head != "" && !strings.EqualFold(head, j.rec.Repo) {
+		owner, name, _ := strings.Cut(head, "/")
+		out["head_repository"] = map[string]any{"name": name, "full_name": head, "fork": true,
+			"owner": map[string]any{"login": owner, "type": "User"}}
 	}
 	if j.rec.Status == statusCompleted {
 		out["conclusion"] = conclusion(j.rec.Result)

@@ -128,12 +128,16 @@ func (s *Server) runnerMessages(c *call) reply {
 			if j := s.dispatch(r); j != nil {
 				r.lastSeen = s.now()
 				r.msgSeq++
+				var ci *runnerproto.CISetup
+				if j.spec.CI != nil {
+					ci = s.ciSetup(j.rec.Repo, *j.spec.CI)
+				}
 				body, _ := json.Marshal(runnerproto.JobRequest{
 					RequestID: j.rec.RequestID, JobID: j.rec.ID, RunID: j.rec.RunID, Repository: j.rec.Repo,
 					Workflow: j.spec.Workflow, DisplayName: j.spec.Name, JobKey: cmp.Or(j.spec.Key, j.spec.Name), DurationMS: j.spec.Duration.Milliseconds(),
 					MemoryBytes: j.spec.MemoryBytes, CPUMillicores: j.spec.CPUMillicores, Result: j.spec.Result, Script: j.spec.Script,
-					HangAfter: j.spec.HangAfter,
-					RenewMS:   max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),
+					HangAfter: j.spec.HangAfter, CI: ci, Probe: j.spec.Probe,
+					RenewMS: max(s.cfg.runnerLostAfter.Milliseconds()/4, 1),
 				})
 				msg := runnerproto.Message{MessageID: r.msgSeq, MessageType: runnerproto.MessageTypeJobRequest, Body: string(body)}
 				s.changed()
@@ -226,7 +230,7 @@ func (s *Server) runnerJobFinish(c *call) reply {
 	if j.phase == phaseDispatched {
 		s.start(r, j) // finished without a start report: it still ran
 	}
-	j.rec.Log, j.rec.StepSummary = in.Log, in.StepSummary
+	j.rec.Log, j.rec.StepSummary, j.rec.Setup, j.rec.Probe = in.Log, in.StepSummary, in.Setup, in.Probe
 	s.complete(j, in.Result)
 	s.changed()
 	return jsonReply(http.StatusOK, map[string]any{"requestId": j.rec.RequestID})

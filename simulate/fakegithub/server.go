@@ -31,6 +31,7 @@ type Server struct {
 	adminKey   []byte
 	runnerKey  *rsa.PrivateKey
 	downloads  []download
+	ci         ciContent // CI jobs' content (ci.go)
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -126,6 +127,7 @@ func NewServer(opts ...Option) *Server {
 		rateWindow:                time.Hour,
 		downloadsVersion:          RunnerVersion,
 		bootDelay:                 DefaultRunnerBootDelay,
+		downloadRate:              DefaultDownloadRate,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -166,6 +168,7 @@ func NewServer(opts ...Option) *Server {
 		hooks:          hookState{signal: make(chan struct{}, 1)},
 	}
 	s.rate.reset = resetAfter(time.Now(), cfg.rateWindow)
+	s.ci.rate.Store(cfg.downloadRate)
 	s.routes()
 	top := http.NewServeMux()
 	top.Handle(ActionsPath, http.StripPrefix(strings.TrimSuffix(ActionsPath, "/"), s.actionsMux))

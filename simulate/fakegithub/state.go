@@ -300,7 +300,7 @@ func (s *Server) emit(ssID int, kind string, j *job) {
 		JobWorkflowRef:     j.spec.Workflow,
 		JobDisplayName:     j.spec.Name,
 		WorkflowRunID:      j.rec.RunID,
-		EventName:          "push",
+		EventName:          j.spec.event(),
 		RequestLabels:      slices.Clone(j.spec.Labels),
 		QueueTime:          j.rec.QueuedAt,
 		ScaleSetAssignTime: j.rec.ScaleSetAssignedAt,

@@ -16,6 +16,14 @@
 // with the job's GITHUB_* variables and environment files; their output,
 // with the job's own step's, is the job's log, which it reports with the
 // job's result and step summary (fakegithub.JobRecord.Log, StepSummary).
+// Its folders follow the runner's per-job rules (folders.go): the work
+// folder of .runner, relative to the root or absolute, used through a
+// link as given; _temp emptied at each job's start and end, _actions
+// deleted at its start, the workspace, _PipelineMapping and the tool
+// cache (RUNNER_TOOL_CACHE, RUNNER_TOOLSDIRECTORY, AGENT_TOOLSDIRECTORY,
+// else _work/_tool) kept; HOME passed through. A CI-shaped job (ci.go)
+// and a probe job (probe.go) report their setup and their reading with
+// the job's result.
 //
 // Main is usable from any program (the CLI demo dispatches to it when its
 // own name is Runner.Listener): no flag globals, no os.Exit.
@@ -418,7 +426,6 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 		return l.exitFor(ctx, err)
 	}
 	l.printf("Running job: %s", jr.DisplayName)
-	_ = os.MkdirAll(filepath.Join(l.cfg.Root, l.runner.WorkFolder), 0o755)
 	// The real listener hands each job to a Worker process, whose first act
 	// is to open _diag/Worker_<time>-utc.log: the trace a manager reads to
 	// know that a runner ran a job before GitHub says so.
@@ -439,19 +446,37 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 	// job's own work if the hook succeeded (a job's steps run on success),
 	// then the completed hook (its last, always run). A hook that fails
 	// fails the job (actions/runner JobExtension.cs:302-311, :571-580).
-	run := l.newJobRun(jr)
-	hooksOK := run.hook(workCtx, EnvHookJobStarted, StepJobStarted)
+	// The job's folders first, as the runner's worker prepares them before
+	// any step; a work folder it cannot make fails the job
+	// (JobRunner.cs:146-157).
+	folders, err := l.prepareFolders(jr.Repository)
+	run := l.newJobRun(jr, folders)
+	hooksOK := err == nil
+	if err != nil {
+		run.log.printf("##[error]%v", err)
+	} else {
+		hooksOK = run.hook(workCtx, EnvHookJobStarted, StepJobStarted)
+	}
 	if hooksOK {
-		if jr.Script != "" {
+		if jr.CI != nil && !run.ciSetup(workCtx, *jr.CI) {
+			hooksOK = false
+		}
+		if len(jr.Probe) > 0 {
+			run.probe(jr.Probe)
+		}
+		if hooksOK && jr.Script != "" {
 			run.script(workCtx, jr.Script)
 		}
-		work(workCtx, time.Duration(jr.DurationMS)*time.Millisecond, jr.MemoryBytes, jr.CPUMillicores)
+		if hooksOK {
+			work(workCtx, time.Duration(jr.DurationMS)*time.Millisecond, jr.MemoryBytes, jr.CPUMillicores)
+		}
 	}
-	if workCtx.Err() == nil && !run.hook(workCtx, EnvHookJobCompleted, StepJobCompleted) {
+	if err == nil && workCtx.Err() == nil && !run.hook(workCtx, EnvHookJobCompleted, StepJobCompleted) {
 		hooksOK = false
 	}
 	cancel()
 	<-renewDone
+	folders.cleanup()
 
 	result := jr.Result
 	if !hooksOK {
@@ -467,7 +492,8 @@ func (l *listener) runJob(ctx context.Context, jr runnerproto.JobRequest) (int, 
 	if ctx.Err() != nil {
 		result = "canceled"
 	}
-	if err := l.finishWith(ctx, base, runnerproto.Finish{Result: result, Log: run.log.String(), StepSummary: run.log.stepSummary()}); err != nil {
+	if err := l.finishWith(ctx, base, runnerproto.Finish{Result: result, Log: run.log.String(), StepSummary: run.log.stepSummary(),
+		Setup: run.setup, Probe: run.probed}); err != nil {
 		l.printf("Could not report the end of job %s: %v", jr.DisplayName, err)
 	}
 	l.printf("Job %s completed with result: %s", jr.DisplayName, titleCase(result))

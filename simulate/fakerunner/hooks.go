@@ -93,7 +93,10 @@ func (j *jobLog) stepSummary() string {
 // jobRun is one job's steps: the variables every step gets, and what the
 // environment files of earlier steps added.
 type jobRun struct {
-	l      *listener
+	l *listener
+	// setup and probed are what a CI setup took and a probe read.
+	setup  *runnerproto.SetupReport
+	probed *runnerproto.ProbeReport
 	jr     runnerproto.JobRequest
 	log    *jobLog
 	env    []string // the job's variables, set over the runner's environment
@@ -101,16 +104,20 @@ type jobRun struct {
 	cmdDir string   // the environment files' directory
 }
 
-// newJobRun prepares a job's steps: its GITHUB_* variables (the default
-// variables a step and a hook have: docs "Running scripts before or after
-// a job"), its workspace and the directory of the steps' environment
-// files (the runner's, under _work/_temp: FileCommandManager.cs:32).
-func (l *listener) newJobRun(jr runnerproto.JobRequest) *jobRun {
-	work := filepath.Join(l.cfg.Root, l.runner.WorkFolder)
-	owner, name, _ := strings.Cut(jr.Repository, "/")
-	workspace := filepath.Join(work, name, name)
-	_ = os.MkdirAll(workspace, 0o755)
-	cmdDir := filepath.Join(work, "_temp", "_runner_file_commands")
+// newJobRun prepares a job's steps in its folders: its GITHUB_* and
+// RUNNER_* variables (the default variables a step and a hook have: docs
+// "Running scripts before or after a job"; RUNNER_* are the runner
+// context's, RunnerContext.cs:9-13, set in JobRunner.cs:165-176 and
+// JobExtension.cs:212-221), and the directory of the steps' environment
+// files (the runner's, under _work/_temp: FileCommandManager.cs:32). The
+// rest of the runner's environment, HOME among it, passes to the steps
+// unchanged (ProcessInvoker.cs:262-290 adds to the inherited
+// environment); only a container job gets a HOME of its own
+// (ContainerOperationProvider.cs:310-314).
+func (l *listener) newJobRun(jr runnerproto.JobRequest, f jobFolders) *jobRun {
+	owner, _, _ := strings.Cut(jr.Repository, "/")
+	workspace := f.workspace
+	cmdDir := filepath.Join(f.temp, "_runner_file_commands")
 	_ = os.MkdirAll(cmdDir, 0o755)
 	// GITHUB_WORKFLOW is the workflow's name, or its file's path when it
 	// has none; the fake's workflows have none.
@@ -128,7 +135,8 @@ func (l *listener) newJobRun(jr runnerproto.JobRequest) *jobRun {
 		"GITHUB_JOB=" + cmp.Or(jr.JobKey, jr.DisplayName),
 		"GITHUB_RUN_ID=" + strconv.FormatInt(jr.RunID, 10), "GITHUB_RUN_NUMBER=1", "GITHUB_RUN_ATTEMPT=1",
 		"GITHUB_WORKSPACE=" + workspace,
-		"RUNNER_NAME=" + l.runner.AgentName, "RUNNER_OS=" + runnerOS, "RUNNER_TEMP=" + filepath.Join(work, "_temp"),
+		"RUNNER_NAME=" + l.runner.AgentName, "RUNNER_OS=" + runnerOS, "RUNNER_TEMP=" + f.temp,
+		"RUNNER_TOOL_CACHE=" + f.tools, "RUNNER_WORKSPACE=" + f.pipeline,
 	}}
 }
 

@@ -158,10 +158,11 @@ WITH p AS (
 ), old AS (
 	SELECT capacity, busy, idle FROM fleet_rooms WHERE policy_id = $1 AND host_id = $2
 ), up AS (
-	INSERT INTO fleet_rooms (policy_id, host_id, capacity, busy, idle, free_memory, updated_at)
-	SELECT $1, $2, $3, $4, $5, $6, t FROM p
+	INSERT INTO fleet_rooms (policy_id, host_id, capacity, busy, idle, free_memory, warm_free, updated_at)
+	SELECT $1, $2, $3, $4, $5, $6, $7, t FROM p
 	ON CONFLICT (policy_id, host_id) DO UPDATE SET capacity = excluded.capacity, busy = excluded.busy,
-		idle = excluded.idle, free_memory = excluded.free_memory, updated_at = excluded.updated_at
+		idle = excluded.idle, free_memory = excluded.free_memory, warm_free = excluded.warm_free,
+		updated_at = excluded.updated_at
 	RETURNING 1
 ), n AS (
 	SELECT ` + notify(store.FleetRoomChanged, "$2") + ` FROM up
@@ -178,7 +179,7 @@ func (s *Store) PublishFleetRoom(ctx context.Context, r store.FleetRoom) error {
 		fleet    bool
 		notified int64
 	)
-	err := s.pool.QueryRow(ctx, publishRoom, r.Policy.String(), r.Host.String(), r.Capacity, r.Busy, r.Idle, int64(r.FreeMemory)).
+	err := s.pool.QueryRow(ctx, publishRoom, r.Policy.String(), r.Host.String(), r.Capacity, r.Busy, r.Idle, int64(r.FreeMemory), r.WarmFree).
 		Scan(&fleet, &notified)
 	if err != nil {
 		return fmt.Errorf("publish the room of host %s for policy %s: %w", r.Host, r.Policy, err)
@@ -194,10 +195,10 @@ func (s *Store) FleetRooms(ctx context.Context, policy rm.PolicyID) ([]store.Fle
 	rooms, err := sqlstore.QueryAll(ctx, db{s.pool}, func(sc sqlstore.Row) (store.FleetRoom, error) {
 		r := store.FleetRoom{Policy: policy}
 		var free, at, age int64
-		err := sc.Scan(&r.Host, &r.Capacity, &r.Busy, &r.Idle, &free, &at, &age)
+		err := sc.Scan(&r.Host, &r.Capacity, &r.Busy, &r.Idle, &free, &r.WarmFree, &at, &age)
 		r.FreeMemory, r.UpdatedAt, r.Age = uint64(free), fromNanos(at), time.Duration(age)
 		return r, err
-	}, `SELECT host_id, capacity, busy, idle, free_memory, updated_at, `+dbNow+` - updated_at
+	}, `SELECT host_id, capacity, busy, idle, free_memory, warm_free, updated_at, `+dbNow+` - updated_at
 		FROM fleet_rooms WHERE policy_id = ? ORDER BY host_id`, policy.String())
 	if err != nil {
 		return nil, fmt.Errorf("list the fleet rooms of policy %s: %w", policy, err)

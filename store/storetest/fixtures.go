@@ -266,6 +266,9 @@ func (b *AttemptBuilder) ProcessStart(start uint64) *AttemptBuilder {
 // Job sets the job the attempt ran.
 func (b *AttemptBuilder) Job(j rm.Job) *AttemptBuilder { b.a.Job = j; return b }
 
+// Slot sets the workspace slot the attempt runs in.
+func (b *AttemptBuilder) Slot(s string) *AttemptBuilder { b.a.Slot = s; return b }
+
 // ExitCode sets the runner process's exit code.
 func (b *AttemptBuilder) ExitCode(c int) *AttemptBuilder { b.a.ExitCode = &c; return b }
 

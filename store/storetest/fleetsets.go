@@ -332,7 +332,7 @@ func testFleetRooms(t *testing.T, s FleetSetsStore) {
 	before := time.Now()
 	require.NoError(t, s.PublishFleetRoom(ctx, store.FleetRoom{Policy: p.ID, Host: b, Capacity: 3, Busy: 1, Idle: 1, FreeMemory: 6 << 30}))
 	require.NoError(t, s.PublishFleetRoom(ctx, store.FleetRoom{Policy: p.ID, Host: a, Capacity: 2, FreeMemory: 1<<63 + 5}))
-	require.NoError(t, s.PublishFleetRoom(ctx, store.FleetRoom{Policy: p.ID, Host: b, Capacity: 4, Busy: 2, FreeMemory: 5 << 30}))
+	require.NoError(t, s.PublishFleetRoom(ctx, store.FleetRoom{Policy: p.ID, Host: b, Capacity: 4, Busy: 2, FreeMemory: 5 << 30, WarmFree: 2}))
 	other := fleetPolicy(t, s)
 	require.NoError(t, s.PublishFleetRoom(ctx, store.FleetRoom{Policy: other.ID, Host: a, Capacity: 9}))
 
@@ -341,7 +341,7 @@ func testFleetRooms(t *testing.T, s FleetSetsStore) {
 	require.Len(t, rooms, 2, "one room a host")
 	for i, want := range []store.FleetRoom{
 		{Policy: p.ID, Host: a, Capacity: 2, FreeMemory: 1<<63 + 5},
-		{Policy: p.ID, Host: b, Capacity: 4, Busy: 2, FreeMemory: 5 << 30},
+		{Policy: p.ID, Host: b, Capacity: 4, Busy: 2, FreeMemory: 5 << 30, WarmFree: 2},
 	} {
 		got := rooms[i]
 		assert.False(t, got.UpdatedAt.IsZero())

@@ -308,6 +308,12 @@ func testPolicyUpdate(t *testing.T, s store.Store) {
 	got, err = s.Policy(ctx, p.ID)
 	require.NoError(t, err)
 	assert.Nil(t, got.VM.Forward, "and clears them")
+
+	p.Cold = true
+	require.NoError(t, s.UpdatePolicy(ctx, p))
+	got, err = s.Policy(ctx, p.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Cold, "a policy keeps its cold switch")
 }
 
 func testPolicies(t *testing.T, s store.Store) {
@@ -495,7 +501,7 @@ func testAttemptRoundTrip(t *testing.T, s store.Store) {
 		"Busy": NewAttempt().Policy(p.ID).State(rm.StateBusy).GitHubRunnerID(1 << 40).ProcessID(4242).
 			ProcessStart(1<<63 + 99).Job(rm.Job{ID: "7", Number: 7, RunID: 8, Workflow: "ci.yml", Name: "build (linux)"}).
 			Usage(rm.AttemptUsage{PeakRSSBytes: 1<<63 + 3, CPUAvgMillicores: 875, CPUPeakMillicores: 1<<32 - 1, Samples: 4, Source: rm.UsageFromCgroup}).
-			LastMessage("took job 7").Build(),
+			LastMessage("took job 7").Slot("acme/app#3").Build(),
 		// A scale-set job: the service's jobId, a UUID, with no REST number.
 		"BusyScaleSetJob": NewAttempt().Policy(p.ID).State(rm.StateBusy).
 			Job(rm.Job{ID: "0f8fad5b-d9cb-469f-a165-70867728950e", RunID: 9, Workflow: "ci.yml", Name: "test"}).Build(),

@@ -52,6 +52,9 @@ var engine struct {
 
 	imageOnce sync.Once
 	imageErr  error
+
+	shellOnce sync.Once
+	shellErr  error
 }
 
 // Stop stops the engine service the tests started, if any, and returns
@@ -184,18 +187,69 @@ func stopService() {
 	}
 }
 
+// ShellImage is Image with a shell: a static busybox as /bin/busybox and
+// /bin/sh, for jobs whose steps are scripts; its runner directory is
+// uid 1001's (ShellImageUser), as in GitHub's actions-runner image, so
+// that it runs as root or as that user.
+const ShellImage = "localhost/runner-manager-test-runner-sh:latest"
+
+// ShellImageUser owns ShellImage's runner directory.
+const ShellImageUser = "1001:1001"
+
+// RunnerShellImage builds ShellImage once per test process, from the
+// host's static busybox (Debian's busybox-static, which .ci/vm-kernel
+// installs); without one the test skips, or fails under
+// RUNNER_MANAGER_REQUIRE_PODMAN=1.
+func RunnerShellImage(t testing.TB) string {
+	t.Helper()
+	_, _ = Engine(t)
+	bb, err := exec.LookPath("busybox")
+	if err == nil {
+		if out, lerr := exec.Command("ldd", bb).CombinedOutput(); lerr == nil || !strings.Contains(string(out), "not a dynamic") {
+			err = fmt.Errorf("busybox %s is dynamically linked: want a static one (busybox-static)", bb)
+		}
+	}
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("%s=1 but no static busybox for the shell image: %v", RequireEnv, err)
+		}
+		t.Skipf("no static busybox for the shell image (apt-get install busybox-static): %v", err)
+	}
+	engine.shellOnce.Do(func() {
+		body, err := os.ReadFile(bb)
+		if err != nil {
+			engine.shellErr = err
+			return
+		}
+		engine.shellErr = buildImage(engine.host, ShellImage, ShellImageUser, file{name: "bin/busybox", mode: 0o755, body: body}, file{name: "bin/sh", link: "busybox"})
+	})
+	require.NoError(t, engine.shellErr)
+	return ShellImage
+}
+
+// file is one file of a test image's build context.
+type file struct {
+	name string
+	mode int64
+	body []byte
+	link string // a symbolic link to this, when set
+}
+
 // RunnerImage builds Image once per test process through the
 // engine's build API: FROM scratch, the fake runner (static: CGO_ENABLED=0)
 // as <DefaultRunnerDir>/bin/Runner.Listener.
 func RunnerImage(t testing.TB) string {
 	t.Helper()
 	_, _ = Engine(t)
-	engine.imageOnce.Do(func() { engine.imageErr = buildImage(engine.host) })
+	engine.imageOnce.Do(func() { engine.imageErr = buildImage(engine.host, Image, "") })
 	require.NoError(t, engine.imageErr)
 	return Image
 }
 
-func buildImage(host string) error {
+// buildImage builds image: FROM scratch, the fake runner as
+// <DefaultRunnerDir>/bin/Runner.Listener (owner's, when set), and extra
+// files.
+func buildImage(host, image, owner string, extra ...file) error {
 	install, err := fakegithub.BuildRunner()
 	if err != nil {
 		return err
@@ -205,19 +259,27 @@ func buildImage(host string) error {
 		return err
 	}
 	dir := strings.TrimPrefix(container.DefaultRunnerDir, "/")
-	dockerfile := "FROM scratch\nCOPY " + dir + " /" + dir + "\nWORKDIR /" + dir + "\n"
+	chown := ""
+	if owner != "" {
+		chown = "--chown=" + owner + " "
+	}
+	dockerfile := "FROM scratch\nCOPY " + chown + dir + " /" + dir + "\n"
+	for _, f := range extra {
+		dockerfile += "COPY " + f.name + " /" + f.name + "\n"
+	}
+	dockerfile += "WORKDIR /" + dir + "\n"
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	files := []struct {
-		name string
-		mode int64
-		body []byte
-	}{
-		{"Dockerfile", 0o644, []byte(dockerfile)},
-		{dir + "/bin/Runner.Listener", 0o755, listener},
-	}
+	files := append([]file{
+		{name: "Dockerfile", mode: 0o644, body: []byte(dockerfile)},
+		{name: dir + "/bin/Runner.Listener", mode: 0o755, body: listener},
+	}, extra...)
 	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), ModTime: time.Now()}); err != nil {
+		h := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), ModTime: time.Now()}
+		if f.link != "" {
+			h = &tar.Header{Name: f.name, Typeflag: tar.TypeSymlink, Linkname: f.link, Mode: 0o777, ModTime: time.Now()}
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}
 		if _, err := tw.Write(f.body); err != nil {
@@ -234,20 +296,20 @@ func buildImage(host string) error {
 		return err
 	}
 	defer cli.Close()
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{Image}, Remove: true, ForceRemove: true})
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{image}, Remove: true, ForceRemove: true})
 	if err != nil {
-		return fmt.Errorf("build %s: %w", Image, err)
+		return fmt.Errorf("build %s: %w", image, err)
 	}
 	defer res.Body.Close()
 	out, err := io.ReadAll(res.Body)
 	if err != nil {
-		return fmt.Errorf("build %s: %w", Image, err)
+		return fmt.Errorf("build %s: %w", image, err)
 	}
 	if bytes.Contains(out, []byte(`"error"`)) {
-		return fmt.Errorf("build %s: %s", Image, out)
+		return fmt.Errorf("build %s: %s", image, out)
 	}
-	if _, err := cli.ImageInspect(ctx, Image); err != nil {
-		return fmt.Errorf("build %s: the image is not there after the build: %w\n%s", Image, err, out)
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		return fmt.Errorf("build %s: the image is not there after the build: %w\n%s", image, err, out)
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ each, with the keys of policy add:
   runner_dir = "/opt/runner" # optional (~, $VAR; relative: beside the file)
   paused = false             # optional
   fleet = false              # optional: true makes it the fleet's (policy add --fleet)
+  cold = false               # optional: true keeps no workspace slot between jobs (policy add --cold)
 
 Policies missing from the journal are added, those that differ are changed,
 and this host's policies the file does not list are removed. Every policy is

@@ -26,6 +26,7 @@ type BenchCmd struct {
 	CPUProfile string          `name:"cpu-profile" help:"Write the CPU profile of this process over the run (the one the report's CPU split is read from), for go tool pprof." placeholder:"FILE" type:"path"`
 
 	benchCompareFlags
+	benchWarmFlags
 }
 
 // Help is the long help of bench.
@@ -73,13 +74,27 @@ run that stalls ends; the whole takes as long as its cases (about ten
 minutes a repetition with the defaults).
 
   go run ./frontends/cli bench --compare
-  go run ./frontends/cli bench --compare --repeat 3 --out compare.json`
+  go run ./frontends/cli bench --compare --repeat 3 --out compare.json
+
+With --case warm it runs the warm-jobs case instead: two repositories × three
+runs each of a job shaped like CI (a checkout of a repository the fake GitHub
+serves, a toolchain into the runner's tool cache, npm dependencies), fetched
+at --warm-rate, a home uplink's, unless the job's folders already hold them;
+one side as the manager runs jobs by default, one with the policies' cold
+switch, side by side in one daemon. It prints each run's setup time and its
+fraction of the repository's first run (the goal: 15 % or less when warm).
+See docs/performance.md, "Warm jobs".
+
+  go run ./frontends/cli bench --case warm`
 }
 
 // Run runs the bench.
 func (c *BenchCmd) Run(ctx context.Context, a *App) error {
 	if c.Jobs < 1 || c.Policies < 1 || c.Duration <= 0 || c.HostMemory == 0 {
 		return invalid("--jobs and --policies must be at least 1, --duration and --host-memory above 0")
+	}
+	if c.Case == "warm" {
+		return c.runWarm(ctx, a)
 	}
 	if c.Compare {
 		// --timeout bounds each scaler's run of each case there: one

@@ -17,6 +17,7 @@ type CLI struct {
 	Policy  PolicyCmd  `cmd:"" group:"setup" help:"Add, list, change, pause and remove policies: what this host serves, and how many runners."`
 	Runner  RunnerCmd  `cmd:"" group:"setup" help:"Install the GitHub Actions runner."`
 	VM      VMCmd      `cmd:"" group:"setup" name:"vm" help:"Build the guest images of the vm backend."`
+	Auth    AuthCmd    `cmd:"" group:"setup" help:"Keep GitHub's credentials in the OS secret store (login, logout), and say which are in force (status)."`
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
 
@@ -33,6 +34,7 @@ type CLI struct {
 	Attempt  AttemptCmd  `cmd:"" group:"look" help:"Show one runner attempt."`
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
 	Weights  WeightsCmd  `cmd:"" group:"look" help:"List the heaviest jobs: p50/p90 peak memory, CPU, duration, runs."`
+	Warm     WarmCmd     `cmd:"" group:"look" help:"List, prune and remove the workspace slots a repository's jobs run in, kept between them."`
 }
 
 var commandGroups = []kong.Group{

@@ -58,3 +58,10 @@ func SetCompareCase(run func(context.Context, simulate.CompareOptions) (simulate
 	compareCase = run
 	return func() { compareCase = old }
 }
+
+// SetWarmCase replaces the run of bench --case warm.
+func SetWarmCase(run func(context.Context, simulate.WarmOptions) (simulate.WarmReport, error)) func() {
+	old := warmCase
+	warmCase = run
+	return func() { warmCase = old }
+}

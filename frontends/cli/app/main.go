@@ -219,6 +219,12 @@ func exitStatus(err error) int {
 // do not go together).
 var errUsage = errors.New("usage")
 
+// usagef is an error of the command line a command finds: flags that do
+// not go together, an argument missing (exit status 2).
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), silentErr{errUsage})
+}
+
 // invalidArgf is a value of the command line a command refuses: an
 // rm.ErrInvalid, without its prefix in the message.
 func invalidArgf(format string, args ...any) error {

@@ -95,6 +95,7 @@ type PolicyAddCmd struct {
 	Fleet          bool             `help:"Served by every host of the fleet (a PostgreSQL journal): one holds the scale set's session, each job is placed on a host with room; --max bounds the fleet's jobs at once."`
 	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    configfile.Size  `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
+	Cold           bool             `help:"Run every job from nothing: no workspace slot kept between the repository's jobs (docs/warm.md). A repository's policy runs warm by default."`
 
 	Backend string   `help:"How runners are isolated: native (host processes), container (a new container per job) or vm (a new microVM per job)." enum:"native,container,vm" default:"native" group:"Container and VM backends"`
 	Image   string   `help:"Container backend: the image holding the runner (see docs/containers.md). VM backend: the image directory (see docs/vm.md)." placeholder:"IMAGE" group:"Container and VM backends"`
@@ -157,7 +158,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policyedit.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused, Monitor: c.Monitor, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, Monitor: c.Monitor, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet, Cold: c.Cold,
 		Backend: c.Backend, Image: c.Image, CPUs: c.CPUs, Network: c.Network, Env: c.Env, Volumes: c.Volume,
 		VMForward: c.VMForward,
 	}
@@ -253,7 +254,7 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 	if c.JSON {
 		out := make([]policyJSON, 0, len(ps))
 		for _, p := range ps {
-			out = append(out, toPolicyJSON(p, implicitLabels(ctx, st, p)))
+			out = append(out, a.withWarmth(toPolicyJSON(p, implicitLabels(ctx, st, p)), p))
 		}
 		return writeJSON(a.Stdout, out)
 	}
@@ -263,13 +264,14 @@ func (c *PolicyListCmd) Run(ctx context.Context, a *App) error {
 	}
 	hosts := hostNames(ctx, st)
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tHOST\tMAX\tMIN-IDLE\tMEMORY\tSTATE")
+	fmt.Fprintln(tw, "NAME\tTARGET\tMODE\tHOST\tMAX\tMIN-IDLE\tMEMORY\tWORKSPACE\tSTATE")
 	for _, p := range ps {
 		state := policyedit.State(p)
 		if !p.RemovedAt.IsZero() {
 			state = "removed " + p.RemovedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.Name, policyedit.ShortTarget(p.Target), p.Target.Mode(), servedBy(p, hosts), p.Max, p.MinIdle, policyedit.Estimate(p), state)
+		warmth, _ := policyedit.Warmth(p, a.warmEnabled())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Name, policyedit.ShortTarget(p.Target), p.Target.Mode(), servedBy(p, hosts), p.Max, p.MinIdle, policyedit.Estimate(p), warmText(warmth), state)
 	}
 	return tw.Flush()
 }
@@ -291,7 +293,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(a.Stdout, toPolicyJSON(p, implicitLabels(ctx, st, p)))
+		return writeJSON(a.Stdout, a.withWarmth(toPolicyJSON(p, implicitLabels(ctx, st, p)), p))
 	}
 	live, err := st.ActiveAttempts(ctx, p.ID)
 	if err != nil {
@@ -319,6 +321,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"memory estimate", policyedit.Estimate(p)},
 		{"runner dir", runnerDir},
 		{"backend", string(p.Backend.OrDefault())},
+		{"workspace", a.warmthRow(p)},
 		{"vm image", p.VM.Image},
 		{"vm forward", vmForwardRow(p)},
 		{"live attempts", fmt.Sprint(len(live))},
@@ -380,6 +383,8 @@ type PolicyEditCmd struct {
 	RunnerGroup    *string           `help:"Runner group." placeholder:"GROUP"`
 	ScaleSet       *string           `help:"Switch to scale-set mode with this scale set." placeholder:"NAME"`
 	Labels         []string          `help:"Switch to classic mode with these labels." placeholder:"A,B" sep:","`
+	Cold           bool              `help:"Run its jobs from nothing: no workspace slot kept between the repository's jobs."`
+	Warm           bool              `help:"Run its jobs in workspace slots again (a repository's policy; the default)."`
 	Fleet          *bool             `help:"Make it the fleet's, served by every host of a PostgreSQL store (--fleet), or its host's again (--no-fleet): refused while it has live runners." negatable:""`
 	Monitor        *bool             `help:"Monitor only: watch its jobs and start no runner (--monitor), or serve them again (--no-monitor)." negatable:""`
 }
@@ -396,6 +401,12 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 	}
 	e := policyedit.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
 		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Fleet: c.Fleet, Monitor: c.Monitor}
+	switch {
+	case c.Cold && c.Warm:
+		return invalid("give --cold or --warm, not both")
+	case c.Cold, c.Warm:
+		e.Cold = new(c.Cold)
+	}
 	if c.Spare != nil {
 		e.Spare = new(int(*c.Spare))
 	}
@@ -488,10 +499,46 @@ type policyJSON struct {
 	Paused         bool     `json:"paused"`
 	Monitor        bool     `json:"monitor"`
 	Fleet          bool     `json:"fleet"`
-	VMForward      []string `json:"vm_forward"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
-	RemovedAt      *string  `json:"removed_at"`
+	// Cold is the policy's own switch; Warm whether its attempts run in
+	// workspace slots on this host, ColdWhy why not.
+	Cold      bool     `json:"cold"`
+	Warm      bool     `json:"warm"`
+	ColdWhy   string   `json:"cold_why"`
+	VMForward []string `json:"vm_forward"`
+	CreatedAt string   `json:"created_at"`
+	UpdatedAt string   `json:"updated_at"`
+	RemovedAt *string  `json:"removed_at"`
+}
+
+// warmEnabled is the host's [warm] enabled (its default when the
+// configuration cannot be read: the command reading it says why).
+func (a *App) warmEnabled() bool {
+	c, err := a.Config()
+	if err != nil {
+		return configfile.DefaultWarm().Enabled
+	}
+	return c.Warm.Enabled
+}
+
+// withWarmth adds whether p runs warm on this host to its JSON form.
+func (a *App) withWarmth(j policyJSON, p rm.Policy) policyJSON {
+	j.Warm, j.ColdWhy = policyedit.Warmth(p, a.warmEnabled())
+	return j
+}
+
+// warmthRow is policy show's workspace: warm, or cold and why.
+func (a *App) warmthRow(p rm.Policy) string {
+	if warm, why := policyedit.Warmth(p, a.warmEnabled()); !warm {
+		return "cold: " + why
+	}
+	return "warm: jobs run in workspace slots of " + p.Target.Scope.Name + " kept between its jobs (`runner-manager warm list`)"
+}
+
+func warmText(warm bool) string {
+	if warm {
+		return "warm"
+	}
+	return "cold"
 }
 
 // hostRow is policy show's host: its id and name, and for a fleet
@@ -527,7 +574,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(p.Backend.OrDefault()), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Monitor: p.Monitor, Fleet: p.Fleet,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Monitor: p.Monitor, Fleet: p.Fleet, Cold: p.Cold,
 		VMForward: append([]string{}, p.VM.Forward...),
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,

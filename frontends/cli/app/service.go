@@ -11,6 +11,7 @@ import (
 	"runtime"
 
 	"github.com/runner-manager/runner-manager/configfile"
+	"github.com/runner-manager/runner-manager/credstore"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/platform/service"
 )
@@ -24,9 +25,11 @@ type ServiceCmd struct {
 // Help is the long help of service.
 func (c *ServiceCmd) Help() string {
 	return `The service runs "runner-manager run" with RUNNER_MANAGER_CONFIG and
-RUNNER_MANAGER_DATA_DIR set. It never holds a secret: with systemd the token
-goes in an environment file (mode 0600) the unit reads; with launchd use
-token_file in the configuration.
+RUNNER_MANAGER_DATA_DIR set. It never holds a secret: with systemd, the
+credentials "runner-manager auth login" kept reach the daemon through
+LoadCredential= (run auth login before service install), or the token goes in
+an environment file (mode 0600) the unit reads; with launchd the daemon reads
+the keychain item auth login wrote, or use token_file in the configuration.
 
 A system service (the default) uses /etc/runner-manager/config.toml and
 /var/lib/runner-manager unless --config or --data-dir say otherwise; a --user
@@ -71,7 +74,11 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 	if spec.ConfigPath, err = a.ConfigPath(); err != nil {
 		return service.Spec{}, err
 	}
-	return spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != configfile.FromDefault), nil
+	spec = spec.WithDefaults(a.cli.Config != "", cfg.Origins["data_dir"].Kind != configfile.FromDefault)
+	if spec.TokenEnv != "" && runtime.GOOS == "linux" {
+		spec.Credential = keptCredential(spec.DataDir)
+	}
+	return spec, nil
 }
 
 // Run writes (or prints) the service file.
@@ -98,7 +105,7 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		if err != nil {
 			return err
 		}
-		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile))
+		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile, spec.Credential))
 	}
 	if _, err := os.Stat(spec.ConfigPath); errors.Is(err, fs.ErrNotExist) {
 		a.printf("%s does not exist yet: runner-manager --config %s init\n", spec.ConfigPath, spec.ConfigPath)
@@ -113,11 +120,21 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
+// keptCredential is the file in which `auth login` kept GitHub's
+// credentials for dataDir on Linux, "" when there is none.
+func keptCredential(dataDir string) string {
+	p := credstore.File{Dir: datadir.New(dataDir).Credentials()}.Path(credstore.GitHub)
+	if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
 // credentialsHint says where the service finds GitHub's credentials, as
 // the configuration reads them (configfile.GitHub.Credentials): the App's key
 // file, else the token file, else the variable token_env names, which the
 // unit reads from envFile.
-func credentialsHint(g configfile.GitHub, envFile string) string {
+func credentialsHint(g configfile.GitHub, envFile, kept string) string {
 	switch {
 	case g.UsesApp():
 		return fmt.Sprintf("The GitHub App's key is read from %s (private_key_file): the service's user must be able to read it, and no one else (chmod 600).", g.PrivateKeyFile)
@@ -128,7 +145,10 @@ func credentialsHint(g configfile.GitHub, envFile string) string {
 	if env == "" {
 		env = configfile.DefaultTokenEnv
 	}
-	return fmt.Sprintf("Put the token in %s (chmod 600) as %s=... (the variable token_env names).", envFile, env)
+	if kept != "" {
+		return fmt.Sprintf("The unit loads the credentials `runner-manager auth login` kept in %s (LoadCredential=); %s=... in %s would win over them.", kept, env, envFile)
+	}
+	return fmt.Sprintf("Keep the token with `runner-manager auth login` (then run service install again), or put it in %s (chmod 600) as %s=... (the variable token_env names).", envFile, env)
 }
 
 // lingering tells whether systemd keeps a user's services running without

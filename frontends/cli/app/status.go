@@ -12,12 +12,15 @@ import (
 	"time"
 
 	rm "github.com/runner-manager/runner-manager"
+	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/platform"
 	"github.com/runner-manager/runner-manager/reconcile"
 	"github.com/runner-manager/runner-manager/status"
+	"github.com/runner-manager/runner-manager/store"
+	"github.com/runner-manager/runner-manager/warm"
 )
 
 // StatusCmd shows the live figures.
@@ -157,6 +160,9 @@ func (a *App) journalStatus(ctx context.Context) (status.Status, error) {
 	st.Memory = status.MemoryOf(platform.NewMachine(), cfg.DataDir, cfg.Admission.MemoryReserve.Bytes(), cfg.Admission.DiskFloor.Bytes())
 	bound := reconcile.SpareBound(cfg.Admission.MaxSpares)
 	st.Memory.MaxSpares = &bound
+	if err == nil && cfg.Warm.Enabled {
+		st.Warm = a.journalWarm(ctx, s, id, cfg)
+	}
 	return st, err
 }
 
@@ -186,6 +192,51 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
+// journalWarm is the slots as their files tell, held where the journal's
+// live attempts name them; nil, with a warning, when they cannot be read.
+func (a *App) journalWarm(ctx context.Context, s store.Store, host rm.HostID, cfg *configfile.File) *status.Warm {
+	p := warm.NewPool(datadir.New(cfg.DataDir), warm.WithCap(int64(cfg.Warm.Cap.Bytes())))
+	live, err := s.LiveAttempts(ctx, host)
+	if err == nil {
+		ps, _ := s.Policies(ctx)
+		p.HoldLive(live, ps)
+	}
+	w, err := p.Status()
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "runner-manager: the workspace slots are not shown: %v\n", err)
+		return nil
+	}
+	return w
+}
+
+// statusRepos bounds the repositories status lists under warm:.
+const statusRepos = 5
+
+// renderWarm prints the slots: their size against the cap, then a line
+// per repository, most recently used first.
+func renderWarm(w io.Writer, wm *status.Warm, now time.Time) {
+	if wm == nil {
+		return
+	}
+	fmt.Fprintf(w, "warm:     %d slot(s), %s of the %s cap", wm.Slots, bytesize.Format(uint64(max(wm.Bytes, 0))), bytesize.Format(uint64(max(wm.CapBytes, 0))))
+	if wm.Slots > 0 {
+		fmt.Fprint(w, " (`runner-manager warm list`)")
+	}
+	fmt.Fprintln(w)
+	for i, r := range wm.Repos {
+		if i == statusRepos {
+			fmt.Fprintf(w, "          … %d more repositories\n", len(wm.Repos)-statusRepos)
+			break
+		}
+		held := ""
+		if r.Held > 0 {
+			held = fmt.Sprintf(", %d held", r.Held)
+		}
+		fmt.Fprintf(w, "          %s (%s): %d slot(s)%s, %s, %d hit(s) of %d use(s), last %s\n", r.Repo, r.Backend, r.Slots, held,
+			bytesize.Format(uint64(max(r.Bytes, 0))), r.Hits, r.Uses, ago(now, r.LastUsed))
+	}
+}
+
 // renderStatus prints a Status for people.
 func renderStatus(w io.Writer, st status.Status, now time.Time) error {
 	m := st.Memory
@@ -213,6 +264,7 @@ func renderStatus(w io.Writer, st status.Status, now time.Time) error {
 	if m.DiskFreeBytes > 0 {
 		fmt.Fprintf(w, "disk:     %s free (floor %s)\n", bytesize.Format(m.DiskFreeBytes), bytesize.Format(m.DiskFloorBytes))
 	}
+	renderWarm(w, st.Warm, now)
 	if b := st.Budget; !b.SeenAt.IsZero() || b.Limit > 0 {
 		fmt.Fprintf(w, "github:   %d of %d REST calls left, resets %s\n", b.Remaining, b.Limit, b.Reset.Local().Format("15:04:05"))
 	}

@@ -9,7 +9,9 @@ import (
 )
 
 // TUICmd runs the terminal UI.
-type TUICmd struct{}
+type TUICmd struct {
+	ASCII bool `name:"ascii" help:"Draw frames, rules and bars in ASCII, for a terminal or font without box-drawing glyphs (also $$RUNNER_MANAGER_TUI_ASCII=1; TERM=dumb implies it, NO_COLOR drops colour)."`
+}
 
 // Help is the long help of tui.
 func (c *TUICmd) Help() string {
@@ -20,7 +22,9 @@ figures); without the daemon it shows what the journal holds.
 
 Keys: arrows or j/k move, enter opens an attempt, tab switches pane, p pauses
 or resumes a policy, + and - change its max, x stops an attempt, / filters,
-? helps, q quits.`
+w lists the jobs, o GitHub's runners (this host's, the fleet's, unknown), a
+the latest events and errors, c in o or a prints that view when you quit (to
+copy it), ? helps, q quits.`
 }
 
 // Run shows the TUI until the user quits.
@@ -35,5 +39,5 @@ func (c *TUICmd) Run(ctx context.Context, a *App) error {
 	}
 	src := tui.DaemonSource(st, cfg.DataDir)
 	src.StaleAfter = status.StaleAfter(time.Duration(cfg.Fleet.Heartbeat))
-	return runTUI(ctx, src, tui.Options{})
+	return runTUI(ctx, src, tui.Options{Look: tui.Look{ASCII: c.ASCII}})
 }

@@ -107,3 +107,23 @@ func TestTUIBesideNoDaemon(t *testing.T) {
 	assert.Contains(t, shown, "home")
 	assert.Contains(t, shown, "gpu")
 }
+
+// --ascii reaches the TUI as runner-manager-tui's does: its screen has
+// no glyph of the view's own.
+func TestTUIASCII(t *testing.T) {
+	e := newEnv(t)
+	seed(t, e)
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{[]string{"tui"}, false}, {[]string{"tui", "--ascii"}, true}} {
+		var look tui.Look
+		restore := app.SetTUI(func(_ context.Context, _ tui.Source, opt tui.Options) error {
+			look = opt.Look
+			return nil
+		})
+		e.ok(tc.args...)
+		restore()
+		assert.Equal(t, tc.want, look.ASCII, "%v", tc.args)
+	}
+}

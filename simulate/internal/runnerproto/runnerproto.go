@@ -185,6 +185,97 @@ type JobRequest struct {
 	// HangAfter makes the runner hang once it reported the job's end: it
 	// neither closes its session nor exits until it is stopped.
 	HangAfter bool `json:"hangAfter,omitempty"`
+	// CI, when set, makes the job's first step a CI setup: a checkout, a
+	// toolchain into the tool cache and dependencies into npm's cache.
+	CI *CISetup `json:"ci,omitempty"`
+	// Probe, when set, makes the job try to read these paths or globs
+	// ($NAME and ${NAME} expanded from the job's environment) and report
+	// what it could read.
+	Probe []string `json:"probe,omitempty"`
+}
+
+// CISetup is what a CI-shaped job fetches from BaseURL (the fake GitHub's
+// content routes, over loopback): the repository's tree at Commit, a
+// toolchain and the dependencies a lock file would name.
+type CISetup struct {
+	BaseURL string `json:"baseUrl"`
+	Commit  string `json:"commit"`
+	// TreeURL answers the commit's tree: JSON of []CIObject.
+	TreeURL  string     `json:"treeUrl"`
+	Tool     CITool     `json:"tool"`
+	Packages []CIObject `json:"packages"`
+}
+
+// CIObject is a file (or package) named by the id of its content, as a
+// git object is: the same id is the same bytes. BlobURL/<id> serves it.
+type CIObject struct {
+	Path string `json:"path"`
+	ID   string `json:"id"`
+	Size int64  `json:"size"`
+}
+
+// CITool is a toolchain the job installs into the tool cache, as
+// actions/setup-* do: a tar served at URL, kept under
+// <tool cache>/<Name>/<Version>/<Arch>.
+type CITool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Arch    string `json:"arch"`
+	URL     string `json:"url"`
+}
+
+// SetupReport is what a CI-shaped job's setup took: its time, and per
+// phase its time, the bytes it fetched over HTTP and whether it found
+// its folder warm (nothing left to fetch).
+type SetupReport struct {
+	DurationMS int64       `json:"durationMs"`
+	Checkout   PhaseReport `json:"checkout"`
+	Tool       PhaseReport `json:"tool"`
+	Deps       PhaseReport `json:"deps"`
+	// Error is why the setup failed ("" when it did not).
+	Error string `json:"error,omitempty"`
+}
+
+// Fetched is the bytes the setup fetched over HTTP, all phases.
+func (r SetupReport) Fetched() int64 { return r.Checkout.Fetched + r.Tool.Fetched + r.Deps.Fetched }
+
+// Warm reports whether every phase found its folder warm.
+func (r SetupReport) Warm() bool { return r.Checkout.Warm && r.Tool.Warm && r.Deps.Warm }
+
+// PhaseReport is one phase of a setup.
+type PhaseReport struct {
+	DurationMS int64 `json:"durationMs"`
+	// Fetched is the bytes fetched over HTTP (manifests included).
+	Fetched int64 `json:"fetched"`
+	// Objects is how many files (objects, packages, tool archives) it
+	// fetched, of Total it needed.
+	Objects int `json:"objects"`
+	Total   int `json:"total"`
+	// Warm: it fetched no content (a checkout still asks for the tree).
+	Warm bool `json:"warm"`
+	// Dir is the folder it used (workspace, tool cache, npm cache).
+	Dir string `json:"dir"`
+}
+
+// ProbeReport is what a probe job could read.
+type ProbeReport struct {
+	// Bytes and Files readable over all patterns.
+	Bytes int64         `json:"bytes"`
+	Files int           `json:"files"`
+	Paths []ProbeResult `json:"paths"`
+}
+
+// ProbeResult is one pattern's reading.
+type ProbeResult struct {
+	// Pattern as given, and Expanded with the job's variables.
+	Pattern  string `json:"pattern"`
+	Expanded string `json:"expanded"`
+	// Matches are the paths the pattern matched.
+	Matches int   `json:"matches"`
+	Files   int   `json:"files"`
+	Bytes   int64 `json:"bytes"`
+	// Denied counts what could not be opened or read.
+	Denied int `json:"denied"`
 }
 
 // Finish reports a job's end.
@@ -196,6 +287,9 @@ type Finish struct {
 	// StepSummary is what the steps wrote to GITHUB_STEP_SUMMARY (the
 	// real runner attaches it to the job: FileCommandManager.cs:275).
 	StepSummary string `json:"stepSummary,omitempty"`
+	// Setup is a CI-shaped job's setup; Probe a probe job's reading.
+	Setup *SetupReport `json:"setup,omitempty"`
+	Probe *ProbeReport `json:"probe,omitempty"`
 }
 
 // Exception is an error body of the actions service (the real service's

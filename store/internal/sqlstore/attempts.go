@@ -19,7 +19,7 @@ const attemptColumns = `id, policy_id, state, runner_name, github_runner_id, pid
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
 	created_at, register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, job_key,
-	job_queued_at, job_assigned_at`
+	job_queued_at, job_assigned_at, slot`
 
 // ActiveAttemptsQuery reads a policy's live attempts from the partial
 // index only.
@@ -107,7 +107,7 @@ func scanAttempt(sc Row) (rm.Attempt, error) {
 		&rss, &cpuAvg, &cpuPeak, &samples,
 		&outcomeKind, &outcomeReason, &a.Outcome.Detail,
 		at(&a.CreatedAt), at(&a.RegisterAt), at(&a.StartedAt), at(&a.IdleAt), at(&a.BusyAt), at(&a.EndedAt), at(&a.UpdatedAt),
-		&a.LastMessage, &a.Usage.Source, &a.Job.ID, at(&a.Job.QueuedAt), at(&a.Job.AssignedAt))
+		&a.LastMessage, &a.Usage.Source, &a.Job.ID, at(&a.Job.QueuedAt), at(&a.Job.AssignedAt), &a.Slot)
 	if err != nil {
 		return rm.Attempt{}, err
 	}
@@ -139,7 +139,7 @@ func attemptArgs(a rm.Attempt) []any {
 		int64(a.Usage.PeakRSSBytes), int64(a.Usage.CPUAvgMillicores), int64(a.Usage.CPUPeakMillicores), int64(a.Usage.Samples),
 		string(a.Outcome.Kind), string(a.Outcome.Reason), a.Outcome.Detail,
 		nanos(a.RegisterAt), nanos(a.StartedAt), nanos(a.IdleAt), nanos(a.BusyAt), nanos(a.EndedAt),
-		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source, a.Job.ID, nanos(a.Job.QueuedAt), nanos(a.Job.AssignedAt)}
+		nanos(a.UpdatedAt), a.LastMessage, a.Usage.Source, a.Job.ID, nanos(a.Job.QueuedAt), nanos(a.Job.AssignedAt), a.Slot}
 }
 
 const insertAttempt = `INSERT INTO attempts (policy_id, state, runner_name, github_runner_id, pid, process_start,
@@ -147,8 +147,8 @@ const insertAttempt = `INSERT INTO attempts (policy_id, state, runner_name, gith
 	peak_rss_bytes, cpu_avg_millicores, cpu_peak_millicores, samples,
 	outcome_kind, outcome_reason, outcome_detail,
 	register_at, started_at, idle_at, busy_at, ended_at, updated_at, last_message, usage_source, job_key,
-	job_queued_at, job_assigned_at, id, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	job_queued_at, job_assigned_at, slot, id, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // updateAttempt never changes created_at: an attempt keeps its place in
 // time, and in the indexes.
@@ -157,7 +157,7 @@ const updateAttempt = `UPDATE attempts SET policy_id = ?, state = ?, runner_name
 	peak_rss_bytes = ?, cpu_avg_millicores = ?, cpu_peak_millicores = ?, samples = ?,
 	outcome_kind = ?, outcome_reason = ?, outcome_detail = ?,
 	register_at = ?, started_at = ?, idle_at = ?, busy_at = ?, ended_at = ?, updated_at = ?, last_message = ?,
-	usage_source = ?, job_key = ?, job_queued_at = ?, job_assigned_at = ?
+	usage_source = ?, job_key = ?, job_queued_at = ?, job_assigned_at = ?, slot = ?
 	WHERE id = ?`
 
 // RecordAttempt inserts a new attempt or updates an existing one, reading
