@@ -26,8 +26,21 @@ type Build struct {
 	GoVersion string
 }
 
-// ReadBuild is the running program's Build, from debug.ReadBuildInfo.
-func ReadBuild() Build { return BuildOf(debug.ReadBuildInfo()) }
+// stampedVersion is the version a release build stamps in at link time
+// (internal/mkrelease: -ldflags "-X github.com/runner-manager/runner-manager.stampedVersion=v1.2.3"):
+// a release is built from a tag the toolchain may not see (a shallow
+// clone, a tarball), and both programs and the daemon must say the same.
+var stampedVersion string
+
+// ReadBuild is the running program's Build, from debug.ReadBuildInfo, with
+// the version a release build stamped in, if any, in place of the module's.
+func ReadBuild() Build {
+	b := BuildOf(debug.ReadBuildInfo())
+	if stampedVersion != "" {
+		b.Version = stampedVersion
+	}
+	return b
+}
 
 // BuildOf is the Build that bi describes; ok false (a program built
 // without module support) gives version "dev" and nothing else.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 )
 
 // File keeps each secret in a file of its name in Dir: the directory mode
@@ -59,7 +60,9 @@ func (f File) Delete(name string) error {
 // may read it. The error never holds the content.
 func readPrivate(path string) ([]byte, error) {
 	st, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// A folder on its way is a file (a data directory given as a
+		// file): no secret is there, and the caller says what is wrong.
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
 	if errors.Is(err, fs.ErrPermission) {

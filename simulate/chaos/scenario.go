@@ -88,6 +88,8 @@ func Scenarios(size Size) []Scenario {
 				RecoveryBound: 5 * time.Second, Drive: sigtermIdleDrive},
 			Scenario{Name: "sigterm-busy" + suffix, Mode: mode, Jobs: 0, Max: 4,
 				RecoveryBound: 5 * time.Second, Drive: sigtermBusyDrive(d(8*time.Second, 30*time.Second))},
+			Scenario{Name: "update" + suffix, Mode: mode, Jobs: 0, Max: 4,
+				RecoveryBound: 5 * time.Second, Drive: updateDrive(d(8*time.Second, 30*time.Second))},
 			Scenario{Name: "hung-runner" + suffix, Mode: mode, Jobs: f(4, 12), JobDuration: time.Second, Max: 2,
 				DaemonEnv: []string{"RUNNER_MANAGER_HUNG_GRACE=" + hungGrace.String()},
 				Drive:     hungDrive(f(2, 6))},
@@ -115,7 +117,7 @@ func Scenarios(size Size) []Scenario {
 
 // ShortSet names the scenarios of the short form.
 var ShortSet = []string{"kill9-scaleset", "kill9-classic", "storm-5xx/scale-set", "sigterm-busy/scale-set", "revoke/scale-set",
-	"forgotten-sessions/scale-set", "scale-set-deleted/scale-set", "empty-queue-url/scale-set", "version-refused/scale-set"}
+	"forgotten-sessions/scale-set", "scale-set-deleted/scale-set", "empty-queue-url/scale-set", "version-refused/scale-set", "update/scale-set"}
 
 // FullSet names the scenarios of the full form: all but the 30-minute job,
 // which runs only when named.

@@ -36,7 +36,9 @@ func BuildDaemon(ctx context.Context, dir string) (string, error) {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(dir, "runner-manager")
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", bin, DaemonPackage)
+	// Stamped as a release is, so that the update scenario's release of it
+	// names the version it says it runs.
+	cmd := exec.CommandContext(ctx, goTool, "build", "-ldflags", "-X github.com/runner-manager/runner-manager.stampedVersion="+Version, "-o", bin, DaemonPackage)
 	if _, file, _, ok := runtime.Caller(0); ok {
 		cmd.Dir = filepath.Dir(file) // inside the module, wherever the caller runs
 	}
@@ -46,6 +48,9 @@ func BuildDaemon(ctx context.Context, dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// Version is the version BuildDaemon stamps into the program.
+const Version = "v0.0.0-chaos"
 
 // Env is what every scenario shares: the programs to run and where to put
 // scenario directories.
@@ -63,7 +68,10 @@ type Env struct {
 // World is one scenario's world: a fake GitHub, a home with the CLI's
 // configuration and data directory, and the daemon child process.
 type World struct {
-	env     Env
+	env Env
+	// bin is the world's own copy of env.Daemon (a hard link), which the
+	// update scenario replaces.
+	bin     string
 	Mode    rm.Mode
 	Fake    *fakegithub.Server
 	Home    string
@@ -103,6 +111,7 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		return nil, err
 	}
 	token := "ghp_chaos" + rm.NewAttemptID().String()
+	var err error
 	base := []fakegithub.Option{
 		fakegithub.WithToken(token), fakegithub.WithRepo(Repo),
 		fakegithub.WithPollTimeout(2 * time.Second),
@@ -119,8 +128,12 @@ func newWorld(ctx context.Context, env Env, name string, mode rm.Mode, max, minI
 		// many idle runners kept on purpose while the daemon runs.
 		w.spares = rm.AutoSpares(max)
 	}
+	if w.bin, err = ownCopy(env.Daemon, filepath.Join(home, "bin")); err != nil {
+		return nil, err
+	}
 	w.Fake = fakegithub.NewServer(append(base, opts...)...)
-	f, err := os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	var f *os.File
+	f, err = os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		w.Fake.Close()
 		return nil, err
@@ -151,6 +164,23 @@ func (w *World) logf(format string, args ...any) {
 	}
 }
 
+// ownCopy hard-links the program at bin into dir (a copy across file
+// systems) and returns its path.
+func ownCopy(bin, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(bin))
+	if err := os.Link(bin, dst); err == nil {
+		return dst, nil
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", err
+	}
+	return dst, os.WriteFile(dst, data, 0o755)
+}
+
 // environ is the daemon's and the CLI's environment: what a user's shell
 // would hold, the token under a custom name, and an unrelated secret that
 // must never reach a runner.
@@ -178,7 +208,7 @@ const unrelatedSecret = "chaos-unrelated-secret-7f3a"
 func (w *World) CLI(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, w.env.Daemon, args...)
+	cmd := exec.CommandContext(ctx, w.bin, args...)
 	cmd.Env, cmd.Dir = w.environ(), w.Home
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -198,7 +228,7 @@ func (w *World) StartDaemon() error {
 		return errors.New("the daemon is already running")
 	}
 	fmt.Fprintf(w.logFile, "\n===== chaos: daemon start %s =====\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(w.env.Daemon, "run")
+	cmd := exec.Command(w.bin, "run")
 	cmd.Env, cmd.Dir = w.environ(), w.Home
 	cmd.Stdout, cmd.Stderr = w.logFile, w.logFile
 	if err := cmd.Start(); err != nil {

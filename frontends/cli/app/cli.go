@@ -19,6 +19,7 @@ type CLI struct {
 	VM      VMCmd      `cmd:"" group:"setup" name:"vm" help:"Build the guest images of the vm backend."`
 	Auth    AuthCmd    `cmd:"" group:"setup" help:"Keep GitHub's credentials in the OS secret store (login, logout), and say which are in force (status)."`
 	Service ServiceCmd `cmd:"" group:"setup" help:"Install or remove the service that runs the daemon at boot or login."`
+	Update  UpdateCmd  `cmd:"" group:"setup" help:"Replace this program with the newest release (checked against its SHA256SUMS) and hand over the running daemon."`
 	Doctor  DoctorCmd  `cmd:"" group:"setup" help:"Check credentials, runner, data directory and disk; find leftover runners (--fix removes them)."`
 
 	Completion CompletionCmd `cmd:"" group:"setup" help:"Print the shell completion script for bash, zsh or fish."`

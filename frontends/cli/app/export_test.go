@@ -65,3 +65,10 @@ func SetWarmCase(run func(context.Context, simulate.WarmOptions) (simulate.WarmR
 	warmCase = run
 	return func() { warmCase = old }
 }
+
+// SetRunCommand replaces how service commands (systemctl, launchctl) run.
+func SetRunCommand(run func(ctx context.Context, argv []string) (string, error)) func() {
+	old := runCommand
+	runCommand = run
+	return func() { runCommand = old }
+}

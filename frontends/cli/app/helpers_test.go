@@ -44,7 +44,21 @@ func newEnv(t *testing.T) *env {
 	// refuse a missing one (tests of that remove it).
 	dataDir := filepath.Join(home, "data")
 	require.NoError(t, os.Mkdir(dataDir, 0o700))
+	// No service manager runs where the tests do: one whose service runs.
+	t.Cleanup(app.SetRunCommand(runningService))
 	return &env{t: t, home: home, dataDir: dataDir}
+}
+
+// runningService answers service commands as a service manager whose
+// service was started and runs as pid 4242.
+func runningService(ctx context.Context, argv []string) (string, error) {
+	switch argv[0] {
+	case "systemctl":
+		return "LoadState=loaded\nActiveState=active\nSubState=running\nUnitFileState=enabled\nMainPID=4242\n", nil
+	case "launchctl":
+		return "system/io.github.runner-manager = {\n\tstate = running\n\tpid = 4242\n}\n", nil
+	}
+	return "", nil
 }
 
 type result struct {

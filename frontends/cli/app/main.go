@@ -88,6 +88,9 @@ func Main() int {
 	if code, ok := RunFakeRunnerIfNamed(os.Args); ok {
 		return code
 	}
+	if code, ok := runAsWindowsService(); ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, os.Args[1:], Streams{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})

@@ -61,6 +61,8 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	dcfg.Logger, dcfg.Drain, dcfg.Version = a.Logger(), c.Drain, build().String()
+	// The path of this program, read before an update can replace it.
+	exe, exeErr := osExecutable()
 	d, err := daemon.New(dcfg)
 	if err != nil {
 		return err
@@ -69,7 +71,17 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	if c.Once {
 		err = d.RunOnce(ctx)
 	} else {
-		err = d.Run(ctx)
+		var restart bool
+		if restart, err = c.runUntilRestart(ctx, a, d); restart && err == nil {
+			if exeErr != nil {
+				return fmt.Errorf("stopped to restart, but this program's path is unknown (%w): start it again", exeErr)
+			}
+			// Stopped as for any restart (busy runners keep their jobs):
+			// start again in place on the program now installed.
+			d.Close()
+			a.Close()
+			return reexec(exe)
+		}
 	}
 	if errors.Is(err, localapi.ErrAlreadyRunning) {
 		return fmt.Errorf("%w: `runner-manager status` shows it", err)
@@ -86,6 +98,25 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	}
 	a.printf("one pass done for %d policies\n", n)
 	return nil
+}
+
+// runUntilRestart runs the daemon until ctx ends or update asks it to
+// restart (restart true).
+func (c *RunCmd) runUntilRestart(ctx context.Context, a *App, d *daemon.Daemon) (restart bool, err error) {
+	asked, stop := watchRestart()
+	defer stop()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	select {
+	case err := <-done:
+		return false, err
+	case <-asked:
+		a.Logger().Info("restarting on the program installed now, as asked (update): busy runners keep their jobs")
+		cancel()
+		return true, <-done
+	}
 }
 
 // sessionOwner is the owner name of this host's message sessions (doctor

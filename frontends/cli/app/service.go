@@ -18,8 +18,9 @@ import (
 
 // ServiceCmd groups the service commands.
 type ServiceCmd struct {
-	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon."`
+	Install   ServiceInstallCmd   `cmd:"" help:"Write a systemd unit (Linux) or launchd property list (macOS) that runs the daemon, and start it; on Windows, register a Windows service."`
 	Uninstall ServiceUninstallCmd `cmd:"" help:"Remove the service file (once the service is disabled: it says how)."`
+	Status    ServiceStatusCmd    `cmd:"" help:"Show the service: its state, how it starts, its program (and whether it was replaced since it started), the daemon's last answer from GitHub."`
 }
 
 // Help is the long help of service.
@@ -33,7 +34,12 @@ the keychain item auth login wrote, or use token_file in the configuration.
 
 A system service (the default) uses /etc/runner-manager/config.toml and
 /var/lib/runner-manager unless --config or --data-dir say otherwise; a --user
-service uses your own configuration and data directory.`
+service uses your own configuration and data directory.
+
+On Windows (as an administrator) install registers a service with the
+Service Control Manager, started at boot as LocalSystem, with its data
+directory C:\rm (short, for jobs' long paths; readable by LocalSystem and
+Administrators alone) and C:\rm\config.toml.`
 }
 
 // serviceFlags are shared by install and uninstall.
@@ -45,6 +51,7 @@ type serviceFlags struct {
 type ServiceInstallCmd struct {
 	serviceFlags
 	Print   bool   `help:"Print the file instead of writing it."`
+	NoStart bool   `help:"Write the file but do not start the service (default: enable and start it once the configuration exists)."`
 	RunAs   string `help:"The account a system service runs as (recommended: a dedicated one, not root)." placeholder:"USER"`
 	EnvFile string `help:"Where the token goes for systemd (default: env beside the configuration file)." placeholder:"FILE"`
 }
@@ -83,6 +90,9 @@ func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error
 
 // Run writes (or prints) the service file.
 func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
+	if runtime.GOOS == "windows" {
+		return a.installWindowsService(c)
+	}
 	spec, err := a.serviceSpec(c.User, c.RunAs, c.EnvFile)
 	if err != nil {
 		return err
@@ -107,12 +117,17 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		}
 		a.printf("%s\n", credentialsHint(cfg.GitHub, spec.EnvFile, spec.Credential))
 	}
-	if _, err := os.Stat(spec.ConfigPath); errors.Is(err, fs.ErrNotExist) {
+	_, statErr := os.Stat(spec.ConfigPath)
+	if errors.Is(statErr, fs.ErrNotExist) {
 		a.printf("%s does not exist yet: runner-manager --config %s init\n", spec.ConfigPath, spec.ConfigPath)
 	}
-	a.printf("Start it with:\n")
-	for _, cmd := range in.Start {
-		a.printf("  %s\n", cmd)
+	if c.NoStart || statErr != nil {
+		a.printf("Start it with:\n")
+		for _, cmd := range in.Start {
+			a.printf("  %s\n", cmd)
+		}
+	} else if err := a.startService(ctx, in, c.User); err != nil {
+		return err
 	}
 	if hint := service.LingerHint(runtime.GOOS, c.User, currentUsername(), lingering); hint != "" {
 		a.printf("\n%s\n", hint)
@@ -184,6 +199,13 @@ what may still run and make the service manager forget it.`
 
 // Run removes the service file.
 func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
+	if runtime.GOOS == "windows" {
+		if err := service.RemoveWindows(service.Name); err != nil {
+			return err
+		}
+		a.printf("stopped and removed the service %s\n", service.Name)
+		return nil
+	}
 	home, _ := os.UserHomeDir()
 	in, err := service.Remove(hostOS, c.User, home, os.Getenv("XDG_CONFIG_HOME"))
 	if err != nil {

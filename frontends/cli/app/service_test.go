@@ -1,11 +1,15 @@
 package app_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,6 +101,113 @@ func TestServiceInstallNamesTheTokenSource(t *testing.T) {
 			if tc.name != "Default" {
 				assert.NotContains(t, string(unit), "GITHUB_TOKEN")
 			}
+		})
+	}
+}
+
+// serviceManager is a scripted service manager: the start commands run
+// (failing when startErr is set) and `systemctl show` answers show.
+type serviceManager struct {
+	ran      []string
+	startErr error
+	show     string
+}
+
+func (m *serviceManager) run(ctx context.Context, argv []string) (string, error) {
+	if argv[0] == "sh" {
+		m.ran = append(m.ran, argv[2])
+		return "", m.startErr
+	}
+	m.ran = append(m.ran, strings.Join(argv[:3], " "))
+	return m.show, nil
+}
+
+// service install, once the configuration exists, enables and starts the
+// service and ends when the service manager says it runs, or says why not.
+func TestServiceInstallStarts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the commands tested here are systemd's")
+	}
+	defer app.SetExecutable("/usr/local/bin/runner-manager")()
+	defer app.SetLingering(func(string) bool { return true })()
+	running := "LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=77\n"
+	for _, tc := range []struct {
+		name     string
+		m        serviceManager
+		args     []string
+		want     string
+		code     int
+		wantRan  []string
+		noConfig bool
+	}{
+		{name: "Runs", m: serviceManager{show: running}, want: "ran: systemctl --user enable --now runner-manager\nthe service runs (pid 77)\n",
+			wantRan: []string{"systemctl --user daemon-reload", "systemctl --user enable --now runner-manager", "systemctl --user show"}},
+		{name: "StartFails", m: serviceManager{show: running, startErr: errors.New("exit status 1")}, code: app.ExitFailure,
+			want: "`systemctl --user daemon-reload` failed (exit status 1)", wantRan: []string{"systemctl --user daemon-reload"}},
+		{name: "Backoff", m: serviceManager{show: "LoadState=loaded\nActiveState=activating\nSubState=auto-restart\nExecMainCode=1\nExecMainStatus=2\n"},
+			code: app.ExitFailure, want: "the service does not run: it is restart backoff (last: exit status 2); see its log (journalctl --user -u runner-manager)"},
+		{name: "NoStart", m: serviceManager{}, args: []string{"--no-start"}, want: "Start it with:\n  systemctl --user daemon-reload\n"},
+		{name: "NoConfig", m: serviceManager{}, noConfig: true, want: "does not exist yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			defer app.SetRunCommand(tc.m.run)()
+			cfg := filepath.Join(e.home, "config.toml")
+			if !tc.noConfig {
+				require.NoError(t, os.WriteFile(cfg, []byte("[github]\n"), 0o600))
+			}
+			args := append([]string{"--config", cfg, "service", "install", "--user"}, tc.args...)
+			if tc.noConfig {
+				args = args[2:] // the default place, where nothing is yet
+			}
+			var out string
+			if tc.code == 0 {
+				out = e.ok(args...)
+			} else {
+				out = e.fails(tc.code, args...)
+			}
+			assert.Contains(t, out, tc.want)
+			if tc.wantRan != nil {
+				assert.Equal(t, tc.wantRan, tc.m.ran)
+			}
+			if tc.name == "NoStart" || tc.name == "NoConfig" {
+				assert.Empty(t, tc.m.ran, "nothing is started")
+			}
+		})
+	}
+}
+
+// service status says what the service manager says, and that the
+// program was replaced after the service started.
+func TestServiceStatus(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the output tested here is systemd's")
+	}
+	prog := filepath.Join(t.TempDir(), "runner-manager")
+	require.NoError(t, os.WriteFile(prog, []byte("new"), 0o755))
+	started := time.Now().Add(-time.Hour).UTC().Format("Mon 2006-01-02 15:04:05 MST")
+	for _, tc := range []struct {
+		name, show string
+		want       []string
+	}{
+		{"Stale", "LoadState=loaded\nActiveState=active\nSubState=running\nUnitFileState=enabled\nMainPID=4242\nNRestarts=3\n" +
+			"ExecMainStartTimestamp=" + started + "\nExecStart={ path=" + prog + " ; argv[]=" + prog + " run ; ignore_errors=no }\n",
+			[]string{"service:  running\n", "starts:   at login\n", "program:  " + prog + " (stale: replaced since the service started", "process:  pid 4242, since ", "restarts: 3\n",
+				"daemon:   not answering on this data directory"}},
+		{"Missing", "LoadState=not-found\nActiveState=inactive\nSubState=dead\n",
+			[]string{"service:  not installed\n", "install it with: runner-manager service install --user\n"}},
+		{"Failed", "LoadState=loaded\nActiveState=failed\nSubState=failed\nUnitFileState=disabled\nExecMainCode=2\nExecMainStatus=9\n",
+			[]string{"service:  failed (last: killed by signal 9)\n", "starts:   manual\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			m := &serviceManager{show: tc.show}
+			defer app.SetRunCommand(m.run)()
+			out := e.ok("service", "status", "--user")
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			assert.Equal(t, []string{"systemctl --user show"}, m.ran)
 		})
 	}
 }
