@@ -1,15 +1,14 @@
 package runnermanager
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
 
 // ErrInvalid marks input refused by a constructor or a Validate method. The
-// frontends map it to a usage error (exit status 2); the message says what is
+// frontends map it to ClassInvalid's exit status; the message says what is
 // wrong and how to fix it.
-var ErrInvalid = errors.New("invalid")
+var ErrInvalid = NewError(ClassInvalid, "invalid")
 
 // invalidf returns an error wrapping ErrInvalid.
 func invalidf(format string, args ...any) error {

@@ -86,8 +86,12 @@ type Policy struct {
 	// Cold runs every attempt from nothing: no workspace slot, no kept
 	// caches (docs/warm.md). A repository-scoped policy runs warm by
 	// default.
-	Cold      bool
-	Paused    bool
+	Cold   bool
+	Paused bool
+	// Monitor makes the policy watch its target's demand (the jobs, their
+	// waits, GitHub's budget) without ever starting a runner: its loop
+	// runs, its capacity is 0. A paused monitor policy watches nothing.
+	Monitor   bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// RemovedAt is when the policy was removed (Store.DeletePolicy): zero
@@ -161,8 +165,13 @@ var policyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // any host for a fleet policy.
 func (p Policy) IsOwnedBy(host HostID) bool { return !host.IsZero() && (p.Fleet || p.Host == host) }
 
-// Active reports whether the policy is not paused.
-func (p Policy) Active() bool { return !p.Paused }
+// Active reports whether the policy starts runners: not paused, not
+// monitor-only.
+func (p Policy) Active() bool { return !p.Paused && !p.Monitor }
+
+// Watched reports whether the policy's target is observed: it is active
+// or monitor-only, and not paused.
+func (p Policy) Watched() bool { return !p.Paused }
 
 // Spares is the most warm spares the policy keeps: Spare in scale-set
 // mode (AutoSpares(Max) when sized by the day), none in classic mode

@@ -82,17 +82,17 @@ func (j JITConfig) LogValue() slog.Value { return slog.StringValue(j.String()) }
 var (
 	// ErrRunnerBusy: the registrar refused to remove a runner that is
 	// running a job (GitHub's REST 422). Leave it running.
-	ErrRunnerBusy = errors.New("runner is still running a job")
+	ErrRunnerBusy = NewError(ClassConflict, "runner is still running a job")
 	// ErrNotFound: the target's scope (repository, organization,
 	// enterprise), runner group or scale set does not exist, or the
 	// credentials cannot see it.
-	ErrNotFound = errors.New("not found on GitHub")
+	ErrNotFound = NewError(ClassNotFound, "not found on GitHub")
 	// ErrUnauthorized: the credentials were refused (revoked or expired
 	// token, wrong app key) or lack a permission.
-	ErrUnauthorized = errors.New("GitHub refused the credentials")
+	ErrUnauthorized = NewError(ClassAuthFailed, "GitHub refused the credentials")
 	// ErrSessionConflict: another manager holds the scale set's message
 	// session.
-	ErrSessionConflict = errors.New("the scale set's message session is held")
+	ErrSessionConflict = NewError(ClassConflict, "the scale set's message session is held")
 	// ErrCannotList: the registrar offers no list of its runners
 	// (scale-set mode); look each one up with LookupRunner.
 	ErrCannotList = errors.New("GitHub cannot list this target's runners")

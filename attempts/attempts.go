@@ -164,7 +164,7 @@ func Find(ctx context.Context, st store.Store, id string) (rm.Attempt, error) {
 	}
 	at, err := st.Attempt(ctx, aid)
 	if errors.Is(err, store.ErrNotFound) {
-		return at, invalid("no attempt %s in the journal: `runner-manager attempts` lists them", aid)
+		return at, rm.WithClass(rm.ClassNotFound, invalid("no attempt %s in the journal: `runner-manager attempts` lists them", aid))
 	}
 	return at, err
 }
@@ -201,7 +201,7 @@ func findPrefix(ctx context.Context, st store.Store, prefix string) (rm.Attempt,
 	}
 	switch len(found) {
 	case 0:
-		return rm.Attempt{}, invalid("no attempt id starts with %q in the journal: `runner-manager attempts` lists them", prefix)
+		return rm.Attempt{}, rm.WithClass(rm.ClassNotFound, invalid("no attempt id starts with %q in the journal: `runner-manager attempts` lists them", prefix))
 	case 1:
 		return found[0], nil
 	}

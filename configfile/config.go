@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // File is the resolved configuration. Each field's toml tag is its key in
@@ -228,6 +230,9 @@ func (e *Error) Error() string {
 	b.WriteString(": " + e.Msg)
 	return b.String()
 }
+
+// FailureClass makes a refused setting a refused value.
+func (e *Error) FailureClass() rm.Class { return rm.ClassInvalid }
 
 // Sources are the layers Load reads besides defaults.
 type Sources struct {

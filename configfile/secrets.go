@@ -1,16 +1,17 @@
 package configfile
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // ErrNoCredentials: neither a token nor a GitHub App is configured.
-var ErrNoCredentials = errors.New("no GitHub credentials")
+var ErrNoCredentials = rm.NewError(rm.ClassNotAuthenticated, "no GitHub credentials")
 
 // Credentials are the secrets read for GitHub. They never reach a log, an
 // error, argv, the journal or a service file.

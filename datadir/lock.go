@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // ErrLocked: another process holds the data directory's lock.
-var ErrLocked = errors.New("the data directory is locked")
+var ErrLocked = rm.NewError(rm.ClassConflict, "the data directory is locked")
 
 // LockedError says which process holds a data directory's lock.
 type LockedError struct {

@@ -54,10 +54,10 @@ func restError(err error, action string, scope rm.Scope) error {
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		if rq := er.Response.Request; rq != nil && rq.URL != nil && credentialRoute(rq.Method, rq.URL.Path) {
-			return fmt.Errorf("%s: %w", action, &quietError{status: status, err: err})
+			return unavailable(status, fmt.Errorf("%s: %w", action, &quietError{status: status, err: err}))
 		}
 	}
-	return fmt.Errorf("%s: %w", action, err)
+	return unavailable(status, fmt.Errorf("%s: %w", action, err))
 }
 
 // credentialRoute reports whether GitHub's answer to method path can carry
@@ -112,11 +112,21 @@ func statusError(status int, header http.Header, msg, action string, scope rm.Sc
 	case http.StatusUnauthorized:
 		return fmt.Errorf("%s: %w: the token or app key is invalid, revoked or expired; create a new one%s", action, rm.ErrUnauthorized, detail)
 	case http.StatusForbidden:
-		return fmt.Errorf("%s: %w: the credentials lack %s%s", action, rm.ErrUnauthorized, neededPermission(header, scope), detail)
+		// The credentials are good; the request is not theirs to make.
+		return rm.WithClass(rm.ClassRefused, fmt.Errorf("%s: %w: the credentials lack %s%s", action, rm.ErrUnauthorized, neededPermission(header, scope), detail))
 	case http.StatusNotFound:
 		return fmt.Errorf("%s: %w: %s does not exist or the credentials cannot see it%s", action, rm.ErrNotFound, describeScope(scope), detail)
 	}
 	return nil
+}
+
+// unavailable gives err, GitHub's answer with status, ClassUnavailable
+// when the status is a server error: trying later may work.
+func unavailable(status int, err error) error {
+	if status >= 500 {
+		return rm.WithClass(rm.ClassUnavailable, err)
+	}
+	return err
 }
 
 // neededPermission names what a 403 asked for: GitHub's

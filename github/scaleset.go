@@ -310,9 +310,9 @@ func (t *ScaleSetTarget) mapCall(ctx context.Context, action string, err error, 
 	}
 	if credential && status != 0 {
 		// actions/scaleset's error quotes the answer's body.
-		return fmt.Errorf("%s: %w", action, &quietError{status: status, err: err})
+		return unavailable(status, fmt.Errorf("%s: %w", action, &quietError{status: status, err: err}))
 	}
-	return fmt.Errorf("%s: %w", action, err)
+	return unavailable(status, fmt.Errorf("%s: %w", action, err))
 }
 
 // ensureScaleSet finds the target's scale set with ss, or creates it, and

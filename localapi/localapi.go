@@ -40,7 +40,7 @@ const maxSocketPath = 103
 var ErrNotRunning = errors.New("the daemon is not running")
 
 // ErrAlreadyRunning: another daemon serves the data directory.
-var ErrAlreadyRunning = errors.New("another runner-manager daemon is running on this data directory")
+var ErrAlreadyRunning = rm.NewError(rm.ClassConflict, "another runner-manager daemon is running on this data directory")
 
 // Daemon is what the server exposes; *reconcile.Supervisor meets it.
 type Daemon interface {

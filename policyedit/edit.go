@@ -25,6 +25,9 @@ type Edit struct {
 	ScaleSet *string
 	Labels   []string
 	Paused   *bool
+	// Monitor makes the policy monitor-only (true: it starts no runner)
+	// or a serving one again (false).
+	Monitor *bool
 	// Spare is the most warm spares (0: none; rm.SpareAuto: sized by the
 	// day).
 	Spare *int
@@ -49,6 +52,7 @@ func (e Edit) Apply(p rm.Policy) (rm.Policy, error) {
 	set(&p.MinIdle, e.MinIdle)
 	set(&p.MemoryEstimate, e.MemoryEstimate)
 	set(&p.Paused, e.Paused)
+	set(&p.Monitor, e.Monitor)
 	set(&p.Spare, e.Spare)
 	set(&p.Fleet, e.Fleet)
 	set(&p.Cold, e.Cold)
@@ -236,10 +240,43 @@ func limitText(p rm.Policy) string {
 
 // State is "paused" or "active".
 func State(p rm.Policy) string {
-	if p.Paused {
+	switch {
+	case p.Paused && p.Monitor:
+		return "paused (monitor only)"
+	case p.Paused:
 		return "paused"
+	case p.Monitor:
+		return "monitor only"
 	}
 	return "active"
+}
+
+// Arms says in plain words what a policy in force does: how many runners
+// it may start, or that it starts none (monitor only, paused).
+func Arms(p rm.Policy) string {
+	switch {
+	case p.Monitor && p.Paused:
+		return "monitors only, and is paused: watches nothing until `runner-manager policy resume " + p.Name + "`; starts no runner"
+	case p.Monitor:
+		return "monitors only: watches " + p.Target.Scope.String() + "'s jobs, their waits and GitHub's budget; starts no runner"
+	case p.Paused:
+		return "is paused: starts no runner until `runner-manager policy resume " + p.Name + "`"
+	}
+	out := fmt.Sprintf("will start up to %d runner", p.Max)
+	if p.Max != 1 {
+		out += "s"
+	}
+	out += " at once for its jobs"
+	if p.MinIdle > 0 {
+		out += fmt.Sprintf(", keeping %d idle", p.MinIdle)
+	}
+	switch n := p.Spares(); {
+	case n > 0 && p.SparesAuto():
+		out += fmt.Sprintf(", plus warm spares sized by the day (at most %d)", n)
+	case n > 0:
+		out += fmt.Sprintf(", plus up to %d warm spares", n)
+	}
+	return out
 }
 
 func or[T comparable](v, def T) T {
@@ -254,7 +291,7 @@ func or[T comparable](v, def T) T {
 func equal(a, b rm.Policy) bool {
 	return a.Name == b.Name && a.Target.Key() == b.Target.Key() && a.Target.String() == b.Target.String() &&
 		a.Backend.OrDefault() == b.Backend.OrDefault() && a.RunnerDir == b.RunnerDir &&
-		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused &&
+		a.MinIdle == b.MinIdle && a.Max == b.Max && a.MemoryEstimate == b.MemoryEstimate && a.Paused == b.Paused && a.Monitor == b.Monitor &&
 		a.Spare == b.Spare && a.Fleet == b.Fleet && a.Cold == b.Cold &&
 		a.MemoryLimit == b.MemoryLimit && fmt.Sprint(a.Container) == fmt.Sprint(b.Container) && fmt.Sprint(a.VM) == fmt.Sprint(b.VM)
 }

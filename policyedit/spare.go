@@ -22,7 +22,7 @@ func ParseSpare(s string) (Spare, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || n > rm.MaxSpare {
-		return 0, fmt.Errorf("%q is neither auto (spares sized by the day, the default) nor a number of warm spares from 0 (none) to %d", s, rm.MaxSpare)
+		return 0, rm.WithClass(rm.ClassInvalid, fmt.Errorf("%q is neither auto (spares sized by the day, the default) nor a number of warm spares from 0 (none) to %d", s, rm.MaxSpare))
 	}
 	return Spare(n), nil
 }
@@ -53,5 +53,5 @@ func (s *Spare) UnmarshalTOML(v any) error {
 	case string:
 		return s.UnmarshalText([]byte(v))
 	}
-	return fmt.Errorf("spare %v is neither auto nor a number of warm spares", v)
+	return rm.WithClass(rm.ClassInvalid, fmt.Errorf("spare %v is neither auto nor a number of warm spares", v))
 }

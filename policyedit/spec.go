@@ -35,6 +35,9 @@ type Spec struct {
 	MemoryEstimate configfile.Size `toml:"memory_estimate"`
 	RunnerDir      string          `toml:"runner_dir"`
 	Paused         bool            `toml:"paused"`
+	// Monitor makes the policy monitor-only (rm.Policy.Monitor): it
+	// watches its target's demand and starts no runner.
+	Monitor bool `toml:"monitor"`
 	// Fleet makes the policy the fleet's (rm.Policy.Fleet): served by
 	// every host sharing a PostgreSQL store.
 	Fleet bool `toml:"fleet"`
@@ -151,7 +154,7 @@ func (s Spec) Build(host rm.HostID, kinds []rm.BackendKind) (rm.Policy, error) {
 	p := rm.Policy{
 		Name: s.Name, Host: host, Target: t, Backend: backend, Container: box, VM: machine,
 		RunnerDir: dir, MinIdle: s.MinIdle, Max: s.Max, MemoryEstimate: s.MemoryEstimate.Bytes(),
-		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Fleet: s.Fleet, Cold: s.Cold,
+		MemoryLimit: s.MemoryLimit.Bytes(), Paused: s.Paused, Monitor: s.Monitor, Fleet: s.Fleet, Cold: s.Cold,
 		Spare: rm.DefaultSpare,
 	}
 	if s.Spare != nil {
@@ -181,7 +184,7 @@ func (s Spec) Insert(ctx context.Context, st store.Store, host rm.HostID, kinds 
 		}
 		for _, o := range existing {
 			if o.Target.Key() == p.Target.Key() {
-				return p, invalid("policy %q serves %s already: one scale set is one policy's (their runners would mix); change that policy, or give another --scale-set", o.Name, p.Target)
+				return p, rm.WithClass(rm.ClassConflict, invalid("policy %q serves %s already: one scale set is one policy's (their runners would mix); change that policy, or give another --scale-set", o.Name, p.Target))
 			}
 		}
 	}
@@ -250,7 +253,7 @@ func CheckRunnerDir(dir string) (string, error) {
 func ByName(ctx context.Context, st store.Store, name string) (rm.Policy, error) {
 	p, err := st.PolicyByName(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return p, invalid("no policy named %q: `runner-manager policy list` shows them", name)
+		return p, rm.WithClass(rm.ClassNotFound, invalid("no policy named %q: `runner-manager policy list` shows them", name))
 	}
 	return p, err
 }

@@ -334,7 +334,8 @@ func (a *Admission) begin(ctx context.Context, d admitDeps) (*session, error) {
 	}
 	a.last = status.Memory{
 		TotalBytes: s.total, AvailableBytes: avail, ReserveBytes: a.Reserve,
-		CommittedBytes: s.committed, DiskFreeBytes: s.diskFree, DiskFloorBytes: a.DiskFloor,
+		CommittedBytes: s.committed, SpareBytes: s.spareCommitted, Runners: s.jobs, Spares: s.spareCount,
+		DiskFreeBytes: s.diskFree, DiskFloorBytes: a.DiskFloor,
 	}
 	a.statMu.Unlock()
 	return s, nil
@@ -390,6 +391,8 @@ func (s *session) capacity(expected uint64, live, max int) int {
 func (s *session) end() {
 	s.a.statMu.Lock()
 	s.a.last.CommittedBytes = s.committed
+	s.a.last.SpareBytes = s.spareCommitted
+	s.a.last.Runners, s.a.last.Spares = s.jobs, s.spareCount
 	s.a.statMu.Unlock()
 	s.a.mu.Unlock()
 }

@@ -73,7 +73,7 @@ func (s *Supervisor) groups(ctx context.Context) ([]group, map[string]bool, erro
 		g := byKey[k]
 		gs = append(gs, *g)
 		for _, p := range g.policies {
-			if p.Active() || hasLive[p.ID] {
+			if p.Watched() || hasLive[p.ID] {
 				wanted[k] = true
 				break
 			}

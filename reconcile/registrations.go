@@ -133,8 +133,8 @@ func (p *pass) confirmDue(it *item) bool {
 // in a target that cannot list: a runner found gone at a restart (once
 // after its loss, so its conclusion knows whether GitHub has a trace), a
 // missing runner at the end of its grace, and every live runner not
-// running a job, once it has had RunnerListEvery to start and then at
-// most every RunnerListEvery.
+// running a job, once it has had its boot to start (firstLookup) and then
+// at most every RunnerListEvery.
 func (p *pass) lookupDue(it *item) bool {
 	l := p.l
 	if it.concluded {
@@ -151,14 +151,27 @@ func (p *pass) lookupDue(it *item) bool {
 	if p.confirmDue(it) {
 		return true
 	}
-	if p.now.Before(it.a.StartedAt.Add(l.cfg.RunnerListEvery)) {
-		p.deadline(it.a.StartedAt.Add(l.cfg.RunnerListEvery))
+	if first := p.firstLookup(it); p.now.Before(first) {
+		p.deadline(first)
 		return false
 	}
 	if looked && p.now.Before(lk.at.Add(l.cfg.RunnerListEvery)) {
 		return false
 	}
 	return true
+}
+
+// firstLookup is when a launched runner's registration is first looked
+// up: once its policy's boot (measured, else DefaultBootEstimate) is over,
+// when it should be listening, so that a spare reads idle about when GitHub
+// shows it online rather than a whole RunnerListEvery after its launch;
+// never later than RunnerListEvery.
+func (p *pass) firstLookup(it *item) time.Time {
+	wait := p.l.cfg.RunnerListEvery
+	if it.a.State == rm.StateStarting {
+		wait = min(wait, p.l.spares.bootOr(it.pol.ID))
+	}
+	return it.a.StartedAt.Add(wait)
 }
 
 // lookUpRunners observes a target that cannot list its runners: each due

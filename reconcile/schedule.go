@@ -88,7 +88,7 @@ func (p *pass) publish(live int) {
 	for _, pol := range p.policies {
 		ps := status.Policy{
 			ID: pol.ID, Name: pol.Name, Target: pol.Target.String(), Mode: pol.Target.Mode().String(),
-			Paused: pol.Paused, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted, Fleet: pol.Fleet,
+			Paused: pol.Paused, Monitor: pol.Monitor, MinIdle: pol.MinIdle, Max: pol.Max, Demand: l.demand.Wanted, Fleet: pol.Fleet,
 			Admitted:          p.admitted[pol.ID],
 			ExpectedPeakBytes: l.cfg.Admission.expectedPeak(l.cfg.Meters, pol),
 			Wait:              waits,

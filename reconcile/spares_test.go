@@ -219,6 +219,10 @@ func TestSparesYieldToJobsUnderMemoryPressure(t *testing.T) {
 	assert.Equal(t, 4, e.loop.Capacity(), "3 GiB of jobs and a spare: a fourth job still fits, the spare yields to it")
 	assert.Equal(t, uint64(3*gib)+reconcile.DefaultSpareMemory, e.loop.Status().Memory.CommittedBytes,
 		"three jobs at 1 GiB and the spare at an idle runner's default")
+	mem := e.loop.Status().Memory
+	assert.Equal(t, uint64(reconcile.DefaultSpareMemory), mem.SpareBytes, "the spare's part, which a job takes back")
+	assert.Equal(t, 3, mem.Runners, "the three jobs' runners")
+	assert.Equal(t, 1, mem.Spares)
 
 	// The busy runners grow past their estimate: the host is over, the
 	// spare yields.

@@ -39,6 +39,11 @@ func (p *pass) waitReason(live int) string {
 		}
 	}
 	if active == 0 {
+		for _, pol := range p.policies {
+			if pol.Watched() {
+				return "monitor only: this host starts no runner for it"
+			}
+		}
 		return "paused"
 	}
 	if until, held := l.drv.held(p.now); held {

@@ -42,6 +42,18 @@ func TestStatusSaysWhatWaits(t *testing.T) {
 		e.pass()
 		assert.Equal(t, status.Wait{Waiting: 1, WaitReason: "paused"}, e.loop.Status().Policies[0].Wait)
 	})
+	t.Run("Monitor", func(t *testing.T) {
+		e := newEnv(t, storetest.NewPolicy().Autoscale("home", 2).Monitor(), nil)
+		e.demand(3)
+		e.pass()
+		e.pass()
+		assert.Empty(t, e.live(), "a monitor-only policy starts no runner")
+		assert.Equal(t, 0, e.loop.Capacity(), "and tells GitHub it takes no job")
+		ps := e.loop.Status().Policies[0]
+		assert.True(t, ps.Monitor)
+		assert.Equal(t, 3, ps.Demand)
+		assert.Equal(t, status.Wait{Waiting: 3, WaitReason: "monitor only: this host starts no runner for it"}, ps.Wait)
+	})
 	t.Run("Served", func(t *testing.T) {
 		e := newEnv(t, storetest.NewPolicy().Autoscale("home", 4), nil)
 		e.demand(2)

@@ -8,16 +8,19 @@ import (
 
 // Policy is one policy's figures.
 type Policy struct {
-	ID      rm.PolicyID `json:"id"`
-	Name    string      `json:"name"`
-	Target  string      `json:"target"`
-	Mode    string      `json:"mode"`
-	Paused  bool        `json:"paused"`
-	Live    int         `json:"live"`
-	Idle    int         `json:"idle"`
-	Busy    int         `json:"busy"`
-	MinIdle int         `json:"min_idle"`
-	Max     int         `json:"max"`
+	ID     rm.PolicyID `json:"id"`
+	Name   string      `json:"name"`
+	Target string      `json:"target"`
+	Mode   string      `json:"mode"`
+	Paused bool        `json:"paused"`
+	// Monitor: the policy watches its target's demand and starts no
+	// runner (rm.Policy.Monitor).
+	Monitor bool `json:"monitor,omitempty"`
+	Live    int  `json:"live"`
+	Idle    int  `json:"idle"`
+	Busy    int  `json:"busy"`
+	MinIdle int  `json:"min_idle"`
+	Max     int  `json:"max"`
 	// Demand is what GitHub last said the target wants.
 	Demand int `json:"demand"`
 	// Admitted is the capacity admission allows now (≤ Max): what
@@ -59,7 +62,7 @@ type Policy struct {
 func PolicyOf(p rm.Policy) Policy {
 	return Policy{
 		ID: p.ID, Name: p.Name, Target: p.Target.String(), Mode: p.Target.Mode().String(),
-		Paused: p.Paused, MinIdle: p.MinIdle, Max: p.Max, SpareCap: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0,
+		Paused: p.Paused, Monitor: p.Monitor, MinIdle: p.MinIdle, Max: p.Max, SpareCap: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0,
 		Fleet: p.Fleet,
 	}
 }

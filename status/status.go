@@ -83,8 +83,19 @@ type Memory struct {
 	TotalBytes     uint64 `json:"total_bytes"`
 	AvailableBytes uint64 `json:"available_bytes"`
 	ReserveBytes   uint64 `json:"reserve_bytes"`
-	// CommittedBytes is Σ over live attempts of max(current RSS, expected peak).
+	// CommittedBytes is what admission holds: Σ over live attempts of
+	// max(current RSS, expected peak), a warm spare at its own cost. It is
+	// a reservation, not use: a job of 20MB holds its policy's estimate
+	// until its peaks are measured.
 	CommittedBytes uint64 `json:"committed_bytes"`
+	// SpareBytes is the part of CommittedBytes warm spares hold; a job's
+	// admission takes it back (the spares yield), so it never keeps a job
+	// waiting.
+	SpareBytes uint64 `json:"spare_bytes"`
+	// Runners and Spares count the live attempts CommittedBytes covers:
+	// runners for jobs (starting, listening or busy) and warm spares.
+	Runners int `json:"runners"`
+	Spares  int `json:"spares"`
 	// DiskFreeBytes and DiskFloorBytes of the data directory's filesystem.
 	DiskFreeBytes  uint64 `json:"disk_free_bytes"`
 	DiskFloorBytes uint64 `json:"disk_floor_bytes"`
@@ -227,7 +238,7 @@ func (s Status) WithPolicies(policies []rm.Policy) Status {
 		}
 		ps := &merged[i]
 		ps.Name, ps.Target, ps.Mode = set.Name, set.Target, set.Mode
-		ps.Paused, ps.MinIdle, ps.Max, ps.Fleet = set.Paused, set.MinIdle, set.Max, set.Fleet
+		ps.Paused, ps.Monitor, ps.MinIdle, ps.Max, ps.Fleet = set.Paused, set.Monitor, set.MinIdle, set.Max, set.Fleet
 	}
 	s.Policies = merged
 	return s

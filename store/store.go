@@ -18,7 +18,7 @@ import (
 // The errors a Store returns, wrapped with detail; test with errors.Is.
 var (
 	// ErrNotFound: no host, policy or attempt with that id (or name).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = rm.NewError(rm.ClassNotFound, "not found")
 	// ErrIllegalTransition: an attempt update the state table forbids
 	// (runnermanager.AttemptState.CanMoveTo).
 	ErrIllegalTransition = errors.New("illegal attempt state transition")
@@ -26,7 +26,7 @@ var (
 	// serves the scale set (a *TargetTakenError), a policy still has live
 	// attempts and cannot be removed, or an attempt names a policy that does
 	// not exist or was removed.
-	ErrConflict = errors.New("conflict")
+	ErrConflict = rm.NewError(rm.ClassConflict, "conflict")
 )
 
 // TargetTakenError: a policy was refused because another policy in force

@@ -8,6 +8,7 @@ package service
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -263,5 +264,5 @@ func For(goos string, spec Spec, home, configHome string) (Install, error) {
 		}
 		return in, nil
 	}
-	return Install{}, fmt.Errorf("%w: service files are written for Linux (systemd) and macOS (launchd), not %s: start `runner-manager run` with your system's service manager", rm.ErrInvalid, goos)
+	return Install{}, fmt.Errorf("service files are written for Linux (systemd) and macOS (launchd), not %s: start `runner-manager run` with your system's service manager: %w", goos, errors.ErrUnsupported)
 }

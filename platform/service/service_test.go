@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"encoding/xml"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -136,7 +137,6 @@ func TestRefused(t *testing.T) {
 		goos string
 		mod  func(*service.Spec)
 	}{
-		{"windows", "windows", func(*service.Spec) {}},
 		{"relative", "linux", func(s *service.Spec) { s.DataDir = "state" }},
 		{"newline", "linux", func(s *service.Spec) { s.ConfigPath = "/c\nExecStart=/bin/evil" }},
 		{"run-as user", "linux", func(s *service.Spec) { s.User = true; s.RunAs = "bob" }},
@@ -151,4 +151,13 @@ func TestRefused(t *testing.T) {
 			require.ErrorIs(t, err, rm.ErrInvalid)
 		})
 	}
+}
+
+// A system without a service manager we write for is an unsupported host,
+// not a bad value.
+func TestUnsupportedSystem(t *testing.T) {
+	_, err := service.For("windows", service.Spec{Executable: "/bin/x", ConfigPath: "/c.toml", DataDir: "/d"}, "/h", "")
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	assert.Equal(t, rm.ClassUnsupportedHost, rm.ClassOf(err))
+	assert.Contains(t, err.Error(), "not windows")
 }

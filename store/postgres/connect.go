@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	rm "github.com/runner-manager/runner-manager"
 )
 
 // The errors Open returns, wrapped with detail; test with errors.Is. Each
@@ -20,15 +22,15 @@ import (
 var (
 	// ErrBadURL: the URL is not a postgres:// URL pgx can parse, or the
 	// password is given twice or cannot be read.
-	ErrBadURL = errors.New("bad PostgreSQL URL")
+	ErrBadURL = rm.NewError(rm.ClassInvalid, "bad PostgreSQL URL")
 	// ErrUnreachable: no server answered at the URL's address (down,
 	// wrong host or port, no such socket, a timeout).
-	ErrUnreachable = errors.New("PostgreSQL server unreachable")
+	ErrUnreachable = rm.NewError(rm.ClassLocalState, "PostgreSQL server unreachable")
 	// ErrAuth: the server refused the user or its password.
-	ErrAuth = errors.New("PostgreSQL refused the login")
+	ErrAuth = rm.NewError(rm.ClassLocalState, "PostgreSQL refused the login")
 	// ErrSchemaTooNew: the database's schema is newer than this program's;
 	// nothing was written.
-	ErrSchemaTooNew = errors.New("schema newer than this program")
+	ErrSchemaTooNew = rm.NewError(rm.ClassLocalState, "schema newer than this program")
 )
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets no

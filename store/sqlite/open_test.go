@@ -165,7 +165,7 @@ func TestMigratePolicyRemoved(t *testing.T) {
 		ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
 		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at;
 		ALTER TABLE policies DROP COLUMN spare_auto; ALTER TABLE policies DROP COLUMN fleet;
-		ALTER TABLE policies DROP COLUMN vm_forward; ALTER TABLE policies DROP COLUMN cold;
+		ALTER TABLE policies DROP COLUMN vm_forward; ALTER TABLE policies DROP COLUMN cold; ALTER TABLE policies DROP COLUMN monitor;
 		ALTER TABLE attempts DROP COLUMN slot; PRAGMA user_version = 7`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
@@ -246,7 +246,7 @@ func TestMigrateJobKey(t *testing.T) {
 	_, err = db.Exec(`ALTER TABLE attempts DROP COLUMN job_key; ALTER TABLE policies DROP COLUMN vm_image;
 		ALTER TABLE attempts DROP COLUMN job_queued_at; ALTER TABLE attempts DROP COLUMN job_assigned_at;
 		ALTER TABLE policies DROP COLUMN spare_auto; ALTER TABLE policies DROP COLUMN fleet;
-		ALTER TABLE policies DROP COLUMN vm_forward; ALTER TABLE policies DROP COLUMN cold;
+		ALTER TABLE policies DROP COLUMN vm_forward; ALTER TABLE policies DROP COLUMN cold; ALTER TABLE policies DROP COLUMN monitor;
 		ALTER TABLE attempts DROP COLUMN slot; PRAGMA user_version = 8`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

@@ -24,6 +24,7 @@ import (
 	// fails; Open turns that into an error that says how to fix it.
 	_ "github.com/mattn/go-sqlite3"
 
+	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/internal/backoff"
 	"github.com/runner-manager/runner-manager/store"
 )
@@ -78,7 +79,7 @@ func ReadOnly() Option {
 }
 
 // ErrReadOnly: a write to a journal opened with ReadOnly.
-var ErrReadOnly = errors.New("the journal is open read-only")
+var ErrReadOnly = rm.NewError(rm.ClassLocalState, "the journal is open read-only")
 
 // WithLogger sets where Open warns of what it found (an empty journal
 // file); by default nowhere.

@@ -181,6 +181,9 @@ func (b *PolicyBuilder) Active() *PolicyBuilder { b.p.Paused = false; return b }
 // Paused pauses the policy.
 func (b *PolicyBuilder) Paused() *PolicyBuilder { b.p.Paused = true; return b }
 
+// Monitor makes the policy monitor-only: it watches, starts nothing.
+func (b *PolicyBuilder) Monitor() *PolicyBuilder { b.p.Monitor = true; return b }
+
 // CreatedAt sets the creation (and update) time.
 func (b *PolicyBuilder) CreatedAt(t time.Time) *PolicyBuilder {
 	b.p.CreatedAt, b.p.UpdatedAt = t, t

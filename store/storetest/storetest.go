@@ -167,7 +167,7 @@ func testPolicyRoundTrip(t *testing.T, s store.Store) {
 	tests := map[string]rm.Policy{
 		"ScaleSet": NewPolicy().Repository("acme/repo").Host(h.ID).Autoscale("home", 2).Active().Build(),
 		"Labels": NewPolicy().Org("acme").Group("builders").Labels("linux", "gpu", "x64").
-			Max(5).MinIdle(2).Spare(3).MemoryEstimate(1<<63 + 1).RunnerDir("/opt/runner").Paused().Build(),
+			Max(5).MinIdle(2).Spare(3).MemoryEstimate(1<<63 + 1).RunnerDir("/opt/runner").Paused().Monitor().Build(),
 		"Enterprise":     NewPolicy().Enterprise("big-co").Autoscale("ent", 1).Backend("").Build(),
 		"MemoryLimit":    NewPolicy().Repository("acme/limited").Host(h.ID).Autoscale("lim", 2).MemoryLimit(3 << 30).Build(),
 		"LimitFromPeaks": NewPolicy().Repository("acme/peaks").Host(h.ID).Autoscale("pk", 2).MemoryLimit(rm.MemoryLimitFromPeaks).Build(),

@@ -249,7 +249,7 @@ func (a *App) checkStoreFlag() error {
 	if u, err := url.Parse(a.cli.Store); err == nil {
 		_, inUser := u.User.Password()
 		if inUser || u.Query().Has("password") {
-			return usagef("--store %s holds a password, which every user of this machine can read on the command line: give the URL without it, and the password in $%s or [store] password_file",
+			return invalidArgf("--store %s holds a password, which every user of this machine can read on the command line: give the URL without it, and the password in $%s or [store] password_file",
 				postgres.Describe(a.cli.Store), configfile.StorePasswordEnv)
 		}
 	}

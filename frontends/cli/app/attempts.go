@@ -15,7 +15,7 @@ import (
 // Validate refuses a negative limit.
 func (c *AttemptsCmd) Validate() error {
 	if c.Limit < 0 {
-		return usagef("--limit %d: give a number of attempts, 0 or more (0: all)", c.Limit)
+		return invalidArgf("--limit %d: give a number of attempts, 0 or more (0: all)", c.Limit)
 	}
 	return nil
 }
@@ -306,7 +306,7 @@ type LogsCmd struct {
 // Validate refuses a negative line count.
 func (c *LogsCmd) Validate() error {
 	if c.Lines < 0 {
-		return usagef("-n %d: give a number of lines, 0 or more (0: all)", c.Lines)
+		return invalidArgf("-n %d: give a number of lines, 0 or more (0: all)", c.Lines)
 	}
 	return nil
 }

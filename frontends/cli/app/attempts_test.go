@@ -117,9 +117,9 @@ func TestAttempts(t *testing.T) {
 	})
 
 	t.Run("bad filters", func(t *testing.T) {
-		assert.Contains(t, e.fails(2, "attempts", "--state", "sleeping"), "pending")
-		assert.Contains(t, e.fails(2, "attempts", "--since", "yesterday"), "duration")
-		assert.Contains(t, e.fails(2, "attempts", "--policy", "nope"), "policy list")
+		assert.Contains(t, e.fails(app.ExitInvalid, "attempts", "--state", "sleeping"), "pending")
+		assert.Contains(t, e.fails(app.ExitInvalid, "attempts", "--since", "yesterday"), "duration")
+		assert.Contains(t, e.fails(app.ExitNotFound, "attempts", "--policy", "nope"), "policy list")
 	})
 }
 
@@ -137,8 +137,8 @@ func TestAttemptShow(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(e.ok("attempt", "show", "--json", list[0].ID.String())), &j))
 	assert.Equal(t, list[0].ID.String(), j["id"])
 
-	assert.Contains(t, e.fails(2, "attempt", "show", "zzz"), "attempt id")
-	assert.Contains(t, e.fails(2, "attempt", "show", rm.NewAttemptID().String()), "no attempt")
+	assert.Contains(t, e.fails(app.ExitNotFound, "attempt", "show", "zzz"), "attempt id")
+	assert.Contains(t, e.fails(app.ExitNotFound, "attempt", "show", rm.NewAttemptID().String()), "no attempt")
 }
 
 // scaleSetJobID is a scale-set job's jobId, a UUID as on github.com.
@@ -184,7 +184,7 @@ func TestAttemptJobIDs(t *testing.T) {
 
 func TestAttemptsNoJournal(t *testing.T) {
 	e := newEnv(t).noDataDir()
-	stderr := e.fails(2, "attempts")
+	stderr := e.fails(app.ExitLocalState, "attempts")
 	assert.Contains(t, stderr, "no journal")
 	_, err := os.Stat(e.dataDir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "reading creates nothing")

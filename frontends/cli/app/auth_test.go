@@ -73,7 +73,7 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 		return r
 	}
 
-	r := run(1, "", "auth", "status")
+	r := run(app.ExitNotAuthenticated, "", "auth", "status")
 	assert.Equal(t, "GitHub credentials: none in force\n", r.stdout)
 	assert.Contains(t, r.stderr, "runner-manager auth login")
 
@@ -115,7 +115,7 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 	assert.NoFileExists(t, kept)
 	r = run(1, "", "auth", "logout")
 	assert.Contains(t, r.stderr, "keeps no GitHub credentials: nothing to remove")
-	run(1, "", "auth", "status")
+	run(app.ExitNotAuthenticated, "", "auth", "status")
 
 	noSecret(t, all.String(), authToken)
 }
@@ -131,7 +131,7 @@ func TestAuthLoginRefusedUnreachableBad(t *testing.T) {
 		srv := githubtest.NewTestServer(t, fakegithub.WithToken("ghp_the_only_good_one_000000"))
 		withAuthConfig(t, e, srv.URL(), srv.APIURL())
 		r := e.runIn(context.Background(), authToken, "--data-dir", e.dataDir, "auth", "login")
-		require.Equal(t, 1, r.code, r.stderr)
+		require.Equal(t, app.ExitAuthFailed, r.code, r.stderr)
 		assert.Contains(t, r.stderr, "GitHub refuses a token ending in …abcd")
 		assert.Contains(t, r.stderr, "nothing was kept")
 		assert.NoFileExists(t, filepath.Join(e.dataDir, "credentials", "github"))
@@ -176,9 +176,9 @@ func TestAuthLoginRefusedUnreachableBad(t *testing.T) {
 		}{
 			{"", nil, 2, "no token on standard input"},
 			{"  \n", nil, 2, "no token on standard input"},
-			{"ghp_one two", nil, 2, "holds a space"},
+			{"ghp_one two", nil, app.ExitInvalid, "holds a space"},
 			{"", []string{"--app-id", "1"}, 2, "also needs --installation-id and --private-key-file"},
-			{"", []string{"--app-id", "1", "--installation-id", "2", "--private-key-file", "/no/such.pem"}, 2, "--private-key-file: cannot read the secret file"},
+			{"", []string{"--app-id", "1", "--installation-id", "2", "--private-key-file", "/no/such.pem"}, app.ExitInvalid, "--private-key-file: cannot read the secret file"},
 		} {
 			r := e.runIn(context.Background(), tt.stdin, append([]string{"--data-dir", e.dataDir, "auth", "login", "--no-check"}, tt.args...)...)
 			assert.Equal(t, tt.code, r.code, "%q %v: %s", tt.stdin, tt.args, r.stderr)

@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
-// Bad values get a clear message and exit status 2, never kong's garbled
+// Bad values get a clear message and exit status 3 (invalid argument), never kong's garbled
 // ones ("perhaps try", "expected value value").
 func TestBadInput(t *testing.T) {
 	e := newEnv(t)
@@ -29,7 +31,7 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.run(tc.args...)
-			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Equal(t, app.ExitInvalid, r.code, r.stderr)
 			assert.Contains(t, r.stderr, tc.want)
 			for _, garbled := range []string{"perhaps try", "expected value", `got "=`} {
 				assert.NotContains(t, r.stderr, garbled)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // The bench end to end with tiny figures: the fake GitHub, real runner
@@ -57,8 +59,8 @@ func TestBench(t *testing.T) {
 
 func TestBenchRefusesBadFigures(t *testing.T) {
 	e := newEnv(t)
-	assert.Contains(t, e.fails(2, "bench", "--jobs", "0"), "at least 1")
-	assert.Contains(t, e.fails(2, "bench", "--host-memory", "lots"), "size")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--jobs", "0"), "at least 1")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--host-memory", "lots"), "size")
 }
 
 func TestBenchHelpGolden(t *testing.T) {
@@ -70,7 +72,7 @@ func TestBenchHelpGolden(t *testing.T) {
 
 func TestBenchCompareRefusesBadFigures(t *testing.T) {
 	e := newEnv(t)
-	assert.Contains(t, e.fails(2, "bench", "--compare", "--repeat", "0"), "--repeat must be at least 1")
-	assert.Contains(t, e.fails(2, "bench", "--compare", "--day=-1s"), "--day must not be negative")
-	assert.Contains(t, e.fails(2, "bench", "--compare", "--day-jobs", "0"), "--day-jobs must be at least 1")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--compare", "--repeat", "0"), "--repeat must be at least 1")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--compare", "--day=-1s"), "--day must not be negative")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--compare", "--day-jobs", "0"), "--day-jobs must be at least 1")
 }

@@ -42,7 +42,7 @@ func TestBenchWarmCase(t *testing.T) {
 
 func TestBenchWarmRefusesBadFigures(t *testing.T) {
 	e := newEnv(t)
-	assert.Contains(t, e.fails(2, "bench", "--case", "warm", "--warm-runs", "1"), "--warm-runs at least 2")
-	assert.Contains(t, e.fails(2, "bench", "--case", "warm", "--warm-rate", "0B"), "--warm-rate must be above 0")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--case", "warm", "--warm-runs", "1"), "--warm-runs at least 2")
+	assert.Contains(t, e.fails(app.ExitInvalid, "bench", "--case", "warm", "--warm-rate", "0B"), "--warm-rate must be above 0")
 	assert.Contains(t, e.fails(2, "bench", "--case", "cold"), `--case must be one of "day","warm"`)
 }

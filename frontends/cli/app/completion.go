@@ -68,7 +68,7 @@ end
 complete -f -c %[1]s -a "(%[3]s)"
 `, name, q, fn), nil
 	}
-	return "", usagef("completion: no script for shell %q: bash, zsh or fish", shell)
+	return "", invalidArgf("completion: no script for shell %q: bash, zsh or fish", shell)
 }
 
 // shellQuote quotes s for bash, zsh and fish alike, when it needs it.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // The demo end to end: the fake GitHub, real runner processes, a real
@@ -40,11 +42,19 @@ func TestDemo(t *testing.T) {
 			assert.Equal(t, 5, strings.Count(r.stdout, "completed_job"), r.stdout)
 			_, err := os.Stat(filepath.Join(dir, "journal.db"))
 			require.NoError(t, err)
+			// Its policies keep no warm spares, as the README says: each
+			// job's wait shows a runner's boot.
+			r = e.runRaw("--data-dir", dir, "policy", "show", "demo-1")
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Regexp(t, `spare:\s+0\b`, r.stdout)
+			readme, err := os.ReadFile("../../../README.md")
+			require.NoError(t, err)
+			assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), "The demo's policies keep no warm spares (`spare: 0` in `policy show demo-1`)")
 		})
 	}
 }
 
 func TestDemoRefusesBadFigures(t *testing.T) {
 	e := newEnv(t)
-	assert.Contains(t, e.fails(2, "demo", "--jobs", "0"), "at least 1")
+	assert.Contains(t, e.fails(app.ExitInvalid, "demo", "--jobs", "0"), "at least 1")
 }

@@ -16,6 +16,13 @@ func SetExecutable(path string) func() {
 	return func() { osExecutable = old }
 }
 
+// SetHostOS makes service install and uninstall write for goos.
+func SetHostOS(goos string) func() {
+	old := hostOS
+	hostOS = goos
+	return func() { hostOS = old }
+}
+
 // SetTUI replaces the terminal UI runner (tests use a simulated screen).
 func SetTUI(run func(context.Context, tui.Source, tui.Options) error) func() {
 	old := runTUI

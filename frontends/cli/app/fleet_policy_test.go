@@ -111,24 +111,24 @@ func (o *fleetOver) FleetRooms(context.Context, rm.PolicyID) ([]store.FleetRoom,
 // look.
 func TestPolicyAddFleetRefusedOnSQLite(t *testing.T) {
 	e := newEnv(t).noDataDir()
-	stderr := e.fails(2, "policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "4", "--fleet")
+	stderr := e.fails(app.ExitInvalid, "policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "4", "--fleet")
 	assert.Contains(t, stderr, `policy "home" is a fleet policy (--fleet, fleet = true), served by every host sharing the store: that store must be PostgreSQL ([store] url; docs/fleet.md)`)
 	_, err := os.Stat(e.dataDir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written, not even the data dir")
 
-	stderr = e.fails(2, "policy", "add", "gpu", "--repo", "octo/app", "--labels", "gpu", "--fleet")
+	stderr = e.fails(app.ExitInvalid, "policy", "add", "gpu", "--repo", "octo/app", "--labels", "gpu", "--fleet")
 	assert.Contains(t, stderr, "a fleet policy serves a scale set (--scale-set)")
 
 	file := e.home + "/policies.toml"
 	require.NoError(t, os.WriteFile(file, []byte("[[policy]]\nname = \"home\"\nrepo = \"octo/app\"\nscale_set = \"home\"\nmax = 4\nfleet = true\n"), 0o600))
-	stderr = e.fails(2, "policy", "apply", file)
+	stderr = e.fails(app.ExitInvalid, "policy", "apply", file)
 	assert.Contains(t, stderr, "[store] url; docs/fleet.md")
 	_, err = os.Stat(e.dataDir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written by apply either")
 
 	require.NoError(t, os.Mkdir(e.dataDir, 0o700))
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home", "--max", "4")
-	stderr = e.fails(2, "policy", "edit", "home", "--fleet")
+	stderr = e.fails(app.ExitInvalid, "policy", "edit", "home", "--fleet")
 	assert.Contains(t, stderr, "[store] url; docs/fleet.md")
 }
 
@@ -165,7 +165,7 @@ func TestFleetPolicyView(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(show), &pj))
 	assert.Equal(t, true, pj["fleet"])
 
-	stderr := e.fails(2, "policy", "move", "home", "--host", "zulu")
+	stderr := e.fails(app.ExitInvalid, "policy", "move", "home", "--host", "zulu")
 	assert.Contains(t, stderr, `policy "home" is the fleet's: every host serves it; there is nothing to move`)
 
 	out := e.ok("status")
@@ -235,7 +235,7 @@ func TestFleetPolicyPostgres(t *testing.T) {
 	var pj map[string]any
 	require.NoError(t, json.Unmarshal([]byte(e.ok("policy", "show", "home", "--json")), &pj))
 	assert.Equal(t, true, pj["fleet"])
-	assert.Contains(t, e.fails(2, "policy", "move", "home", "--host", "anywhere"), "there is nothing to move")
+	assert.Contains(t, e.fails(app.ExitInvalid, "policy", "move", "home", "--host", "anywhere"), "there is nothing to move")
 	assert.Contains(t, e.ok("status"), "fleet home: no host holds its session yet")
 	assert.Contains(t, e.ok("policy", "edit", "home", "--no-fleet"), "fleet yes → no")
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	rm "github.com/runner-manager/runner-manager"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 func TestHelpGolden(t *testing.T) {
@@ -56,12 +58,16 @@ func TestUsageErrors(t *testing.T) {
 		{"frobnicate"},
 		{"policy", "add"},
 		{"attempts", "--limit", "many"},
-		{"policy", "add", "x", "--repo", "a/b", "--org", "c"},
 	} {
 		r := e.runRaw(args...)
-		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+		assert.Equal(t, app.ExitUsage, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stderr, "runner-manager:", args)
+		assert.Regexp(t, `\ntry: runner-manager( [a-z]+)* --help\n$`, r.stderr, args)
 	}
+	// Flags the grammar takes, refused together by the policy's checks.
+	r := e.runRaw("policy", "add", "x", "--repo", "a/b", "--org", "c")
+	assert.Equal(t, app.ExitInvalid, r.code, r.stderr)
+	assert.True(t, strings.HasSuffix(r.stderr, "\ntry: runner-manager policy add --help\n"), r.stderr)
 }
 
 // docs/cli.md covers every command the program has.

@@ -110,8 +110,8 @@ func (c *InitCmd) Run(ctx context.Context, a *App) error {
 	switch {
 	case unreachable != nil:
 		cause, _, _ := strings.Cut(unreachable.Fix, "\n")
-		return fmt.Errorf("the configuration was written, but could not reach GitHub at %s: %s: check [github] url / api_url in %s and the network, then run `runner-manager doctor`",
-			client.APIURL(), cause, path)
+		return rm.WithClass(rm.ClassUnavailable, fmt.Errorf("the configuration was written, but could not reach GitHub at %s: %s: check [github] url / api_url in %s and the network, then run `runner-manager doctor`",
+			client.APIURL(), cause, path))
 	case failed != nil:
 		fix, _, _ := strings.Cut(failed.Fix, "\n")
 		return fmt.Errorf("the configuration was written, but %s (%s): fix that, then run `runner-manager doctor`", failed.What, fix)

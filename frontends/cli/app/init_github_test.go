@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // init tells a GitHub it could not reach from one that refused the
@@ -22,7 +24,7 @@ func TestInitGitHubUnreachableOrRefused(t *testing.T) {
 
 		e := newEnv(t)
 		t.Setenv("GITHUB_TOKEN", "ghp_test")
-		stderr := e.fails(1, "init", "--github-url", url, "--repo", "octo/app")
+		stderr := e.fails(app.ExitUnavailable, "init", "--github-url", url, "--repo", "octo/app")
 		assert.Contains(t, stderr, "could not reach GitHub at "+url+"/api/v3: ")
 		assert.Contains(t, stderr, "connection refused")
 		assert.Contains(t, stderr, "check [github] url / api_url in ")

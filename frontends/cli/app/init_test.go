@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 func TestInit(t *testing.T) {
@@ -38,7 +40,7 @@ func TestInit(t *testing.T) {
 	assert.Equal(t, hosts[0].ID.String()+"\n", string(id))
 
 	t.Run("exists", func(t *testing.T) {
-		stderr := e.fails(2, "init", "--no-check")
+		stderr := e.fails(app.ExitInvalid, "init", "--no-check")
 		assert.Contains(t, stderr, "--force")
 		e.ok("init", "--no-check", "--force")
 		// The host keeps its identity.
@@ -69,15 +71,15 @@ func TestConfigErrors(t *testing.T) {
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "bad.toml")
 	require.NoError(t, os.WriteFile(cfg, []byte("[github]\nurl = \"https://github.com\"\ntoken_evn = \"X\"\n"), 0o600))
-	stderr := e.fails(2, "--config", cfg, "policy", "list")
+	stderr := e.fails(app.ExitInvalid, "--config", cfg, "policy", "list")
 	assert.Contains(t, stderr, "bad.toml:3")
 	assert.Contains(t, stderr, "github.token_evn")
 
-	stderr = e.fails(2, "--config", filepath.Join(e.home, "missing.toml"), "policy", "list")
+	stderr = e.fails(app.ExitInvalid, "--config", filepath.Join(e.home, "missing.toml"), "policy", "list")
 	assert.Contains(t, stderr, "runner-manager init")
 
 	t.Setenv("RUNNER_MANAGER_LOG_FORMAT", "yaml")
-	stderr = e.fails(2, "policy", "list")
+	stderr = e.fails(app.ExitInvalid, "policy", "list")
 	assert.Contains(t, stderr, "RUNNER_MANAGER_LOG_FORMAT")
 }
 
@@ -140,7 +142,7 @@ func TestOneJournal(t *testing.T) {
 			{"runner", "install", "--repo", "o/r"},
 		} {
 			r := e.runRaw(append([]string{"--config", cfg, "--data-dir", other}, args...)...)
-			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Equal(t, app.ExitLocalState, r.code, r.stderr)
 			assert.Contains(t, r.stderr, "data dir "+other+" does not exist: set this host up with `runner-manager init`", args)
 			_, err := os.Stat(other)
 			assert.ErrorIs(t, err, os.ErrNotExist, args)
@@ -169,7 +171,7 @@ func TestInitFlagErrors(t *testing.T) {
 		{[]string{"--token-env", "1 BAD"}, `--token-env: github.token_env: "1 BAD" is not an environment variable name`},
 	} {
 		e := newEnv(t)
-		stderr := e.fails(2, append([]string{"init", "--no-check"}, tt.args...)...)
+		stderr := e.fails(app.ExitInvalid, append([]string{"init", "--no-check"}, tt.args...)...)
 		assert.Contains(t, stderr, tt.want)
 		assert.NotContains(t, stderr, ".toml")
 		_, err := os.Stat(filepath.Join(e.home, "config", "runner-manager", "config.toml"))

@@ -18,18 +18,17 @@ import (
 // (datadir.Dir.Writable). Tests replace it.
 var dirWritable = func(dir string) error { return datadir.New(dir).Writable() }
 
-// noJournal is the error of a command run where no journal is: a usage
-// error (exit status 2), since the data directory given is the wrong one or
-// nothing was set up there yet.
+// noJournal is the error of a command run where no journal is: the data
+// directory given is the wrong one or nothing was set up there yet (local
+// state).
 func noJournal(dir string) error {
-	return fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir or --store)%w", dir, silentErr{errUsage})
+	return withTry(fmt.Errorf("no journal in %s: nothing ran here yet (run `runner-manager init`, or give the right --data-dir or --store)%w", dir, silentErr{errLocalState}), "init")
 }
 
 // noDataDir is the error of a command that writes, given a data directory
-// that does not exist: only init and run create one (a usage error, exit
-// status 2).
+// that does not exist: only init and run create one (local state).
 func noDataDir(dir string) error {
-	return fmt.Errorf("data dir %s does not exist: set this host up with `runner-manager init` (with the same --data-dir or --config), or give the right --data-dir%w", dir, silentErr{errUsage})
+	return withTry(fmt.Errorf("data dir %s does not exist: set this host up with `runner-manager init` (with the same --data-dir or --config), or give the right --data-dir%w", dir, silentErr{errLocalState}), "init")
 }
 
 // dataDirProblem says what is wrong with the data directory's path, when
@@ -46,11 +45,11 @@ func dataDirProblem(dir string) error {
 	case errors.Is(err, fs.ErrPermission):
 		return dataDirUnreadable(dir)
 	case errors.Is(err, syscall.ENOTDIR):
-		return fmt.Errorf("data dir %s: a part of its path is a file, not a directory: give a directory with --data-dir%w", dir, silentErr{errUsage})
+		return fmt.Errorf("data dir %s: a part of its path is a file, not a directory: give a directory with --data-dir%w", dir, silentErr{errLocalState})
 	case err != nil:
 		return fmt.Errorf("data dir %s: %w (give another with --data-dir)", dir, err)
 	case !fi.IsDir():
-		return fmt.Errorf("data dir %s is a file, not a directory: give a directory with --data-dir%w", dir, silentErr{errUsage})
+		return fmt.Errorf("data dir %s is a file, not a directory: give a directory with --data-dir%w", dir, silentErr{errLocalState})
 	}
 	// Entering the directory is what every command needs (the journal,
 	// the daemon's socket); reading its listing is not.
@@ -61,7 +60,7 @@ func dataDirProblem(dir string) error {
 }
 
 func dataDirUnreadable(dir string) error {
-	return fmt.Errorf("data dir %s cannot be read by this user (permission denied): run as its owner, or give another with --data-dir%w", dir, silentErr{errUsage})
+	return fmt.Errorf("data dir %s cannot be read by this user (permission denied): run as its owner, or give another with --data-dir%w", dir, silentErr{errLocalState})
 }
 
 // existingJournal returns the journal's path in the data directory, or

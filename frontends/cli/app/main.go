@@ -17,17 +17,44 @@ import (
 	"github.com/alecthomas/kong"
 
 	rm "github.com/runner-manager/runner-manager"
-	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/logredact"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 
-// Exit statuses.
+// Exit statuses: 0 success, 1 a failure of no known class, 2 a command
+// line the grammar refuses; each failure class (rm.Class) has its own above
+// them, listed in docs/cli.md. Scripts may rely on them: a number never
+// changes meaning.
 const (
-	ExitOK      = 0
-	ExitFailure = 1 // a runtime failure
-	ExitUsage   = 2 // a usage or configuration error
+	ExitOK               = 0
+	ExitFailure          = 1  // a failure of no known class
+	ExitUsage            = 2  // the command line: unknown command or flag, missing argument
+	ExitInvalid          = 3  // rm.ClassInvalid: a value refused (a flag's, the configuration's)
+	ExitNotFound         = 4  // rm.ClassNotFound
+	ExitConflict         = 5  // rm.ClassConflict
+	ExitNotAuthenticated = 6  // rm.ClassNotAuthenticated: no GitHub credentials
+	ExitAuthFailed       = 7  // rm.ClassAuthFailed: GitHub refused the credentials
+	ExitRefused          = 8  // rm.ClassRefused: GitHub refused the request
+	ExitUnavailable      = 9  // rm.ClassUnavailable: GitHub did not answer, or failed
+	ExitRateLimited      = 10 // rm.ClassRateLimited: GitHub's REST budget is spent
+	ExitLocalState       = 11 // rm.ClassLocalState: the data directory or the journal
+	ExitUnsupportedHost  = 12 // rm.ClassUnsupportedHost
 )
+
+// exitCodes maps each failure class to its exit status.
+var exitCodes = map[rm.Class]int{
+	rm.ClassUnknown:          ExitFailure,
+	rm.ClassInvalid:          ExitInvalid,
+	rm.ClassNotFound:         ExitNotFound,
+	rm.ClassConflict:         ExitConflict,
+	rm.ClassNotAuthenticated: ExitNotAuthenticated,
+	rm.ClassAuthFailed:       ExitAuthFailed,
+	rm.ClassRefused:          ExitRefused,
+	rm.ClassUnavailable:      ExitUnavailable,
+	rm.ClassRateLimited:      ExitRateLimited,
+	rm.ClassLocalState:       ExitLocalState,
+	rm.ClassUnsupportedHost:  ExitUnsupportedHost,
+}
 
 // Version is the program's version, set at link time with
 // -ldflags "-X github.com/runner-manager/runner-manager/frontends/cli/app.Version=v1.2.3";
@@ -137,14 +164,17 @@ func run(ctx context.Context, args []string, s Streams, grammar any, cli *CLI) (
 	kctx, err := parser.Parse(joinNegativeValues(args))
 	if err != nil {
 		printError(s.Stderr, err)
+		path := "runner-manager"
 		var pe *kong.ParseError
 		if errors.As(err, &pe) && pe.Context != nil {
-			fmt.Fprintf(s.Stderr, "Run `%s --help` for usage.\n", commandPath(pe.Context))
+			path = commandPath(pe.Context)
 		}
-		return ExitUsage
+		fmt.Fprintf(s.Stderr, "try: %s --help\n", path)
+		return exitStatus(err)
 	}
 	if err := kctx.Run(); err != nil {
 		printError(s.Stderr, err)
+		fmt.Fprintf(s.Stderr, "try: %s\n", a.nextStep(err, commandPath(kctx)))
 		return exitStatus(err)
 	}
 	return ExitOK
@@ -196,29 +226,43 @@ func looksNegative(s string) bool {
 }
 
 func commandPath(k *kong.Context) string {
-	if n := k.Selected(); n != nil {
-		return "runner-manager " + n.Path()
+	var names []string
+	for n := k.Selected(); n != nil && n.Type != kong.ApplicationNode; n = n.Parent {
+		names = append([]string{n.Name}, names...)
 	}
-	return "runner-manager"
+	return strings.Join(append([]string{"runner-manager"}, names...), " ")
 }
 
-// exitStatus is 2 for errors of usage or configuration, 1 for others.
+// exitStatus is err's class's status; 2 for the grammar's errors of no
+// class.
 func exitStatus(err error) int {
-	var ce *configfile.Error
+	class := rm.ClassOf(err)
 	var pe *kong.ParseError
-	switch {
-	case errors.Is(err, rm.ErrInvalid), errors.As(err, &ce), errors.As(err, &pe), errors.Is(err, errUsage):
+	if class == rm.ClassUnknown && (errors.As(err, &pe) || errors.Is(err, errUsage)) {
 		return ExitUsage
 	}
-	return ExitFailure
+	return exitCodes[class]
 }
 
-// errUsage marks errors of usage found by a command (a flag combination).
+// errUsage marks errors of the command line found by a command (flags that
+// do not go together).
 var errUsage = errors.New("usage")
 
+// usagef is an error of the command line a command finds: flags that do
+// not go together, an argument missing (exit status 2).
 func usagef(format string, args ...any) error {
 	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), silentErr{errUsage})
 }
+
+// invalidArgf is a value of the command line a command refuses: an
+// rm.ErrInvalid, without its prefix in the message.
+func invalidArgf(format string, args ...any) error {
+	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), silentErr{rm.ErrInvalid})
+}
+
+// errLocalState marks a data directory or journal that cannot be used as
+// it is.
+var errLocalState = rm.NewError(rm.ClassLocalState, "local state")
 
 // silentErr wraps an error without printing it.
 type silentErr struct{ error }

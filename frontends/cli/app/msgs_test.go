@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // doubled tells whether a line says a prefix twice ("attempts: attempts:").
@@ -48,7 +50,7 @@ func TestMessages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.run(tc.args...)
-			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Equal(t, app.ExitInvalid, r.code, r.stderr)
 			assert.Contains(t, r.stderr, tc.want)
 			assert.NotContains(t, r.stderr, "mean ?")
 			assert.NotContains(t, r.stderr, " a attempt")
@@ -74,14 +76,14 @@ func TestDataDirIsAFile(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
 			r := e.run(args...)
-			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Equal(t, app.ExitLocalState, r.code, r.stderr)
 			assert.Contains(t, r.stderr, "data dir "+file+" is a file, not a directory: give a directory with --data-dir")
 			assert.NotContains(t, r.stderr, "sock")
 			assert.NotContains(t, r.stderr, "journal.db")
 		})
 	}
 	r := e.runRaw("--data-dir", filepath.Join(file, "sub"), "status")
-	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Equal(t, app.ExitLocalState, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "a part of its path is a file, not a directory")
 
 	r = e.run("doctor")
@@ -139,7 +141,7 @@ func TestDataDirUnreadable(t *testing.T) {
 		err := cmd.Run()
 		var exit *exec.ExitError
 		require.ErrorAs(t, err, &exit, "%v: %s", args, stderr.String())
-		assert.Equal(t, 2, exit.ExitCode(), stderr.String())
+		assert.Equal(t, app.ExitLocalState, exit.ExitCode(), stderr.String())
 		assert.Contains(t, stderr.String(), want)
 		assert.NotContains(t, stderr.String(), "sock")
 	}
@@ -151,7 +153,7 @@ func TestRunRefusesReserveAboveMemory(t *testing.T) {
 	e := newEnv(t)
 	t.Setenv("GITHUB_TOKEN", "ghp_test")
 	t.Setenv("RUNNER_MANAGER_MEMORY_RESERVE", "100TiB")
-	stderr := e.fails(2, "run", "--once")
+	stderr := e.fails(app.ExitInvalid, "run", "--once")
 	assert.Contains(t, stderr, "$RUNNER_MANAGER_MEMORY_RESERVE: admission.memory_reserve: 100TiB is not less than this host's memory (")
 	assert.Contains(t, stderr, "no runner could ever start")
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // TestRunnerInstallConfigPaths: the configuration file's data_dir is
@@ -48,7 +50,7 @@ func TestRunnerInstallConfigPaths(t *testing.T) {
 	t.Run("unset variable", func(t *testing.T) {
 		require.NoError(t, os.WriteFile(cfg, append([]byte("data_dir = \"$RM_TEST_NOPE/rm\"\n"), body...), 0o600))
 		r := e.runRaw("runner", "install", "--repo", "octo/app")
-		assert.Equal(t, 2, r.code, r.stderr)
+		assert.Equal(t, app.ExitInvalid, r.code, r.stderr)
 		assert.Contains(t, r.stderr, cfg+`:1: data_dir: "$RM_TEST_NOPE/rm": $RM_TEST_NOPE is not set`)
 		_, err := os.Stat(filepath.Join(work, "$RM_TEST_NOPE"))
 		assert.ErrorIs(t, err, fs.ErrNotExist)

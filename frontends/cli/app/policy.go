@@ -91,6 +91,7 @@ type PolicyAddCmd struct {
 	MemoryEstimate configfile.Size  `help:"What a job is expected to peak at, until measured (default 2GiB)." placeholder:"SIZE"`
 	RunnerDir      string           `help:"An installed runner directory (default: the newest runner install)." placeholder:"DIR" type:"path"`
 	Paused         bool             `help:"Add it paused."`
+	Monitor        bool             `help:"Monitor only: watch the target's jobs, their waits and GitHub's budget (status, jobs, the TUI) and never start a runner."`
 	Fleet          bool             `help:"Served by every host of the fleet (a PostgreSQL journal): one holds the scale set's session, each job is placed on a host with room; --max bounds the fleet's jobs at once."`
 	Offline        bool             `help:"Do not ask GitHub whether the repository (organization, enterprise), the runner group and the scale set exist."`
 	MemoryLimit    configfile.Size  `help:"Cap each runner's memory: a job going over is killed and concluded as OOM-killed (default: no limit)." placeholder:"SIZE"`
@@ -157,7 +158,7 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 	spec := policyedit.Spec{
 		Name: c.Name, Repo: c.Repo, Org: c.Org, Enterprise: c.Enterprise, ScaleSet: c.ScaleSet, Labels: c.Labels,
 		RunnerGroup: c.RunnerGroup, Max: c.Max, MinIdle: c.MinIdle, MemoryEstimate: c.MemoryEstimate,
-		RunnerDir: c.RunnerDir, Paused: c.Paused, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet, Cold: c.Cold,
+		RunnerDir: c.RunnerDir, Paused: c.Paused, Monitor: c.Monitor, MemoryLimit: c.MemoryLimit, Spare: &c.Spare, Fleet: c.Fleet, Cold: c.Cold,
 		Backend: c.Backend, Image: c.Image, CPUs: c.CPUs, Network: c.Network, Env: c.Env, Volumes: c.Volume,
 		VMForward: c.VMForward,
 	}
@@ -197,7 +198,12 @@ func (c *PolicyAddCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	a.printf("added policy %s: %s, max %d, min idle %d%s%s\n", p.Name, p.Target, p.Max, p.MinIdle, fleetNote(p), pausedNote(p))
+	a.printf("it %s\n", policyedit.Arms(p))
 	checked()
+	if p.Monitor {
+		a.pokeDaemon(ctx)
+		return nil
+	}
 	if !p.Fleet { // a fleet's max is no one host's to hold
 		a.noteAdmissible(p)
 	}
@@ -302,6 +308,7 @@ func (c *PolicyShowCmd) Run(ctx context.Context, a *App) error {
 		{"name", p.Name},
 		{"id", p.ID.String()},
 		{"state", policyedit.State(p)},
+		{"arms", policyedit.Arms(p)},
 		{"scope", p.Target.Scope.String()},
 		{"runner group", p.Target.RunnerGroup},
 		{"mode", p.Target.Mode().String()},
@@ -379,6 +386,7 @@ type PolicyEditCmd struct {
 	Cold           bool              `help:"Run its jobs from nothing: no workspace slot kept between the repository's jobs."`
 	Warm           bool              `help:"Run its jobs in workspace slots again (a repository's policy; the default)."`
 	Fleet          *bool             `help:"Make it the fleet's, served by every host of a PostgreSQL store (--fleet), or its host's again (--no-fleet): refused while it has live runners." negatable:""`
+	Monitor        *bool             `help:"Monitor only: watch its jobs and start no runner (--monitor), or serve them again (--no-monitor)." negatable:""`
 }
 
 // Run changes the policy.
@@ -392,7 +400,7 @@ func (c *PolicyEditCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	e := policyedit.Edit{Rename: c.Rename, Max: c.Max, MinIdle: c.MinIdle, RunnerDir: c.RunnerDir,
-		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Fleet: c.Fleet}
+		RunnerGroup: c.RunnerGroup, ScaleSet: c.ScaleSet, Labels: c.Labels, Fleet: c.Fleet, Monitor: c.Monitor}
 	switch {
 	case c.Cold && c.Warm:
 		return invalid("give --cold or --warm, not both")
@@ -489,6 +497,7 @@ type policyJSON struct {
 	SpareAuto      bool     `json:"spare_auto"`
 	MemoryEstimate uint64   `json:"memory_estimate_bytes"`
 	Paused         bool     `json:"paused"`
+	Monitor        bool     `json:"monitor"`
 	Fleet          bool     `json:"fleet"`
 	// Cold is the policy's own switch; Warm whether its attempts run in
 	// workspace slots on this host, ColdWhy why not.
@@ -565,7 +574,7 @@ func toPolicyJSON(p rm.Policy, implicit []string) policyJSON {
 		ID: p.ID.String(), Name: p.Name, Host: p.Host.String(), Scope: p.Target.Scope.String(),
 		RunnerGroup: p.Target.RunnerGroup, Mode: p.Target.Mode().String(), ScaleSet: p.Target.ScaleSet,
 		Labels: append([]string{}, p.Target.Labels...), ImplicitLabels: append([]string{}, implicit...), Backend: string(p.Backend.OrDefault()), RunnerDir: p.RunnerDir,
-		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Fleet: p.Fleet, Cold: p.Cold,
+		Max: p.Max, MinIdle: p.MinIdle, Spare: p.Spares(), SpareAuto: p.SparesAuto() && p.Spares() > 0, MemoryEstimate: p.MemoryEstimate, Paused: p.Paused, Monitor: p.Monitor, Fleet: p.Fleet, Cold: p.Cold,
 		VMForward: append([]string{}, p.VM.Forward...),
 		CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		RemovedAt: removed,
@@ -627,7 +636,9 @@ func (a *App) checkAtGitHub(ctx context.Context, p rm.Policy) (report func(), _ 
 	chk, err := client.CheckTarget(ctx, p.Target)
 	const past = "nothing was written; --offline adds the policy without asking GitHub"
 	switch {
-	case errors.Is(err, rm.ErrNotFound) || errors.Is(err, rm.ErrInvalid):
+	case errors.Is(err, rm.ErrNotFound):
+		return nil, fmt.Errorf("policy %s: %w\n(%s)", p.Name, err, past)
+	case errors.Is(err, rm.ErrInvalid):
 		return nil, fmt.Errorf("%w: policy %s: %w\n(%s)", rm.ErrInvalid, p.Name, err, past)
 	case err != nil:
 		return nil, fmt.Errorf("policy %s: GitHub did not confirm its target: %w\n(%s)", p.Name, err, past)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // A policy's cold switch: set by add --cold, edit --cold/--warm and a
@@ -40,7 +42,7 @@ func TestPolicyColdSwitch(t *testing.T) {
 	assert.Equal(t, true, show("home")["cold"])
 	assert.Contains(t, e.ok("policy", "edit", "home", "--warm"), "workspace cold → warm")
 	assert.Contains(t, e.ok("policy", "edit", "home", "--warm"), "nothing to change")
-	assert.Contains(t, e.fails(2, "policy", "edit", "home", "--warm", "--cold"), "not both")
+	assert.Contains(t, e.fails(app.ExitInvalid, "policy", "edit", "home", "--warm", "--cold"), "not both")
 
 	// [warm] enabled = false turns every policy cold, and says so.
 	cfg := filepath.Join(e.home, "config.toml")

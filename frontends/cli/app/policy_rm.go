@@ -117,11 +117,11 @@ func deleteCreatedScaleSet(ctx context.Context, a *App, st store.Store, p rm.Pol
 			if gh, err := a.GitHub(); err == nil {
 				where = gh.WebURL()
 			}
-			return fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: GitHub is unreachable at %s (%s); once it answers, `runner-manager doctor --fix` deletes it",
-				p.Name, rec.Name, rec.ScaleSetID, where, cause)
+			return withTry(rm.WithClass(rm.ClassUnavailable, fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: GitHub is unreachable at %s (%s); once it answers, `runner-manager doctor --fix` deletes it",
+				p.Name, rec.Name, rec.ScaleSetID, where, cause)), "doctor --fix")
 		}
-		return fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: %w; `runner-manager doctor --fix` deletes it later",
-			p.Name, rec.Name, rec.ScaleSetID, err)
+		return withTry(fmt.Errorf("policy %s is removed, but its scale set %q (id %d) is left at GitHub: %w; `runner-manager doctor --fix` deletes it later",
+			p.Name, rec.Name, rec.ScaleSetID, err), "doctor --fix")
 	}
 	if err := a.waitDaemonLetsGo(ctx, p.ID); err != nil {
 		return left(err)

@@ -12,6 +12,8 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/vm"
 	"github.com/runner-manager/runner-manager/store/storetest"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 func TestPolicyAddRefused(t *testing.T) {
@@ -43,14 +45,18 @@ func TestPolicyAddRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stderr := e.fails(2, append([]string{"policy", "add", "p"}, tt.args...)...)
+			code := app.ExitInvalid
+			if tt.name == "bad backend" {
+				code = app.ExitUsage // kong's enum refuses it while parsing
+			}
+			stderr := e.fails(code, append([]string{"policy", "add", "p"}, tt.args...)...)
 			assert.Contains(t, stderr, tt.want)
 			_, err := os.Stat(e.dataDir)
 			assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written, not even the data dir")
 		})
 	}
 	t.Run("bad name", func(t *testing.T) {
-		stderr := e.fails(2, "policy", "add", "no spaces", "--repo", "o/r", "--scale-set", "s")
+		stderr := e.fails(app.ExitInvalid, "policy", "add", "no spaces", "--repo", "o/r", "--scale-set", "s")
 		assert.Contains(t, stderr, "policy name")
 	})
 }
@@ -103,7 +109,7 @@ func TestPolicyAddVM(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(show), &pj))
 	assert.Equal(t, want, pj.VMForward)
 
-	stderr := e.fails(2, "policy", "add", "bad", "--repo", "octo/app", "--scale-set", "bad", "--backend", "vm", "--image", image,
+	stderr := e.fails(app.ExitInvalid, "policy", "add", "bad", "--repo", "octo/app", "--scale-set", "bad", "--backend", "vm", "--image", image,
 		"--vm-forward", "10.0.2.2:80")
 	assert.Contains(t, stderr, `policy "bad": VM forward "10.0.2.2:80": 10.0.2.0/24 is the guest's own network`)
 }
@@ -117,7 +123,7 @@ func TestPolicyLifecycle(t *testing.T) {
 	e.ok("policy", "add", "gpu", "--org", "octo", "--labels", "linux,gpu", "--paused")
 
 	t.Run("duplicate", func(t *testing.T) {
-		stderr := e.fails(2, "policy", "add", "home", "--repo", "octo/app", "--scale-set", "x")
+		stderr := e.fails(app.ExitInvalid, "policy", "add", "home", "--repo", "octo/app", "--scale-set", "x")
 		assert.Contains(t, stderr, "exists")
 	})
 
@@ -141,7 +147,7 @@ func TestPolicyLifecycle(t *testing.T) {
 		out := e.ok("policy", "show", "home")
 		assert.Contains(t, out, "scale set:")
 		assert.Contains(t, out, "3GiB")
-		stderr := e.fails(2, "policy", "show", "nope")
+		stderr := e.fails(app.ExitNotFound, "policy", "show", "nope")
 		assert.Contains(t, stderr, "policy list")
 	})
 
@@ -154,8 +160,8 @@ func TestPolicyLifecycle(t *testing.T) {
 		assert.Equal(t, 0, p.MinIdle)
 		assert.Equal(t, uint64(3<<30), p.MemoryEstimate, "untouched")
 
-		e.fails(2, "policy", "edit", "home", "--max", "0")
-		e.fails(2, "policy", "edit", "home", "--labels", "a", "--scale-set", "b")
+		e.fails(app.ExitInvalid, "policy", "edit", "home", "--max", "0")
+		e.fails(app.ExitInvalid, "policy", "edit", "home", "--labels", "a", "--scale-set", "b")
 		out = e.ok("policy", "edit", "home", "--labels", "x64,linux")
 		assert.Contains(t, out, "labels=linux,x64")
 		out = e.ok("policy", "edit", "home", "--max", "6")
@@ -276,14 +282,14 @@ name = "d"
 repo = "octo/app"
 max = 1
 `)
-		stderr := e.fails(2, "policy", "apply", file)
+		stderr := e.fails(app.ExitInvalid, "policy", "apply", file)
 		assert.Contains(t, stderr, "no labels and no scale set")
 		assert.Equal(t, before, names())
 	})
 
 	t.Run("unknown key", func(t *testing.T) {
 		write("[[policy]]\nname = \"a\"\nrepo = \"octo/app\"\nscaleset = \"a\"\nmax = 1\n")
-		stderr := e.fails(2, "policy", "apply", file)
+		stderr := e.fails(app.ExitInvalid, "policy", "apply", file)
 		assert.Contains(t, stderr, "policies.toml:4")
 		assert.Contains(t, stderr, "scale_set")
 	})

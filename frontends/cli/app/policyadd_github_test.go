@@ -10,6 +10,8 @@ import (
 
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // TestPolicyAddChecksGitHub: policy add asks GitHub before it writes: a
@@ -48,11 +50,11 @@ func TestPolicyAddChecksGitHub(t *testing.T) {
 			stdout: "checked at GitHub: org:octo, runner group ci; scale set ci does not exist yet"},
 		{name: "classic", args: []string{"gpu", "--repo", "octo/app", "--labels", "gpu"},
 			stdout: "checked at GitHub: repo:octo/app, runner group Default\n"},
-		{name: "unknown repository", args: []string{"nope", "--repo", "octo/nope", "--scale-set", "nope"}, code: 2,
+		{name: "unknown repository", args: []string{"nope", "--repo", "octo/nope", "--scale-set", "nope"}, code: app.ExitNotFound,
 			stderr: "nothing was written; --offline adds the policy without asking GitHub"},
-		{name: "unknown runner group", args: []string{"grp", "--org", "octo", "--scale-set", "grp", "--runner-group", "gpu-boxes"}, code: 2,
+		{name: "unknown runner group", args: []string{"grp", "--org", "octo", "--scale-set", "grp", "--runner-group", "gpu-boxes"}, code: app.ExitNotFound,
 			stderr: `runner group "gpu-boxes"`},
-		{name: "unknown group, classic", args: []string{"grpc", "--org", "octo", "--labels", "grpc", "--runner-group", "gpu-boxes"}, code: 2,
+		{name: "unknown group, classic", args: []string{"grpc", "--org", "octo", "--labels", "grpc", "--runner-group", "gpu-boxes"}, code: app.ExitNotFound,
 			stderr: `no such runner group`},
 		{name: "offline", args: []string{"later", "--repo", "octo/later", "--scale-set", "later", "--offline"}},
 	} {
@@ -80,7 +82,7 @@ func TestPolicyAddChecksGitHub(t *testing.T) {
 	// GitHub down: refused, nothing written.
 	srv.Fault(fakegithub.RouteRepoDownloads, fakegithub.Fault{Status: http.StatusBadGateway})
 	r = e.run("policy", "add", "down", "--repo", "octo/app", "--scale-set", "down")
-	require.Equal(t, 1, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	require.Equal(t, app.ExitUnavailable, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "GitHub did not confirm its target")
 	assert.Contains(t, r.stderr, "--offline")
 	assert.NotContains(t, names(), "down")

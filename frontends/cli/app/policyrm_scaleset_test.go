@@ -74,7 +74,7 @@ func TestPolicyRmDeletesTheScaleSetItCreated(t *testing.T) {
 
 	// GitHub refuses the delete: the policy is removed all the same.
 	srv.Fault(fakegithub.RouteDeleteScaleSet, fakegithub.Fault{Status: 503, Times: 100})
-	stderr := e.fails(1, "policy", "rm", "down")
+	stderr := e.fails(app.ExitUnavailable, "policy", "rm", "down")
 	assert.Contains(t, stderr, `policy down is removed, but its scale set "down"`)
 	assert.Contains(t, stderr, "doctor --fix")
 	assert.NotContains(t, e.ok("policy", "list"), "down")
@@ -110,13 +110,14 @@ func TestPolicyRmGitHubUnreachable(t *testing.T) {
 	e.ok("--config", cfg, "policy", "add", "down", "--repo", "octo/app", "--scale-set", "down", "--offline")
 	require.NoError(t, e.journal().RecordScaleSet(t.Context(), rm.ScaleSetRecord{ScaleSetID: 7, Name: "down", Scope: "repo:octo/app", CreatedAt: time.Now()}))
 
-	stderr := e.fails(1, "--config", cfg, "policy", "rm", "down")
-	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+	stderr := e.fails(app.ExitUnavailable, "--config", cfg, "policy", "rm", "down")
+	assert.Equal(t, 2, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line and the next step: %q", stderr)
+	assert.True(t, strings.HasSuffix(stderr, "\ntry: runner-manager --config "+cfg+" --data-dir "+e.dataDir+" doctor --fix\n"), stderr)
 	assert.Contains(t, stderr, `policy down is removed, but its scale set "down" (id 7) is left at GitHub: GitHub is unreachable at `+url)
 	assert.Contains(t, stderr, "doctor --fix")
 	assert.Equal(t, 1, strings.Count(stderr, l.Addr().String()), "the URL once: %q", stderr)
 	assert.NotContains(t, stderr, "retrying")
-	assert.Less(t, len(stderr), 400, stderr)
+	assert.Less(t, len(stderr), 480, stderr)
 }
 
 // A one-shot command logs GitHub retries at debug: its person reads the
@@ -132,11 +133,11 @@ func TestOneShotRetriesAtDebug(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfg, []byte("[github]\nurl = \""+url+"\"\n"), 0o600))
 	t.Setenv("GITHUB_TOKEN", "ghp_test")
 	add := []string{"--config", cfg, "policy", "add", "p", "--repo", "octo/app", "--scale-set", "p"}
-	stderr := e.fails(1, add...)
+	stderr := e.fails(app.ExitUnavailable, add...)
 	assert.NotContains(t, stderr, "retrying")
 	assert.NotContains(t, stderr, "level=")
 	assert.Contains(t, stderr, "connection refused")
 
-	stderr = e.fails(1, append([]string{"--log-level", "debug"}, add...)...)
+	stderr = e.fails(app.ExitUnavailable, append([]string{"--log-level", "debug"}, add...)...)
 	assert.Contains(t, stderr, "level=DEBUG msg=\"GitHub request failed, retrying\"")
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/runner-manager/runner-manager/localapi"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // policy rm keeps the policy's attempts as history, marked as a removed
@@ -79,7 +81,7 @@ func TestPolicyRmKeepsHistory(t *testing.T) {
 	_, err = st.Attempt(t.Context(), list[0].ID)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	assert.Equal(t, "removed policy home and deleted its attempt history\n", e.ok("policy", "rm", "--purge", "home"))
-	assert.Contains(t, e.fails(2, "policy", "rm", "--purge", "home"), `no policy named "home"`)
+	assert.Contains(t, e.fails(app.ExitNotFound, "policy", "rm", "--purge", "home"), `no policy named "home"`)
 }
 
 // One scale set is one policy's, whichever command would make a second:
@@ -88,10 +90,10 @@ func TestPolicyScaleSetTaken(t *testing.T) {
 	e := newEnv(t)
 	e.ok("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home")
 	e.ok("policy", "add", "other", "--repo", "octo/app", "--scale-set", "other")
-	stderr := e.fails(2, "policy", "edit", "other", "--scale-set", "home")
+	stderr := e.fails(app.ExitInvalid, "policy", "edit", "other", "--scale-set", "home")
 	assert.Contains(t, stderr, `policy "home" serves it already`)
 	p, err := e.journal().PolicyByName(t.Context(), "other")
 	require.NoError(t, err)
 	assert.Equal(t, "other", p.Target.ScaleSet, "nothing changed")
-	assert.Contains(t, e.fails(2, "policy", "add", "twin", "--repo", "octo/app", "--scale-set", "HOME"), `policy "home" serves`)
+	assert.Contains(t, e.fails(app.ExitConflict, "policy", "add", "twin", "--repo", "octo/app", "--scale-set", "HOME"), `policy "home" serves`)
 }

@@ -99,7 +99,7 @@ func TestReadOnlyDataDirNote(t *testing.T) {
 func TestNoJournal(t *testing.T) {
 	for _, args := range [][]string{{"status"}, {"policy", "list"}, {"policy", "show", "x"}, {"policy", "rm", "x"}, {"attempts"}, {"logs", "x"}, {"tui"}} {
 		e := newEnv(t).noDataDir()
-		stderr := e.fails(2, args...)
+		stderr := e.fails(app.ExitLocalState, args...)
 		assert.Contains(t, stderr, "no journal in "+e.dataDir, args)
 		_, err := os.Stat(e.dataDir)
 		assert.ErrorIs(t, err, os.ErrNotExist, "reading creates nothing")

@@ -167,7 +167,7 @@ func TestRunOnce(t *testing.T) {
 
 func TestRunWithoutCredentials(t *testing.T) {
 	e := newEnv(t)
-	stderr := e.fails(1, "run")
+	stderr := e.fails(app.ExitNotAuthenticated, "run")
 	assert.Contains(t, stderr, "GITHUB_TOKEN")
 	assert.Contains(t, stderr, "demo")
 }

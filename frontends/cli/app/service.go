@@ -59,6 +59,9 @@ type ServiceInstallCmd struct {
 // osExecutable finds this program (tests replace it).
 var osExecutable = os.Executable
 
+// hostOS is the system service files are written for (tests replace it).
+var hostOS = runtime.GOOS
+
 func (a *App) serviceSpec(user bool, runAs, envFile string) (service.Spec, error) {
 	cfg, err := a.Config()
 	if err != nil {
@@ -95,7 +98,7 @@ func (c *ServiceInstallCmd) Run(ctx context.Context, a *App) error {
 		return err
 	}
 	home, _ := os.UserHomeDir()
-	in, err := service.For(runtime.GOOS, spec, home, os.Getenv("XDG_CONFIG_HOME"))
+	in, err := service.For(hostOS, spec, home, os.Getenv("XDG_CONFIG_HOME"))
 	if err != nil {
 		return err
 	}
@@ -204,7 +207,7 @@ func (c *ServiceUninstallCmd) Run(ctx context.Context, a *App) error {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	in, err := service.Remove(runtime.GOOS, c.User, home, os.Getenv("XDG_CONFIG_HOME"))
+	in, err := service.Remove(hostOS, c.User, home, os.Getenv("XDG_CONFIG_HOME"))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/github"
 	"github.com/runner-manager/runner-manager/simulate/fakegithub"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 func TestInitChecksCredentials(t *testing.T) {
@@ -52,7 +54,7 @@ func TestRunnerInstall(t *testing.T) {
 	require.NoError(t, err, out)
 
 	assert.Contains(t, e.ok("runner", "install", "--repo", "octo/app"), "already installed")
-	assert.Contains(t, e.fails(2, "runner", "install", "--repo", "octo/app", "1.0.0"), "offers runner "+v)
+	assert.Contains(t, e.fails(app.ExitInvalid, "runner", "install", "--repo", "octo/app", "1.0.0"), "offers runner "+v)
 
 	// A policy without --runner-dir now finds a runner: no note.
 	r := e.run("policy", "add", "home", "--repo", "octo/app", "--scale-set", "home")
@@ -130,5 +132,5 @@ func TestRunnerInstallLatest(t *testing.T) {
 	_, err := os.Stat(filepath.Join(e.dataDir, "runners", "9.8.7", "bin", fakegithub.ListenerName()))
 	require.NoError(t, err, out)
 	assert.Contains(t, e.ok("runner", "install", "--latest"), "already installed")
-	assert.Contains(t, e.fails(2, "runner", "install", "--latest", "1.0.0"), "latest runner release is 9.8.7")
+	assert.Contains(t, e.fails(app.ExitInvalid, "runner", "install", "--latest", "1.0.0"), "latest runner release is 9.8.7")
 }

@@ -166,6 +166,32 @@ func (a *App) journalStatus(ctx context.Context) (status.Status, error) {
 	return st, err
 }
 
+// heldLine says what admission holds of the memory and for what: the
+// runners' expected peaks (a reservation, not their use) and the warm
+// spares' part, which a job takes back.
+func heldLine(m status.Memory) string {
+	if m.CommittedBytes == 0 {
+		return ""
+	}
+	if m.Runners == 0 && m.Spares == 0 { // a daemon that does not count them
+		return fmt.Sprintf("; admission holds %s (expected peaks, not use)", bytesize.Format(m.CommittedBytes))
+	}
+	jobs := m.CommittedBytes - min(m.SpareBytes, m.CommittedBytes)
+	out := fmt.Sprintf("; admission holds %s for %s (expected peaks, not use)", bytesize.Format(jobs), plural(m.Runners, "runner"))
+	if m.SpareBytes > 0 || m.Spares > 0 {
+		out += fmt.Sprintf(" and %s for %s (a job takes it back)", bytesize.Format(m.SpareBytes), plural(m.Spares, "warm spare"))
+	}
+	return out
+}
+
+// plural is "1 runner", "3 runners".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // journalWarm is the slots as their files tell, held where the journal's
 // live attempts name them; nil, with a warning, when they cannot be read.
 func (a *App) journalWarm(ctx context.Context, s store.Store, host rm.HostID, cfg *configfile.File) *status.Warm {
@@ -222,8 +248,8 @@ func renderStatus(w io.Writer, st status.Status, now time.Time) error {
 		fmt.Fprintf(w, "host:     %s (%s/%s, %d CPUs)\n", st.Host.Name, st.Host.OS, st.Host.Arch, st.Host.CPUs)
 	}
 	if m.TotalBytes > 0 {
-		fmt.Fprintf(w, "memory:   %s total, %s available, %s reserved, %s committed to runners\n",
-			bytesize.Format(m.TotalBytes), bytesize.Format(m.AvailableBytes), bytesize.Format(m.ReserveBytes), bytesize.Format(m.CommittedBytes))
+		fmt.Fprintf(w, "memory:   %s total, %s available, %s reserved%s\n",
+			bytesize.Format(m.TotalBytes), bytesize.Format(m.AvailableBytes), bytesize.Format(m.ReserveBytes), heldLine(m))
 	}
 	if m.MaxSpares != nil {
 		fmt.Fprintf(w, "spares:   %d warm; the host keeps %d at most ([admission] max_spares)\n", warmSpares(st), *m.MaxSpares)

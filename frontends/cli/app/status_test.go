@@ -71,7 +71,7 @@ func TestStatusFromDaemon(t *testing.T) {
 	serveDaemon(t, e.dataDir, d)
 
 	out := e.ok("status")
-	for _, want := range []string{"box", "16GiB total", "3GiB committed", "4321 of 5000", "memory 3", "home", "refused: memory", "rm-x-1", "700MiB", "1.20", "1.5GiB",
+	for _, want := range []string{"box", "16GiB total", "admission holds 3GiB (expected peaks, not use)", "4321 of 5000", "memory 3", "home", "refused: memory", "rm-x-1", "700MiB", "1.20", "1.5GiB",
 		"daemon:   running, pid 4242", "(5m0s ago), version v1.2.3, data /srv/rm",
 		"1/4", "1/1", "2.3s", // home: 1 job of 4 and 1 spare of 1, booting in 2.3 s
 		"2/2", "7 waiting: at max 2",
@@ -155,6 +155,6 @@ func TestServiceInstall(t *testing.T) {
 	})
 	t.Run("go run refused", func(t *testing.T) {
 		defer app.SetExecutable("/tmp/go-build123/b001/exe/cli")()
-		assert.Contains(t, e.fails(2, "service", "install", "--user"), "go install")
+		assert.Contains(t, e.fails(app.ExitInvalid, "service", "install", "--user"), "go install")
 	})
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/runner-manager/runner-manager/store/postgres"
 	"github.com/runner-manager/runner-manager/store/postgres/pgtest"
 	"github.com/runner-manager/runner-manager/store/storetest"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // bare is a pgtest URL without its password.
@@ -102,14 +104,14 @@ func TestStoreErrors(t *testing.T) {
 		code     int
 		want     string
 	}{
-		{name: "BadURL", store: "mysql://rm@db.example/rm", code: 1, want: "bad PostgreSQL URL: want postgres://"},
-		{name: "BadPort", store: "postgres://rm@db.example:notaport/rm", code: 1, want: "bad PostgreSQL URL"},
-		{name: "ServerDown", store: bare(t, downURL), password: down.Password(), code: 1, want: "PostgreSQL server unreachable"},
-		{name: "WrongPassword", store: bare(t, u), password: "not-the-password", code: 1, want: "PostgreSQL refused the login"},
-		{name: "SchemaTooNew", store: bare(t, newer), password: srv.Password(), code: 1, want: "newer than this program's"},
-		{name: "PasswordInFlag", store: u, code: 2, want: "holds a password"},
-		{name: "LoosePasswordFile", store: bare(t, u), env: map[string]string{"RUNNER_MANAGER_STORE_PASSWORD_FILE": loose}, code: 1, want: "chmod 600"},
-		{name: "TwoPasswords", store: bare(t, u), password: srv.Password(), env: map[string]string{"RUNNER_MANAGER_STORE_PASSWORD_FILE": loose}, code: 1, want: "keep one"},
+		{name: "BadURL", store: "mysql://rm@db.example/rm", code: app.ExitInvalid, want: "bad PostgreSQL URL: want postgres://"},
+		{name: "BadPort", store: "postgres://rm@db.example:notaport/rm", code: app.ExitInvalid, want: "bad PostgreSQL URL"},
+		{name: "ServerDown", store: bare(t, downURL), password: down.Password(), code: app.ExitLocalState, want: "PostgreSQL server unreachable"},
+		{name: "WrongPassword", store: bare(t, u), password: "not-the-password", code: app.ExitLocalState, want: "PostgreSQL refused the login"},
+		{name: "SchemaTooNew", store: bare(t, newer), password: srv.Password(), code: app.ExitLocalState, want: "newer than this program's"},
+		{name: "PasswordInFlag", store: u, code: app.ExitInvalid, want: "holds a password"},
+		{name: "LoosePasswordFile", store: bare(t, u), env: map[string]string{"RUNNER_MANAGER_STORE_PASSWORD_FILE": loose}, code: app.ExitInvalid, want: "chmod 600"},
+		{name: "TwoPasswords", store: bare(t, u), password: srv.Password(), env: map[string]string{"RUNNER_MANAGER_STORE_PASSWORD_FILE": loose}, code: app.ExitInvalid, want: "keep one"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("RUNNER_MANAGER_STORE_PASSWORD", tt.password)
@@ -119,7 +121,7 @@ func TestStoreErrors(t *testing.T) {
 			for _, args := range [][]string{{"policy", "list"}, {"policy", "add", "x", "--repo", "o/r", "--scale-set", "x"}, {"status"}} {
 				stderr := e.fails(tt.code, append([]string{"--store", tt.store}, args...)...)
 				assert.Contains(t, stderr, tt.want, args)
-				assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+				assert.Equal(t, 2, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line and the next step: %q", stderr)
 				for _, pw := range []string{srv.Password(), down.Password(), "not-the-password"} {
 					assert.NotContains(t, stderr, pw, "no password in a message")
 				}
@@ -164,8 +166,8 @@ func TestPolicyMove(t *testing.T) {
 		}
 	}
 
-	assert.Contains(t, e.fails(1, "policy", "move", "home", "--host", "nowhere"), `no host "nowhere"`)
-	assert.Contains(t, e.fails(2, "policy", "move", "home", "--host", to.Name), "give one's id", "both hosts have this machine's name")
+	assert.Contains(t, e.fails(app.ExitNotFound, "policy", "move", "home", "--host", "nowhere"), `no host "nowhere"`)
+	assert.Contains(t, e.fails(app.ExitInvalid, "policy", "move", "home", "--host", to.Name), "give one's id", "both hosts have this machine's name")
 	live := storetest.NewAttempt().Policy(p.ID).Host(p.Host).State(rm.StateBusy).Build()
 	require.NoError(t, st.RecordAttempt(t.Context(), live))
 	assert.Contains(t, e.fails(1, "policy", "move", "home", "--host", to.ID.String()), "policy home has 1 live runners")

@@ -14,6 +14,8 @@ import (
 	"github.com/runner-manager/runner-manager/datadir"
 	"github.com/runner-manager/runner-manager/store/storetest"
 	"github.com/runner-manager/runner-manager/warm"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // warmSlots makes, with the pool the daemon uses, three slots in the
@@ -140,7 +142,7 @@ func TestWarmRmBadInput(t *testing.T) {
 	e := newEnv(t)
 	assert.Contains(t, e.fails(2, "warm", "rm"), "or --all")
 	assert.Contains(t, e.fails(2, "warm", "rm", "octo/app", "--all"), "not both")
-	e.fails(2, "warm", "rm", "not-a-repo")
+	e.fails(app.ExitInvalid, "warm", "rm", "not-a-repo")
 }
 
 // status shows the slots from the journal and the slots' files when no

@@ -33,7 +33,7 @@ heaviest p90 peak memory first.`
 // Validate refuses a negative limit.
 func (c *WeightsCmd) Validate() error {
 	if c.Limit < 0 {
-		return usagef("--limit %d: give a number of jobs, 0 or more (0: all)", c.Limit)
+		return invalidArgf("--limit %d: give a number of jobs, 0 or more (0: all)", c.Limit)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/store"
 	"github.com/runner-manager/runner-manager/store/storetest"
+
+	"github.com/runner-manager/runner-manager/frontends/cli/app"
 )
 
 // seedWeights gives two policies' jobs weights, as two hosts recorded them.
@@ -66,7 +68,7 @@ func TestWeightsBadRepo(t *testing.T) {
 	e := newEnv(t)
 	seedWeights(t, e)
 	for _, repo := range []string{"not a repo", "octo", "a/b/c"} {
-		stderr := e.fails(2, "weights", "--repo", repo)
+		stderr := e.fails(app.ExitInvalid, "weights", "--repo", repo)
 		assert.Contains(t, stderr, "--repo: invalid: repository "+strconv.Quote(repo)+" is not owner/repo")
 	}
 }
@@ -101,8 +103,8 @@ func TestWeightsFilters(t *testing.T) {
 	assert.Equal(t, float64(1500<<20), out[0]["peak_rss_p90_bytes"])
 	assert.Equal(t, float64(4*time.Minute), out[0]["duration_p50_ns"])
 
-	assert.Contains(t, e.fails(2, "weights", "--policy", "nope"), "nope")
-	e.fails(2, "weights", "--limit", "-1")
+	assert.Contains(t, e.fails(app.ExitNotFound, "weights", "--policy", "nope"), "nope")
+	e.fails(app.ExitInvalid, "weights", "--limit", "-1")
 }
 
 func TestWeightsJSONSchema(t *testing.T) {

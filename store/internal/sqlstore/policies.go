@@ -14,7 +14,7 @@ func policyColumns(d Dialect) string {
 	return `id, ` + d.PolicyName + `, host_id, scope_kind, scope_name, runner_group, scale_set, labels,
 	backend, runner_dir, min_idle, max_runners, memory_estimate, paused, created_at, updated_at, memory_limit,
 	spare, container_image, container_cpus, container_network, container_env, container_volumes, removed_at,
-	vm_image, spare_auto, fleet, vm_forward, cold`
+	vm_image, spare_auto, fleet, vm_forward, cold, monitor`
 }
 
 func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
@@ -31,7 +31,7 @@ func (j *Journal) scanPolicy(sc Row) (rm.Policy, error) {
 	err := sc.Scan(&p.ID, &p.Name, &p.Host, &kind, &p.Target.Scope.Name, &p.Target.RunnerGroup,
 		&p.Target.ScaleSet, labels, &p.Backend, &p.RunnerDir, &p.MinIdle, &p.Max, &mem, &p.Paused,
 		at(&p.CreatedAt), at(&p.UpdatedAt), &limit, &p.Spare, &p.Container.Image, &p.Container.CPUs, &p.Container.Network,
-		env, volumes, at(&p.RemovedAt), &p.VM.Image, &spareAuto, &p.Fleet, forward, &p.Cold)
+		env, volumes, at(&p.RemovedAt), &p.VM.Image, &spareAuto, &p.Fleet, forward, &p.Cold, &p.Monitor)
 	if err != nil {
 		return rm.Policy{}, err
 	}
@@ -79,7 +79,7 @@ func (j *Journal) policyArgs(p rm.Policy) []any {
 		nanos(p.UpdatedAt), int64(p.MemoryLimit), max(p.Spare, 0), p.Container.Image, p.Container.CPUs,
 		p.Container.Network, j.c.Names.Arg(p.Container.Env), j.c.Names.Arg(p.Container.Volumes), p.VM.Image,
 		p.Spare == rm.SpareAuto, // auto is a column of its own: spare keeps its CHECK (spare >= 0)
-		p.Fleet, j.c.Names.Arg(p.VM.Forward), p.Cold}
+		p.Fleet, j.c.Names.Arg(p.VM.Forward), p.Cold, p.Monitor}
 }
 
 // validPolicy returns p's Validate error, or an rm.ErrInvalid if p is a
@@ -179,8 +179,8 @@ func (j *Journal) insertPolicy(ctx context.Context, tx DB, p rm.Policy) error {
 			INSERT INTO policies (name, host_id, scope_kind, scope_name, runner_group, scale_set,
 				labels, backend, runner_dir, min_idle, max_runners, memory_estimate, paused,
 				updated_at, memory_limit, spare, container_image, container_cpus, container_network,
-				container_env, container_volumes, vm_image, spare_auto, fleet, vm_forward, cold, id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				container_env, container_volumes, vm_image, spare_auto, fleet, vm_forward, cold, monitor, id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(j.policyArgs(p), p.ID.String(), nanos(p.CreatedAt))...)
 		return err
 	}()
@@ -221,7 +221,7 @@ func (j *Journal) updatePolicy(ctx context.Context, tx DB, p rm.Policy) error {
 				min_idle = ?, max_runners = ?, memory_estimate = ?, paused = ?, updated_at = ?,
 				memory_limit = ?, spare = ?, container_image = ?, container_cpus = ?,
 				container_network = ?, container_env = ?, container_volumes = ?, vm_image = ?, spare_auto = ?,
-				fleet = ?, vm_forward = ?, cold = ?
+				fleet = ?, vm_forward = ?, cold = ?, monitor = ?
 			WHERE id = ? AND removed_at IS NULL`,
 			append(j.policyArgs(p), p.ID.String())...)
 		return err
