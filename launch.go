@@ -70,14 +70,6 @@ type MemoryContainer interface {
 	GroupMemory(attempt AttemptID) (GroupMemory, bool)
 }
 
-// JobStarter is a Launcher that runs an attempt differently once its
-// runner took a job: the native launcher gives booting and idle runners
-// the lowest CPU weight, and a job's runner the default. The loop calls
-// JobStarted when GitHub says the attempt's runner took a job.
-type JobStarter interface {
-	JobStarted(attempt AttemptID)
-}
-
 // GroupMemory is what the kernel says of an attempt's memory at its end.
 type GroupMemory struct {
 	// PeakBytes is the high-water mark of the group's charge (file cache

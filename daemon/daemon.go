@@ -373,7 +373,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 	}
 	if cfg.Meters == nil {
 		opts := []meter.Option{meter.WithLogger(d.log), meter.WithHostMemory(d.host.MemoryBytes)}
-		if n, ok := unwrap(d.native).(*native.Launcher); ok && d.cfg.JobReport {
+		if n, ok := d.native.(*native.Launcher); ok && d.cfg.JobReport {
 			opts = append(opts, meter.WithObserver(jobReportObserver(n, d.log)))
 		}
 		ls := []rm.Launcher{d.native}
@@ -381,7 +381,7 @@ func (d *Daemon) supervisorConfig() (reconcile.SupervisorConfig, error) {
 			ls = append(ls, others[b])
 		}
 		for _, l := range ls {
-			switch l := unwrap(l).(type) {
+			switch l := l.(type) {
 			case rm.GroupMeter:
 				// The native runners' and the VMs' attempts run in cgroups
 				// where the host allows it: the meters read them instead of

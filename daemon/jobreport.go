@@ -3,7 +3,6 @@ package daemon
 import (
 	"log/slog"
 
-	rm "github.com/runner-manager/runner-manager"
 	"github.com/runner-manager/runner-manager/backend/jobreport"
 	"github.com/runner-manager/runner-manager/backend/native"
 	"github.com/runner-manager/runner-manager/meter"
@@ -19,18 +18,5 @@ func jobReportObserver(n *native.Launcher, log *slog.Logger) func([]meter.Sample
 			out[i] = jobreport.Sample{Attempt: s.Attempt, At: s.At, RSSBytes: s.RSSBytes, CPUUsed: s.CPUUsed, Usage: s.Usage}
 		}
 		t.Observe(out)
-	}
-}
-
-// unwrap is the launcher l wraps, for a launcher that wraps another to
-// watch its launches (Unwrap, as errors have it) and otherwise is it:
-// its meters and job report are the wrapped one's.
-func unwrap(l rm.Launcher) rm.Launcher {
-	for {
-		w, ok := l.(interface{ Unwrap() rm.Launcher })
-		if !ok {
-			return l
-		}
-		l = w.Unwrap()
 	}
 }

@@ -228,14 +228,10 @@ func (c *Cgroups) openV2(mounts []cgroupMount, own map[string]string) error {
 }
 
 // openV1 sets up the scope in the v1 hierarchies of memory, cpuacct and
-// pids that the unified hierarchy does not provide. Not cpu, where it is
-// mounted apart: in v1 a group competes with each process of its parent
-// as one, so every attempt together would get one process's share of a
-// busy host; the attempts' CPU weight (Cgroup.SetCPUWeight) is then not
-// set.
+// pids that the unified hierarchy does not provide.
 func (c *Cgroups) openV1(mounts []cgroupMount, own map[string]string) error {
 	var errs []error
-	for _, ctl := range []string{"memory", "cpuacct", "pids", "cpu"} {
+	for _, ctl := range []string{"memory", "cpuacct", "pids"} {
 		if c.hasV2(v2Name(ctl)) {
 			continue
 		}

@@ -51,11 +51,6 @@ func (p *pass) applyEvents(ctx context.Context) {
 			a.Job = eventJob(ev)
 			changed, named = true, true
 		}
-		if starting || it.a.State == rm.StateIdle {
-			if js, ok := l.cfg.launcherFor(it.pol).(rm.JobStarter); ok {
-				js.JobStarted(a.ID) // its runner runs a job now: a job's share of the CPU
-			}
-		}
 		if changed && p.record(ctx, it, a) {
 			it.log.Info("runner took a job", "job", a.Job.ID, "job_name", a.Job.Name, "event", string(ev.Kind))
 			if starting && ev.Kind == rm.JobStarted {

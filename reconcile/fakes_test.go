@@ -281,17 +281,9 @@ type fakeLauncher struct {
 	worked    map[rm.AttemptID]bool // roots holding a Worker log
 	launchErr error
 	onLaunch  func(spec rm.LaunchSpec)
-	jobsTaken []rm.AttemptID // JobStarted's calls
 }
 
 var _ rm.Launcher = (*fakeLauncher)(nil)
-
-// JobStarted notes the loop's word that the attempt's runner took a job.
-func (f *fakeLauncher) JobStarted(a rm.AttemptID) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.jobsTaken = append(f.jobsTaken, a)
-}
 
 func newFakeLauncher() *fakeLauncher {
 	return &fakeLauncher{nextPID: 1000, procs: map[rm.AttemptID]*fakeProc{}, alive: map[int]*fakeProc{},

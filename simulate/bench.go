@@ -461,18 +461,6 @@ func (l *timedLauncher) RanJob(a rm.AttemptID) bool {
 	return ok && ev.RanJob(a)
 }
 
-// Unwrap is the wrapped launcher: the daemon's meters and job report are
-// its.
-func (l *timedLauncher) Unwrap() rm.Launcher { return l.Launcher }
-
-// JobStarted passes the loop's word that a runner took a job on to the
-// wrapped launcher (its CPU weight goes back to a job's).
-func (l *timedLauncher) JobStarted(a rm.AttemptID) {
-	if js, ok := l.Launcher.(rm.JobStarter); ok {
-		js.JobStarted(a)
-	}
-}
-
 func (l *timedLauncher) snapshot() []launchTimes {
 	l.mu.Lock()
 	defer l.mu.Unlock()

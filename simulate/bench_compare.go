@@ -43,14 +43,6 @@ type CompareOptions struct {
 	// RunnerBoot is the fake runner's start-up, launch to listening
 	// (default fakegithub.DefaultRunnerBootDelay; negative: none).
 	RunnerBoot time.Duration
-	// RunnerBootCPU and RunnerIdleRSS are what each fake runner spends as
-	// the real listener does (fakegithub.WithRunnerCost): CPU time during
-	// its boot, memory held from its boot on. Zero takes the real
-	// listener's figures (fakegithub.RealListenerBootCPU,
-	// RealListenerIdleRSS); negative: nothing, a runner nearly free to
-	// boot and to keep.
-	RunnerBootCPU time.Duration
-	RunnerIdleRSS int64
 	// Spare is the manager's policy setting of warm spares: 0 its
 	// default, sized by the day (rm.SpareAuto), as a user who sets nothing
 	// gets it; N > 0 at most N; negative: none.
@@ -65,10 +57,6 @@ type CompareOptions struct {
 	// Webhooks (classic mode) has the fake GitHub send workflow_job
 	// webhooks to the daemon's receiver, as [webhook] listen does.
 	Webhooks bool
-	// NoJobReport runs the manager without the job report (its hooks and
-	// usage files), as job_report = false; the default is on, as the
-	// configuration's.
-	NoJobReport bool
 	// Seed makes the durations repeatable (default 1).
 	Seed uint64
 	// RunnerExecutable and Logger are as in Options.
@@ -107,18 +95,6 @@ func (o *CompareOptions) setDefaults() {
 		o.RunnerBoot = fakegithub.DefaultRunnerBootDelay
 	case o.RunnerBoot < 0:
 		o.RunnerBoot = 0
-	}
-	switch {
-	case o.RunnerBootCPU == 0:
-		o.RunnerBootCPU = fakegithub.RealListenerBootCPU
-	case o.RunnerBootCPU < 0:
-		o.RunnerBootCPU = 0
-	}
-	switch {
-	case o.RunnerIdleRSS == 0:
-		o.RunnerIdleRSS = fakegithub.RealListenerIdleRSS
-	case o.RunnerIdleRSS < 0:
-		o.RunnerIdleRSS = 0
 	}
 	o.Spare = min(o.Spare, rm.MaxSpare)
 	if o.Seed == 0 {
@@ -182,14 +158,6 @@ type ScalerResult struct {
 	// RunnerStart is from a job's queueing to the start of the process of
 	// the runner that ran it (the manager's runs).
 	RunnerStart Quantiles `json:"queue_to_runner_start_ms"`
-	// Window is, per served job, its window beyond its own work: from its
-	// runner's report of its start to the report of its end, less the
-	// work's planned duration (the runner's own steps, the job report's
-	// hooks, whatever the host runs beside it).
-	Window Quantiles `json:"job_window_beyond_work_ms"`
-	// windows are the jobs' windows beyond their work, by job name, for
-	// WindowOverhead.
-	windows map[string]time.Duration
 }
 
 // CompareReport is a side-by-side run: both scalers and the manager's
@@ -200,11 +168,7 @@ type CompareReport struct {
 	GapMS        float64 `json:"gap_ms"`
 	DayMS        float64 `json:"day_ms,omitempty"`
 	RunnerBootMS float64 `json:"runner_boot_ms"`
-	// RunnerBootCPUMS and RunnerIdleRSSBytes are what each fake runner
-	// spent booting and held while it listened.
-	RunnerBootCPUMS    float64 `json:"runner_boot_cpu_ms"`
-	RunnerIdleRSSBytes int64   `json:"runner_idle_rss_bytes"`
-	Spare              int     `json:"spare"`
+	Spare        int     `json:"spare"`
 	// SpareAuto: the manager's spares were sized by the day (its default);
 	// Spare is then the most it could keep.
 	SpareAuto     bool          `json:"spare_auto"`
@@ -216,10 +180,6 @@ type CompareReport struct {
 	Manager       ScalerResult  `json:"manager"`
 	Baseline      ScalerResult  `json:"baseline"`
 	Ratios        CompareRatios `json:"ratios_manager_over_baseline"`
-	// WindowOverhead is, per job served by both, the manager's window
-	// beyond the job's work less the baseline's (ScalerResult.Window): what
-	// running under the manager adds to a job's own run time.
-	WindowOverhead Quantiles `json:"job_window_overhead_ms"`
 }
 
 // CompareRatios are the manager's figures over the baseline's.
@@ -230,9 +190,6 @@ type CompareRatios struct {
 	WaitP95     float64 `json:"wait_p95"`
 	CallsPerJob float64 `json:"calls_per_job"`
 	PeakMemory  float64 `json:"peak_runner_memory"`
-	// JobTime is the jobs' own run time (Σ start → end) over the
-	// baseline's: above 1, the jobs ran slower under the manager.
-	JobTime float64 `json:"job_time"`
 }
 
 // compareJob is one planned job.
@@ -267,7 +224,6 @@ func (o CompareOptions) plan(label string) []compareJob {
 func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error) {
 	opts.setDefaults()
 	rep := CompareReport{Jobs: opts.Jobs, Max: opts.Max, GapMS: msOf(opts.Gap), DayMS: msOf(opts.Day), RunnerBootMS: msOf(opts.RunnerBoot),
-		RunnerBootCPUMS: msOf(opts.RunnerBootCPU), RunnerIdleRSSBytes: opts.RunnerIdleRSS,
 		Spare: opts.policySpare(), MinIdle: opts.MinIdle, MinDurationMS: msOf(opts.MinDuration), MaxDurationMS: msOf(opts.MaxDuration)}
 	rep.Mode = "scale-set"
 	if opts.policySpare() == rm.SpareAuto {
@@ -291,9 +247,7 @@ func RunCompare(ctx context.Context, opts CompareOptions) (CompareReport, error)
 		Makespan: ratio(m.MakespanSeconds, b.MakespanSeconds), Efficiency: ratio(m.Efficiency, b.Efficiency),
 		WaitP50: ratio(m.Wait.P50, b.Wait.P50), WaitP95: ratio(m.Wait.P95, b.Wait.P95),
 		CallsPerJob: ratio(m.CallsPerJob, b.CallsPerJob), PeakMemory: ratio(float64(m.PeakRunnerRSSBytes), float64(b.PeakRunnerRSSBytes)),
-		JobTime: ratio(m.IdealSeconds, b.IdealSeconds),
 	}
-	rep.WindowOverhead = windowOverhead(m.windows, b.windows)
 	return rep, nil
 }
 
@@ -308,8 +262,7 @@ func ratio(a, b float64) float64 {
 
 // fakeOptions are the fake GitHub's options of both runs.
 func (o CompareOptions) fakeOptions() []fakegithub.Option {
-	return []fakegithub.Option{fakegithub.WithRunnerBootDelay(o.RunnerBoot),
-		fakegithub.WithRunnerCost(o.RunnerBootCPU, uint64(o.RunnerIdleRSS))}
+	return []fakegithub.Option{fakegithub.WithRunnerBootDelay(o.RunnerBoot)}
 }
 
 // compareManager runs the jobs through the manager: the daemon's loop,
@@ -323,13 +276,9 @@ func compareManager(ctx context.Context, o CompareOptions) (ScalerResult, error)
 		Policies: []worldPolicy{{Name: "compare", Max: o.Max, Estimate: 256 << 20, Spare: o.policySpare(), MinIdle: min(o.MinIdle, o.Max)}}}
 	var pids *pidLauncher
 	err := s.setUp(ctx, w, func(dataDir string) daemon.Config {
-		opts := []native.Option{native.WithLogger(o.Logger)}
-		if !o.NoJobReport {
-			opts = append(opts, native.WithJobReport(s.host.Name))
-		}
-		pids = &pidLauncher{Launcher: native.NewLauncher(dataDir, opts...)}
+		native := native.NewLauncher(dataDir, native.WithLogger(o.Logger))
+		pids = &pidLauncher{Launcher: native}
 		cfg := daemon.Config{
-			JobReport: !o.NoJobReport,
 			Launchers: map[rm.Backend]rm.Launcher{rm.DefaultBackend: pids},
 			Admission: &reconcile.Admission{Memory: FixedMemory{Total: 16 << 30}, Reserve: 1 << 30, DiskPath: dataDir, MaxSpares: o.MaxSpares},
 		}
@@ -505,7 +454,6 @@ func runPlan(ctx context.Context, o CompareOptions, server *fakegithub.Server, l
 	res.RESTCharged = limit - remaining - charged0
 	res.REST, res.ScaleSet = server.CallsREST()-rest0, server.CallsScaleSet()-ss0
 	jobsResult(&res, server.Jobs(), o.Max, o.RunnerBoot)
-	windowsResult(&res, server.Jobs(), plan)
 	if res.Served > 0 {
 		res.CallsPerJob = float64(res.RESTCharged+res.ScaleSet) / float64(res.Served)
 	}

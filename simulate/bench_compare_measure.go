@@ -65,39 +65,6 @@ func jobsResult(res *ScalerResult, jobs []fakegithub.JobRecord, maxN int, boot t
 	}
 }
 
-// windowsResult fills each served job's window beyond its work (from its
-// start to its end at GitHub, less the duration the plan gave it).
-func windowsResult(res *ScalerResult, jobs []fakegithub.JobRecord, plan []compareJob) {
-	work := make(map[string]time.Duration, len(plan))
-	for _, j := range plan {
-		work[j.spec.Name] = j.spec.Duration
-	}
-	res.windows = map[string]time.Duration{}
-	var ds []time.Duration
-	for _, j := range jobs {
-		d, ok := work[j.Name]
-		if !ok || j.Status != "completed" || j.StartedAt.IsZero() || j.Starts != 1 {
-			continue
-		}
-		w := j.CompletedAt.Sub(j.StartedAt) - d
-		res.windows[j.Name] = w
-		ds = append(ds, w)
-	}
-	res.Window = quantiles(ds)
-}
-
-// windowOverhead is, per job served once by both, the manager's window
-// beyond its work less the baseline's.
-func windowOverhead(manager, baseline map[string]time.Duration) Quantiles {
-	var ds []time.Duration
-	for name, m := range manager {
-		if b, ok := baseline[name]; ok {
-			ds = append(ds, m-b)
-		}
-	}
-	return quantiles(ds)
-}
-
 // listSchedule is the makespan of the served jobs, in queue order, on maxN
 // runners that take a job the instant it is queued or a runner frees.
 func listSchedule(jobs []fakegithub.JobRecord, maxN int) time.Duration {
@@ -202,18 +169,6 @@ func (l *pidLauncher) queueToStart(host rm.HostID, jobs []fakegithub.JobRecord) 
 func (l *pidLauncher) RanJob(a rm.AttemptID) bool {
 	ev, ok := l.Launcher.(interface{ RanJob(rm.AttemptID) bool })
 	return ok && ev.RanJob(a)
-}
-
-// Unwrap is the wrapped launcher: the daemon's meters and job report are
-// its.
-func (l *pidLauncher) Unwrap() rm.Launcher { return l.Launcher }
-
-// JobStarted passes the loop's word that a runner took a job on to the
-// wrapped launcher (its CPU weight goes back to a job's).
-func (l *pidLauncher) JobStarted(a rm.AttemptID) {
-	if js, ok := l.Launcher.(rm.JobStarter); ok {
-		js.JobStarted(a)
-	}
 }
 
 func (l *pidLauncher) launched() int {

@@ -20,8 +20,7 @@ func TestRunCompare(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rep, err := simulate.RunCompare(ctx, simulate.CompareOptions{Jobs: 8, Max: 2, Spare: 2,
-		MinDuration: 200 * time.Millisecond, MaxDuration: 400 * time.Millisecond, RunnerBoot: 500 * time.Millisecond,
-		RunnerBootCPU: -1, RunnerIdleRSS: -1}) // runners free to boot and keep: the test is of the comparison
+		MinDuration: 200 * time.Millisecond, MaxDuration: 400 * time.Millisecond, RunnerBoot: 500 * time.Millisecond})
 	require.NoError(t, err)
 	for _, r := range []simulate.ScalerResult{rep.Manager, rep.Baseline} {
 		assert.Equal(t, 8, r.Served, r.Scaler)
@@ -32,10 +31,7 @@ func TestRunCompare(t *testing.T) {
 		assert.Positive(t, r.ListEfficiency, r.Scaler)
 		assert.GreaterOrEqual(t, r.ReachableSeconds, r.ListSeconds, "%s: a boot only delays", r.Scaler)
 		assert.Positive(t, r.ReachableEfficiency, r.Scaler)
-		assert.Equal(t, 8, r.Window.Count, "%s: every job's window beyond its work", r.Scaler)
 	}
-	assert.Equal(t, 8, rep.WindowOverhead.Count, "each job's window, manager less baseline")
-	assert.InDelta(t, rep.Manager.IdealSeconds/rep.Baseline.IdealSeconds, rep.Ratios.JobTime, 1e-9)
 	assert.Zero(t, rep.Baseline.Ready, "the baseline keeps no runner while quiet")
 	assert.GreaterOrEqual(t, rep.Manager.Ready, 1, "the manager's spare while quiet")
 	assert.LessOrEqual(t, rep.Manager.PeakRunners, 2+2, "max runners and the spares")

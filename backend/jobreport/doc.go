@@ -31,28 +31,23 @@
 //
 // # What the manager does
 //
-// Install writes a small POSIX shell script, the completed hook, into an
-// attempt's root, under HookDir (mode 0700, the script 0700: the runner
-// runs as the manager's user), and returns the variable naming it for the
-// runner's environment. It writes no started hook of its own: the job's
-// start is the name of the log the runner's Worker opens when it takes the
-// job (_diag/Worker_<UTC time>-utc.log), and a hook costs the job a
-// shell's start. A hook the runner would otherwise have run (named by the
-// runner's environment as the launcher built it, or by the root's .env)
-// is chained, never replaced: the manager's script (a started one too,
-// then, which records the job first) runs it as the runner would have,
-// after its own part, and exits with its status, so the user's hook keeps
-// its effect (its environment files are the same files) and its failure
-// still fails the job. The manager's own part never fails a job: it
-// ignores its own errors and exits 0. The scripts are shell builtins only:
-// under bash they start no process.
+// Install writes two small POSIX shell scripts into an attempt's root,
+// under HookDir (mode 0700, the scripts 0700: the runner runs as the
+// manager's user), and returns the two variables naming them for the
+// runner's environment. A hook the runner would otherwise have run (named
+// by the runner's environment as the launcher built it, or by the root's
+// .env) is chained, never replaced: the manager's script runs it as the
+// runner would have, after its own part, and exits with its status, so
+// the user's hook keeps its effect (its environment files are the same
+// files) and its failure still fails the job. The manager's own part never
+// fails a job: it ignores its own errors and exits 0.
 //
-// The completed hook records the job as the runner sees it
-// (GITHUB_REPOSITORY, GITHUB_WORKFLOW, GITHUB_WORKFLOW_REF, GITHUB_JOB,
-// GITHUB_RUN_ID) and its start into HookDir/job; ReadJob reads it back for
-// the journal. That file is written by the job's own user: the manager
-// reads at most 4 KiB of it, refuses a symlink, keeps printable text only,
-// and the reconcile pass uses it only to fill what GitHub left empty.
+// The started hook records the job as the runner sees it (GITHUB_REPOSITORY,
+// GITHUB_WORKFLOW, GITHUB_WORKFLOW_REF, GITHUB_JOB, GITHUB_RUN_ID) into
+// HookDir/job; ReadJob reads it back for the journal. That file is
+// written by the job's own user: the manager reads at most 4 KiB of it,
+// refuses a symlink, keeps printable text only, and the reconcile pass
+// uses it only to fill what GitHub left empty.
 //
 // # How the numbers reach the completed hook
 //
@@ -61,20 +56,24 @@
 // key=value lines (0600; created through a rename, then overwritten in
 // place under a write number the hook checks, so it never takes half a
 // file: see writeUsage), with the figures of the job so far. The
-// completed hook only reads that file, and prints. The numbers are the
-// manager's own measurements (the cgroup or the process tree, the same
-// figures the journal keeps), nothing is measured twice, the hook makes no
-// network or socket call (nothing for a job to reach but a file in its own
-// root, and nothing to wait for), no token or JIT configuration is in
-// either file, and the figures are at most one sample (2 s) old.
+// completed hook only reads that file and the started hook's, and prints.
+// This was chosen over the alternatives because it is the cheapest honest
+// path: the numbers are the manager's own measurements (the cgroup or the
+// process tree, the same figures the journal keeps), nothing is measured
+// twice, the hook makes no network or socket call (nothing for a job to
+// reach but a file in its own root, and nothing to wait for: the hook
+// costs a few milliseconds), no token or JIT configuration is in either
+// file, and the figures are at most one sample (2 s) old. Asking the
+// daemon over its socket at the end would be fresher by at most those 2
+// s, but would put the daemon's API within every job's reach and make a
+// job's last step wait on the daemon.
 //
-// The job's window starts at the last sample before the Worker's log (or
-// a chained started hook's record) was first seen, so the figures cover
-// the whole job (and up to one sample before it) rather than the runner's
-// life: a runner's own start-up (a warm spare's idle minutes, the
-// listener's boot) does not dilute the average or claim the busiest
-// interval. Until then, the file holds the runner's figures so far, and
-// says so.
+// The job's window starts at the last sample before the started hook's
+// record was first seen, so the figures cover the whole job (and up to
+// one sample before it) rather than the runner's life: a runner's own
+// start-up (a warm spare's idle minutes, the listener's boot) does not
+// dilute the average or claim the busiest interval. Until the record is
+// seen, the file holds the runner's figures so far, and says so.
 //
 // # Backends
 //

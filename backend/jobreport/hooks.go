@@ -93,12 +93,6 @@ func Install(root string, info Info, env []string) ([]string, error) {
 		{EnvJobStarted, StartedScript, startedHook},
 		{EnvJobCompleted, CompletedScript, completedHook},
 	} {
-		if h.env == EnvJobStarted && user[h.env] == "" {
-			// The completed hook records the job and the Worker's log
-			// says when it started: a started hook of the manager's own
-			// would cost the job a shell's start for nothing.
-			continue
-		}
 		data.User = quote(user[h.env])
 		path := filepath.Join(dir, h.name)
 		if err := writeFile(path, []byte(fill(h.script, data)), 0o700); err != nil {
@@ -211,62 +205,27 @@ type scriptData struct {
 // it resident), for seven words to fill in.
 const (
 	startedHook = `#!/bin/sh
-# Written by runner-manager for attempt @@ATTEMPT@@, whose runner had a
-# started hook: records the job as the runner sees it (the manager's
-# journal names the attempt's job from it, where GitHub did not), then
-# runs that hook. Shell builtins only, one write: no process is started
-# (bash gives the time; sh without EPOCHSECONDS asks date).
+# Written by runner-manager for attempt @@ATTEMPT@@: records the job as the
+# runner sees it (the manager's journal names the attempt's job from it,
+# where GitHub did not), then runs the hook the runner had before, if any.
 set +e
 rm_dir=@@DIR@@
-rm_now=${EPOCHSECONDS:-}
-[ -n "$rm_now" ] || rm_now=$(date +%s 2>/dev/null)
-umask 077
-{ printf 'started_at=%s\nrepository=%s\nworkflow=%s\nworkflow_ref=%s\njob=%s\nrun_id=%s\nrun_attempt=%s\n' \
-	"$rm_now" "$GITHUB_REPOSITORY" "$GITHUB_WORKFLOW" "$GITHUB_WORKFLOW_REF" "$GITHUB_JOB" \
-	"$GITHUB_RUN_ID" "$GITHUB_RUN_ATTEMPT" >"$rm_dir/job"; } 2>/dev/null
+{
+	umask 077
+	printf 'started_at=%s\nrepository=%s\nworkflow=%s\nworkflow_ref=%s\njob=%s\nrun_id=%s\nrun_attempt=%s\n' \
+		"$(date +%s)" "$GITHUB_REPOSITORY" "$GITHUB_WORKFLOW" "$GITHUB_WORKFLOW_REF" "$GITHUB_JOB" \
+		"$GITHUB_RUN_ID" "$GITHUB_RUN_ATTEMPT" >"$rm_dir/job.tmp" &&
+		mv -f "$rm_dir/job.tmp" "$rm_dir/job"
+} 2>/dev/null
 `
 	completedHook = `#!/bin/sh
 # Written by runner-manager for attempt @@ATTEMPT@@: prints what the job
 # used, as the manager metered it (the figures in usage are the manager's,
 # at most one sample old), then runs the hook the runner had before, if any.
-# Shell builtins only: no process is started (bash gives the time; sh
-# without EPOCHSECONDS asks date).
 set +e
 rm_dir=@@DIR@@
-# rm_worker_start sets rm_started to the job's start: the time in the name
-# of the log the runner's Worker opened when it took the job
-# (_diag/Worker_20260102-150405-utc.log, UTC), in seconds since 1970.
-rm_worker_start() {
-	for rm_w in @@ROOT@@/_diag/Worker_*-utc.log; do
-		rm_t=${rm_w##*/Worker_}
-		rm_t=${rm_t%-utc.log}
-		case "$rm_t" in
-		[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]) ;;
-		*) continue ;;
-		esac
-		rm_y=${rm_t%????-??????}
-		rm_m=${rm_t#????}
-		rm_m=${rm_m%??-??????}
-		rm_d=${rm_t#??????}
-		rm_d=${rm_d%-??????}
-		rm_c=${rm_t#*-}
-		rm_h=${rm_c%????}
-		rm_mi=${rm_c#??}
-		rm_mi=${rm_mi%??}
-		rm_s=${rm_c#????}
-		rm_m=${rm_m#0} rm_d=${rm_d#0} rm_h=${rm_h#0} rm_mi=${rm_mi#0} rm_s=${rm_s#0}
-		# Days since 1970-01-01 of a proleptic Gregorian date (civil to days).
-		rm_y=$((rm_y - (rm_m <= 2)))
-		rm_e=$((rm_y / 400))
-		rm_yoe=$((rm_y - rm_e * 400))
-		rm_doy=$(((153 * (rm_m > 2 ? rm_m - 3 : rm_m + 9) + 2) / 5 + rm_d - 1))
-		rm_doe=$((rm_yoe * 365 + rm_yoe / 4 - rm_yoe / 100 + rm_doy))
-		rm_started=$(((rm_e * 146097 + rm_doe - 719468) * 86400 + rm_h * 3600 + rm_mi * 60 + rm_s))
-	done
-}
 rm_report() {
-	rm_now=${EPOCHSECONDS:-}
-	[ -n "$rm_now" ] || rm_now=$(date +%s)
+	rm_now=$(date +%s)
 	rm_started=
 	rm_sampled=
 	rm_scope=
@@ -276,18 +235,11 @@ rm_report() {
 	rm_samples=
 	rm_source=
 	if [ -f "$rm_dir/job" ]; then
-		# A started hook of the user's ran first, the manager's record with it.
 		while IFS='=' read -r rm_k rm_v; do
 			case "$rm_k" in
 			started_at) [ -z "$rm_started" ] && rm_started=$rm_v ;;
 			esac
 		done <"$rm_dir/job"
-	else
-		rm_worker_start
-		umask 077
-		printf 'started_at=%s\nrepository=%s\nworkflow=%s\nworkflow_ref=%s\njob=%s\nrun_id=%s\nrun_attempt=%s\n' \
-			"$rm_started" "$GITHUB_REPOSITORY" "$GITHUB_WORKFLOW" "$GITHUB_WORKFLOW_REF" "$GITHUB_JOB" \
-			"$GITHUB_RUN_ID" "$GITHUB_RUN_ATTEMPT" >"$rm_dir/job"
 	fi
 	# The manager rewrites usage in place at every sample: a read is
 	# whole when the write number of its first line (seq) and of its last
@@ -318,14 +270,10 @@ rm_report() {
 	'' | *[!0-9]*) ;;
 	*)
 		rm_d=$((rm_now - rm_started))
-		rm_s=$((rm_d % 60))
-		[ "$rm_s" -lt 10 ] && rm_s=0$rm_s
 		if [ "$rm_d" -ge 3600 ]; then
-			rm_m=$((rm_d % 3600 / 60))
-			[ "$rm_m" -lt 10 ] && rm_m=0$rm_m
-			rm_duration="$((rm_d / 3600))h${rm_m}m${rm_s}s"
+			rm_duration=$(printf '%dh%02dm%02ds' $((rm_d / 3600)) $((rm_d % 3600 / 60)) $((rm_d % 60)))
 		else
-			rm_duration="$((rm_d / 60))m${rm_s}s"
+			rm_duration=$(printf '%dm%02ds' $((rm_d / 60)) $((rm_d % 60)))
 		fi ;;
 	esac
 	rm_ago=

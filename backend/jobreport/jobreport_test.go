@@ -77,7 +77,7 @@ func TestInstall(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		root, set := install(t, nil, "")
 		dir := filepath.Join(root, jobreport.HookDir)
-		assert.NotContains(t, set, jobreport.EnvJobStarted, "no started hook of the user's to chain: none at all")
+		assert.Equal(t, filepath.Join(dir, jobreport.StartedScript), set[jobreport.EnvJobStarted])
 		assert.Equal(t, filepath.Join(dir, jobreport.CompletedScript), set[jobreport.EnvJobCompleted])
 		info, err := os.Stat(dir)
 		require.NoError(t, err)
@@ -90,28 +90,22 @@ func TestInstall(t *testing.T) {
 		}
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
-		assert.Len(t, entries, 1, "nothing but the completed hook")
-	})
-	t.Run("UserStartedHook", func(t *testing.T) {
-		root, set := install(t, []string{jobreport.EnvJobStarted + "=/opt/start.sh"}, "")
-		dir := filepath.Join(root, jobreport.HookDir)
-		assert.Equal(t, filepath.Join(dir, jobreport.StartedScript), set[jobreport.EnvJobStarted], "the user's started hook is chained")
-		assert.Equal(t, filepath.Join(dir, jobreport.CompletedScript), set[jobreport.EnvJobCompleted])
+		assert.Len(t, entries, 2, "nothing but the two hooks")
 	})
 	t.Run("Placeholders", func(t *testing.T) {
 		root := t.TempDir()
 		odd := jobreport.Info{Attempt: "@@DIR@@", Policy: "it's", Host: "@@POLICY@@", Backend: "native"}
-		_, err := jobreport.Install(root, odd, []string{jobreport.EnvJobCompleted + "=/opt/@@ROOT@@.sh", jobreport.EnvJobStarted + "=/opt/s.sh"})
+		_, err := jobreport.Install(root, odd, []string{jobreport.EnvJobCompleted + "=/opt/@@ROOT@@.sh"})
 		require.NoError(t, err)
 		started, err := os.ReadFile(filepath.Join(root, jobreport.HookDir, jobreport.StartedScript))
 		require.NoError(t, err)
 		completed, err := os.ReadFile(filepath.Join(root, jobreport.HookDir, jobreport.CompletedScript))
 		require.NoError(t, err)
-		assert.Contains(t, string(started), "for attempt '@@DIR@@', whose")
-		assert.Contains(t, string(started), "rm_user='/opt/s.sh'\n")
+		assert.Contains(t, string(started), "for attempt '@@DIR@@': records")
+		assert.Contains(t, string(started), "rm_user=''\n")
 		assert.Contains(t, string(completed), `host "'@@POLICY@@'", policy "'it'\''s'" ("'native'", attempt "'@@DIR@@'")`)
 		assert.Contains(t, string(completed), "rm_user='/opt/@@ROOT@@.sh'\n", "a word is filled in once, never read for placeholders")
-		words := strings.NewReplacer("'@@DIR@@'", "", "'@@POLICY@@'", "", "'/opt/@@ROOT@@.sh'", "", "'/opt/s.sh'", "")
+		words := strings.NewReplacer("'@@DIR@@'", "", "'@@POLICY@@'", "", "'/opt/@@ROOT@@.sh'", "")
 		for _, s := range []string{string(started), string(completed)} {
 			assert.NotContains(t, words.Replace(s), "@@", "every placeholder filled")
 		}
@@ -135,17 +129,14 @@ func TestInstall(t *testing.T) {
 	})
 }
 
-// TestCompletedRecordsTheJob: the completed hook writes the job as the
-// runner sees it, which ReadJob reads back for the journal, with its start
-// from the name of the Worker's log.
-func TestCompletedRecordsTheJob(t *testing.T) {
+// TestStartedRecordsTheJob: the started hook writes the job as the runner
+// sees it, which ReadJob reads back for the journal.
+func TestStartedRecordsTheJob(t *testing.T) {
 	root, set := install(t, nil, "")
-	require.NoError(t, os.Mkdir(filepath.Join(root, "_diag"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "_diag", "Worker_20260229-230405-utc.log"), nil, 0o644))
-	_, ok := jobreport.ReadJob(root)
-	assert.False(t, ok, "no record before the hook ran")
-	out, code, _ := runHook(t, set[jobreport.EnvJobCompleted])
+	before := time.Now().Add(-time.Second)
+	out, code, _ := runHook(t, set[jobreport.EnvJobStarted])
 	assert.Equal(t, 0, code, out)
+	assert.Empty(t, out, "the started hook says nothing")
 	seen, ok := jobreport.ReadJob(root)
 	require.True(t, ok)
 	assert.Equal(t, "octo/app", seen.Repository)
@@ -153,30 +144,11 @@ func TestCompletedRecordsTheJob(t *testing.T) {
 	assert.Equal(t, "octo/app/.github/workflows/ci.yml@refs/heads/main", seen.WorkflowRef)
 	assert.Equal(t, "build", seen.Job)
 	assert.Equal(t, int64(4242), seen.RunID)
-	assert.Equal(t, time.Date(2026, 2, 29, 23, 4, 5, 0, time.UTC), seen.StartedAt.UTC(), "the Worker's log's name, read by the shell")
+	assert.False(t, seen.StartedAt.Before(before.Truncate(time.Second)), seen.StartedAt)
 	assert.Equal(t, rm.Job{Workflow: "octo/app/.github/workflows/ci.yml@refs/heads/main", Name: "build", RunID: 4242}, seen.AsJob())
 	info, err := os.Stat(filepath.Join(root, jobreport.HookDir, jobreport.JobFile))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-}
-
-// TestWorkerStartDates: the shell's reading of a Worker log's name is the
-// calendar's, across leap days, month and year ends.
-func TestWorkerStartDates(t *testing.T) {
-	for _, at := range []time.Time{
-		time.Date(1999, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(2000, 2, 29, 0, 0, 0, 0, time.UTC),
-		time.Date(2024, 3, 1, 8, 9, 7, 0, time.UTC), time.Date(2026, 12, 7, 21, 10, 44, 0, time.UTC),
-		time.Date(2100, 1, 1, 1, 1, 1, 0, time.UTC),
-	} {
-		root, set := install(t, nil, "")
-		require.NoError(t, os.Mkdir(filepath.Join(root, "_diag"), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "_diag", "Worker_"+at.Format("20060102-150405")+"-utc.log"), nil, 0o644))
-		_, code, _ := runHook(t, set[jobreport.EnvJobCompleted])
-		require.Equal(t, 0, code)
-		seen, ok := jobreport.ReadJob(root)
-		require.True(t, ok)
-		assert.Equal(t, at, seen.StartedAt.UTC())
-	}
 }
 
 // track writes the usage file of an attempt whose job started between two
@@ -192,10 +164,8 @@ func track(t *testing.T, root string, at time.Time) {
 	tr.Observe([]jobreport.Sample{sample(-4*time.Second, 10<<20, time.Second, 10<<20, 1)})
 	usage := readUsage(t, root)
 	assert.Equal(t, "runner", usage["scope"], "no job seen yet: the runner's own figures")
-	// The runner takes the job: its Worker opens its log.
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "_diag"), 0o755))
-	worker := filepath.Join(root, "_diag", "Worker_"+at.Add(-3*time.Second).UTC().Format("20060102-150405")+"-utc.log")
-	require.NoError(t, os.WriteFile(worker, nil, 0o644))
+	_, code, _ := runHook(t, filepath.Join(root, jobreport.HookDir, jobreport.StartedScript))
+	require.Equal(t, 0, code)
 	tr.Observe([]jobreport.Sample{sample(-2*time.Second, 60<<20, 2*time.Second, 60<<20, 2)})
 	tr.Observe([]jobreport.Sample{sample(0, 30<<20, 2500*time.Millisecond, 60<<20, 3)})
 }
@@ -242,7 +212,7 @@ func TestTracker(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.ElementsMatch(t, []string{jobreport.CompletedScript, jobreport.UsageFile}, names,
+	assert.ElementsMatch(t, []string{jobreport.StartedScript, jobreport.CompletedScript, jobreport.JobFile, jobreport.UsageFile}, names,
 		"no temporary file left behind")
 
 	t.Run("SymlinkedDir", func(t *testing.T) {
@@ -283,14 +253,14 @@ func TestCompletedReport(t *testing.T) {
 	assert.Equal(t, "runner-manager: what this job used, as the manager metered it", lines[0])
 	assert.Equal(t, "  peak memory   60MiB", lines[1])
 	assert.Equal(t, "  CPU           0.38 cores on average, 0.50 cores at its busiest", lines[2])
-	assert.Regexp(t, `^  duration      0m0[3-9]s$`, lines[3], "from the Worker's start, 3 s before the last sample")
+	assert.Regexp(t, `^  duration      0m0[0-9]s$`, lines[3])
 	assert.Equal(t, "  ran on        host build-1, policy linux-small (native, attempt 01JATTEMPT)", lines[4])
 	assert.Regexp(t, `^  measured      the job, from its cgroup: 2 samples, the last [0-9]+ s ago$`, lines[5])
 	assert.Contains(t, summary, "### Runner footprint\n")
 	assert.Contains(t, summary, "| Peak memory | 60MiB |\n")
 	assert.Contains(t, summary, "| CPU, average | 0.38 cores |\n")
 	assert.Contains(t, summary, "| CPU, busiest | 0.50 cores |\n")
-	assert.Regexp(t, regexp.MustCompile(`\| Duration \| 0m0[3-9]s \|\n`), summary)
+	assert.Regexp(t, regexp.MustCompile(`\| Duration \| 0m0[0-9]s \|\n`), summary)
 	assert.Contains(t, summary, "| Host | build-1 |\n")
 	assert.Contains(t, summary, "| Policy | linux-small (native) |\n")
 }
@@ -315,10 +285,13 @@ func TestCompletedTornRead(t *testing.T) {
 // write, the manager's hooks still exit 0 and say what they know.
 func TestReportNeverFails(t *testing.T) {
 	root, set := install(t, nil, "")
-	// The started hook cannot write its record (a directory in its
-	// place: a permission would not stop root).
-	require.NoError(t, os.Mkdir(filepath.Join(root, jobreport.HookDir, jobreport.JobFile), 0o700))
-	out, code, _ := runHook(t, set[jobreport.EnvJobCompleted], "GITHUB_STEP_SUMMARY=/nonexistent/dir/summary")
+	// The started hook cannot write its record (a directory where its
+	// temporary file goes: a permission would not stop root).
+	require.NoError(t, os.Mkdir(filepath.Join(root, jobreport.HookDir, jobreport.JobFile+".tmp"), 0o700))
+	out, code, _ := runHook(t, set[jobreport.EnvJobStarted])
+	assert.Equal(t, 0, code, out)
+	assert.Empty(t, out)
+	out, code, _ = runHook(t, set[jobreport.EnvJobCompleted], "GITHUB_STEP_SUMMARY=/nonexistent/dir/summary")
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "  usage         not metered yet")
 	assert.Contains(t, out, "  duration      unknown")

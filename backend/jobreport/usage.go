@@ -95,7 +95,7 @@ func (t *Tracker) Observe(samples []Sample) {
 			w = &window{}
 			t.windows[s.Attempt] = w
 		}
-		w.add(s, w.jobSeen || jobStarted(dir))
+		w.add(s, jobRecorded(dir))
 		w.seq++
 		if err := writeUsage(filepath.Join(dir, UsageFile), w.file(s, w.seq)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if !t.warned {
@@ -111,20 +111,11 @@ func (t *Tracker) Observe(samples []Sample) {
 	}
 }
 
-// jobStarted says the runner took its job: its Worker opened its log in
-// the root's _diag (the real runner's Worker does so first thing), or a
-// started hook wrote the job's record.
-func jobStarted(dir string) bool {
-	if _, err := os.Lstat(filepath.Join(dir, JobFile)); err == nil {
-		return true
-	}
-	m, err := filepath.Glob(filepath.Join(filepath.Dir(dir), "_diag", workerLogPattern))
-	return err == nil && len(m) > 0
+// jobRecorded says the started hook wrote its record.
+func jobRecorded(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, JobFile))
+	return err == nil
 }
-
-// workerLogPattern names the logs the runner's Worker writes, one per job
-// (runnerpkg.WorkerLogPattern).
-const workerLogPattern = "Worker_*.log"
 
 // add takes sample s; started says the job's record is there.
 func (w *window) add(s Sample, started bool) {

@@ -36,8 +36,6 @@ type containment struct {
 	limits map[rm.AttemptID]uint64
 	// limitWarn says once that limits cannot be applied here.
 	limitWarn sync.Once
-	// cpuWeightOnce says once that CPU weights cannot be set here.
-	cpuWeightOnce sync.Once
 }
 
 // procIdent names one process for good; done, when known, is closed at
@@ -188,7 +186,6 @@ func (l *Launcher) attemptGroup(a rm.AttemptID) *platform.Cgroup {
 		l.log.Warn("the attempt runs without a cgroup of its own", "attempt", a.String(), "err", err)
 		return nil
 	}
-	l.lowerUntilJob(g) // contain_cpu.go
 	if limited {
 		if err := g.SetMemoryLimit(limit); err != nil {
 			l.log.Warn("the attempt's memory limit could not be set", "attempt", a.String(), "limit_bytes", limit, "err", err)

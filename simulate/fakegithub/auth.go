@@ -126,7 +126,6 @@ func (s *Server) newRunner(sc rm.Scope, name string, groupID int64, labels []str
 		AgentID: r.id, AgentName: name, PoolID: pool, PoolName: poolName, Ephemeral: true, DisableUpd: true,
 		ServerURL: s.actionsURL(), GitHubURL: sc.ConfigURL(s.URL()), WorkFolder: workFolder,
 		FakeBootDelayMS: s.cfg.bootDelay.Milliseconds(),
-		FakeBootCPUMS:   s.cfg.bootCPU.Milliseconds(), FakeIdleRSSBytes: s.cfg.idleRSS,
 	})
 	creds, _ := json.Marshal(runnerproto.Credentials{Scheme: "OAuth", Data: runnerproto.CredentialsData{
 		ClientID: r.clientID, AuthorizationURL: s.actionsURL() + "_apis/oauth2/token", RequireFipsCryptography: "True",

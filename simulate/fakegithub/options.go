@@ -26,8 +26,6 @@ type config struct {
 	repos                     []string
 	downloadsVersion          string
 	bootDelay                 time.Duration
-	bootCPU                   time.Duration
-	idleRSS                   uint64
 	direct                    bool
 	// runnerRegistrationStatus answers POST /actions/runner-registration.
 	runnerRegistrationStatus int

@@ -8,24 +8,21 @@ import (
 	"os"
 	"time"
 
-	"github.com/runner-manager/runner-manager/configfile"
 	"github.com/runner-manager/runner-manager/internal/bytesize"
 	"github.com/runner-manager/runner-manager/simulate"
 )
 
 // benchCompareFlags are bench's side-by-side mode.
 type benchCompareFlags struct {
-	Compare     bool            `help:"Run the same jobs through this manager and through a baseline scaler (actions/scaleset's example), side by side." group:"compare"`
-	CompareJobs int             `name:"compare-jobs" help:"Jobs of each side-by-side run (default ${default})." default:"40" placeholder:"N" group:"compare"`
-	Boot        time.Duration   `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
-	BootCPU     time.Duration   `name:"boot-cpu" help:"CPU time each fake runner spends booting, as the real .NET listener does (default ${default}; 0: none)." default:"1.5s" placeholder:"DURATION" group:"compare"`
-	IdleMemory  configfile.Size `name:"idle-memory" help:"Memory each fake runner holds from its boot on, as the real listener does (default ${default}; 0: none)." default:"60MiB" placeholder:"SIZE" group:"compare"`
-	Spare       int             `help:"The manager's warm spares in the side-by-side runs: 0 the policy's default (sized by the day), N at most N, -1 none (default ${default})." default:"0" placeholder:"N" group:"compare"`
-	MaxSpares   int             `name:"max-spares" help:"The host's bound on warm spares, all policies together, as [admission] max_spares: 0 its default (8) (default ${default})." default:"0" placeholder:"N" group:"compare"`
-	Gap         time.Duration   `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
-	Day         time.Duration   `help:"A working day compressed into DURATION (quiet night, bursts at each working hour, an evening's trickle), side by side; 0 skips it (default ${default})." default:"2m" placeholder:"DURATION" group:"compare"`
-	DayJobs     int             `name:"day-jobs" help:"Jobs of the compressed day (default ${default})." default:"120" placeholder:"N" group:"compare"`
-	Repeat      int             `help:"Runs of every case, back to back, the same jobs each time; with more than one, a summary gives each figure's mean and range (default ${default})." default:"1" placeholder:"N" group:"compare"`
+	Compare     bool          `help:"Run the same jobs through this manager and through a baseline scaler (actions/scaleset's example), side by side." group:"compare"`
+	CompareJobs int           `name:"compare-jobs" help:"Jobs of each side-by-side run (default ${default})." default:"40" placeholder:"N" group:"compare"`
+	Boot        time.Duration `help:"How long the fake runner takes to start, launch to listening (default ${default}, about the real listener's; 0: at once)." default:"2s" placeholder:"DURATION" group:"compare"`
+	Spare       int           `help:"The manager's warm spares in the side-by-side runs: 0 the policy's default (sized by the day), N at most N, -1 none (default ${default})." default:"0" placeholder:"N" group:"compare"`
+	MaxSpares   int           `name:"max-spares" help:"The host's bound on warm spares, all policies together, as [admission] max_spares: 0 its default (8) (default ${default})." default:"0" placeholder:"N" group:"compare"`
+	Gap         time.Duration `help:"Between two arrivals of the below-capacity run (default ${default})." default:"1s" placeholder:"DURATION" group:"compare"`
+	Day         time.Duration `help:"A working day compressed into DURATION (quiet night, bursts at each working hour, an evening's trickle), side by side; 0 skips it (default ${default})." default:"2m" placeholder:"DURATION" group:"compare"`
+	DayJobs     int           `name:"day-jobs" help:"Jobs of the compressed day (default ${default})." default:"120" placeholder:"N" group:"compare"`
+	Repeat      int           `help:"Runs of every case, back to back, the same jobs each time; with more than one, a summary gives each figure's mean and range (default ${default})." default:"1" placeholder:"N" group:"compare"`
 }
 
 // compareCase runs one case side by side (tests replace it).
@@ -92,15 +89,8 @@ func (c *BenchCmd) compareOnce(ctx context.Context, a *App) ([]compareScenario, 
 	if boot == 0 {
 		boot = -1 // none
 	}
-	bootCPU, idleRSS := c.BootCPU, int64(c.IdleMemory)
-	if bootCPU == 0 {
-		bootCPU = -1 // none
-	}
-	if idleRSS == 0 {
-		idleRSS = -1
-	}
-	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, RunnerBootCPU: bootCPU, RunnerIdleRSS: idleRSS,
-		Spare: c.Spare, MaxSpares: c.MaxSpares, Seed: c.Seed, Timeout: c.Timeout}
+	base := simulate.CompareOptions{Jobs: c.CompareJobs, Max: c.Max, RunnerBoot: boot, Spare: c.Spare, MaxSpares: c.MaxSpares, Seed: c.Seed,
+		Timeout: c.Timeout}
 	if a.cli.LogLevel != "" || a.cli.LogFormat != "" {
 		base.Logger = a.Logger()
 	}
@@ -158,23 +148,19 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	if r.DayMS > 0 {
 		arrivals = "arrivals over a day of " + simulate.FormatMS(r.DayMS)
 	}
-	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, %s, runner boot %s (%s of CPU, then %s held); %s\n",
-		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, arrivals, simulate.FormatMS(r.RunnerBootMS),
-		simulate.FormatMS(r.RunnerBootCPUMS), bytesize.Format(uint64(r.RunnerIdleRSSBytes)), spares)
+	fmt.Fprintf(w, "\n%s: %d jobs of %s–%s, max %d, min idle %d, %s, runner boot %s; %s\n",
+		name, r.Jobs, simulate.FormatMS(r.MinDurationMS), simulate.FormatMS(r.MaxDurationMS), r.Max, r.MinIdle, arrivals, simulate.FormatMS(r.RunnerBootMS), spares)
 	fmt.Fprintf(w, "  %-26s %16s %16s %8s\n", "", "runner-manager", "baseline", "ratio")
 	row := func(label, mv, bv string, ratio float64) {
 		fmt.Fprintf(w, "  %-26s %16s %16s %8.2f\n", label, mv, bv, ratio)
 	}
 	row("makespan", fmt.Sprintf("%.2fs", m.MakespanSeconds), fmt.Sprintf("%.2fs", b.MakespanSeconds), x.Makespan)
-	row("jobs' own run time (Σ/max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), x.JobTime)
-	row("  window beyond work p50", simulate.FormatMS(m.Window.P50), simulate.FormatMS(b.Window.P50), ratioOf(m.Window.P50, b.Window.P50))
-	row("  window beyond work p99", simulate.FormatMS(m.Window.P99), simulate.FormatMS(b.Window.P99), ratioOf(m.Window.P99, b.Window.P99))
+	row("ideal (Σ durations / max)", fmt.Sprintf("%.2fs", m.IdealSeconds), fmt.Sprintf("%.2fs", b.IdealSeconds), ratioOf(m.IdealSeconds, b.IdealSeconds))
 	row("efficiency", fmt.Sprintf("%.3f", m.Efficiency), fmt.Sprintf("%.3f", b.Efficiency), x.Efficiency)
-	row("  reachable bound", fmt.Sprintf("%.3f", m.ReachableEfficiency), fmt.Sprintf("%.3f", b.ReachableEfficiency), ratioOf(m.ReachableEfficiency, b.ReachableEfficiency))
-	row("  share of the bound", fmt.Sprintf("%.3f", ratioOf(m.Efficiency, m.ReachableEfficiency)), fmt.Sprintf("%.3f", ratioOf(b.Efficiency, b.ReachableEfficiency)), 0)
 	row("best in queue order", fmt.Sprintf("%.2fs", m.ListSeconds), fmt.Sprintf("%.2fs", b.ListSeconds), ratioOf(m.ListSeconds, b.ListSeconds))
 	row("  makespan's share of it", fmt.Sprintf("%.3f", m.ListEfficiency), fmt.Sprintf("%.3f", b.ListEfficiency), ratioOf(m.ListEfficiency, b.ListEfficiency))
 	row("runners at first job", fmt.Sprint(m.Ready), fmt.Sprint(b.Ready), 0)
+	row("  reachable efficiency", fmt.Sprintf("%.3f", m.ReachableEfficiency), fmt.Sprintf("%.3f", b.ReachableEfficiency), ratioOf(m.ReachableEfficiency, b.ReachableEfficiency))
 	row("wait p50", simulate.FormatMS(m.Wait.P50), simulate.FormatMS(b.Wait.P50), x.WaitP50)
 	row("wait p95", simulate.FormatMS(m.Wait.P95), simulate.FormatMS(b.Wait.P95), x.WaitP95)
 	row("GitHub calls per job", fmt.Sprintf("%.2f", m.CallsPerJob), fmt.Sprintf("%.2f", b.CallsPerJob), x.CallsPerJob)
@@ -184,10 +170,6 @@ func printCompare(w io.Writer, name string, r simulate.CompareReport) {
 	row("peak runners / jobs", fmt.Sprintf("%d / %d", m.PeakRunners, m.PeakJobs), fmt.Sprintf("%d / %d", b.PeakRunners, b.PeakJobs), 0)
 	row("runners launched", fmt.Sprint(m.RunnersLaunch), fmt.Sprint(b.RunnersLaunch), ratioOf(float64(m.RunnersLaunch), float64(b.RunnersLaunch)))
 	row("jobs served", fmt.Sprintf("%d of %d", m.Served, m.Jobs), fmt.Sprintf("%d of %d", b.Served, b.Jobs), 0)
-	if r.WindowOverhead.Count > 0 {
-		fmt.Fprintf(w, "  what the manager adds to a job's window (per job, its window less the baseline's): p50 %s, p99 %s\n",
-			simulate.FormatMS(r.WindowOverhead.P50), simulate.FormatMS(r.WindowOverhead.P99))
-	}
 	if m.BootSeconds > 0 {
 		fmt.Fprintf(w, "  the manager measured a boot of %.2fs\n", m.BootSeconds)
 	}

@@ -50,17 +50,14 @@ func printSpread(w io.Writer, runs []compareScenario) {
 			{"runner-manager", func(r simulate.CompareReport) simulate.ScalerResult { return r.Manager }},
 			{"baseline", func(r simulate.CompareReport) simulate.ScalerResult { return r.Baseline }},
 		} {
-			fmt.Fprintf(w, "  %-15s efficiency %s of a reachable %s, jobs' own run time %s, wait p50 %s, p95 %s, runners launched %s\n", side.label,
+			fmt.Fprintf(w, "  %-15s efficiency %s, wait p50 %s, p95 %s, runners launched %s\n", side.label,
 				fig(func(r simulate.CompareReport) float64 { return side.of(r).Efficiency }).num("%.3f"),
-				fig(func(r simulate.CompareReport) float64 { return side.of(r).ReachableEfficiency }).num("%.3f"),
-				fig(func(r simulate.CompareReport) float64 { return side.of(r).IdealSeconds }).num("%.2fs"),
 				fig(func(r simulate.CompareReport) float64 { return side.of(r).Wait.P50 }).ms(),
 				fig(func(r simulate.CompareReport) float64 { return side.of(r).Wait.P95 }).ms(),
 				fig(func(r simulate.CompareReport) float64 { return float64(side.of(r).RunnersLaunch) }).num("%.0f"))
 		}
-		fmt.Fprintf(w, "  %-15s efficiency %s, jobs' own run time %s, wait p50 %s\n", "ratio",
+		fmt.Fprintf(w, "  %-15s efficiency %s, wait p50 %s\n", "ratio",
 			fig(func(r simulate.CompareReport) float64 { return r.Ratios.Efficiency }).num("%.2f"),
-			fig(func(r simulate.CompareReport) float64 { return r.Ratios.JobTime }).num("%.3f"),
 			fig(func(r simulate.CompareReport) float64 { return r.Ratios.WaitP50 }).num("%.3f"))
 	}
 }

@@ -24,8 +24,10 @@ type CLI struct {
 
 	Completion CompletionCmd `cmd:"" group:"setup" help:"Print the shell completion script for bash, zsh or fish."`
 
-	Run RunCmd `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
-	TUI TUICmd `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
+	Run   RunCmd   `cmd:"" group:"run" help:"Run the daemon in the foreground (SIGINT or SIGTERM stop it)."`
+	TUI   TUICmd   `cmd:"" group:"run" name:"tui" help:"Watch and steer the daemon in a terminal UI."`
+	Demo  DemoCmd  `cmd:"" group:"run" help:"Run the whole system against a built-in fake GitHub with fake runners: no token needed."`
+	Bench BenchCmd `cmd:"" group:"run" help:"Measure the daemon on a simulated busy day against the built-in fake GitHub (docs/performance.md)."`
 
 	Status   StatusCmd   `cmd:"" group:"look" help:"Show host memory, admission, each policy's runners and demand, the GitHub budget."`
 	Jobs     JobsCmd     `cmd:"" group:"look" help:"List the jobs that wait (for how long, for which policy, why) and the jobs that run (on which attempt)."`
@@ -34,18 +36,6 @@ type CLI struct {
 	Logs     LogsCmd     `cmd:"" group:"look" help:"Print a runner attempt's log."`
 	Weights  WeightsCmd  `cmd:"" group:"look" help:"List the heaviest jobs: p50/p90 peak memory, CPU, duration, runs."`
 	Warm     WarmCmd     `cmd:"" group:"look" help:"List, prune and remove the workspace slots a repository's jobs run in, kept between them."`
-}
-
-// WorldCLI is the grammar of the program with the simulated world
-// (go run ./frontends/cli): the daemon's, and the demo and the bench
-// against the built-in fake GitHub. The installed program
-// (frontends/cli/cmd/runner-manager) has CLI's alone, so the daemon's
-// binary carries no fake GitHub, fake runner or baseline scaler.
-type WorldCLI struct {
-	CLI `embed:""`
-
-	Demo  DemoCmd  `cmd:"" group:"run" help:"Run the whole system against a built-in fake GitHub with fake runners: no token needed."`
-	Bench BenchCmd `cmd:"" group:"run" help:"Measure the daemon on a simulated busy day against the built-in fake GitHub (docs/performance.md)."`
 }
 
 var commandGroups = []kong.Group{

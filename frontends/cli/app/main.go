@@ -80,11 +80,10 @@ type Streams struct {
 	Stdout, Stderr io.Writer
 }
 
-// Main runs the program with the simulated world (WorldCLI: the demo and
-// the bench besides the daemon's commands) with the process's arguments
-// and streams, stopping on SIGINT or SIGTERM, and returns its exit status.
-// Started under the name Runner.Listener (the demo's runners are hard
-// links to this executable), it is the fake runner instead.
+// Main runs the program with the process's arguments and streams, stopping
+// on SIGINT or SIGTERM, and returns its exit status. Started under the name
+// Runner.Listener (the demo's runners are hard links to this executable),
+// it is the fake runner instead.
 func Main() int {
 	if code, ok := RunFakeRunnerIfNamed(os.Args); ok {
 		return code
@@ -97,47 +96,22 @@ func Main() int {
 	return Run(ctx, os.Args[1:], Streams{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 }
 
-// MainDaemon is Main for the installed program: the daemon's commands
-// alone (CLI), which link no simulated world.
-func MainDaemon() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return RunDaemon(ctx, os.Args[1:], Streams{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
-}
-
 // exitPanic carries kong's exit status out of a parse (help, --version).
 type exitPanic int
 
-// Run parses args and runs the command of WorldCLI, writing to s; it
-// returns the exit status: 0 success, 1 runtime failure, 2 usage or
-// configuration error.
+// Run parses args and runs the command, writing to s; it returns the exit
+// status: 0 success, 1 runtime failure, 2 usage or configuration error.
 func Run(ctx context.Context, args []string, s Streams) (code int) {
-	var w WorldCLI
-	return run(ctx, args, s, &w, &w.CLI)
-}
-
-// RunDaemon is Run with the daemon's commands alone (CLI).
-func RunDaemon(ctx context.Context, args []string, s Streams) (code int) {
-	if len(args) > 0 && (args[0] == "demo" || args[0] == "bench") {
-		fmt.Fprintf(s.Stderr, "runner-manager: %s runs against a built-in fake GitHub, which the installed program does not carry; from a clone: go run ./frontends/cli %s\n", args[0], args[0])
-		return ExitUsage
-	}
-	var cli CLI
-	return run(ctx, args, s, &cli, &cli)
-}
-
-// run parses args with grammar, whose global flags are cli, and runs the
-// command.
-func run(ctx context.Context, args []string, s Streams, grammar any, cli *CLI) (code int) {
 	if s.Stdin == nil {
 		s.Stdin = strings.NewReader("")
 	}
 	// Whatever reaches standard error (the logger, notes, kong's messages)
 	// has any credential it quotes redacted.
 	s.Stderr = logredact.NewWriter(s.Stderr)
-	a := &App{cli: cli, args: args, Streams: s}
+	var cli CLI
+	a := &App{cli: &cli, args: args, Streams: s}
 	defer a.Close()
-	parser, err := kong.New(grammar,
+	parser, err := kong.New(&cli,
 		kong.Name("runner-manager"),
 		kong.Description("A local-first autoscaler for ephemeral GitHub Actions self-hosted runners: one fresh just-in-time runner per job, as many at once as this machine can hold, and a journal of every runner attempt."),
 		kong.Writers(s.Stdout, s.Stderr),

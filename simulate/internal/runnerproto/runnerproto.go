@@ -53,11 +53,6 @@ type RunnerFile struct {
 	// to start before it connects, as the real listener does (the real
 	// .runner file has no such field).
 	FakeBootDelayMS int64 `json:"fakeBootDelayMs,omitempty"`
-	// FakeBootCPUMS and FakeIdleRSSBytes are the fake's own too: the CPU
-	// time the fake runner spends during its boot and the memory it holds
-	// from its boot on, as the real .NET listener does.
-	FakeBootCPUMS    int64  `json:"fakeBootCpuMs,omitempty"`
-	FakeIdleRSSBytes uint64 `json:"fakeIdleRssBytes,omitempty"`
 }
 
 // Credentials is the ".credentials" file: an OAuth client whose assertions
