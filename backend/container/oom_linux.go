@@ -133,7 +133,12 @@ func (w *oomWatch) stop() bool {
 		return false
 	}
 	w.once.Do(func() {
-		w.look()
+		if !w.look() {
+			// The cgroup went before this last look (the engine removed
+			// it as the container ended): the peak read last is an earlier
+			// one, not the container's, so it is not known.
+			w.peak.Store(0)
+		}
 		_ = w.events.Close()
 		<-w.done
 		_ = w.control.Close()
