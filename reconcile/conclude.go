@@ -156,12 +156,16 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 	// often launched in this very pass, finds it warm instead of making a
 	// cold one. Its runner exited: Cleanup is the local files' work.
 	cleaned := false
-	if launched && b.Slot != "" {
-		if err := launcher.Cleanup(id, failed); err != nil {
-			it.log.Warn("could not clean the attempt's directory", "err", err)
+	if b.Slot != "" {
+		if launched {
+			if err := launcher.Cleanup(id, failed); err != nil {
+				it.log.Warn("could not clean the attempt's directory", "err", err)
+			}
+			cleaned = true
 		}
+		// Launched or not (a crash between the lease and the launch): the
+		// slot goes back.
 		l.releaseSlot(ctx, it.pol, b, it.log)
-		cleaned = true
 	}
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {
