@@ -107,6 +107,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 			a.Usage = u
 		}
 	}
+	githubRun := a.Job.RunID // GitHub's word alone decides a slot's trust
 	a.Job = p.withHookJob(it, a.Job) // before Cleanup removes the hook's record
 	b, err := a.Conclude(o, p.now)
 	if err != nil {
@@ -164,8 +165,8 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 			cleaned = true
 		}
 		// Launched or not (a crash between the lease and the launch): the
-		// slot goes back.
-		l.releaseSlot(ctx, it.pol, b, it.log)
+		// slot goes back, once GitHub has said which run its job was.
+		l.releaseSlotOnWord(ctx, it.pol, b, githubRun, it.log)
 	}
 	p.afterScale(func(ctx context.Context) {
 		if removeRegistration && !p.isQuiet() {

@@ -87,6 +87,7 @@ func (p *pass) nameJob(ctx context.Context, ev rm.JobEvent) {
 	if err != nil || a.Live() || p.byPolicy[a.Policy] == nil {
 		return
 	}
+	l.wordCame(ctx, id, ev.RunID)
 	if ev.Kind == rm.JobCompleted {
 		l.observeJobEnd(p.byPolicy[a.Policy], ev) // its runner exited before GitHub's word
 	}

@@ -42,10 +42,14 @@ type Loop struct {
 	// attempts ended, asked for again (removals.go).
 	held heldRemovals
 	// forks is GitHub's word on whether recent runs came from forks.
-	forks  forkRuns
-	closed chan struct{}
-	once   sync.Once
-	wg     sync.WaitGroup
+	forks forkRuns
+	// awaiting are concluded attempts whose slots wait for GitHub's word
+	// on their jobs' runs (releaseSlotOnWord).
+	awaitMu  sync.Mutex
+	awaiting map[rm.AttemptID]awaitingWord
+	closed   chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
 
 	capacity atomic.Int64
 	draining atomic.Bool
@@ -322,6 +326,8 @@ func (l *Loop) Run(ctx context.Context) error {
 		return errors.New("reconcile: loop is already running")
 	}
 	defer l.Close()
+	// A slot still waiting for GitHub's word when the loop stops is emptied.
+	defer l.expireWords(context.WithoutCancel(ctx), true)
 	// The demand watch outlives ctx while draining: job events tell which
 	// runners completed their jobs.
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))

@@ -54,6 +54,7 @@ func (p *pass) wanted() (wanted, demand int) {
 func (p *pass) scale(ctx context.Context) (live, wanted int) {
 	p.proveRunner(ctx)
 	p.prefetchOrigins(ctx)
+	p.l.expireWords(ctx, false)
 	livePer := make(map[rm.PolicyID]int)
 	for _, it := range p.items {
 		if it.holdsSlot() {

@@ -66,9 +66,77 @@ func (l *Loop) releaseSlot(ctx context.Context, pol *rm.Policy, a rm.Attempt, lo
 	}
 }
 
+// releaseSlotOnWord gives back the slot of concluded attempt a, judged by
+// GitHub's word on its job's run (githubRun), never by what the runner's
+// own trace or the job's hook recorded: a job can rewrite those. When a
+// job ran and GitHub has not named its run yet (a short job's runner ends
+// before the word is applied), the slot stays held until the word comes
+// (wordCame) or the job-word grace ends (emptied then: expireWords).
+func (l *Loop) releaseSlotOnWord(ctx context.Context, pol *rm.Policy, a rm.Attempt, githubRun int64, log *slog.Logger) {
+	if l.cfg.Slots == nil || a.Slot == "" {
+		return
+	}
+	ran := !a.BusyAt.IsZero() || a.Job.Known() || a.Job.RunID != 0 || a.Outcome.Kind == rm.CompletedJob
+	a.Job.RunID = githubRun
+	if ran && githubRun == 0 {
+		l.awaitMu.Lock()
+		if l.awaiting == nil {
+			l.awaiting = map[rm.AttemptID]awaitingWord{}
+		}
+		l.awaiting[a.ID] = awaitingWord{pol: *pol, a: a, until: l.cfg.Now().Add(l.cfg.JobWordGrace), log: log}
+		l.awaitMu.Unlock()
+		return
+	}
+	l.releaseSlot(ctx, pol, a, log)
+}
+
+// awaitingWord is a concluded attempt whose slot waits for GitHub's word
+// on its job's run.
+type awaitingWord struct {
+	pol   rm.Policy
+	a     rm.Attempt
+	until time.Time
+	log   *slog.Logger
+}
+
+// wordCame takes GitHub's word on the run of concluded attempt id's job,
+// when its slot waits for it.
+func (l *Loop) wordCame(ctx context.Context, id rm.AttemptID, run int64) {
+	if run == 0 {
+		return
+	}
+	l.awaitMu.Lock()
+	w, ok := l.awaiting[id]
+	delete(l.awaiting, id)
+	l.awaitMu.Unlock()
+	if ok {
+		w.a.Job.RunID = run
+		l.releaseSlot(ctx, &w.pol, w.a, w.log)
+	}
+}
+
+// expireWords empties the slots whose attempts' word did not come within
+// the grace, or every waiting one (all: the loop stops).
+func (l *Loop) expireWords(ctx context.Context, all bool) {
+	now := l.cfg.Now()
+	l.awaitMu.Lock()
+	var due []awaitingWord
+	for id, w := range l.awaiting {
+		if all || now.After(w.until) {
+			due = append(due, w)
+			delete(l.awaiting, id)
+		}
+	}
+	l.awaitMu.Unlock()
+	for _, w := range due {
+		w.a.Job.RunID = 0 // unknown: emptied
+		l.releaseSlot(ctx, &w.pol, w.a, w.log)
+	}
+}
+
 // untrusted says whether what attempt a wrote in its slot must go, and why.
 func (l *Loop) untrusted(ctx context.Context, pol *rm.Policy, a rm.Attempt) (bool, string) {
-	if a.BusyAt.IsZero() && !a.Job.Known() && a.Job.RunID == 0 {
+	if a.BusyAt.IsZero() && !a.Job.Known() && a.Job.RunID == 0 && a.Outcome.Kind != rm.CompletedJob {
 		return false, "" // no job ran: nothing but the runner touched it
 	}
 	if a.Job.RunID == 0 {
