@@ -107,7 +107,7 @@ func (p *pass) conclude(ctx context.Context, it *item, o rm.Outcome, code int, r
 			a.Usage = u
 		}
 	}
-	githubRun := a.Job.RunID // GitHub's word alone decides a slot's trust
+	githubRun := a.Job.RunID         // GitHub's word alone decides a slot's trust
 	a.Job = p.withHookJob(it, a.Job) // before Cleanup removes the hook's record
 	b, err := a.Conclude(o, p.now)
 	if err != nil {

@@ -54,7 +54,9 @@ type originTarget struct {
 	forks map[int64]bool
 }
 
-func (o originTarget) ForkRun(_ context.Context, _ string, run int64) (bool, error) { return o.forks[run], nil }
+func (o originTarget) ForkRun(_ context.Context, _ string, run int64) (bool, error) {
+	return o.forks[run], nil
+}
 
 // A short job's runner ends before GitHub's word on its job: its slot
 // waits for that word, and is judged by GitHub's run, not by what the
