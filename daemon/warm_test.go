@@ -101,7 +101,7 @@ func TestWarmSlotAcrossARestart(t *testing.T) {
 	p.Spare = 0
 	require.NoError(t, d.Store().UpdatePolicy(t.Context(), p))
 	release := t.TempDir() + "/release"
-	long := w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: "long",
+	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: "long",
 		Script: "while [ ! -e '" + release + "' ]; do sleep 0.05; done"})
 	stop := start(t, d)
 	var held rm.Attempt
@@ -126,7 +126,7 @@ func TestWarmSlotAcrossARestart(t *testing.T) {
 		require.NoError(t, err)
 		return len(list) == 1 && list[0].HeldBy == held.ID
 	}, 30*time.Second, 20*time.Millisecond, "the re-adopted runner holds its slot again")
-	short := w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: "short", Duration: 50 * time.Millisecond})
+	w.gh.EnqueueJob(fakegithub.JobSpec{Repo: repo, Labels: []string{"warm"}, Name: "short", Duration: 50 * time.Millisecond})
 	require.Eventually(t, func() bool {
 		live, err := d.Store().LiveAttempts(t.Context(), d.Host().ID)
 		require.NoError(t, err)
@@ -156,7 +156,6 @@ func TestWarmSlotAcrossARestart(t *testing.T) {
 		return len(list) == 2
 	}, 30*time.Second, 20*time.Millisecond, "no slot stays held after the restart")
 	require.NoError(t, stop())
-	_, _ = long, short
 }
 
 // TestWarmJobsKeepRepositoriesApart: a job of another repository, looking
